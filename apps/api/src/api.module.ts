@@ -1,0 +1,22 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD } from '@nestjs/core';
+import type { AppConfig } from '#libs/core';
+import { HealthModule } from './health/health.module.js';
+import { AuthGuard } from './http/auth.guard.js';
+import { ApiExceptionFilter } from './http/exception.filter.js';
+import { InfraModule } from './infra/infra.module.js';
+import { KeysModule } from './keys/keys.module.js';
+
+@Module({})
+export class ApiModule {
+  static forRoot(config: AppConfig): DynamicModule {
+    return {
+      module: ApiModule,
+      imports: [InfraModule.forRoot(config), HealthModule, KeysModule],
+      providers: [
+        { provide: APP_GUARD, useClass: AuthGuard },
+        { provide: APP_FILTER, useClass: ApiExceptionFilter },
+      ],
+    };
+  }
+}

@@ -1,0 +1,36 @@
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { newId, type AppConfig } from '#libs/core';
+import { ApiModule } from './api.module.js';
+import { validationPipe } from './http/validation.js';
+import { mountOpenApi } from './openapi.js';
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Builds the API application (not yet listening): used by main.ts, the tests and the benchmarks. */
+export async function createApiApp(config: AppConfig): Promise<NestFastifyApplication> {
+  const adapter = new FastifyAdapter({
+    bodyLimit: config.bodyLimitBytes,
+    requestIdHeader: false,
+    genReqId: (req: { headers: Record<string, string | string[] | undefined> }) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : newId('request');
+    },
+    trustProxy: false,
+    logger: false,
+  });
+  const app = await NestFactory.create<NestFastifyApplication>(ApiModule.forRoot(config), adapter, {
+    logger: config.logLevel === 'silent' ? false : ['error', 'warn', ...(['info', 'debug', 'trace'].includes(config.logLevel) ? (['log'] as const) : [])],
+    abortOnError: false,
+  });
+  app.setGlobalPrefix(config.prefix);
+  app.useGlobalPipes(validationPipe());
+  const fastify = app.getHttpAdapter().getInstance();
+  fastify.addHook('onRequest', (req, reply, done) => {
+    void reply.header('x-request-id', req.id);
+    done();
+  });
+  mountOpenApi(app, config);
+  await app.init();
+  return app;
+}

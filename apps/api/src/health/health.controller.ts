@@ -1,0 +1,60 @@
+import { Controller, Get, Inject } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { Redis } from 'ioredis';
+import { ApiError, ok, type AppConfig } from '#libs/core';
+import type { Orm } from '#libs/db';
+import { redisEvictionPolicy } from '#libs/redis';
+import { ApiErrors, Public } from '../http/decorators.js';
+import { APP_CONFIG, ORM, REDIS } from '../infra/tokens.js';
+import { storageWritable } from './storage-check.js';
+
+type Check = { ok: boolean; detail?: string };
+
+async function run(fn: () => Promise<string | undefined | void>): Promise<Check> {
+  try {
+    const detail = await fn();
+    return detail ? { ok: true, detail } : { ok: true };
+  } catch (err) {
+    return { ok: false, detail: (err as Error).message };
+  }
+}
+
+@ApiTags('health')
+@Controller('health')
+export class HealthController {
+  constructor(
+    @Inject(ORM) private readonly orm: Orm,
+    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  @Get()
+  @Public()
+  @ApiOperation({ summary: 'Liveness: the process answers' })
+  live() {
+    return ok({ status: 'ok' });
+  }
+
+  @Get('ready')
+  @Public()
+  @ApiOperation({ summary: 'Readiness: database, Redis (noeviction) and storage folder' })
+  @ApiErrors('NOT_READY')
+  async ready() {
+    const [database, redis, storage] = await Promise.all([
+      run(async () => {
+        await this.orm.em.getConnection().execute('select 1');
+        return this.config.database.kind;
+      }),
+      run(async () => {
+        await this.redis.ping();
+        const policy = await redisEvictionPolicy(this.redis);
+        if (policy !== 'noeviction') throw new Error(`maxmemory-policy is ${policy}; queues need noeviction`);
+      }),
+      run(() => storageWritable(this.config.dataDir)),
+    ]);
+    const checks = { database, redis, storage };
+    const failing = Object.entries(checks).filter(([, c]) => !c.ok).map(([name, c]) => `${name}: ${c.detail}`);
+    if (failing.length) throw new ApiError('NOT_READY', `Not ready: ${failing.join('; ')}`, { data: checks });
+    return ok({ status: 'ready', checks });
+  }
+}

@@ -1,0 +1,63 @@
+import { applyDecorators, SetMetadata } from '@nestjs/common';
+import { ApiBearerAuth, ApiExtension, ApiResponse, ApiSecurity } from '@nestjs/swagger';
+import { ERROR_STATUS, PLAN_FEATURES, type ErrorCode, type PlanFeature, type Scope } from '#libs/core';
+
+export const AUTH_META = 'mr:auth';
+export const FEATURE_META = 'mr:feature';
+const ERRORS_META = 'mr:errors';
+
+/** How a route authenticates; every route declares one (a test walks them all). */
+export type RouteAuth = { kind: 'public' } | { kind: 'key'; scopes: readonly Scope[] };
+
+/** The §7 auth failures of a key route, in the order they are checked, plus the meter's refusals. */
+export const KEY_AUTH_ERRORS: readonly ErrorCode[] = [
+  'NO_API_KEY', 'INVALID_API_KEY', 'INSUFFICIENT_SCOPE', 'IP_NOT_ALLOWED', 'ORG_SUSPENDED', 'RATE_LIMIT_EXCEEDED', 'LIMIT_APIREQUESTS',
+];
+
+function errorSchema(codes: readonly ErrorCode[]) {
+  return {
+    allOf: [
+      { $ref: '#/components/schemas/ErrorEnvelope' },
+      { type: 'object', properties: { code: { type: 'string', enum: [...codes] } } },
+    ],
+  };
+}
+
+/**
+ * Documents the error codes a route can answer with, grouped by status. Repeated uses merge,
+ * so auth decorators and route-specific codes add up.
+ */
+export function ApiErrors(...codes: ErrorCode[]): MethodDecorator & ClassDecorator {
+  return (target: object, key?: string | symbol, descriptor?: PropertyDescriptor) => {
+    const holder = (descriptor ? descriptor.value : target) as object;
+    const all: ErrorCode[] = [...new Set([...((Reflect.getMetadata(ERRORS_META, holder) as ErrorCode[]) ?? []), ...codes])];
+    Reflect.defineMetadata(ERRORS_META, all, holder);
+    const byStatus = new Map<number, ErrorCode[]>();
+    for (const code of all) byStatus.set(ERROR_STATUS[code], [...(byStatus.get(ERROR_STATUS[code]) ?? []), code]);
+    for (const [status, list] of byStatus) {
+      ApiResponse({ status, description: list.join(' | '), schema: errorSchema(list) })(target, key as string, descriptor as PropertyDescriptor);
+    }
+  };
+}
+
+/** A route open to anyone. */
+export const Public = () => SetMetadata(AUTH_META, { kind: 'public' } satisfies RouteAuth);
+
+/**
+ * A route for API keys holding every scope named (none named: any valid key). Carries the
+ * OpenAPI security and the auth error codes with it.
+ */
+export function Scopes(...scopes: Scope[]) {
+  return applyDecorators(
+    SetMetadata(AUTH_META, { kind: 'key', scopes } satisfies RouteAuth),
+    ApiSecurity('apiKey'),
+    ApiBearerAuth('bearerKey'),
+    ApiExtension('x-required-scopes', scopes),
+    ApiErrors(...KEY_AUTH_ERRORS),
+  );
+}
+
+/** Refuses workspaces whose plan lacks a feature, with the feature's 402 code. */
+export function RequireFeature(feature: PlanFeature) {
+  return applyDecorators(SetMetadata(FEATURE_META, feature), ApiErrors(PLAN_FEATURES[feature]));
+}

@@ -1,0 +1,26 @@
+import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
+import { ApiError, type KeyMode, type Plan } from '#libs/core';
+
+/** Who is calling: the API key's workspace, mode and plan (set by AuthGuard). */
+export interface KeyPrincipal {
+  kind: 'key';
+  keyId: string;
+  workspaceId: string;
+  mode: KeyMode;
+  plan: Plan;
+  scopes: ReadonlySet<string>;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal?: KeyPrincipal;
+  }
+}
+
+/** Injects the authenticated principal; a route without authentication has none and fails loudly. */
+export const Principal = createParamDecorator((_: unknown, ctx: ExecutionContext): KeyPrincipal => {
+  const principal = ctx.switchToHttp().getRequest<FastifyRequest>().principal;
+  if (!principal) throw new ApiError('INTERNAL_ERROR', 'Route reads a principal but declares no key authentication');
+  return principal;
+});

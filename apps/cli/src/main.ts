@@ -1,0 +1,44 @@
+/**
+ * The management CLI (decisions.md): `npm run -s cli -- <command> [--flags]`.
+ * Prints exactly one JSON object on stdout and exits 0, or `{ "error": { code, message } }` and exits 1.
+ */
+import 'reflect-metadata';
+import { ApiError, ConfigError, loadConfig } from '#libs/core';
+import { openDatabase } from '#libs/db';
+import { KeysService } from '#libs/keys';
+import { createRedis, RedisKeys } from '#libs/redis';
+import { WorkspacesService } from '#libs/workspaces';
+import { COMMANDS, parseArgs, type CommandContext } from './commands.js';
+
+async function run(argv: string[]): Promise<unknown> {
+  const [name, ...rest] = argv;
+  const command = name ? COMMANDS[name] : undefined;
+  if (!command) {
+    throw new ApiError('INVALID_REQUEST', `Unknown command "${name ?? ''}". Commands: ${Object.keys(COMMANDS).join(', ')}`);
+  }
+  const flags = parseArgs(rest, command.flags);
+  const config = loadConfig();
+  const orm = await openDatabase(config.database);
+  const redis = createRedis(config, 'cli', { maxRetriesPerRequest: 1 });
+  const redisKeys = new RedisKeys(config.redisPrefix);
+  const ctx: CommandContext = {
+    config,
+    workspaces: new WorkspacesService(orm, redis, redisKeys, config),
+    keys: new KeysService(orm, redis, redisKeys, config),
+  };
+  try {
+    return await command.run(flags, ctx);
+  } finally {
+    await orm.close(true);
+    redis.disconnect();
+  }
+}
+
+try {
+  const result = await run(process.argv.slice(2));
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+} catch (err) {
+  const code = err instanceof ApiError ? err.code : err instanceof ConfigError ? 'CONFIG_ERROR' : 'INTERNAL_ERROR';
+  process.stdout.write(`${JSON.stringify({ error: { code, message: (err as Error).message } })}\n`);
+  process.exitCode = 1;
+}

@@ -1,0 +1,149 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { isAbsolute, join, resolve } from 'node:path';
+import { parseCidrList, type CidrRule } from './ip.js';
+
+export type AppEnv = 'development' | 'production';
+
+export type DatabaseConfig =
+  | { kind: 'sqlite'; file: string }
+  | { kind: 'postgresql'; url: string };
+
+export interface AppConfig {
+  env: AppEnv;
+  host: string;
+  port: number;
+  /** API prefix without slashes, e.g. `api`. */
+  prefix: string;
+  dataDir: string;
+  database: DatabaseConfig;
+  redisUrl: string;
+  /** Prefix of every Redis key and BullMQ queue this deployment owns. */
+  redisPrefix: string;
+  /** Master secret; key hashes, cursor signatures and at-rest encryption derive from it. */
+  appSecret: Buffer;
+  trustedProxies: CidrRule[];
+  bodyLimitBytes: number;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  workerConcurrency: number;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly variable: string, problem: string) {
+    super(`Configuration error: ${variable} ${problem}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!(allowed as readonly string[]).includes(raw)) {
+    throw new ConfigError(name, `must be one of ${allowed.join(', ')} (got "${raw}")`);
+  }
+  return raw as T;
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(name, `must be an integer from ${min} to ${max} (got "${raw}")`);
+  }
+  return Number(raw);
+}
+
+function database(env: Env, dataDir: string): DatabaseConfig {
+  const url = env.DATABASE_URL;
+  if (!url) return { kind: 'sqlite', file: join(dataDir, 'app.sqlite') };
+  if (/^postgres(ql)?:\/\//.test(url)) {
+    try {
+      new URL(url);
+    } catch {
+      throw new ConfigError('DATABASE_URL', 'is not a valid postgres:// URL');
+    }
+    return { kind: 'postgresql', url };
+  }
+  if (url.startsWith('sqlite:')) {
+    const file = url.slice('sqlite:'.length).replace(/^\/\//, '');
+    if (!file) throw new ConfigError('DATABASE_URL', 'names no SQLite file (sqlite:./data/app.sqlite)');
+    return { kind: 'sqlite', file: file === ':memory:' ? file : resolve(file) };
+  }
+  throw new ConfigError('DATABASE_URL', 'must start with postgres://, postgresql:// or sqlite:');
+}
+
+/**
+ * The master secret. Production must set APP_SECRET (at least 32 bytes of hex or base64);
+ * development generates one once and keeps it in the data folder.
+ */
+function appSecret(env: Env, appEnv: AppEnv, dataDir: string): Buffer {
+  const raw = env.APP_SECRET;
+  if (raw) {
+    const buf = /^[0-9a-f]+$/i.test(raw) && raw.length % 2 === 0 ? Buffer.from(raw, 'hex') : Buffer.from(raw, 'base64');
+    if (buf.length < 32) throw new ConfigError('APP_SECRET', 'must hold at least 32 bytes (64 hex characters)');
+    return buf;
+  }
+  if (appEnv === 'production') throw new ConfigError('APP_SECRET', 'is required in production');
+  const file = join(dataDir, 'app-secret');
+  if (existsSync(file)) return Buffer.from(readFileSync(file, 'utf8').trim(), 'hex');
+  mkdirSync(dataDir, { recursive: true });
+  const secret = randomBytes(32);
+  writeFileSync(file, secret.toString('hex'), { mode: 0o600, flag: 'wx' });
+  return secret;
+}
+
+/**
+ * Values written by `npm run up` (the Redis it started, for instance) live in
+ * `<DATA_DIR>/local.env`; real environment variables take precedence.
+ */
+function withLocalEnv(env: Env): Env {
+  const dataDir = env.DATA_DIR || './data';
+  const file = join(dataDir, 'local.env');
+  if (!existsSync(file)) return env;
+  const local: Env = {};
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    const m = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(line.trim());
+    if (m) local[m[1]] = m[2];
+  }
+  return { ...local, ...env };
+}
+
+/** Reads and validates the whole configuration once; throws ConfigError naming the variable. */
+export function loadConfig(rawEnv: Env = process.env): AppConfig {
+  const env = withLocalEnv(rawEnv);
+  const appEnv = oneOf(env, 'APP_ENV', ['development', 'production'] as const, 'development');
+  const dataDir = resolve(env.DATA_DIR || './data');
+  const redisUrl = env.REDIS_URL;
+  if (!redisUrl) throw new ConfigError('REDIS_URL', 'is required (npm run up starts a local Redis and sets it)');
+  if (!/^rediss?:\/\//.test(redisUrl)) throw new ConfigError('REDIS_URL', 'must start with redis:// or rediss://');
+  const prefix = (env.API_PREFIX ?? 'api').replace(/^\/+|\/+$/g, '');
+  if (!/^[a-z0-9/_-]*$/i.test(prefix)) throw new ConfigError('API_PREFIX', 'may hold only letters, digits, - _ /');
+  const redisPrefix = env.REDIS_PREFIX || 'mr';
+  if (!/^[a-z0-9:_-]+$/i.test(redisPrefix)) throw new ConfigError('REDIS_PREFIX', 'may hold only letters, digits, : _ -');
+  let trustedProxies: CidrRule[];
+  try {
+    trustedProxies = parseCidrList(env.TRUSTED_PROXIES ?? '');
+  } catch (err) {
+    throw new ConfigError('TRUSTED_PROXIES', (err as Error).message);
+  }
+  if (!isAbsolute(dataDir)) throw new ConfigError('DATA_DIR', 'could not be resolved');
+  return {
+    env: appEnv,
+    host: env.HOST || '127.0.0.1',
+    port: integer(env, 'PORT', 3000, 0, 65535),
+    prefix,
+    dataDir,
+    database: database(env, dataDir),
+    redisUrl,
+    redisPrefix,
+    appSecret: appSecret(env, appEnv, dataDir),
+    trustedProxies,
+    bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 512 * 1024 * 1024),
+    logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, appEnv === 'production' ? 'info' : 'warn'),
+    workerConcurrency: integer(env, 'WORKER_CONCURRENCY', 2, 1, 64),
+  };
+}

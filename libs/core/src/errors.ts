@@ -1,0 +1,92 @@
+/**
+ * Every error code the API can answer with, and its HTTP status.
+ * Section 7 of the contract, plus the house codes recorded in docs/decisions.md.
+ */
+export const ERROR_STATUS = {
+  // §7
+  INVALID_REQUEST: 400,
+  NO_API_KEY: 401,
+  INVALID_API_KEY: 401,
+  TOKEN_EXPIRED: 401,
+  INSUFFICIENT_SCOPE: 403,
+  IP_NOT_ALLOWED: 403,
+  ORG_SUSPENDED: 403,
+  INSUFFICIENT_CREDITS: 402,
+  LIMIT_QUEUE_DEPTH: 402,
+  LIMIT_VIDEO_DURATION: 402,
+  LIMIT_VIDEO_RESOLUTION: 402,
+  LIMIT_VIDEO_FPS: 402,
+  LIMIT_IMAGE_SIZE: 402,
+  FEATURE_VIDEOENABLED: 402,
+  FEATURE_WORKFLOWSENABLED: 402,
+  LIMIT_WORKFLOWRUNS: 402,
+  LIMIT_WORKFLOWMAXSTEPS: 402,
+  LIMIT_WEBHOOKDELIVERIES: 402,
+  LIMIT_APIREQUESTS: 402,
+  LIMIT_INTEGRATION_NOT_ALLOWED: 402,
+  TEMPLATE_NOT_FOUND: 404,
+  TEMPLATE_NOT_OWNED: 403,
+  TEMPLATE_NOT_PUBLISHED: 409,
+  TEMPLATE_STALE: 409,
+  ALREADY_SETTLED: 409,
+  INVALID_CATEGORY: 422,
+  NOT_PUBLISHABLE: 422,
+  TEMPLATE_VALIDATION_FAILED: 422,
+  EMPTY_TIMELINE: 422,
+  INVALID_LIST_QUERY: 422,
+  RATE_LIMIT_EXCEEDED: 429,
+  ENGINE_NOT_CONFIGURED: 503,
+  INTEGRATION_NOT_CONNECTED: 409,
+  INTEGRATION_REAUTH_REQUIRED: 409,
+  // house codes (docs/decisions.md)
+  LIMIT_APIKEYS: 402,
+  NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  INTERNAL_ERROR: 500,
+  NOT_READY: 503,
+} as const satisfies Record<string, number>;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+/** `errors` object of a 422/400: offending path → human messages. */
+export type FieldErrors = Record<string, string[]>;
+
+export interface PublishCheck {
+  name: string;
+  passed: boolean;
+  message: string;
+}
+
+export interface ApiErrorExtras {
+  errors?: FieldErrors;
+  checks?: PublishCheck[];
+  /** Extra response headers (Retry-After, X-RateLimit-*). */
+  headers?: Record<string, string>;
+  /** Payload for `data`; null unless a code documents otherwise. */
+  data?: unknown;
+}
+
+/** The one error class of the service: a contract code, a human message and optional details. */
+export class ApiError extends Error {
+  readonly status: number;
+
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly extras: ApiErrorExtras = {},
+  ) {
+    super(message);
+    this.name = 'ApiError';
+    this.status = ERROR_STATUS[code];
+  }
+}
+
+export function isErrorCode(value: string): value is ErrorCode {
+  return Object.hasOwn(ERROR_STATUS, value);
+}
+
+export function assertUnreachable(value: never): never {
+  throw new Error(`Unreachable: ${String(value)}`);
+}

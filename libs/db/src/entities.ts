@@ -1,0 +1,5 @@
+import { ApiKey } from '#libs/keys';
+import { Workspace } from '#libs/workspaces';
+
+/** Every entity of the service; each feature lib owns its own. */
+export const ENTITIES = [Workspace, ApiKey] as const;

@@ -1,0 +1,2 @@
+export * from './orm.js';
+export { ENTITIES } from './entities.js';

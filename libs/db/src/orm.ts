@@ -1,0 +1,51 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { MikroORM, type Options } from '@mikro-orm/core';
+import { Migrator } from '@mikro-orm/migrations';
+import { PostgreSqlDriver } from '@mikro-orm/postgresql';
+import { SqliteDriver } from '@mikro-orm/sqlite';
+import type { AppConfig } from '#libs/core';
+import { ENTITIES } from './entities.js';
+import { postgresqlMigrations } from './migrations/postgresql/index.js';
+import { sqliteMigrations } from './migrations/sqlite/index.js';
+
+export type Orm = MikroORM;
+
+export function ormOptions(database: AppConfig['database']): Partial<Options> {
+  const common = {
+    entities: [...ENTITIES],
+    extensions: [Migrator],
+    allowGlobalContext: false,
+    debug: false,
+    forceUtcTimezone: true,
+  } satisfies Partial<Options>;
+  if (database.kind === 'postgresql') {
+    return {
+      ...common,
+      driver: PostgreSqlDriver,
+      clientUrl: database.url,
+      migrations: { migrationsList: postgresqlMigrations, transactional: true, snapshot: false, silent: true },
+    } as Partial<Options>;
+  }
+  if (database.file !== ':memory:') mkdirSync(dirname(database.file), { recursive: true });
+  return {
+    ...common,
+    driver: SqliteDriver,
+    dbName: database.file,
+    migrations: { migrationsList: sqliteMigrations, transactional: true, snapshot: false, silent: true },
+  } as Partial<Options>;
+}
+
+/** Connects, tunes SQLite for several processes (WAL, busy timeout), and applies pending migrations. */
+export async function openDatabase(database: AppConfig['database'], opts: { migrate?: boolean } = {}): Promise<Orm> {
+  const orm = await MikroORM.init(ormOptions(database));
+  if (database.kind === 'sqlite') {
+    const conn = orm.em.getConnection();
+    await conn.execute('PRAGMA busy_timeout = 5000');
+    if (database.file !== ':memory:') await conn.execute('PRAGMA journal_mode = WAL');
+    await conn.execute('PRAGMA synchronous = NORMAL');
+    await conn.execute('PRAGMA foreign_keys = ON');
+  }
+  if (opts.migrate !== false) await orm.migrator.up();
+  return orm;
+}

@@ -1,0 +1,97 @@
+import type { MikroORM } from '@mikro-orm/core';
+import type { Redis } from 'ioredis';
+import { parseCidrList, PLANS, type CidrRule, type KeyMode, type Plan, type PlanCode } from '#libs/core';
+import type { RedisKeys } from '#libs/redis';
+import { Workspace } from '#libs/workspaces';
+import { ApiKey } from './api-key.entity.js';
+import type { KeysService } from './keys.service.js';
+
+/** What an API process remembers of one key between requests. */
+export interface CachedKey {
+  keyId: string;
+  workspaceId: string;
+  mode: KeyMode;
+  scopes: ReadonlySet<string>;
+  ipRules: readonly CidrRule[];
+  expiresAt: number | null;
+  revoked: boolean;
+  suspended: boolean;
+  plan: Plan;
+  /** The workspace's auth version when this entry was read. */
+  version: string;
+  loadedAt: number;
+}
+
+/**
+ * Resolves a raw API key to its cached record without a database round trip on the hot path.
+ * Freshness is guaranteed per request by comparing the workspace's auth version in Redis
+ * (see RequestMeter); entries also expire after `maxAgeMs` as a safety net.
+ */
+export class KeyAuthenticator {
+  private readonly known = new Map<string, CachedKey>();
+  /** Hashes of keys that do not exist. New keys are random, so a miss can never hide a new key. */
+  private readonly unknown = new Set<string>();
+
+  constructor(
+    private readonly orm: MikroORM,
+    private readonly redis: Redis,
+    private readonly redisKeys: RedisKeys,
+    private readonly keys: KeysService,
+    private readonly limits = { maxEntries: 50_000, maxAgeMs: 60_000 },
+  ) {}
+
+  hash(rawKey: string): string {
+    return this.keys.hash(rawKey);
+  }
+
+  /** The cached record for a key hash, loading it when absent or old; null for unknown keys. */
+  async lookup(hash: string, now = Date.now()): Promise<CachedKey | null> {
+    const hit = this.known.get(hash);
+    if (hit && now - hit.loadedAt < this.limits.maxAgeMs) return hit;
+    if (!hit && this.unknown.has(hash)) return null;
+    return this.load(hash);
+  }
+
+  /** Reads the key afresh: the auth version first, then the rows, so a change made in between bumps past us. */
+  async load(hash: string): Promise<CachedKey | null> {
+    const em = this.orm.em.fork();
+    const first = await em.findOne(ApiKey, { hash }, { fields: ['workspaceId'] });
+    if (!first) {
+      this.remember(this.unknown, hash);
+      this.known.delete(hash);
+      return null;
+    }
+    const version = (await this.redis.get(this.redisKeys.authVersion(first.workspaceId))) ?? '0';
+    em.clear();
+    const key = await em.findOne(ApiKey, { hash });
+    const workspace = key && (await em.findOne(Workspace, { id: key.workspaceId }));
+    if (!key || !workspace) return null;
+    const entry: CachedKey = {
+      keyId: key.id,
+      workspaceId: key.workspaceId,
+      mode: key.mode,
+      scopes: new Set(key.scopes),
+      ipRules: parseCidrList(key.ipAllowlist),
+      expiresAt: key.expiresAt ? key.expiresAt.getTime() : null,
+      revoked: key.revokedAt !== null,
+      suspended: workspace.suspendedAt !== null,
+      plan: PLANS[workspace.plan as PlanCode] ?? PLANS.free,
+      version,
+      loadedAt: Date.now(),
+    };
+    if (this.known.size >= this.limits.maxEntries) this.known.delete(this.known.keys().next().value as string);
+    this.known.set(hash, entry);
+    return entry;
+  }
+
+  /** True when the workspace's auth version moved since `entry` was read. */
+  async isStale(entry: CachedKey): Promise<boolean> {
+    const current = (await this.redis.get(this.redisKeys.authVersion(entry.workspaceId))) ?? '0';
+    return current !== entry.version;
+  }
+
+  private remember(set: Set<string>, hash: string): void {
+    if (set.size >= this.limits.maxEntries) set.delete(set.values().next().value as string);
+    set.add(hash);
+  }
+}

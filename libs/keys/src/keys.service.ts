@@ -1,0 +1,109 @@
+import type { MikroORM } from '@mikro-orm/core';
+import type { Redis } from 'ioredis';
+import {
+  ApiError, deriveKey, hmacHex, isScope, newId, parseCidrList, PLANS, SCOPES,
+  type AppConfig, type KeyMode, type PlanCode, type Scope,
+} from '#libs/core';
+import { bumpAuthVersion, type RedisKeys } from '#libs/redis';
+import { Workspace } from '#libs/workspaces';
+import { ApiKey } from './api-key.entity.js';
+import { generateKey, keyHint } from './key-format.js';
+
+export interface CreateKeyInput {
+  workspaceId: string;
+  mode: KeyMode;
+  scopes?: readonly string[];
+  ipAllowlist?: readonly string[];
+  expiresAt?: Date | null;
+  name?: string | null;
+}
+
+export interface CreatedKey {
+  id: string;
+  /** The secret key: shown once, never stored. */
+  key: string;
+  hint: string;
+  mode: KeyMode;
+  scopes: Scope[];
+  ipAllowlist: string[];
+  expiresAt: string | null;
+}
+
+/** Creates, lists and revokes API keys (contract §5). Keys are stored only as a keyed hash. */
+export class KeysService {
+  private readonly hashKey: Buffer;
+
+  constructor(
+    private readonly orm: MikroORM,
+    private readonly redis: Redis,
+    private readonly redisKeys: RedisKeys,
+    config: Pick<AppConfig, 'appSecret'>,
+  ) {
+    this.hashKey = deriveKey(config.appSecret, 'api-key-hash');
+  }
+
+  hash(rawKey: string): string {
+    return hmacHex(this.hashKey, rawKey);
+  }
+
+  async create(input: CreateKeyInput): Promise<CreatedKey> {
+    const scopes = [...new Set(input.scopes ?? SCOPES)];
+    const badScopes = scopes.filter((s) => !isScope(s));
+    if (badScopes.length) throw new ApiError('INVALID_REQUEST', `Unknown scope ${badScopes.join(', ')}; allowed: ${SCOPES.join(', ')}`);
+    let ipAllowlist: string[];
+    try {
+      ipAllowlist = parseCidrList(input.ipAllowlist ?? []).map((r) => r.text);
+    } catch (err) {
+      throw new ApiError('INVALID_REQUEST', (err as Error).message);
+    }
+    if (input.expiresAt && Number.isNaN(input.expiresAt.getTime())) throw new ApiError('INVALID_REQUEST', 'expiresAt is not a valid date');
+    const em = this.orm.em.fork();
+    const workspace = await em.findOne(Workspace, { id: input.workspaceId });
+    if (!workspace) throw new ApiError('NOT_FOUND', `Workspace ${input.workspaceId} does not exist`);
+    if (input.mode === 'live') {
+      const plan = PLANS[workspace.plan as PlanCode];
+      const active = await em.count(ApiKey, {
+        workspaceId: workspace.id, mode: 'live', revokedAt: null,
+        $or: [{ expiresAt: null }, { expiresAt: { $gt: new Date() } }],
+      });
+      if (active >= plan.liveKeyQuota) {
+        throw new ApiError('LIMIT_APIKEYS', `The ${plan.name} plan allows ${plan.liveKeyQuota} live keys; revoke one first`);
+      }
+    }
+    const key = generateKey(input.mode);
+    const row = em.create(ApiKey, {
+      id: newId('key'),
+      workspaceId: workspace.id,
+      mode: input.mode,
+      name: input.name ?? null,
+      hash: this.hash(key),
+      hint: keyHint(key),
+      scopes: scopes as Scope[],
+      ipAllowlist,
+      expiresAt: input.expiresAt ?? null,
+      revokedAt: null,
+    });
+    await em.flush();
+    return {
+      id: row.id, key, hint: row.hint, mode: input.mode, scopes: row.scopes, ipAllowlist,
+      expiresAt: row.expiresAt ? row.expiresAt.toISOString() : null,
+    };
+  }
+
+  /** Revokes a key; every API process refuses it from its next request on. */
+  async revoke(keyId: string, workspaceId?: string): Promise<ApiKey> {
+    const em = this.orm.em.fork();
+    const row = await em.findOne(ApiKey, workspaceId ? { id: keyId, workspaceId } : { id: keyId });
+    if (!row) throw new ApiError('NOT_FOUND', `API key ${keyId} does not exist`);
+    if (!row.revokedAt) {
+      row.revokedAt = new Date();
+      await em.flush();
+    }
+    await bumpAuthVersion(this.redis, this.redisKeys, row.workspaceId);
+    return row;
+  }
+
+  async findById(workspaceId: string, keyId: string): Promise<ApiKey | null> {
+    return this.orm.em.fork().findOne(ApiKey, { id: keyId, workspaceId });
+  }
+}

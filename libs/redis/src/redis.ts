@@ -1,0 +1,51 @@
+import { Redis, type RedisOptions } from 'ioredis';
+import type { AppConfig } from '#libs/core';
+
+/** A Redis connection for this deployment; `role` names it in CLIENT LIST. */
+export function createRedis(config: Pick<AppConfig, 'redisUrl'>, role: string, extra: RedisOptions = {}): Redis {
+  return new Redis(config.redisUrl, {
+    connectionName: `media-render:${role}`,
+    enableAutoPipelining: true,
+    lazyConnect: true,
+    maxRetriesPerRequest: 3,
+    ...extra,
+  });
+}
+
+/** Names of the Redis keys shared by every process of one deployment. */
+export class RedisKeys {
+  constructor(private readonly prefix: string) {}
+
+  /** Bumped whenever a workspace's keys, plan or suspension change; API processes compare it per request. */
+  authVersion(workspaceId: string): string {
+    return `${this.prefix}:{ws:${workspaceId}}:authv`;
+  }
+
+  rateWindow(workspaceId: string, mode: string, windowStart: number): string {
+    return `${this.prefix}:{ws:${workspaceId}}:rate:${mode}:${windowStart}`;
+  }
+
+  monthlyRequests(workspaceId: string, month: string): string {
+    return `${this.prefix}:{ws:${workspaceId}}:req:${month}`;
+  }
+}
+
+/**
+ * Bumps a workspace's auth version so that every API process reloads its cached keys
+ * on that workspace's next request (revocation, suspension and plan changes take effect at once).
+ */
+export async function bumpAuthVersion(redis: Redis, keys: RedisKeys, workspaceId: string): Promise<void> {
+  await redis.incr(keys.authVersion(workspaceId));
+}
+
+/** Checks that Redis will not evict queue data: maxmemory-policy must be noeviction. */
+export async function redisEvictionPolicy(redis: Redis): Promise<string> {
+  try {
+    const [, policy] = (await redis.config('GET', 'maxmemory-policy')) as [string, string];
+    return policy;
+  } catch {
+    // CONFIG may be disabled on managed Redis; INFO carries the same value.
+    const info = await redis.info('memory');
+    return /maxmemory_policy:(\S+)/.exec(info)?.[1] ?? 'unknown';
+  }
+}

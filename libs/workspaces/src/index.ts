@@ -1,0 +1,2 @@
+export * from './workspace.entity.js';
+export * from './workspaces.service.js';

@@ -1,0 +1,81 @@
+import type { MikroORM } from '@mikro-orm/core';
+import type { Redis } from 'ioredis';
+import {
+  ApiError, deriveKey, encryptSecret, isPlanCode, newId, PLAN_CODES, randomToken,
+  type AppConfig, type PlanCode,
+} from '#libs/core';
+import { bumpAuthVersion, type RedisKeys } from '#libs/redis';
+import { Workspace } from './workspace.entity.js';
+
+export interface CreatedWorkspace {
+  workspace: Workspace;
+  /** Signs render callbacks; shown once. */
+  callbackSecret: string;
+}
+
+/** Workspaces (organizations): creation, plan and suspension. */
+export class WorkspacesService {
+  private readonly sealKey: Buffer;
+
+  constructor(
+    private readonly orm: MikroORM,
+    private readonly redis: Redis,
+    private readonly redisKeys: RedisKeys,
+    config: Pick<AppConfig, 'appSecret'>,
+  ) {
+    this.sealKey = deriveKey(config.appSecret, 'encryption');
+  }
+
+  async create(input: { name: string; plan?: string }): Promise<CreatedWorkspace> {
+    const name = input.name.trim();
+    if (!name || name.length > 200) throw new ApiError('INVALID_REQUEST', 'name must hold 1 to 200 characters');
+    const plan = this.plan(input.plan ?? 'pro');
+    const callbackSecret = `whsec_${randomToken(32)}`;
+    const em = this.orm.em.fork();
+    const workspace = em.create(Workspace, {
+      id: newId('workspace'),
+      name,
+      plan,
+      suspendedAt: null,
+      callbackSecretSealed: encryptSecret(this.sealKey, callbackSecret),
+      defaultCallbackUrl: null,
+    });
+    await em.flush();
+    return { workspace, callbackSecret };
+  }
+
+  async get(workspaceId: string): Promise<Workspace> {
+    const ws = await this.orm.em.fork().findOne(Workspace, { id: workspaceId });
+    if (!ws) throw new ApiError('NOT_FOUND', `Workspace ${workspaceId} does not exist`);
+    return ws;
+  }
+
+  async setSuspended(workspaceId: string, suspended: boolean): Promise<Workspace> {
+    return this.update(workspaceId, (ws) => {
+      ws.suspendedAt = suspended ? (ws.suspendedAt ?? new Date()) : null;
+    });
+  }
+
+  async setPlan(workspaceId: string, plan: string): Promise<Workspace> {
+    const code = this.plan(plan);
+    return this.update(workspaceId, (ws) => {
+      ws.plan = code;
+    });
+  }
+
+  private plan(value: string): PlanCode {
+    if (!isPlanCode(value)) throw new ApiError('INVALID_REQUEST', `Unknown plan "${value}"; allowed: ${PLAN_CODES.join(', ')}`);
+    return value;
+  }
+
+  /** Applies a change and bumps the auth version so every API process sees it on the next request. */
+  private async update(workspaceId: string, change: (ws: Workspace) => void): Promise<Workspace> {
+    const em = this.orm.em.fork();
+    const ws = await em.findOne(Workspace, { id: workspaceId });
+    if (!ws) throw new ApiError('NOT_FOUND', `Workspace ${workspaceId} does not exist`);
+    change(ws);
+    await em.flush();
+    await bumpAuthVersion(this.redis, this.redisKeys, workspaceId);
+    return ws;
+  }
+}

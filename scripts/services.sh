@@ -1,0 +1,84 @@
+# Sourced by scripts/test.sh, scripts/up.sh and friends: installs and starts local services.
+# Every service listens on a free loopback port and lives under $SERVICES_DIR.
+
+free_port() {
+  node -e "const s=require('net').createServer();s.listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})"
+}
+
+need_apt() {
+  # need_apt <command> <package>...: installs the Debian packages when the command is missing.
+  local cmd=$1; shift
+  if ! command -v "$cmd" >/dev/null 2>&1 && [ ! -x "$cmd" ]; then
+    echo "installing $* (apt-get)" >&2
+    local sudo=""
+    [ "$(id -u)" -ne 0 ] && sudo="sudo"
+    if [ -z "${APT_UPDATED:-}" ]; then $sudo apt-get update -qq >&2; APT_UPDATED=1; fi
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "$@" >&2
+  fi
+}
+
+pg_bin_dir() {
+  local d
+  for d in /usr/lib/postgresql/*/bin; do [ -x "$d/postgres" ] && { echo "$d"; return; }; done
+  return 1
+}
+
+ensure_system_packages() {
+  need_apt redis-server redis-server
+  pg_bin_dir >/dev/null || need_apt /usr/lib/postgresql/15/bin/postgres postgresql
+}
+
+start_redis() {
+  # start_redis <dir>: sets REDIS_URL.
+  local dir=$1 port
+  port=$(free_port)
+  mkdir -p "$dir/redis"
+  redis-server --bind 127.0.0.1 --port "$port" --dir "$dir/redis" --daemonize yes \
+    --pidfile "$dir/redis/redis.pid" --logfile "$dir/redis/redis.log" \
+    --appendonly yes --appendfsync everysec --save "" --maxmemory-policy noeviction >&2
+  for _ in $(seq 1 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+  REDIS_URL="redis://127.0.0.1:$port"
+  export REDIS_URL
+}
+
+stop_redis() {
+  local dir=$1
+  [ -f "$dir/redis/redis.pid" ] && kill "$(cat "$dir/redis/redis.pid")" 2>/dev/null || true
+}
+
+as_pg_user() {
+  # PostgreSQL refuses to run as root; run its tools as the postgres user then.
+  if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+start_postgres() {
+  # start_postgres <dir>: sets PG_URL (superuser "postgres", trust auth on loopback only).
+  local dir=$1 port bin
+  bin=$(pg_bin_dir)
+  port=$(free_port)
+  mkdir -p "$dir/pg"
+  [ "$(id -u)" -eq 0 ] && chown -R postgres "$dir/pg"
+  as_pg_user "$bin/initdb" -D "$dir/pg/data" -U postgres --auth=trust -E UTF8 --no-sync >"$dir/pg/initdb.log" 2>&1
+  as_pg_user "$bin/pg_ctl" -D "$dir/pg/data" -l "$dir/pg/server.log" -w -t 30 \
+    -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$dir/pg -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300" start >&2
+  PG_URL="postgres://postgres@127.0.0.1:$port"
+  PG_DATA_DIR="$dir/pg/data"
+  export PG_URL PG_DATA_DIR
+}
+
+stop_postgres() {
+  local dir=$1 bin
+  bin=$(pg_bin_dir) || return 0
+  [ -d "$dir/pg/data" ] && as_pg_user "$bin/pg_ctl" -D "$dir/pg/data" -m immediate stop >/dev/null 2>&1 || true
+}
+
+ensure_node_modules() {
+  # npm ci fails here (the lockfile lacks other platforms' optional packages): npm install.
+  if [ ! -x node_modules/.bin/node ] || [ package.json -nt node_modules/.package-lock.json ] || \
+     { [ -f package-lock.json ] && [ package-lock.json -nt node_modules/.package-lock.json ]; }; then
+    npm install --no-audit --no-fund >&2
+  fi
+  # npm scripts run on the project's Node 24 (the node package); plain shell lines must too.
+  PATH="$PWD/node_modules/.bin:$PATH"
+  export PATH
+}
