@@ -1,0 +1,9 @@
+import type { JobName, JobPayloads, JobResults } from '#libs/queue';
+
+/** One handler per job name; the worker refuses to start when a job has none or two. */
+export interface JobProcessor<N extends JobName = JobName> {
+  readonly job: N;
+  process(data: JobPayloads[N], meta: { id: string; attempt: number }): Promise<JobResults[N]>;
+}
+
+export const PROCESSORS = Symbol('PROCESSORS');

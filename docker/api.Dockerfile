@@ -1,0 +1,44 @@
+# syntax=docker/dockerfile:1
+# API image. Build from the repository root:
+#   docker build -f docker/api.Dockerfile -t media-render-api .
+
+############################ build ############################
+FROM node:24-bookworm-slim AS build
+WORKDIR /app
+ENV NODE_ENV=development
+
+# Dependencies first, so source edits reuse this layer.
+# `npm install`, not `npm ci`: the lockfile lacks other platforms' optional packages.
+COPY package.json package-lock.json* ./
+RUN npm install --no-audit --no-fund
+
+# Sources. `openapi.jso[n]` copies openapi.json when it exists and nothing otherwise.
+COPY tsconfig*.json nest-cli.json openapi.jso[n] ./
+COPY apps ./apps
+COPY libs ./libs
+RUN npm run build \
+ && npm prune --omit=dev --no-audit --no-fund \
+ && rm -f node_modules/.bin/node
+
+############################ runtime ############################
+FROM node:24-bookworm-slim AS runtime
+WORKDIR /app
+ENV NODE_ENV=production \
+    APP_ENV=production \
+    HOST=0.0.0.0 \
+    PORT=3000 \
+    DATA_DIR=/data
+
+COPY --from=build --chown=node:node /app/node_modules ./node_modules
+COPY --from=build --chown=node:node /app/dist ./dist
+COPY --from=build --chown=node:node /app/package.json /app/openapi.jso[n] ./
+
+RUN mkdir -p /data && chown node:node /data
+VOLUME /data
+USER node
+EXPOSE 3000
+
+HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:3000/api/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+
+CMD ["node", "dist/apps/api/src/main.js"]

@@ -1,0 +1,83 @@
+import { Queue, QueueEvents, type ConnectionOptions } from 'bullmq';
+import type { AppConfig } from '#libs/core';
+
+/** Every queue and the jobs it carries. Each job name has exactly one processor (checked at worker start). */
+export const QUEUES = {
+  system: ['system.ping'],
+} as const;
+
+export type QueueName = keyof typeof QUEUES;
+export type JobName = (typeof QUEUES)[QueueName][number];
+
+export interface JobPayloads {
+  'system.ping': { nonce: string; sentAt: number };
+}
+
+export interface JobResults {
+  'system.ping': { nonce: string; worker: string; latencyMs: number };
+}
+
+export type JobOf<N extends JobName> = { name: N; data: JobPayloads[N] };
+
+export const ALL_JOBS: readonly JobName[] = Object.values(QUEUES).flat();
+
+/** Checks a payload's shape when it is enqueued and again when it is taken. */
+export function validatePayload<N extends JobName>(name: N, data: unknown): JobPayloads[N] {
+  const fail = (why: string): never => {
+    throw new Error(`Invalid payload for ${name}: ${why}`);
+  };
+  if (typeof data !== 'object' || data === null) fail('not an object');
+  const d = data as Record<string, unknown>;
+  switch (name) {
+    case 'system.ping':
+      if (typeof d.nonce !== 'string' || !d.nonce) fail('nonce must be a non-empty string');
+      if (typeof d.sentAt !== 'number') fail('sentAt must be a number');
+      return d as unknown as JobPayloads[N];
+    default:
+      return fail('unknown job');
+  }
+}
+
+export function queueOf(name: JobName): QueueName {
+  for (const [queue, jobs] of Object.entries(QUEUES)) if ((jobs as readonly string[]).includes(name)) return queue as QueueName;
+  throw new Error(`No queue carries ${name}`);
+}
+
+/** BullMQ connection options for this deployment (blocking workers need maxRetriesPerRequest null). */
+export function bullConnection(config: Pick<AppConfig, 'redisUrl'>): ConnectionOptions {
+  const url = new URL(config.redisUrl);
+  return {
+    host: url.hostname,
+    port: Number(url.port || 6379),
+    username: url.username ? decodeURIComponent(url.username) : undefined,
+    password: url.password ? decodeURIComponent(url.password) : undefined,
+    db: url.pathname.length > 1 ? Number(url.pathname.slice(1)) : 0,
+    tls: url.protocol === 'rediss:' ? {} : undefined,
+    maxRetriesPerRequest: null,
+  };
+}
+
+export function bullPrefix(config: Pick<AppConfig, 'redisPrefix'>): string {
+  return `${config.redisPrefix}:bull`;
+}
+
+/** A typed producer for one queue. */
+export class JobQueue<Q extends QueueName> {
+  readonly queue: Queue;
+
+  constructor(private readonly config: Pick<AppConfig, 'redisUrl' | 'redisPrefix'>, readonly name: Q) {
+    this.queue = new Queue(name, { connection: bullConnection(config), prefix: bullPrefix(config) });
+  }
+
+  async add<N extends (typeof QUEUES)[Q][number]>(name: N, data: JobPayloads[N], opts: { jobId?: string; priority?: number } = {}) {
+    return this.queue.add(name, validatePayload(name, data), { removeOnComplete: 1000, removeOnFail: 5000, ...opts });
+  }
+
+  events(): QueueEvents {
+    return new QueueEvents(this.name, { connection: bullConnection(this.config), prefix: bullPrefix(this.config) });
+  }
+
+  close(): Promise<void> {
+    return this.queue.close();
+  }
+}

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# The test command (README): installs what it lacks, starts its own Redis and PostgreSQL on free
+# loopback ports, builds, runs every test (unit, e2e on SQLite and on PostgreSQL), stops them.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/services.sh
+ensure_system_packages
+ensure_node_modules
+work=$(mktemp -d /tmp/mr-test-services.XXXXXX)
+chmod 755 "$work"
+cleanup() { stop_redis "$work"; stop_postgres "$work"; rm -rf "$work"; }
+trap cleanup EXIT
+start_redis "$work"
+start_postgres "$work"
+echo "redis: $REDIS_URL  postgres: $PG_URL" >&2
+npm run -s build
+export TEST_PG_URL="$PG_URL"
+node --experimental-vm-modules node_modules/jest/bin/jest.js --ci "$@"

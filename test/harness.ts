@@ -1,0 +1,97 @@
+/**
+ * E2E harness: a fresh database (SQLite file or PostgreSQL database), a fresh Redis key prefix and
+ * a fresh data folder per call, so no test depends on another's data.
+ */
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import pg from 'pg';
+import { loadConfig, type AppConfig } from '#libs/core';
+import { createApiApp } from '../apps/api/src/app.js';
+
+const run = promisify(execFile);
+
+export interface TestContext {
+  config: AppConfig;
+  env: Record<string, string>;
+  cleanup(): Promise<void>;
+}
+
+/** Configuration for one test file: its own database, Redis prefix and data folder. */
+export async function testContext(overrides: Record<string, string> = {}): Promise<TestContext> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'mr-test-'));
+  const tag = randomBytes(6).toString('hex');
+  const env: Record<string, string> = {
+    APP_ENV: 'development',
+    LOG_LEVEL: 'silent',
+    DATA_DIR: dataDir,
+    REDIS_URL: process.env.REDIS_URL ?? '',
+    REDIS_PREFIX: `t${tag}`,
+    APP_SECRET: randomBytes(32).toString('hex'),
+  };
+  let dropDb: (() => Promise<void>) | null = null;
+  if (process.env.TEST_DB === 'postgres') {
+    const admin = `${process.env.TEST_PG_URL}/postgres`;
+    const name = `t_${tag}`;
+    const client = new pg.Client({ connectionString: admin });
+    await client.connect();
+    await client.query(`create database ${name}`);
+    await client.end();
+    env.DATABASE_URL = `${process.env.TEST_PG_URL}/${name}`;
+    dropDb = async () => {
+      const c = new pg.Client({ connectionString: admin });
+      await c.connect();
+      await c.query(`drop database if exists ${name} with (force)`);
+      await c.end();
+    };
+  } else {
+    env.DATABASE_URL = `sqlite:${join(dataDir, 'app.sqlite')}`;
+  }
+  Object.assign(env, overrides);
+  const config = loadConfig(env);
+  return {
+    config,
+    env,
+    async cleanup() {
+      if (dropDb) await dropDb();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface TestApi extends TestContext {
+  app: NestFastifyApplication;
+  /** Runs the management CLI against this context's database and Redis; returns its JSON and exit code. */
+  cli(...args: string[]): Promise<{ code: number; json: Record<string, unknown> }>;
+  close(): Promise<void>;
+}
+
+export async function startApi(overrides: Record<string, string> = {}): Promise<TestApi> {
+  const ctx = await testContext(overrides);
+  const app = await createApiApp(ctx.config);
+  await app.getHttpAdapter().getInstance().ready();
+  return {
+    ...ctx,
+    app,
+    cli: (...args) => cli(ctx.env, ...args),
+    async close() {
+      await app.close();
+      await ctx.cleanup();
+    },
+  };
+}
+
+/** Spawns the built CLI (npm test builds first), exactly as an operator runs it. */
+export async function cli(env: Record<string, string>, ...args: string[]): Promise<{ code: number; json: Record<string, unknown> }> {
+  try {
+    const { stdout } = await run(process.execPath, ['dist/apps/cli/src/main.js', ...args], { env: { ...process.env, ...env } });
+    return { code: 0, json: JSON.parse(stdout) };
+  } catch (err) {
+    const e = err as { code?: number; stdout?: string };
+    return { code: e.code ?? 1, json: JSON.parse(e.stdout ?? '{}') };
+  }
+}

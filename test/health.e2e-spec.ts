@@ -1,0 +1,62 @@
+import { startApi, type TestApi } from './harness.js';
+
+describe('health and HTTP conventions (decisions.md "Envelope and errors", "Running it")', () => {
+  let api: TestApi;
+  beforeAll(async () => {
+    api = await startApi();
+  });
+  afterAll(() => api.close());
+
+  it('answers liveness and readiness with database, Redis and storage checks', async () => {
+    const live = await api.app.inject({ method: 'GET', url: '/api/health' });
+    expect(live.statusCode).toBe(200);
+    expect(live.json()).toEqual({ success: true, message: 'OK', data: { status: 'ok' } });
+    const ready = await api.app.inject({ method: 'GET', url: '/api/health/ready' });
+    expect(ready.statusCode).toBe(200);
+    expect(ready.json().data.checks).toEqual({
+      database: { ok: true, detail: process.env.TEST_DB === 'postgres' ? 'postgresql' : 'sqlite' },
+      redis: { ok: true },
+      storage: { ok: true },
+    });
+  });
+
+  it('gives every response an X-Request-Id, echoing a well-formed one', async () => {
+    const generated = await api.app.inject({ method: 'GET', url: '/api/health' });
+    expect(generated.headers['x-request-id']).toMatch(/^req_[0-9A-Z]{26}$/);
+    const echoed = await api.app.inject({ method: 'GET', url: '/api/health', headers: { 'x-request-id': 'abc-123' } });
+    expect(echoed.headers['x-request-id']).toBe('abc-123');
+    const refused = await api.app.inject({ method: 'GET', url: '/api/health', headers: { 'x-request-id': 'bad id\u0001' } });
+    expect(refused.headers['x-request-id']).toMatch(/^req_/);
+  });
+
+  it('answers an unknown route with 404 NOT_FOUND in the error envelope', async () => {
+    const res = await api.app.inject({ method: 'GET', url: '/api/v1/nothing-here' });
+    expect(res.statusCode).toBe(404);
+    expect(res.json()).toEqual({ success: false, code: 'NOT_FOUND', message: expect.any(String), data: null });
+    expect(res.headers['x-request-id']).toBeDefined();
+  });
+
+  it('refuses malformed JSON with 400 INVALID_REQUEST and oversized bodies with 413, without stack traces', async () => {
+    const bad = await api.app.inject({
+      method: 'POST', url: '/api/v1/keys/current', headers: { 'content-type': 'application/json' }, payload: '{"a":',
+    });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json()).toMatchObject({ success: false, code: 'INVALID_REQUEST', data: null });
+    expect(bad.body).not.toMatch(/at .*\.js:\d+/);
+    const big = await api.app.inject({
+      method: 'POST', url: '/api/v1/keys/current', headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify({ x: 'a'.repeat(api.config.bodyLimitBytes + 10) }),
+    });
+    expect(big.statusCode).toBe(413);
+    expect(big.json()).toMatchObject({ success: false, code: 'PAYLOAD_TOO_LARGE' });
+  });
+
+  it('serves the OpenAPI document and UI', async () => {
+    const doc = await api.app.inject({ method: 'GET', url: '/api/docs-json' });
+    expect(doc.statusCode).toBe(200);
+    expect(doc.json().components.securitySchemes).toHaveProperty('apiKey');
+    const ui = await api.app.inject({ method: 'GET', url: '/api/docs' });
+    expect(ui.statusCode).toBe(200);
+    expect(ui.headers['content-type']).toMatch(/html/);
+  });
+});
