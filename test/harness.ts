@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import type { Type } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import pg from 'pg';
 import { loadConfig, type AppConfig } from '#libs/core';
@@ -70,9 +71,9 @@ export interface TestApi extends TestContext {
   close(): Promise<void>;
 }
 
-export async function startApi(overrides: Record<string, string> = {}): Promise<TestApi> {
+export async function startApi(overrides: Record<string, string> = {}, extraModules: Type[] = []): Promise<TestApi> {
   const ctx = await testContext(overrides);
-  const app = await createApiApp(ctx.config);
+  const app = await createApiApp(ctx.config, { extraModules });
   await app.getHttpAdapter().getInstance().ready();
   return {
     ...ctx,
@@ -94,4 +95,11 @@ export async function cli(env: Record<string, string>, ...args: string[]): Promi
     const e = err as { code?: number; stdout?: string };
     return { code: e.code ?? 1, json: JSON.parse(e.stdout ?? '{}') };
   }
+}
+
+/** A second API process on the same database and Redis (several API processes behind a balancer). */
+export async function secondApi(ctx: TestContext, extraModules: Type[] = []): Promise<NestFastifyApplication> {
+  const app = await createApiApp(ctx.config, { extraModules });
+  await app.getHttpAdapter().getInstance().ready();
+  return app;
 }

@@ -1,4 +1,4 @@
-import { Module, type DynamicModule } from '@nestjs/common';
+import { Module, type DynamicModule, type Type } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import type { AppConfig } from '#libs/core';
 import { HealthModule } from './health/health.module.js';
@@ -9,10 +9,11 @@ import { KeysModule } from './keys/keys.module.js';
 
 @Module({})
 export class ApiModule {
-  static forRoot(config: AppConfig): DynamicModule {
+  /** `extraModules`: mounted beside the feature modules (tests mount probe routes this way). */
+  static forRoot(config: AppConfig, extraModules: Type[] = []): DynamicModule {
     return {
       module: ApiModule,
-      imports: [InfraModule.forRoot(config), HealthModule, KeysModule],
+      imports: [InfraModule.forRoot(config), HealthModule, KeysModule, ...extraModules],
       providers: [
         { provide: APP_GUARD, useClass: AuthGuard },
         { provide: APP_FILTER, useClass: ApiExceptionFilter },

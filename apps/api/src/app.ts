@@ -1,3 +1,4 @@
+import type { Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { newId, type AppConfig } from '#libs/core';
@@ -8,7 +9,7 @@ import { mountOpenApi } from './openapi.js';
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Builds the API application (not yet listening): used by main.ts, the tests and the benchmarks. */
-export async function createApiApp(config: AppConfig): Promise<NestFastifyApplication> {
+export async function createApiApp(config: AppConfig, opts: { extraModules?: Type[] } = {}): Promise<NestFastifyApplication> {
   const adapter = new FastifyAdapter({
     bodyLimit: config.bodyLimitBytes,
     requestIdHeader: false,
@@ -19,7 +20,7 @@ export async function createApiApp(config: AppConfig): Promise<NestFastifyApplic
     trustProxy: false,
     logger: false,
   });
-  const app = await NestFactory.create<NestFastifyApplication>(ApiModule.forRoot(config), adapter, {
+  const app = await NestFactory.create<NestFastifyApplication>(ApiModule.forRoot(config, opts.extraModules), adapter, {
     logger: config.logLevel === 'silent' ? false : ['error', 'warn', ...(['info', 'debug', 'trace'].includes(config.logLevel) ? (['log'] as const) : [])],
     abortOnError: false,
   });

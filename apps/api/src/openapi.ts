@@ -1,5 +1,3 @@
-import { writeFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
 import { ERROR_STATUS, type AppConfig } from '#libs/core';
@@ -53,23 +51,3 @@ export function mountOpenApi(app: INestApplication, config: Pick<AppConfig, 'pre
   SwaggerModule.setup(`${base}docs`, app, doc, { jsonDocumentUrl: `${base}docs-json`, useGlobalPrefix: false });
   return doc;
 }
-
-/** `node dist/apps/api/src/openapi.js --write`: regenerates openapi.json in the repository root. */
-async function main(): Promise<void> {
-  const { createApiApp } = await import('./app.js');
-  const { loadConfig } = await import('#libs/core');
-  const config = loadConfig({
-    ...process.env,
-    DATABASE_URL: 'sqlite::memory:',
-    REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:1',
-    APP_SECRET: '0'.repeat(64),
-    API_PREFIX: 'api',
-  });
-  const app = await createApiApp(config);
-  const text = `${JSON.stringify(buildOpenApiDocument(app, config), null, 2)}\n`;
-  await app.close();
-  if (process.argv.includes('--write')) writeFileSync('openapi.json', text);
-  else process.stdout.write(text);
-}
-
-if (process.argv[1] === fileURLToPath(import.meta.url)) await main();

@@ -1,0 +1,42 @@
+import { randomUUID } from 'node:crypto';
+import type { INestApplicationContext } from '@nestjs/common';
+import { JobQueue } from '#libs/queue';
+import { createWorkerApp } from '../apps/worker/src/app.js';
+import { processorMap } from '../apps/worker/src/worker.module.js';
+import { testContext, type TestContext } from './harness.js';
+
+describe('worker: a job runs end to end through Redis', () => {
+  let ctx: TestContext;
+  let worker: INestApplicationContext;
+  let queue: JobQueue<'system'>;
+  beforeAll(async () => {
+    ctx = await testContext();
+    worker = await createWorkerApp(ctx.config);
+    queue = new JobQueue(ctx.config, 'system');
+  });
+  afterAll(async () => {
+    await queue.close();
+    await worker.close();
+    await ctx.cleanup();
+  });
+
+  it('answers a ping job enqueued by a producer', async () => {
+    const events = queue.events();
+    await events.waitUntilReady();
+    const nonce = randomUUID();
+    const job = await queue.add('system.ping', { nonce, sentAt: Date.now() });
+    const result = await job.waitUntilFinished(events, 10_000);
+    await events.close();
+    expect(result).toMatchObject({ nonce, worker: expect.stringContaining(String(process.pid)) });
+  });
+
+  it('refuses malformed payloads when enqueued', async () => {
+    await expect(queue.add('system.ping', { nonce: '', sentAt: 1 })).rejects.toThrow(/nonce/);
+  });
+
+  it('refuses to start when a job has no processor or two', () => {
+    expect(() => processorMap([])).toThrow(/No processor handles system.ping/);
+    const p = { job: 'system.ping' as const, process: async () => ({ nonce: '', worker: '', latencyMs: 0 }) };
+    expect(() => processorMap([p, p])).toThrow(/Two processors/);
+  });
+});
