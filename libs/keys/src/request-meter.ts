@@ -34,14 +34,14 @@ interface MeterRedis extends Redis {
 export class RequestMeter {
   private readonly redis: MeterRedis;
 
-  constructor(redis: Redis, private readonly keys: RedisKeys) {
+  constructor(redis: Redis, private readonly keys: RedisKeys, private readonly multiplier = 1) {
     redis.defineCommand('meterRequest', { numberOfKeys: 3, lua: METER_SCRIPT });
     this.redis = redis as MeterRedis;
   }
 
   async count(entry: CachedKey, now = Date.now()): Promise<MeterOutcome> {
     const windowStart = now - (now % WINDOW_MS);
-    const limit = rateLimitFor(entry.plan, entry.mode);
+    const limit = rateLimitFor(entry.plan, entry.mode) * this.multiplier;
     const d = new Date(now);
     const month = `${d.getUTCFullYear()}-${String(d.getUTCMonth() + 1).padStart(2, '0')}`;
     const monthEnd = Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);

@@ -38,7 +38,7 @@ export class InfraModule implements OnApplicationShutdown {
           inject: [ORM, REDIS, RedisKeys, KeysService],
           useFactory: (orm: Orm, redis: Redis, keys: RedisKeys, svc: KeysService) => new KeyAuthenticator(orm, redis, keys, svc),
         },
-        { provide: RequestMeter, inject: [REDIS, RedisKeys], useFactory: (redis: Redis, keys: RedisKeys) => new RequestMeter(redis, keys) },
+        { provide: RequestMeter, inject: [REDIS, RedisKeys], useFactory: (redis: Redis, keys: RedisKeys) => new RequestMeter(redis, keys, config.rateLimitMultiplier) },
       ],
       exports: [APP_CONFIG, ORM, REDIS, RedisKeys, CursorCodec, KeysService, WorkspacesService, KeyAuthenticator, RequestMeter],
     };
