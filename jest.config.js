@@ -25,7 +25,7 @@ const common = {
 export default {
   testTimeout: 60_000,
   projects: [
-    { ...common, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs}/**/*.spec.ts'], setupFiles: ['<rootDir>/test/setup/unit.ts'] },
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs}/**/*.spec.ts', '<rootDir>/test/**/*.spec.ts'], setupFiles: ['<rootDir>/test/setup/unit.ts'] },
     { ...common, displayName: 'sqlite', testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'], setupFiles: ['<rootDir>/test/setup/sqlite.ts'] },
     { ...common, displayName: 'postgres', testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'], setupFiles: ['<rootDir>/test/setup/postgres.ts'] },
   ],

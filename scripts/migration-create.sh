@@ -3,7 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/services.sh
-ensure_system_packages
+ensure_system_packages test
 ensure_node_modules
 dir=$(mktemp -d)
 chmod 755 "$dir"

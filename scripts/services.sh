@@ -24,8 +24,12 @@ pg_bin_dir() {
 }
 
 ensure_system_packages() {
+  # ensure_system_packages [test]: Redis always; PostgreSQL and docker-compose (config checks) for tests.
   need_apt redis-server redis-server
-  pg_bin_dir >/dev/null || need_apt /usr/lib/postgresql/15/bin/postgres postgresql
+  if [ "${1:-}" = test ]; then
+    pg_bin_dir >/dev/null || need_apt /usr/lib/postgresql/15/bin/postgres postgresql
+    need_apt docker-compose docker-compose
+  fi
 }
 
 start_redis() {

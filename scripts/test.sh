@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/services.sh
-ensure_system_packages
+ensure_system_packages test
 ensure_node_modules
 work=$(mktemp -d /tmp/mr-test-services.XXXXXX)
 chmod 755 "$work"
