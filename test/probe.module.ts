@@ -1,7 +1,18 @@
-import { Controller, Get, Module } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Module, Post } from '@nestjs/common';
+import { Type } from 'class-transformer';
+import { IsInt, IsOptional, IsString, Max, MaxLength, Min, ValidateNested } from 'class-validator';
 import { ok } from '#libs/core';
 import { RequireFeature, Scopes } from '../apps/api/src/http/decorators.js';
 import { Principal, type KeyPrincipal } from '../apps/api/src/http/principal.js';
+
+class InnerDto {
+  @IsInt() @Min(1) @Max(3) scale!: number;
+}
+
+class EchoDto {
+  @IsString() @MaxLength(10) name!: string;
+  @IsOptional() @ValidateNested() @Type(() => InnerDto) output?: InnerDto;
+}
 
 /** Probe routes mounted only in tests, to exercise the scope and plan guards before real routes use them. */
 @Controller('v1/probe')
@@ -16,6 +27,13 @@ class ProbeController {
   @Scopes('webhooks:read', 'webhooks:write')
   webhooks() {
     return ok({});
+  }
+
+  @Post('echo')
+  @HttpCode(200)
+  @Scopes()
+  echo(@Body() body: EchoDto) {
+    return ok(body);
   }
 
   @Get('workflows')
