@@ -4,7 +4,8 @@ import type { Redis } from 'ioredis';
 import { ApiError, ok, type AppConfig } from '#libs/core';
 import type { Orm } from '#libs/db';
 import { redisEvictionPolicy } from '#libs/redis';
-import { ApiErrors, Public } from '../http/decorators.js';
+import { ApiEnvelope, ApiErrors, Public } from '../http/decorators.js';
+import { LivenessDto, ReadinessDto } from './health.dto.js';
 import { APP_CONFIG, ORM, REDIS } from '../infra/tokens.js';
 import { storageWritable } from './storage-check.js';
 
@@ -31,6 +32,7 @@ export class HealthController {
   @Get()
   @Public()
   @ApiOperation({ summary: 'Liveness: the process answers' })
+  @ApiEnvelope(LivenessDto)
   live() {
     return ok({ status: 'ok' });
   }
@@ -38,6 +40,7 @@ export class HealthController {
   @Get('ready')
   @Public()
   @ApiOperation({ summary: 'Readiness: database, Redis (noeviction) and storage folder' })
+  @ApiEnvelope(ReadinessDto)
   @ApiErrors('NOT_READY')
   async ready() {
     const [database, redis, storage] = await Promise.all([

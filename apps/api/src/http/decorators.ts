@@ -1,5 +1,5 @@
-import { applyDecorators, SetMetadata } from '@nestjs/common';
-import { ApiBearerAuth, ApiExtension, ApiResponse, ApiSecurity } from '@nestjs/swagger';
+import { applyDecorators, SetMetadata, type Type } from '@nestjs/common';
+import { ApiBearerAuth, ApiExtension, ApiExtraModels, ApiResponse, ApiSecurity, getSchemaPath } from '@nestjs/swagger';
 import { ERROR_STATUS, PLAN_FEATURES, type ErrorCode, type PlanFeature, type Scope } from '#libs/core';
 
 export const AUTH_META = 'mr:auth';
@@ -60,4 +60,28 @@ export function Scopes(...scopes: Scope[]) {
 /** Refuses workspaces whose plan lacks a feature, with the feature's 402 code. */
 export function RequireFeature(feature: PlanFeature) {
   return applyDecorators(SetMetadata(FEATURE_META, feature), ApiErrors(PLAN_FEATURES[feature]));
+}
+
+/** Documents a success answer as the envelope {success, message, data: <dto>} (contract §1, convention 2). */
+export function ApiEnvelope(dto: Type, opts: { status?: number; isArray?: boolean; description?: string } = {}) {
+  const data = opts.isArray ? { type: 'array', items: { $ref: getSchemaPath(dto) } } : { $ref: getSchemaPath(dto) };
+  const properties: Record<string, object> = {
+    success: { type: 'boolean', enum: [true] },
+    message: { type: 'string' },
+    data,
+  };
+  if (opts.isArray) {
+    properties.pagination = {
+      type: 'object',
+      properties: { page: { type: 'integer' }, limit: { type: 'integer' }, total: { type: 'integer' }, totalPages: { type: 'integer' } },
+    };
+  }
+  return applyDecorators(
+    ApiExtraModels(dto),
+    ApiResponse({
+      status: opts.status ?? 200,
+      description: opts.description ?? 'Success',
+      schema: { type: 'object', required: ['success', 'message', 'data'], properties },
+    }),
+  );
 }

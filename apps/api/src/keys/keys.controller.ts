@@ -1,8 +1,8 @@
 import { Controller, Get } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiError, ok } from '#libs/core';
 import { KeysService } from '#libs/keys';
-import { Scopes } from '../http/decorators.js';
+import { ApiEnvelope, Scopes } from '../http/decorators.js';
 import { Principal, type KeyPrincipal } from '../http/principal.js';
 import { CurrentKeyDto } from './keys.dto.js';
 
@@ -14,7 +14,7 @@ export class KeysController {
   @Get('current')
   @Scopes()
   @ApiOperation({ summary: 'The calling API key and its workspace (any valid key)' })
-  @ApiOkResponse({ type: CurrentKeyDto })
+  @ApiEnvelope(CurrentKeyDto)
   async current(@Principal() principal: KeyPrincipal) {
     const key = await this.keys.findById(principal.workspaceId, principal.keyId);
     if (!key) throw new ApiError('INVALID_API_KEY', 'The API key is not valid');
