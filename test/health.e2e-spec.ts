@@ -1,3 +1,5 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer, type AddressInfo } from 'node:net';
 import { startApi, type TestApi } from './harness.js';
 
 describe('health and HTTP conventions (decisions.md "Envelope and errors", "Running it")', () => {
@@ -60,3 +62,38 @@ describe('health and HTTP conventions (decisions.md "Envelope and errors", "Runn
     expect(ui.headers['content-type']).toMatch(/html/);
   });
 });
+
+describe('readiness refuses a Redis that may evict queue data (issue: queue on Redis, noeviction)', () => {
+  let redis: ChildProcess;
+  let api: TestApi;
+  beforeAll(async () => {
+    const port = await freePort();
+    redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--maxmemory-policy', 'allkeys-lru'], { stdio: 'ignore' });
+    api = await startApi({ REDIS_URL: `redis://127.0.0.1:${port}` });
+  });
+  afterAll(async () => {
+    await api.close();
+    redis.kill();
+  });
+
+  it('answers 503 NOT_READY naming the eviction policy', async () => {
+    let res = await api.app.inject({ method: 'GET', url: '/api/health/ready' });
+    for (let i = 0; i < 20 && res.json().data?.redis?.detail?.includes('ECONNREFUSED'); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      res = await api.app.inject({ method: 'GET', url: '/api/health/ready' });
+    }
+    expect(res.statusCode).toBe(503);
+    expect(res.json()).toMatchObject({ success: false, code: 'NOT_READY' });
+    expect(res.json().data.redis).toEqual({ ok: false, detail: expect.stringContaining('allkeys-lru') });
+    expect(res.json().data.database.ok).toBe(true);
+  });
+});
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const srv = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
