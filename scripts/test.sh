@@ -15,4 +15,10 @@ start_postgres "$work"
 echo "redis: $REDIS_URL  postgres: $PG_URL" >&2
 npm run -s build
 export TEST_PG_URL="$PG_URL"
-node --experimental-vm-modules node_modules/jest/bin/jest.js --ci "$@"
+status=0
+node --experimental-vm-modules node_modules/jest/bin/jest.js --ci --json --outputFile="$work/jest.json" "$@" || status=$?
+# One plain closing line for CI readers: "tests: N passed, N failed".
+[ -f "$work/jest.json" ] && node -e '
+  const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+  console.log(`tests: ${r.numPassedTests} passed, ${r.numFailedTests} failed`);' "$work/jest.json"
+exit $status
