@@ -1,5 +1,7 @@
+import { CreditBalance, LedgerEntry } from '#libs/credits';
+import { OutboxEvent } from '#libs/events';
 import { ApiKey } from '#libs/keys';
 import { Workspace } from '#libs/workspaces';
 
 /** Every entity of the service; each feature lib owns its own. */
-export const ENTITIES = [Workspace, ApiKey] as const;
+export const ENTITIES = [Workspace, ApiKey, CreditBalance, LedgerEntry, OutboxEvent] as const;

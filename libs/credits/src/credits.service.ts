@@ -1,0 +1,256 @@
+import { raw, UniqueConstraintViolationException, type EntityManager, type MikroORM } from '@mikro-orm/core';
+import { ApiError, newId, PLANS, type KeyMode, type PlanCode } from '#libs/core';
+import { recordEvent } from '#libs/events';
+import { CREDIT_KINDS, CreditBalance, LedgerEntry, type CreditKind, type LedgerReason } from './entities.js';
+
+export interface CreditsSettings {
+  /** credits.low fires when available falls below this, once per crossing. */
+  lowThreshold: Record<CreditKind, number>;
+}
+
+export interface KindBalance {
+  granted: number;
+  topup: number;
+  available: number;
+  held: number;
+  used: number;
+}
+
+export interface BalanceView {
+  credits: Record<CreditKind, KindBalance>;
+  grants: { imageCredits: number; videoCredits: number };
+  periodEnd: string;
+  planCode: PlanCode;
+}
+
+export type HoldResult = { held: false; reason: 'test-mode' } | { held: true; entryId: string; amount: number; kind: CreditKind };
+
+const AVAILABLE = 'granted - grant_used + topup - held';
+
+function addMonth(d: Date): Date {
+  const next = new Date(d);
+  next.setUTCMonth(next.getUTCMonth() + 1);
+  return next;
+}
+
+function planGrant(plan: PlanCode, kind: CreditKind): number {
+  return kind === 'image' ? PLANS[plan].imageCreditsPerMonth : PLANS[plan].videoCreditsPerMonth;
+}
+
+function available(b: CreditBalance): number {
+  return b.granted - b.grantUsed + b.topup - b.held;
+}
+
+/**
+ * Credit balances, holds and the ledger. Every balance change and its ledger entry (and any
+ * credits.* event) commit in one transaction; hold/capture/release are idempotent per render.
+ */
+export class CreditsService {
+  constructor(
+    private readonly orm: MikroORM,
+    private readonly settings: CreditsSettings = { lowThreshold: { image: 10, video: 2 } },
+  ) {}
+
+  /** Creates both balances with the plan's grant for a period starting now (idempotent). */
+  async open(workspaceId: string, plan: PlanCode, now = new Date()): Promise<void> {
+    for (const kind of CREDIT_KINDS) {
+      try {
+        await this.orm.em.fork().transactional(async (em) => {
+          if (await em.findOne(CreditBalance, { workspaceId, kind })) return;
+          const granted = planGrant(plan, kind);
+          em.create(CreditBalance, {
+            id: `${workspaceId}:${kind}`, workspaceId, kind, granted, grantUsed: 0, topup: 0, held: 0,
+            lowNotified: false, periodStart: now, periodEnd: addMonth(now),
+          });
+          em.create(LedgerEntry, this.entry(workspaceId, kind, 'grant', granted, granted, granted));
+        });
+      } catch (err) {
+        if (!(err instanceof UniqueConstraintViolationException)) throw err;
+      }
+    }
+  }
+
+  /** The §2 credit balance, rolling the grant period first when it has ended. */
+  async balance(workspaceId: string, plan: PlanCode, now = new Date()): Promise<BalanceView> {
+    await this.open(workspaceId, plan, now);
+    const credits = {} as Record<CreditKind, KindBalance>;
+    let periodEnd = now;
+    for (const kind of CREDIT_KINDS) {
+      const b = await this.orm.em.fork().transactional((em) => this.current(em, workspaceId, kind, plan, now));
+      credits[kind] = { granted: b.granted, topup: b.topup, available: available(b), held: b.held, used: b.grantUsed };
+      periodEnd = b.periodEnd;
+    }
+    return {
+      credits,
+      grants: { imageCredits: planGrant(plan, 'image'), videoCredits: planGrant(plan, 'video') },
+      periodEnd: periodEnd.toISOString(),
+      planCode: plan,
+    };
+  }
+
+  /**
+   * Reserves `amount` credits for a render. Test mode never touches credits. A second call for the
+   * same render returns the first hold; 402 INSUFFICIENT_CREDITS when the amount does not fit.
+   */
+  async hold(input: { workspaceId: string; plan: PlanCode; kind: CreditKind; amount: number; renderId: string; mode: KeyMode }): Promise<HoldResult> {
+    if (input.mode === 'test') return { held: false, reason: 'test-mode' };
+    if (!Number.isInteger(input.amount) || input.amount <= 0) throw new Error('A hold needs a positive integer amount');
+    const { workspaceId, kind, amount, renderId } = input;
+    const existing = () => this.orm.em.fork().findOne(LedgerEntry, { renderId, kind, phase: 'hold' });
+    const prior = await existing();
+    if (prior) return { held: true, entryId: prior.id, amount: prior.credits, kind };
+    await this.open(workspaceId, input.plan);
+    try {
+      return await this.orm.em.fork().transactional(async (em) => {
+        await this.current(em, workspaceId, kind, input.plan, new Date());
+        // Claim the render's hold first: a concurrent duplicate waits on the unique index, then fails.
+        const entry = em.create(LedgerEntry, { ...this.entry(workspaceId, kind, 'hold', -amount, amount, 0), renderId, phase: 'hold' });
+        await em.flush();
+        const changed = await em.nativeUpdate(
+          CreditBalance,
+          { workspaceId, kind, [raw(AVAILABLE)]: { $gte: amount } },
+          { held: raw('held + ?', [amount]) },
+        );
+        if (changed === 0) {
+          const b = await em.findOneOrFail(CreditBalance, { workspaceId, kind }, { refresh: true });
+          throw new ApiError('INSUFFICIENT_CREDITS', `This render needs ${amount} ${kind} credit${amount === 1 ? '' : 's'}; ${available(b)} available`);
+        }
+        entry.balanceAfter = await this.after(em, workspaceId, kind, -amount);
+        await em.flush();
+        return { held: true as const, entryId: entry.id, amount, kind };
+      });
+    } catch (err) {
+      if (!(err instanceof UniqueConstraintViolationException)) throw err;
+      const winner = await existing();
+      if (!winner) throw err;
+      return { held: true, entryId: winner.id, amount: winner.credits, kind };
+    }
+  }
+
+  /** Spends a render's held credits (output stored). Idempotent; no-op when nothing is held or it was settled. */
+  capture(renderId: string): Promise<LedgerEntry | null> {
+    return this.settle(renderId, 'capture');
+  }
+
+  /** Returns a render's held credits (failure, cancellation, lost render). Idempotent. */
+  release(renderId: string): Promise<LedgerEntry | null> {
+    return this.settle(renderId, 'release');
+  }
+
+  private async settle(renderId: string, reason: 'capture' | 'release'): Promise<LedgerEntry | null> {
+    const holds = await this.orm.em.fork().find(LedgerEntry, { renderId, phase: 'hold' });
+    let last: LedgerEntry | null = null;
+    for (const hold of holds) {
+      const kind = hold.kind;
+      const n = hold.credits;
+      try {
+        last = await this.orm.em.fork().transactional(async (em) => {
+          if (await em.findOne(LedgerEntry, { renderId, kind, phase: 'settle' })) return null;
+          const delta = reason === 'capture' ? 0 : n;
+          // Claim the settlement first: a concurrent capture/release waits on the unique index, then fails.
+          const entry = em.create(LedgerEntry, { ...this.entry(hold.workspaceId, kind, reason, delta, n, 0), renderId, phase: 'settle' });
+          await em.flush();
+          const fits = `granted - grant_used >= ${n}`;
+          const changed = await em.nativeUpdate(
+            CreditBalance,
+            { workspaceId: hold.workspaceId, kind, held: { $gte: n } },
+            reason === 'capture'
+              ? {
+                  held: raw('held - ?', [n]),
+                  grantUsed: raw(`case when ${fits} then grant_used + ? else granted end`, [n]),
+                  topup: raw(`case when ${fits} then topup else topup - (? - (granted - grant_used)) end`, [n]),
+                }
+              : { held: raw('held - ?', [n]) },
+          );
+          if (changed === 0) throw new Error(`Balance of ${hold.workspaceId}/${kind} holds less than render ${renderId}'s ${n}`);
+          entry.balanceAfter = await this.after(em, hold.workspaceId, kind, delta);
+          await em.flush();
+          return entry;
+        });
+      } catch (err) {
+        if (!(err instanceof UniqueConstraintViolationException)) throw err;
+      }
+    }
+    return last;
+  }
+
+  /** Adds credits that outlive the period (operator grants, purchases). */
+  async topup(workspaceId: string, plan: PlanCode, kind: CreditKind, amount: number, reason: LedgerReason = 'topup'): Promise<void> {
+    if (!Number.isInteger(amount) || amount <= 0) throw new ApiError('INVALID_REQUEST', `${kind} credits must be a positive integer`);
+    await this.open(workspaceId, plan);
+    await this.orm.em.fork().transactional(async (em) => {
+      await em.nativeUpdate(CreditBalance, { workspaceId, kind }, { topup: raw('topup + ?', [amount]) });
+      const after = await this.after(em, workspaceId, kind, amount);
+      em.create(LedgerEntry, this.entry(workspaceId, kind, reason, amount, amount, after));
+      await em.flush();
+    });
+  }
+
+  /**
+   * Releases holds that were never settled and are older than `maxAgeMs` (their render was lost).
+   * `isSettled` lets the renders module release holds of renders it knows have finished.
+   */
+  async sweep(maxAgeMs: number, now = new Date(), isSettled?: (renderIds: string[]) => Promise<Set<string>>): Promise<string[]> {
+    const em = this.orm.em.fork();
+    const holds = await em.find(LedgerEntry, { phase: 'hold' }, { orderBy: { id: 'asc' }, limit: 1000 });
+    if (holds.length === 0) return [];
+    const ids = holds.map((h) => h.renderId as string);
+    const settled = new Set((await em.find(LedgerEntry, { renderId: { $in: ids }, phase: 'settle' }, { fields: ['renderId'] })).map((e) => e.renderId));
+    const finished = isSettled ? await isSettled(ids.filter((id) => !settled.has(id))) : new Set<string>();
+    const released: string[] = [];
+    for (const h of holds) {
+      const id = h.renderId as string;
+      if (settled.has(id)) continue;
+      if (finished.has(id) || now.getTime() - h.createdAt.getTime() > maxAgeMs) {
+        if (await this.release(id)) released.push(id);
+      }
+    }
+    return released;
+  }
+
+  /** Balance row for a kind, rolling its period forward (with a grant entry) when it has ended. */
+  private async current(em: EntityManager, workspaceId: string, kind: CreditKind, plan: PlanCode, now: Date): Promise<CreditBalance> {
+    const b = await em.findOneOrFail(CreditBalance, { workspaceId, kind }, { refresh: true });
+    if (now < b.periodEnd) return b;
+    let start = b.periodEnd;
+    let end = addMonth(start);
+    while (end <= now) {
+      start = end;
+      end = addMonth(start);
+    }
+    const grant = planGrant(plan, kind);
+    const delta = grant - (b.granted - b.grantUsed);
+    const changed = await em.nativeUpdate(
+      CreditBalance,
+      { workspaceId, kind, periodEnd: b.periodEnd },
+      { granted: grant, grantUsed: 0, periodStart: start, periodEnd: end },
+    );
+    if (changed === 1) {
+      const after = await this.after(em, workspaceId, kind, delta);
+      em.create(LedgerEntry, this.entry(workspaceId, kind, 'grant', delta, grant, after));
+      await em.flush();
+    }
+    return em.findOneOrFail(CreditBalance, { workspaceId, kind }, { refresh: true });
+  }
+
+  /** Reads the balance after a change and writes credits.low / credits.exhausted on a crossing. */
+  private async after(em: EntityManager, workspaceId: string, kind: CreditKind, delta: number): Promise<number> {
+    const b = await em.findOneOrFail(CreditBalance, { workspaceId, kind }, { refresh: true });
+    const now = available(b);
+    const before = now - delta;
+    const threshold = this.settings.lowThreshold[kind];
+    if (now < threshold && !b.lowNotified) {
+      if ((await em.nativeUpdate(CreditBalance, { id: b.id, lowNotified: false }, { lowNotified: true })) === 1) {
+        recordEvent(em, workspaceId, 'credits.low', { kind, available: now, threshold });
+      }
+    } else if (now >= threshold && b.lowNotified) {
+      await em.nativeUpdate(CreditBalance, { id: b.id }, { lowNotified: false });
+    }
+    if (now <= 0 && before > 0) recordEvent(em, workspaceId, 'credits.exhausted', { kind, available: now, threshold });
+    return now;
+  }
+
+  private entry(workspaceId: string, kind: CreditKind, reason: LedgerReason, amount: number, credits: number, balanceAfter: number) {
+    return { id: newId('ledger'), workspaceId, kind, reason, amount, credits, renderId: null, phase: null, balanceAfter };
+  }
+}

@@ -1,0 +1,2 @@
+export * from './credits.service.js';
+export * from './entities.js';

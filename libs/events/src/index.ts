@@ -1,0 +1,2 @@
+export * from './outbox-event.entity.js';
+export * from './outbox.js';

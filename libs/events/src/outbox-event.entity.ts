@@ -1,0 +1,19 @@
+import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+
+/**
+ * The events outbox: each module writes its events here in the same transaction as the change
+ * that caused them; the webhook dispatcher delivers them and stamps `dispatchedAt`.
+ */
+export const OutboxEvent = defineEntity({
+  name: 'OutboxEvent',
+  tableName: 'outbox_event',
+  properties: {
+    id: p.string().primary().length(32),
+    workspaceId: p.string().length(32).index(),
+    type: p.string().length(40),
+    data: p.json<Record<string, unknown>>(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    dispatchedAt: p.datetime().nullable().index(),
+  },
+});
+export type OutboxEvent = InferEntity<typeof OutboxEvent>;
