@@ -76,9 +76,15 @@ describe('API keys: authentication in the §7 order', () => {
     }
   });
 
-  it('401 INVALID_API_KEY for unknown, malformed and session-looking credentials', async () => {
+  it('401 NO_API_KEY, naming the mistake, when a session token is sent to a key route', async () => {
+    const res = await get(api.app, '/v1/keys/current', { authorization: 'Bearer eyJhbGciOi.x.y' });
+    expect(res.statusCode).toBe(401);
+    expect(res.json()).toMatchObject({ code: 'NO_API_KEY', message: expect.stringContaining('session token') });
+  });
+
+  it('401 INVALID_API_KEY for unknown and malformed keys', async () => {
     const unknown = `pk_live_${'A'.repeat(33)}`;
-    for (const headers of <Record<string, string>[]>[{ 'x-api-key': unknown }, { 'x-api-key': 'pk_live_short' }, { 'x-api-key': 'hello' }, { authorization: 'Bearer eyJhbGciOi.x.y' }]) {
+    for (const headers of <Record<string, string>[]>[{ 'x-api-key': unknown }, { 'x-api-key': 'pk_live_short' }, { 'x-api-key': 'hello' }]) {
       const res = await get(api.app, '/v1/keys/current', headers);
       expect(res.statusCode).toBe(401);
       expect(res.json().code).toBe('INVALID_API_KEY');

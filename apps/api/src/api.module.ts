@@ -1,11 +1,14 @@
 import { Module, type DynamicModule, type Type } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import type { AppConfig } from '#libs/core';
+import { AuthModule } from './auth/auth.module.js';
+import { CreditsModule } from './credits/credits.module.js';
 import { HealthModule } from './health/health.module.js';
 import { AuthGuard } from './http/auth.guard.js';
 import { ApiExceptionFilter } from './http/exception.filter.js';
 import { InfraModule } from './infra/infra.module.js';
 import { KeysModule } from './keys/keys.module.js';
+import { OrganizationModule } from './organization/organization.module.js';
 
 @Module({})
 export class ApiModule {
@@ -13,7 +16,7 @@ export class ApiModule {
   static forRoot(config: AppConfig, extraModules: Type[] = []): DynamicModule {
     return {
       module: ApiModule,
-      imports: [InfraModule.forRoot(config), HealthModule, KeysModule, ...extraModules],
+      imports: [InfraModule.forRoot(config), HealthModule, KeysModule, AuthModule, CreditsModule, OrganizationModule, ...extraModules],
       providers: [
         { provide: APP_GUARD, useClass: AuthGuard },
         { provide: APP_FILTER, useClass: ApiExceptionFilter },

@@ -1,4 +1,7 @@
-import { ApiError, type AppConfig, type KeyMode } from '#libs/core';
+import type { MikroORM } from '@mikro-orm/core';
+import { DevMessage, ROLES, type AuthService, type Role } from '#libs/auth';
+import { ApiError, type AppConfig, type KeyMode, type PlanCode } from '#libs/core';
+import type { CreditsService } from '#libs/credits';
 import type { KeysService } from '#libs/keys';
 import type { WorkspacesService } from '#libs/workspaces';
 
@@ -6,6 +9,9 @@ export interface CommandContext {
   config: AppConfig;
   workspaces: WorkspacesService;
   keys: KeysService;
+  auth: AuthService;
+  credits: CreditsService;
+  orm: MikroORM;
 }
 
 type Flags = Record<string, string>;
@@ -46,6 +52,17 @@ function mode(value: string | undefined): KeyMode {
   throw new ApiError('INVALID_REQUEST', `--mode must be live or test (got "${value}")`);
 }
 
+function credits(value: string | undefined, flag: string): number {
+  if (value === undefined) return 0;
+  if (!/^\d{1,9}$/.test(value)) throw new ApiError('INVALID_REQUEST', `--${flag} must be a whole number of credits (got "${value}")`);
+  return Number(value);
+}
+
+async function grant(ctx: CommandContext, workspaceId: string, plan: PlanCode, image: number, video: number): Promise<void> {
+  if (image > 0) await ctx.credits.topup(workspaceId, plan, 'image', image);
+  if (video > 0) await ctx.credits.topup(workspaceId, plan, 'video', video);
+}
+
 function date(value: string | undefined): Date | null {
   if (value === undefined) return null;
   const d = new Date(value);
@@ -57,9 +74,14 @@ function date(value: string | undefined): Date | null {
 
 export const COMMANDS: Record<string, Command> = {
   'workspace:create': {
-    flags: ['name!', 'plan'],
-    async run(f, { workspaces, keys }) {
+    flags: ['name!', 'plan', 'image-credits', 'video-credits'],
+    async run(f, ctx) {
+      const { workspaces, keys } = ctx;
+      const image = credits(f['image-credits'], 'image-credits');
+      const video = credits(f['video-credits'], 'video-credits');
       const { workspace, callbackSecret } = await workspaces.create({ name: f.name, plan: f.plan });
+      await ctx.credits.open(workspace.id, workspace.plan as PlanCode);
+      await grant(ctx, workspace.id, workspace.plan as PlanCode, image, video);
       const live = await keys.create({ workspaceId: workspace.id, mode: 'live', name: 'default live key' });
       const test = await keys.create({ workspaceId: workspace.id, mode: 'test', name: 'default test key' });
       return { workspaceId: workspace.id, liveKey: live.key, testKey: test.key, callbackSecret };
@@ -98,6 +120,37 @@ export const COMMANDS: Record<string, Command> = {
         name: f.name ?? null,
       });
       return { id: created.id, key: created.key };
+    },
+  },
+  'credits:grant': {
+    flags: ['workspace!', 'image', 'video'],
+    async run(f, ctx) {
+      const ws = await ctx.workspaces.get(f.workspace);
+      const image = credits(f.image, 'image');
+      const video = credits(f.video, 'video');
+      if (image + video === 0) throw new ApiError('INVALID_REQUEST', 'Give --image and/or --video credits');
+      await grant(ctx, ws.id, ws.plan as PlanCode, image, video);
+      return ctx.credits.balance(ws.id, ws.plan as PlanCode);
+    },
+  },
+  'user:create': {
+    flags: ['phone!', 'workspace!', 'role', 'name'],
+    async run(f, { auth }) {
+      const role = (f.role ?? 'member') as Role;
+      if (!ROLES.includes(role)) throw new ApiError('INVALID_REQUEST', `--role must be ${ROLES.join(' or ')}`);
+      const user = await auth.addUser(f.phone, f.workspace, role, f.name);
+      return { userId: user.id };
+    },
+  },
+  'otp:last': {
+    flags: ['phone!'],
+    async run(f, { auth, config, orm }) {
+      if (config.env === 'production') throw new ApiError('INVALID_REQUEST', 'otp:last reads the development outbox; it is off in production');
+      const phone = auth.phone(f.phone);
+      const msg = await orm.em.fork().findOne(DevMessage, { recipient: phone }, { orderBy: { createdAt: 'desc', id: 'desc' } });
+      const code = msg && /\b(\d{6})\b/.exec(msg.body)?.[1];
+      if (!code) throw new ApiError('NOT_FOUND', `No sign-in code was sent to ${phone}`);
+      return { phone, code };
     },
   },
   'key:revoke': {

@@ -3,7 +3,9 @@
  * Prints exactly one JSON object on stdout and exits 0, or `{ "error": { code, message } }` and exits 1.
  */
 import 'reflect-metadata';
+import { AuthService, OutboxSmsSender } from '#libs/auth';
 import { ApiError, ConfigError, loadConfig } from '#libs/core';
+import { CreditsService } from '#libs/credits';
 import { openDatabase } from '#libs/db';
 import { KeysService } from '#libs/keys';
 import { createRedis, RedisKeys } from '#libs/redis';
@@ -25,6 +27,9 @@ async function run(argv: string[]): Promise<unknown> {
     config,
     workspaces: new WorkspacesService(orm, redis, redisKeys, config),
     keys: new KeysService(orm, redis, redisKeys, config),
+    auth: new AuthService(orm, redis, redisKeys, config, new OutboxSmsSender(orm)),
+    credits: new CreditsService(orm, { lowThreshold: config.creditsLowThreshold }),
+    orm,
   };
   try {
     return await command.run(flags, ctx);

@@ -28,7 +28,16 @@ export interface AppConfig {
   workerConcurrency: number;
   /** Operator setting: multiplies every plan's per-minute rate (self-hosters with bigger machines; benchmarks). */
   rateLimitMultiplier: number;
+  sms: SmsConfig;
+  /** credits.low fires when available falls below these. */
+  creditsLowThreshold: { image: number; video: number };
+  /** A render older than this whose hold was never settled is treated as lost. */
+  maxRenderAgeSec: number;
 }
+
+export type SmsConfig =
+  | { provider: 'outbox' }
+  | { provider: 'twilio'; accountSid: string; authToken: string; from: string; baseUrl: string };
 
 export class ConfigError extends Error {
   constructor(readonly variable: string, problem: string) {
@@ -114,6 +123,19 @@ function withLocalEnv(env: Env): Env {
   return { ...local, ...env };
 }
 
+function sms(env: Env): SmsConfig {
+  const provider = oneOf(env, 'SMS_PROVIDER', ['outbox', 'twilio'] as const, 'outbox');
+  if (provider === 'outbox') return { provider };
+  const need = (name: string) => {
+    const v = env[name];
+    if (!v) throw new ConfigError(name, 'is required when SMS_PROVIDER=twilio');
+    return v;
+  };
+  const baseUrl = env.TWILIO_API_BASE || 'https://api.twilio.com';
+  if (!/^https?:\/\//.test(baseUrl)) throw new ConfigError('TWILIO_API_BASE', 'must be an http(s) URL');
+  return { provider, accountSid: need('TWILIO_ACCOUNT_SID'), authToken: need('TWILIO_AUTH_TOKEN'), from: need('TWILIO_FROM'), baseUrl };
+}
+
 /** Reads and validates the whole configuration once; throws ConfigError naming the variable. */
 export function loadConfig(rawEnv: Env = process.env): AppConfig {
   const env = withLocalEnv(rawEnv);
@@ -148,5 +170,11 @@ export function loadConfig(rawEnv: Env = process.env): AppConfig {
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, appEnv === 'production' ? 'info' : 'warn'),
     workerConcurrency: integer(env, 'WORKER_CONCURRENCY', 2, 1, 64),
     rateLimitMultiplier: integer(env, 'RATE_LIMIT_MULTIPLIER', 1, 1, 1_000_000),
+    sms: sms(env),
+    creditsLowThreshold: {
+      image: integer(env, 'CREDITS_LOW_IMAGE', 10, 0, 1_000_000_000),
+      video: integer(env, 'CREDITS_LOW_VIDEO', 2, 0, 1_000_000_000),
+    },
+    maxRenderAgeSec: integer(env, 'MAX_RENDER_AGE_SEC', 6 * 3600, 60, 30 * 86_400),
   };
 }

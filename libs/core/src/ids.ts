@@ -14,6 +14,11 @@ export const ID_PREFIXES = {
   user: 'usr',
   ledger: 'led',
   request: 'req',
+  otp: 'otp',
+  refreshToken: 'rtk',
+  sessionFamily: 'fam',
+  message: 'msg',
+  membership: 'mbr',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

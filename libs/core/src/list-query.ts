@@ -21,6 +21,8 @@ export interface ListSpec<S extends string = string> {
   dates?: readonly string[];
   booleans?: readonly string[];
   search?: { maxLength: number };
+  /** Cursor list (§1.6): `pageToken` instead of page, sort and order. */
+  cursor?: boolean;
 }
 
 export interface ListQuery<S extends string = string> {
@@ -33,6 +35,7 @@ export interface ListQuery<S extends string = string> {
   dates: Record<string, { from?: Date; to?: Date }>;
   booleans: Record<string, boolean>;
   search?: string;
+  pageToken?: string;
 }
 
 export const MAX_LIST_OFFSET = 100_000;
@@ -77,7 +80,7 @@ export function parseListQuery<S extends string>(spec: ListSpec<S>, query: Recor
   const dates = spec.dates ?? [];
   const booleans = spec.booleans ?? [];
   const allowedKeys = new Set<string>([
-    ...PAGE_KEYS,
+    ...(spec.cursor ? ['limit', 'pageToken'] : PAGE_KEYS),
     ...Object.keys(sets),
     ...dates.flatMap((d) => [`${d}From`, `${d}To`]),
     ...booleans,
@@ -120,6 +123,8 @@ export function parseListQuery<S extends string>(spec: ListSpec<S>, query: Recor
     } else if (key === 'order') {
       if (raw === 'asc' || raw === 'desc') out.order = raw;
       else fail(key, `Unknown order "${raw}". Allowed: asc, desc`);
+    } else if (key === 'pageToken') {
+      if (raw) out.pageToken = raw;
     } else if (key === 'search') {
       const max = spec.search?.maxLength ?? 128;
       if (raw.length > max) fail(key, `search may hold at most ${max} characters`);

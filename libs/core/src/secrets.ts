@@ -1,7 +1,7 @@
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** Purpose-bound keys derived from the master secret (HKDF-SHA256), so one leak does not open the rest. */
-export type KeyPurpose = 'api-key-hash' | 'cursor' | 'encryption' | 'refresh-token' | 'otp';
+export type KeyPurpose = 'api-key-hash' | 'cursor' | 'encryption' | 'refresh-token' | 'otp' | 'session-jwt';
 
 export function deriveKey(master: Buffer, purpose: KeyPurpose): Buffer {
   return Buffer.from(hkdfSync('sha256', master, Buffer.alloc(0), `media-render:${purpose}`, 32));

@@ -1,4 +1,4 @@
-import { raw, UniqueConstraintViolationException, type EntityManager, type MikroORM } from '@mikro-orm/core';
+import { raw, UniqueConstraintViolationException, type EntityManager, type FilterQuery, type MikroORM } from '@mikro-orm/core';
 import { ApiError, newId, PLANS, type KeyMode, type PlanCode } from '#libs/core';
 import { recordEvent } from '#libs/events';
 import { CREDIT_KINDS, CreditBalance, LedgerEntry, type CreditKind, type LedgerReason } from './entities.js';
@@ -172,6 +172,20 @@ export class CreditsService {
       }
     }
     return last;
+  }
+
+  /** The ledger, newest first, after `beforeId` (cursor), with optional filters. */
+  async history(
+    workspaceId: string,
+    q: { limit: number; kinds?: string[]; reasons?: string[]; from?: Date; to?: Date; beforeId?: string },
+  ): Promise<{ rows: LedgerEntry[]; more: boolean }> {
+    const where: FilterQuery<LedgerEntry> = { workspaceId };
+    if (q.kinds) where.kind = { $in: q.kinds as CreditKind[] };
+    if (q.reasons) where.reason = { $in: q.reasons as LedgerReason[] };
+    if (q.from || q.to) where.createdAt = { ...(q.from ? { $gte: q.from } : {}), ...(q.to ? { $lte: q.to } : {}) };
+    if (q.beforeId) where.id = { $lt: q.beforeId };
+    const rows = await this.orm.em.fork().find(LedgerEntry, where, { orderBy: { id: 'desc' }, limit: q.limit + 1 });
+    return { rows: rows.slice(0, q.limit), more: rows.length > q.limit };
   }
 
   /** Adds credits that outlive the period (operator grants, purchases). */

@@ -1,8 +1,8 @@
-import type { MikroORM } from '@mikro-orm/core';
+import type { FilterQuery, MikroORM } from '@mikro-orm/core';
 import type { Redis } from 'ioredis';
 import {
-  ApiError, deriveKey, hmacHex, isScope, newId, parseCidrList, PLANS, SCOPES,
-  type AppConfig, type KeyMode, type PlanCode, type Scope,
+  ApiError, deriveKey, hmacHex, isScope, newId, orderBy, parseCidrList, PLANS, SCOPES,
+  type AppConfig, type KeyMode, type ListQuery, type PlanCode, type Scope,
 } from '#libs/core';
 import { bumpAuthVersion, type RedisKeys } from '#libs/redis';
 import { Workspace } from '#libs/workspaces';
@@ -94,13 +94,31 @@ export class KeysService {
   async revoke(keyId: string, workspaceId?: string): Promise<ApiKey> {
     const em = this.orm.em.fork();
     const row = await em.findOne(ApiKey, workspaceId ? { id: keyId, workspaceId } : { id: keyId });
-    if (!row) throw new ApiError('NOT_FOUND', `API key ${keyId} does not exist`);
+    if (!row) throw new ApiError('API_KEY_NOT_FOUND', `API key ${keyId} does not exist`);
     if (!row.revokedAt) {
       row.revokedAt = new Date();
       await em.flush();
     }
     await bumpAuthVersion(this.redis, this.redisKeys, row.workspaceId);
     return row;
+  }
+
+  /** A workspace's keys, newest first by default (dashboard). */
+  async list(workspaceId: string, query: ListQuery<'createdAt' | 'name'>): Promise<{ rows: ApiKey[]; total: number }> {
+    const where: FilterQuery<ApiKey> = { workspaceId };
+    if (query.sets.mode) where.mode = { $in: query.sets.mode as KeyMode[] };
+    if (query.sets.status) {
+      const now = new Date();
+      const conds: FilterQuery<ApiKey>[] = [];
+      if (query.sets.status.includes('active')) conds.push({ revokedAt: null, $or: [{ expiresAt: null }, { expiresAt: { $gt: now } }] });
+      if (query.sets.status.includes('revoked')) conds.push({ revokedAt: { $ne: null } });
+      if (query.sets.status.includes('expired')) conds.push({ revokedAt: null, expiresAt: { $lte: now } });
+      where.$or = conds;
+    }
+    const [rows, total] = await this.orm.em.fork().findAndCount(ApiKey, where, {
+      orderBy: orderBy(query) as never, limit: query.limit, offset: query.offset,
+    });
+    return { rows, total };
   }
 
   async findById(workspaceId: string, keyId: string): Promise<ApiKey | null> {

@@ -25,6 +25,15 @@ export class RedisKeys {
     return `${this.prefix}:{ws:${workspaceId}}:rate:${mode}:${windowStart}`;
   }
 
+  /** The user's session epoch (sign-out bumps it); mirrors app_user.session_epoch. */
+  sessionEpoch(userId: string): string {
+    return `${this.prefix}:{user:${userId}}:sesv`;
+  }
+
+  otpSends(kind: 'phone' | 'ip', value: string): string {
+    return `${this.prefix}:otp:${kind}:${value}`;
+  }
+
   monthlyRequests(workspaceId: string, month: string): string {
     return `${this.prefix}:{ws:${workspaceId}}:req:${month}`;
   }

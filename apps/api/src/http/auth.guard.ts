@@ -2,6 +2,8 @@ import { Inject, Injectable, type CanActivate, type ExecutionContext } from '@ne
 import { Reflector } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, clientAddress, ipAllowed, PLAN_FEATURES, type AppConfig, type PlanFeature } from '#libs/core';
+import { AuthService } from '#libs/auth';
+import { isId, PLANS, type PlanCode } from '#libs/core';
 import { KeyAuthenticator, keyMode, looksLikeApiKey, RequestMeter, type CachedKey } from '#libs/keys';
 import { APP_CONFIG } from '../infra/tokens.js';
 import { AUTH_META, FEATURE_META, type RouteAuth } from './decorators.js';
@@ -20,6 +22,7 @@ export class AuthGuard implements CanActivate {
     private readonly reflector: Reflector,
     private readonly authenticator: KeyAuthenticator,
     private readonly meter: RequestMeter,
+    private readonly sessions: AuthService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -31,6 +34,10 @@ export class AuthGuard implements CanActivate {
     const http = ctx.switchToHttp();
     const req = http.getRequest<FastifyRequest>();
     const reply = http.getResponse<FastifyReply>();
+    if (auth.kind === 'session') {
+      await this.authenticateSession(req, auth);
+      return true;
+    }
     const entry = await this.authenticate(req, reply, auth);
     req.principal = {
       kind: 'key', keyId: entry.keyId, workspaceId: entry.workspaceId, mode: entry.mode, plan: entry.plan, scopes: entry.scopes,
@@ -50,9 +57,37 @@ export class AuthGuard implements CanActivate {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(authz);
     if (!m) return null;
     if (!looksLikeApiKey(m[1])) {
-      throw new ApiError('INVALID_API_KEY', 'This endpoint takes an API key (pk_live_… or pk_test_…); a session token was sent');
+      throw new ApiError('NO_API_KEY', 'This endpoint takes an API key (pk_live_… or pk_test_…); a session token was sent');
     }
     return m[1];
+  }
+
+  /**
+   * Session routes: Authorization: Bearer <session token>, then X-Service-Org membership.
+   * An API key here is refused (SESSION_REQUIRED), as is a session token on a key route (NO_API_KEY).
+   */
+  private async authenticateSession(req: FastifyRequest, auth: Extract<RouteAuth, { kind: 'session' }>): Promise<void> {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
+    if (!m) {
+      throw new ApiError('SESSION_REQUIRED', req.headers['x-api-key']
+        ? 'This endpoint takes a dashboard session token; an API key was sent'
+        : 'Send a session token in Authorization: Bearer');
+    }
+    if (looksLikeApiKey(m[1])) throw new ApiError('SESSION_REQUIRED', 'This endpoint takes a dashboard session token; an API key was sent');
+    const userId = await this.sessions.authenticate(m[1]);
+    if (!auth.workspace) {
+      req.session = { kind: 'session', userId, workspaceId: '', role: 'member', plan: PLANS.free };
+      return;
+    }
+    const org = req.headers['x-service-org'];
+    if (typeof org !== 'string' || !org) {
+      throw new ApiError('INVALID_REQUEST', 'Send the workspace id in the X-Service-Org header', { errors: { 'headers.x-service-org': ['Required'] } });
+    }
+    if (!isId('workspace', org)) throw new ApiError('NOT_A_MEMBER', 'You are not a member of this workspace');
+    const member = await this.sessions.member(userId, org);
+    if (member.workspace.suspendedAt) throw new ApiError('ORG_SUSPENDED', 'The workspace is suspended');
+    if (auth.role === 'owner' && member.role !== 'owner') throw new ApiError('ROLE_REQUIRED', 'Only an owner of the workspace may do this');
+    req.session = { kind: 'session', userId, workspaceId: org, role: member.role, plan: PLANS[member.workspace.plan as PlanCode] ?? PLANS.free };
   }
 
   /** The first failing check in contract order, or null. */

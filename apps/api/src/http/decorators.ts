@@ -7,7 +7,10 @@ export const FEATURE_META = 'mr:feature';
 const ERRORS_META = 'mr:errors';
 
 /** How a route authenticates; every route declares one (a test walks them all). */
-export type RouteAuth = { kind: 'public' } | { kind: 'key'; scopes: readonly Scope[] };
+export type RouteAuth =
+  | { kind: 'public' }
+  | { kind: 'key'; scopes: readonly Scope[] }
+  | { kind: 'session'; role?: 'owner'; workspace: boolean };
 
 /** The §7 auth failures of a key route, in the order they are checked, plus the meter's refusals. */
 export const KEY_AUTH_ERRORS: readonly ErrorCode[] = [
@@ -54,6 +57,24 @@ export function Scopes(...scopes: Scope[]) {
     ApiBearerAuth('bearerKey'),
     ApiExtension('x-required-scopes', scopes),
     ApiErrors(...KEY_AUTH_ERRORS),
+  );
+}
+
+/** The failures of a session route, in the order they are checked. */
+export const SESSION_AUTH_ERRORS: readonly ErrorCode[] = [
+  'SESSION_REQUIRED', 'TOKEN_EXPIRED', 'INVALID_TOKEN', 'INVALID_REQUEST', 'NOT_A_MEMBER', 'ORG_SUSPENDED',
+];
+
+/**
+ * A dashboard route: a session token (Authorization: Bearer) and, unless `workspace: false`,
+ * the workspace in X-Service-Org, of which the user must be a member (an owner when `role` says so).
+ */
+export function Session(opts: { role?: 'owner'; workspace?: boolean } = {}) {
+  const workspace = opts.workspace ?? true;
+  return applyDecorators(
+    SetMetadata(AUTH_META, { kind: 'session', role: opts.role, workspace } satisfies RouteAuth),
+    ApiSecurity(workspace ? { session: [], org: [] } : { session: [] }),
+    ApiErrors(...SESSION_AUTH_ERRORS.filter((c) => workspace || !['NOT_A_MEMBER', 'ORG_SUSPENDED'].includes(c)), ...(opts.role ? (['ROLE_REQUIRED'] as const) : [])),
   );
 }
 

@@ -12,9 +12,19 @@ export interface KeyPrincipal {
   scopes: ReadonlySet<string>;
 }
 
+/** Who is calling on a session route: the user, and the workspace named by X-Service-Org. */
+export interface SessionPrincipal {
+  kind: 'session';
+  userId: string;
+  workspaceId: string;
+  role: 'owner' | 'member';
+  plan: Plan;
+}
+
 declare module 'fastify' {
   interface FastifyRequest {
     principal?: KeyPrincipal;
+    session?: SessionPrincipal;
   }
 }
 
@@ -23,4 +33,11 @@ export const Principal = createParamDecorator((_: unknown, ctx: ExecutionContext
   const principal = ctx.switchToHttp().getRequest<FastifyRequest>().principal;
   if (!principal) throw new ApiError('INTERNAL_ERROR', 'Route reads a principal but declares no key authentication');
   return principal;
+});
+
+/** Injects the session principal of a @Session() route. */
+export const SessionUser = createParamDecorator((_: unknown, ctx: ExecutionContext): SessionPrincipal => {
+  const session = ctx.switchToHttp().getRequest<FastifyRequest>().session;
+  if (!session) throw new ApiError('INTERNAL_ERROR', 'Route reads a session but declares no session authentication');
+  return session;
 });

@@ -1,11 +1,21 @@
 import { Global, Inject, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
 import type { Redis } from 'ioredis';
+import { AuthService, FanoutSmsSender, OutboxSmsSender, TwilioSmsSender, type SmsSender } from '#libs/auth';
 import { CursorCodec, deriveKey, type AppConfig } from '#libs/core';
+import { CreditsService } from '#libs/credits';
 import { openDatabase, type Orm } from '#libs/db';
 import { KeyAuthenticator, KeysService, RequestMeter } from '#libs/keys';
 import { createRedis, RedisKeys } from '#libs/redis';
 import { WorkspacesService } from '#libs/workspaces';
 import { APP_CONFIG, ORM, REDIS } from './tokens.js';
+
+/** The configured SMS adapter; outside production every message also lands in the development outbox. */
+function smsSender(config: AppConfig, orm: Orm): SmsSender {
+  const outbox = new OutboxSmsSender(orm);
+  if (config.sms.provider === 'outbox') return outbox;
+  const twilio = new TwilioSmsSender(config.sms);
+  return config.env === 'production' ? twilio : new FanoutSmsSender([twilio, outbox]);
+}
 
 /**
  * The process-wide pieces every feature module uses: configuration, database, Redis and the
@@ -38,9 +48,17 @@ export class InfraModule implements OnApplicationShutdown {
           inject: [ORM, REDIS, RedisKeys, KeysService],
           useFactory: (orm: Orm, redis: Redis, keys: RedisKeys, svc: KeysService) => new KeyAuthenticator(orm, redis, keys, svc),
         },
+        {
+          provide: AuthService,
+          inject: [ORM, REDIS, RedisKeys],
+          useFactory: (orm: Orm, redis: Redis, keys: RedisKeys) => new AuthService(orm, redis, keys, config, smsSender(config, orm)),
+        },
+        { provide: CreditsService, inject: [ORM], useFactory: (orm: Orm) => new CreditsService(orm, { lowThreshold: config.creditsLowThreshold }) },
         { provide: RequestMeter, inject: [REDIS, RedisKeys], useFactory: (redis: Redis, keys: RedisKeys) => new RequestMeter(redis, keys, config.rateLimitMultiplier) },
       ],
-      exports: [APP_CONFIG, ORM, REDIS, RedisKeys, CursorCodec, KeysService, WorkspacesService, KeyAuthenticator, RequestMeter],
+      exports: [
+        APP_CONFIG, ORM, REDIS, RedisKeys, CursorCodec, KeysService, WorkspacesService, KeyAuthenticator, RequestMeter, AuthService, CreditsService,
+      ],
     };
   }
 

@@ -1,0 +1,69 @@
+import { Body, Controller, HttpCode, Inject, Post, Req } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { FastifyRequest } from 'fastify';
+import { AuthService } from '#libs/auth';
+import { clientAddress, formatIp, ok, PLANS, type AppConfig, type PlanCode } from '#libs/core';
+import { CreditsService } from '#libs/credits';
+import { ApiEnvelope, ApiErrors, Public, Session } from '../http/decorators.js';
+import { SessionUser, type SessionPrincipal } from '../http/principal.js';
+import { APP_CONFIG } from '../infra/tokens.js';
+import { OtpSentDto, RefreshDto, SendOtpDto, SessionDto, TokensDto, VerifyOtpDto } from './auth.dto.js';
+
+@ApiTags('auth')
+@Controller('auth')
+export class AuthController {
+  constructor(
+    private readonly auth: AuthService,
+    private readonly credits: CreditsService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  @Post('send-otp')
+  @HttpCode(200)
+  @Public()
+  @ApiOperation({ summary: 'Send a sign-in code by SMS (same answer whether or not the number is known)' })
+  @ApiEnvelope(OtpSentDto)
+  @ApiErrors('INVALID_REQUEST', 'RATE_LIMIT_EXCEEDED')
+  async sendOtp(@Body() body: SendOtpDto, @Req() req: FastifyRequest) {
+    const ip = clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for'], this.config.trustedProxies);
+    return ok(await this.auth.sendOtp(body.phone, ip ? formatIp(ip) : 'unknown'), 'If the number has an account, a code is on its way');
+  }
+
+  @Post('verify-otp')
+  @HttpCode(200)
+  @Public()
+  @ApiOperation({ summary: 'Exchange a sign-in code for a session' })
+  @ApiEnvelope(SessionDto)
+  @ApiErrors('INVALID_REQUEST', 'INVALID_OTP')
+  async verifyOtp(@Body() body: VerifyOtpDto) {
+    const { user, tokens } = await this.auth.verifyOtp(body.phone, body.otp);
+    const member = await this.auth.defaultMembership(user.id);
+    const plan = PLANS[member.workspace.plan as PlanCode];
+    return ok({
+      ...tokens,
+      user: { id: user.id, phone: user.phone, name: user.name },
+      organization: { id: member.workspace.id, name: member.workspace.name, role: member.role },
+      plan: { code: plan.code, name: plan.name },
+      credits: await this.credits.balance(member.workspace.id, plan.code),
+    }, 'Signed in');
+  }
+
+  @Post('refresh')
+  @HttpCode(200)
+  @Public()
+  @ApiOperation({ summary: 'Rotate a refresh token for a new access token' })
+  @ApiEnvelope(TokensDto)
+  @ApiErrors('INVALID_REQUEST', 'INVALID_REFRESH_TOKEN')
+  async refresh(@Body() body: RefreshDto) {
+    return ok(await this.auth.refresh(body.refreshToken), 'Session refreshed');
+  }
+
+  @Post('sign-out')
+  @HttpCode(200)
+  @Session({ workspace: false })
+  @ApiOperation({ summary: 'Revoke every token of the account on every device' })
+  async signOut(@SessionUser() session: SessionPrincipal) {
+    await this.auth.signOut(session.userId);
+    return ok(null, 'Signed out everywhere');
+  }
+}

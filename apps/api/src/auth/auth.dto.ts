@@ -1,0 +1,50 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { IsString, Length, MaxLength } from 'class-validator';
+
+export class SendOtpDto {
+  @ApiProperty({ example: '+4915112345678', description: 'International form; spaces, dashes and brackets are ignored' })
+  @IsString() @MaxLength(32) phone!: string;
+}
+
+export class VerifyOtpDto {
+  @ApiProperty({ example: '+4915112345678' }) @IsString() @MaxLength(32) phone!: string;
+  @ApiProperty({ example: '123456' }) @IsString() @Length(1, 12) otp!: string;
+}
+
+export class RefreshDto {
+  @ApiProperty({ example: 'rt_…' }) @IsString() @MaxLength(200) refreshToken!: string;
+}
+
+export class OtpSentDto {
+  @ApiProperty({ enum: [true] }) sent!: boolean;
+  @ApiProperty({ example: 300 }) expiresInSec!: number;
+}
+
+export class TokensDto {
+  @ApiProperty({ description: 'Access token (JWT, 12 h)' }) token!: string;
+  @ApiProperty({ description: 'Refresh token (60 days, rotated on use)' }) refreshToken!: string;
+}
+
+class SessionUserDto {
+  @ApiProperty() id!: string;
+  @ApiProperty() phone!: string;
+  @ApiProperty({ nullable: true, type: String }) name!: string | null;
+}
+
+class SessionOrgDto {
+  @ApiProperty() id!: string;
+  @ApiProperty() name!: string;
+  @ApiProperty({ enum: ['owner', 'member'] }) role!: string;
+}
+
+class PlanDto {
+  @ApiProperty() code!: string;
+  @ApiProperty() name!: string;
+}
+
+export class SessionDto extends TokensDto {
+  @ApiProperty({ type: SessionUserDto }) user!: SessionUserDto;
+  @ApiProperty({ type: SessionOrgDto }) organization!: SessionOrgDto;
+  @ApiProperty({ type: PlanDto }) plan!: PlanDto;
+  @ApiProperty({ description: 'The credit balance (GET /credits)' }) credits!: object;
+}

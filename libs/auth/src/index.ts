@@ -1,0 +1,5 @@
+export * from './auth.service.js';
+export * from './entities.js';
+export * from './jwt.js';
+export * from './phone.js';
+export * from './sms.js';
