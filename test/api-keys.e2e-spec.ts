@@ -247,6 +247,17 @@ describe('rate limits and the monthly allowance (§8, decisions.md "Plans")', ()
     expect(Number(refused.headers['x-ratelimit-reset'])).toBeGreaterThan(Date.now() / 1000);
   });
 
+  it('a concurrent burst is counted exactly: 20 pass with distinct remaining counts, the rest get 429', async () => {
+    const { json } = await api.cli('workspace:create', '--name', 'Burst', '--plan', 'free');
+    const { liveKey } = json as { liveKey: string };
+    await freshWindow();
+    const results = await Promise.all(Array.from({ length: 30 }, (_, i) => call(i % 2 ? other : api.app, liveKey)));
+    const passed = results.filter((r) => r.statusCode === 200);
+    expect(passed).toHaveLength(20);
+    expect(results.filter((r) => r.statusCode === 429)).toHaveLength(10);
+    expect(passed.map((r) => Number(r.headers['x-ratelimit-remaining'])).sort((x, y) => x - y)).toEqual(Array.from({ length: 20 }, (_, i) => i));
+  });
+
   it('test keys get half the plan rate, in their own budget', async () => {
     const { json } = await api.cli('workspace:create', '--name', 'Free2', '--plan', 'free');
     const { liveKey, testKey } = json as { liveKey: string; testKey: string };

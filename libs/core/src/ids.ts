@@ -25,6 +25,29 @@ export type IdKind = keyof typeof ID_PREFIXES;
 
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 
+/** Random bytes drawn from a pool: one getrandom call per 409 ids instead of one each. */
+let pool = Buffer.alloc(0);
+let poolAt = 0;
+function random10(): Buffer {
+  if (poolAt + 10 > pool.length) {
+    pool = randomBytes(4096);
+    poolAt = 0;
+  }
+  poolAt += 10;
+  return pool.subarray(poolAt - 10, poolAt);
+}
+
+/** 40 bits (five bytes from `at`) as eight base32 characters. */
+function encode40(bytes: Buffer, at: number): string {
+  let n = bytes[at] * 2 ** 32 + bytes.readUInt32BE(at + 1);
+  let out = '';
+  for (let i = 0; i < 8; i++) {
+    out = CROCKFORD[n % 32] + out;
+    n = Math.floor(n / 32);
+  }
+  return out;
+}
+
 /**
  * A ULID body: 48 bits of milliseconds then 80 random bits, Crockford base32,
  * so ids sort by creation time as plain strings.
@@ -36,16 +59,8 @@ export function ulid(now = Date.now()): string {
     out = CROCKFORD[time % 32] + out;
     time = Math.floor(time / 32);
   }
-  const rnd = randomBytes(10);
-  // 80 bits → 16 base32 characters, 5 bits at a time.
-  let acc = 0n;
-  for (const byte of rnd) acc = (acc << 8n) | BigInt(byte);
-  let tail = '';
-  for (let i = 0; i < 16; i++) {
-    tail = CROCKFORD[Number(acc & 31n)] + tail;
-    acc >>= 5n;
-  }
-  return out + tail;
+  const rnd = random10();
+  return out + encode40(rnd, 0) + encode40(rnd, 5);
 }
 
 export function newId(kind: IdKind, now?: number): string {

@@ -31,6 +31,8 @@ export class KeyAuthenticator {
   private readonly known = new Map<string, CachedKey>();
   /** Hashes of keys that do not exist. New keys are random, so a miss can never hide a new key. */
   private readonly unknown = new Set<string>();
+  /** Cache misses in flight: concurrent requests with the same new key share one load. */
+  private readonly loading = new Map<string, Promise<CachedKey | null>>();
 
   constructor(
     private readonly orm: MikroORM,
@@ -49,10 +51,18 @@ export class KeyAuthenticator {
     const hit = this.known.get(hash);
     if (hit && now - hit.loadedAt < this.limits.maxAgeMs) return hit;
     if (!hit && this.unknown.has(hash)) return null;
-    return this.load(hash);
+    let pending = this.loading.get(hash);
+    if (!pending) {
+      pending = this.load(hash).finally(() => this.loading.delete(hash));
+      this.loading.set(hash, pending);
+    }
+    return pending;
   }
 
-  /** Reads the key afresh: the auth version first, then the rows, so a change made in between bumps past us. */
+  /**
+   * Reads the key afresh: the auth version first, then the rows. Forced reloads (a stale version
+   * seen) call this directly, never joining a load that may have started before the change.
+   */
   async load(hash: string): Promise<CachedKey | null> {
     const em = this.orm.em.fork();
     const first = await em.findOne(ApiKey, { hash }, { fields: ['workspaceId'] });

@@ -1,8 +1,8 @@
 import type { FilterQuery, MikroORM } from '@mikro-orm/core';
 import type { Redis } from 'ioredis';
 import {
-  ApiError, deriveKey, hmacHex, isScope, newId, orderBy, parseCidrList, PLANS, SCOPES,
-  type AppConfig, type KeyMode, type ListQuery, type PlanCode, type Scope,
+  ApiError, columnDate, columnJson, deriveKey, hmacHex, isScope, newId, orderBy, parseCidrList, PLANS, SCOPES,
+  type AppConfig, type KeyMode, type ListQuery, type PlanCode, type RowReader, type Scope,
 } from '#libs/core';
 import { bumpAuthVersion, type RedisKeys } from '#libs/redis';
 import { Workspace } from '#libs/workspaces';
@@ -29,6 +29,15 @@ export interface CreatedKey {
   expiresAt: string | null;
 }
 
+/** A key as read (never the secret; the hash is not read). */
+export type KeyView = Pick<ApiKey, 'id' | 'workspaceId' | 'mode' | 'name' | 'hint' | 'scopes' | 'ipAllowlist' | 'expiresAt' | 'revokedAt' | 'createdAt'>;
+
+const KEY_COLUMNS = 'id, workspace_id, mode, name, hint, scopes, ip_allowlist, expires_at, revoked_at, created_at';
+const FIND_BY_ID = {
+  sqlite: `select ${KEY_COLUMNS} from api_key where id = ? and workspace_id = ?`,
+  postgresql: `select ${KEY_COLUMNS} from api_key where id = $1 and workspace_id = $2`,
+};
+
 /** Creates, lists and revokes API keys (contract §5). Keys are stored only as a keyed hash. */
 export class KeysService {
   private readonly hashKey: Buffer;
@@ -38,6 +47,7 @@ export class KeysService {
     private readonly redis: Redis,
     private readonly redisKeys: RedisKeys,
     config: Pick<AppConfig, 'appSecret'>,
+    private readonly reader?: RowReader,
   ) {
     this.hashKey = deriveKey(config.appSecret, 'api-key-hash');
   }
@@ -121,7 +131,25 @@ export class KeysService {
     return { rows, total };
   }
 
-  async findById(workspaceId: string, keyId: string): Promise<ApiKey | null> {
-    return this.orm.em.fork().findOne(ApiKey, { id: keyId, workspaceId });
+  /** One key of a workspace; through a prepared statement when a reader is given (hot path). */
+  async findById(workspaceId: string, keyId: string): Promise<KeyView | null> {
+    if (!this.reader) {
+      const row = await this.orm.em.fork().findOne(ApiKey, { id: keyId, workspaceId });
+      return row && { ...row };
+    }
+    const row = await this.reader.one('api_key_by_id', FIND_BY_ID, [keyId, workspaceId]);
+    if (!row) return null;
+    return {
+      id: row.id as string,
+      workspaceId: row.workspace_id as string,
+      mode: row.mode as KeyMode,
+      name: (row.name as string | null) ?? null,
+      hint: row.hint as string,
+      scopes: columnJson<Scope[]>(row.scopes),
+      ipAllowlist: columnJson<string[]>(row.ip_allowlist),
+      expiresAt: columnDate(row.expires_at),
+      revokedAt: columnDate(row.revoked_at),
+      createdAt: columnDate(row.created_at) as Date,
+    };
   }
 }

@@ -4,21 +4,25 @@ import type { RedisKeys } from '#libs/redis';
 import type { CachedKey } from './authenticator.js';
 
 /**
- * One atomic round trip per request: checks the workspace's auth version, then counts the
- * request in the per-minute window of its mode and in the month's allowance.
- * KEYS: authVersion, minuteWindow, month. ARGV: expectedVersion, rateLimit, windowMs, monthLimit, monthTtlSec.
- * Returns {state, minuteCount, monthCount}; state 0 ok, 1 rate exceeded, 2 month exceeded, -1 stale.
+ * One atomic round trip for a batch of `n` requests of one workspace and key mode: checks the
+ * workspace's auth version, then counts the batch in the per-minute window and, for those within
+ * the rate, in the month's allowance. Returns {state, minuteBefore, monthBefore}; state -1 = stale.
+ * KEYS: authVersion, minuteWindow, month. ARGV: expectedVersion, n, rateLimit, windowMs, monthTtlSec.
  */
 const METER_SCRIPT = `
 local v = redis.call('GET', KEYS[1]) or '0'
 if v ~= ARGV[1] then return {-1, 0, 0} end
-local n = redis.call('INCR', KEYS[2])
-if n == 1 then redis.call('PEXPIRE', KEYS[2], ARGV[3]) end
-if n > tonumber(ARGV[2]) then return {1, n, 0} end
-local m = redis.call('INCR', KEYS[3])
-if m == 1 then redis.call('EXPIRE', KEYS[3], ARGV[5]) end
-if m > tonumber(ARGV[4]) then return {2, n, m} end
-return {0, n, m}
+local n = tonumber(ARGV[2])
+local before = tonumber(redis.call('GET', KEYS[2]) or '0')
+redis.call('INCRBY', KEYS[2], n)
+if before == 0 then redis.call('PEXPIRE', KEYS[2], ARGV[4]) end
+local allowed = math.max(0, math.min(n, tonumber(ARGV[3]) - before))
+local monthBefore = tonumber(redis.call('GET', KEYS[3]) or '0')
+if allowed > 0 then
+  redis.call('INCRBY', KEYS[3], allowed)
+  if monthBefore == 0 then redis.call('EXPIRE', KEYS[3], ARGV[5]) end
+end
+return {0, before, monthBefore}
 `;
 
 export type MeterOutcome =
@@ -28,41 +32,83 @@ export type MeterOutcome =
 const WINDOW_MS = 60_000;
 
 interface MeterRedis extends Redis {
-  meterRequest(k1: string, k2: string, k3: string, ...args: (string | number)[]): Promise<[number, number, number]>;
+  meterRequests(k1: string, k2: string, k3: string, ...args: (string | number)[]): Promise<[number, number, number]>;
 }
 
+interface Batch {
+  entry: CachedKey;
+  waiters: { resolve: (o: MeterOutcome) => void; reject: (e: unknown) => void }[];
+}
+
+/**
+ * Per-workspace rate limit and monthly allowance, shared by every API process through Redis.
+ * Requests that arrive in the same event-loop turn are counted together (one script call per
+ * workspace and mode), so the cost of the round trip is shared under load; each request still
+ * gets its own position in the window, exactly as if counted one by one.
+ */
 export class RequestMeter {
   private readonly redis: MeterRedis;
+  private readonly pending = new Map<string, Batch>();
+  private scheduled = false;
 
   constructor(redis: Redis, private readonly keys: RedisKeys, private readonly multiplier = 1) {
-    redis.defineCommand('meterRequest', { numberOfKeys: 3, lua: METER_SCRIPT });
+    redis.defineCommand('meterRequests', { numberOfKeys: 3, lua: METER_SCRIPT });
     this.redis = redis as MeterRedis;
   }
 
-  async count(entry: CachedKey, now = Date.now()): Promise<MeterOutcome> {
+  count(entry: CachedKey): Promise<MeterOutcome> {
+    return new Promise((resolve, reject) => {
+      const id = `${entry.workspaceId}|${entry.mode}|${entry.version}|${entry.plan.code}`;
+      let batch = this.pending.get(id);
+      if (!batch) {
+        batch = { entry, waiters: [] };
+        this.pending.set(id, batch);
+      }
+      batch.waiters.push({ resolve, reject });
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => this.flush());
+      }
+    });
+  }
+
+  private flush(): void {
+    this.scheduled = false;
+    const batches = [...this.pending.values()];
+    this.pending.clear();
+    const now = Date.now();
+    for (const batch of batches) {
+      this.send(batch, now).catch((err: unknown) => batch.waiters.forEach((w) => w.reject(err)));
+    }
+  }
+
+  private async send({ entry, waiters }: Batch, now: number): Promise<void> {
     const windowStart = now - (now % WINDOW_MS);
     const limit = rateLimitFor(entry.plan, entry.mode) * this.multiplier;
+    const monthLimit = entry.plan.apiRequestsPerMonth;
     const d = new Date(now);
     const month = `${d.getUTCFullYear()}-${String(d.getUTCMonth() + 1).padStart(2, '0')}`;
     const monthEnd = Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
-    const [state, minuteCount] = await this.redis.meterRequest(
+    const [state, minuteBefore, monthBefore] = await this.redis.meterRequests(
       this.keys.authVersion(entry.workspaceId),
       this.keys.rateWindow(entry.workspaceId, entry.mode, windowStart),
       this.keys.monthlyRequests(entry.workspaceId, month),
       entry.version,
+      waiters.length,
       limit,
       WINDOW_MS + 1000,
-      entry.plan.apiRequestsPerMonth,
       Math.ceil((monthEnd - now) / 1000) + 86_400,
     );
-    if (state === -1) return { state: 'stale' };
+    if (state === -1) {
+      for (const w of waiters) w.resolve({ state: 'stale' });
+      return;
+    }
     const resetAt = windowStart + WINDOW_MS;
-    return {
-      state: state === 0 ? 'ok' : state === 1 ? 'rate' : 'month',
-      limit,
-      remaining: Math.max(0, limit - minuteCount),
-      resetAt,
-      retryAfterSec: Math.max(1, Math.ceil((resetAt - now) / 1000)),
-    };
+    const retryAfterSec = Math.max(1, Math.ceil((resetAt - now) / 1000));
+    waiters.forEach((w, i) => {
+      const minuteCount = minuteBefore + i + 1;
+      const outcome = minuteCount > limit ? 'rate' : monthBefore + i + 1 > monthLimit ? 'month' : 'ok';
+      w.resolve({ state: outcome, limit, remaining: Math.max(0, limit - minuteCount), resetAt, retryAfterSec });
+    });
   }
 }

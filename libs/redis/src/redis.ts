@@ -5,7 +5,7 @@ import type { AppConfig } from '#libs/core';
 export function createRedis(config: Pick<AppConfig, 'redisUrl'>, role: string, extra: RedisOptions = {}): Redis {
   return new Redis(config.redisUrl, {
     connectionName: `media-render:${role}`,
-    enableAutoPipelining: true,
+    enableAutoPipelining: false,
     lazyConnect: true,
     maxRetriesPerRequest: 3,
     ...extra,

@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import { AuthService, FanoutSmsSender, OutboxSmsSender, TwilioSmsSender, type SmsSender } from '#libs/auth';
 import { CursorCodec, deriveKey, type AppConfig } from '#libs/core';
 import { CreditsService } from '#libs/credits';
-import { openDatabase, type Orm } from '#libs/db';
+import { openDatabase, PreparedReader, type Orm } from '#libs/db';
 import { KeyAuthenticator, KeysService, RequestMeter } from '#libs/keys';
 import { createRedis, RedisKeys } from '#libs/redis';
 import { WorkspacesService } from '#libs/workspaces';
@@ -33,10 +33,11 @@ export class InfraModule implements OnApplicationShutdown {
         { provide: REDIS, useFactory: () => createRedis(config, 'api') },
         { provide: RedisKeys, useFactory: () => new RedisKeys(config.redisPrefix) },
         { provide: CursorCodec, useFactory: () => new CursorCodec(deriveKey(config.appSecret, 'cursor')) },
+        { provide: PreparedReader, inject: [ORM], useFactory: (orm: Orm) => PreparedReader.open(orm, config.database) },
         {
           provide: KeysService,
-          inject: [ORM, REDIS, RedisKeys],
-          useFactory: (orm: Orm, redis: Redis, keys: RedisKeys) => new KeysService(orm, redis, keys, config),
+          inject: [ORM, REDIS, RedisKeys, PreparedReader],
+          useFactory: (orm: Orm, redis: Redis, keys: RedisKeys, reader: PreparedReader) => new KeysService(orm, redis, keys, config, reader),
         },
         {
           provide: WorkspacesService,
@@ -65,9 +66,11 @@ export class InfraModule implements OnApplicationShutdown {
   constructor(
     @Inject(ORM) private readonly orm: Orm,
     @Inject(REDIS) private readonly redis: Redis,
+    private readonly reader: PreparedReader,
   ) {}
 
   async onApplicationShutdown(): Promise<void> {
+    this.reader.close();
     await this.orm.close(true);
     this.redis.disconnect();
   }
