@@ -9,3 +9,4 @@ export * from './plans.js';
 export * from './rows.js';
 export * from './scopes.js';
 export * from './secrets.js';
+export * from './ssrf.js';

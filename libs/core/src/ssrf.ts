@@ -1,0 +1,76 @@
+import { lookup } from 'node:dns/promises';
+import { cidrContains, parseCidr, parseIp, type CidrRule, type ParsedIp } from './ip.js';
+
+/**
+ * Address ranges that outbound requests (webhooks, media downloads, provider calls) must never reach
+ * in production: loopback, private, link-local, CGNAT, multicast, reserved, documentation and the
+ * IPv6 equivalents (IPv4-mapped addresses are folded to IPv4 before the check).
+ */
+const BLOCKED: CidrRule[] = [
+  '0.0.0.0/8', '10.0.0.0/8', '100.64.0.0/10', '127.0.0.0/8', '169.254.0.0/16', '172.16.0.0/12',
+  '192.0.0.0/24', '192.0.2.0/24', '192.88.99.0/24', '192.168.0.0/16', '198.18.0.0/15', '198.51.100.0/24',
+  '203.0.113.0/24', '224.0.0.0/4', '240.0.0.0/4', '255.255.255.255/32',
+  '::/128', '::1/128', '64:ff9b::/96', '64:ff9b:1::/48', '100::/64', '2001::/23', '2001:db8::/32',
+  '2002::/16', 'fc00::/7', 'fe80::/10', 'fec0::/10', 'ff00::/8',
+].map(parseCidr);
+
+/** Loopback addresses: allowed in development (decisions.md), refused in production. */
+const LOOPBACK: CidrRule[] = ['127.0.0.0/8', '::1/128'].map(parseCidr);
+
+export type OutboundPolicy = 'development' | 'production';
+
+/** True when an address may be the target of an outbound request under `policy`. */
+export function addressAllowed(ip: ParsedIp, policy: OutboundPolicy): boolean {
+  if (policy === 'development') return true;
+  return !BLOCKED.some((r) => cidrContains(r, ip));
+}
+
+export function isLoopback(ip: ParsedIp): boolean {
+  return LOOPBACK.some((r) => cidrContains(r, ip));
+}
+
+export class OutboundRefused extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'OutboundRefused';
+  }
+}
+
+export interface ResolvedTarget {
+  url: URL;
+  /** The checked address the connection must use (pinned: no second DNS lookup). */
+  address: string;
+  family: 4 | 6;
+}
+
+/**
+ * Checks an outbound URL: scheme (https only in production), then every address its host resolves
+ * to. Returns the first allowed address so the caller can pin the connection to it; a host with any
+ * refused address is refused (DNS rebinding cannot slip a private address in beside a public one).
+ */
+export async function resolveOutbound(
+  raw: string,
+  policy: OutboundPolicy,
+  resolve: (host: string) => Promise<{ address: string; family: number }[]> = (host) => lookup(host, { all: true, verbatim: true }),
+): Promise<ResolvedTarget> {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new OutboundRefused(`"${raw}" is not an absolute URL`);
+  }
+  if (url.protocol !== 'https:' && !(policy === 'development' && url.protocol === 'http:')) {
+    throw new OutboundRefused(`${url.protocol.replace(':', '')} URLs are refused${policy === 'production' ? ' in production (HTTPS only)' : ''}`);
+  }
+  if (url.username || url.password) throw new OutboundRefused('URLs with credentials are refused');
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const literal = parseIp(host);
+  const addresses = literal ? [{ address: host, family: literal.version }] : await resolve(host).catch(() => []);
+  if (addresses.length === 0) throw new OutboundRefused(`${host} does not resolve`);
+  for (const a of addresses) {
+    const ip = parseIp(a.address);
+    if (!ip || !addressAllowed(ip, policy)) throw new OutboundRefused(`${host} resolves to ${a.address}, which is not a public address`);
+  }
+  const first = addresses[0];
+  return { url, address: first.address, family: first.family === 6 ? 6 : 4 };
+}
