@@ -1,5 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { INestApplicationContext } from '@nestjs/common';
+import { CreditsService, LedgerEntry } from '#libs/credits';
+import { newId } from '#libs/core';
+import { openDatabase } from '#libs/db';
 import { JobQueue } from '#libs/queue';
 import { createWorkerApp } from '../apps/worker/src/app.js';
 import { processorMap } from '../apps/worker/src/worker.module.js';
@@ -30,12 +33,30 @@ describe('worker: a job runs end to end through Redis', () => {
     expect(result).toMatchObject({ nonce, worker: expect.stringContaining(String(process.pid)) });
   });
 
+  it('schedules the credit sweeper once and releases the holds of lost renders (issue: Credits, sweeper)', async () => {
+    const schedulers = await queue.queue.getJobSchedulers();
+    expect(schedulers.map((j) => j.key)).toContain('credits.sweep');
+    const orm = await openDatabase(ctx.config.database, { migrate: false });
+    const credits = new CreditsService(orm);
+    const workspaceId = newId('workspace');
+    await credits.hold({ workspaceId, plan: 'pro', kind: 'video', amount: 3, renderId: 'rnd_lost_w', mode: 'live' });
+    await orm.em.fork().nativeUpdate(LedgerEntry, { renderId: 'rnd_lost_w' }, { createdAt: new Date(Date.now() - 7 * 3600_000) });
+    const events = queue.events();
+    await events.waitUntilReady();
+    const job = await queue.add('credits.sweep', { maxAgeSec: 3600 });
+    const result = await job.waitUntilFinished(events, 10_000);
+    await events.close();
+    expect(result.released).toContain('rnd_lost_w');
+    expect((await credits.balance(workspaceId, 'pro')).credits.video).toMatchObject({ held: 0, available: 500 });
+    await orm.close(true);
+  });
+
   it('refuses malformed payloads when enqueued', async () => {
     await expect(queue.add('system.ping', { nonce: '', sentAt: 1 })).rejects.toThrow(/nonce/);
   });
 
   it('refuses to start when a job has no processor or two', () => {
-    expect(() => processorMap([])).toThrow(/No processor handles system.ping/);
+    expect(() => processorMap([])).toThrow(/No processor handles system.ping, credits.sweep/);
     const p = { job: 'system.ping' as const, process: async () => ({ nonce: '', worker: '', latencyMs: 0 }) };
     expect(() => processorMap([p, p])).toThrow(/Two processors/);
   });

@@ -1,11 +1,18 @@
 import { Inject, Logger, Module, type DynamicModule, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { Worker } from 'bullmq';
+import { CreditsService } from '#libs/credits';
+import { openDatabase, type Orm } from '#libs/db';
 import type { AppConfig } from '#libs/core';
-import { ALL_JOBS, bullConnection, bullPrefix, QUEUES, validatePayload, type JobName, type QueueName } from '#libs/queue';
+import { ALL_JOBS, bullConnection, bullPrefix, JobQueue, QUEUES, validatePayload, type JobName, type QueueName } from '#libs/queue';
+import { CreditsSweepProcessor } from './processors/credits-sweep.processor.js';
 import { PingProcessor } from './processors/ping.processor.js';
 import { PROCESSORS, type JobProcessor } from './processors/processor.js';
 
 const WORKER_CONFIG = Symbol('WORKER_CONFIG');
+const WORKER_ORM = Symbol('WORKER_ORM');
+
+/** How often the credit-hold sweeper runs. */
+export const SWEEP_EVERY_MS = 5 * 60_000;
 
 /** Each job name must have exactly one processor. */
 export function processorMap(processors: readonly JobProcessor[]): Map<JobName, JobProcessor> {
@@ -29,7 +36,15 @@ export class WorkerModule implements OnApplicationBootstrap, OnApplicationShutdo
       module: WorkerModule,
       providers: [
         { provide: WORKER_CONFIG, useValue: config },
-        { provide: PROCESSORS, useFactory: (): JobProcessor[] => [new PingProcessor() as JobProcessor] },
+        { provide: WORKER_ORM, useFactory: () => openDatabase(config.database) },
+        {
+          provide: PROCESSORS,
+          inject: [WORKER_ORM],
+          useFactory: (orm: Orm): JobProcessor[] => [
+            new PingProcessor() as JobProcessor,
+            new CreditsSweepProcessor(new CreditsService(orm, { lowThreshold: config.creditsLowThreshold }), config.maxRenderAgeSec) as JobProcessor,
+          ],
+        },
       ],
     };
   }
@@ -37,9 +52,10 @@ export class WorkerModule implements OnApplicationBootstrap, OnApplicationShutdo
   constructor(
     @Inject(WORKER_CONFIG) private readonly config: AppConfig,
     @Inject(PROCESSORS) private readonly processors: JobProcessor[],
+    @Inject(WORKER_ORM) private readonly orm: Orm,
   ) {}
 
-  onApplicationBootstrap(): void {
+  async onApplicationBootstrap(): Promise<void> {
     const handlers = processorMap(this.processors);
     for (const queue of Object.keys(QUEUES) as QueueName[]) {
       const worker = new Worker(
@@ -55,9 +71,14 @@ export class WorkerModule implements OnApplicationBootstrap, OnApplicationShutdo
       worker.on('failed', (job, err) => this.logger.warn(`${job?.name} ${job?.id} failed: ${err.message}`));
       this.workers.push(worker);
     }
+    // One schedule per deployment, whatever the number of workers (the scheduler id is the key).
+    const system = new JobQueue(this.config, 'system');
+    await system.queue.upsertJobScheduler('credits.sweep', { every: SWEEP_EVERY_MS }, { name: 'credits.sweep', data: {} });
+    await system.close();
   }
 
   async onApplicationShutdown(): Promise<void> {
     await Promise.all(this.workers.map((w) => w.close()));
+    await this.orm.close(true);
   }
 }

@@ -46,6 +46,28 @@ export async function openDatabase(database: AppConfig['database'], opts: { migr
     await conn.execute('PRAGMA synchronous = NORMAL');
     await conn.execute('PRAGMA foreign_keys = ON');
   }
-  if (opts.migrate !== false) await orm.migrator.up();
+  if (opts.migrate !== false) await migrate(orm, database);
   return orm;
+}
+
+interface PgClient {
+  query(sql: string): Promise<unknown>;
+  release(): void;
+}
+
+/** Applies pending migrations; on PostgreSQL under an advisory lock, so API and workers starting together take turns. */
+async function migrate(orm: Orm, database: AppConfig['database']): Promise<void> {
+  if (database.kind !== 'postgresql') {
+    await orm.migrator.up();
+    return;
+  }
+  const pool = (await (orm.em.getConnection() as unknown as { getNativeClient(): Promise<{ connect(): Promise<PgClient> }> }).getNativeClient());
+  const client = await pool.connect();
+  try {
+    await client.query('select pg_advisory_lock(727365)');
+    await orm.migrator.up();
+  } finally {
+    await client.query('select pg_advisory_unlock(727365)').catch(() => undefined);
+    client.release();
+  }
 }

@@ -3,7 +3,7 @@ import type { AppConfig } from '#libs/core';
 
 /** Every queue and the jobs it carries. Each job name has exactly one processor (checked at worker start). */
 export const QUEUES = {
-  system: ['system.ping'],
+  system: ['system.ping', 'credits.sweep'],
 } as const;
 
 export type QueueName = keyof typeof QUEUES;
@@ -11,10 +11,13 @@ export type JobName = (typeof QUEUES)[QueueName][number];
 
 export interface JobPayloads {
   'system.ping': { nonce: string; sentAt: number };
+  /** Releases holds of renders that were lost (older than maxAgeSec, never settled). */
+  'credits.sweep': { maxAgeSec?: number };
 }
 
 export interface JobResults {
   'system.ping': { nonce: string; worker: string; latencyMs: number };
+  'credits.sweep': { released: string[] };
 }
 
 export type JobOf<N extends JobName> = { name: N; data: JobPayloads[N] };
@@ -32,6 +35,9 @@ export function validatePayload<N extends JobName>(name: N, data: unknown): JobP
     case 'system.ping':
       if (typeof d.nonce !== 'string' || !d.nonce) fail('nonce must be a non-empty string');
       if (typeof d.sentAt !== 'number') fail('sentAt must be a number');
+      return d as unknown as JobPayloads[N];
+    case 'credits.sweep':
+      if (d.maxAgeSec !== undefined && (typeof d.maxAgeSec !== 'number' || d.maxAgeSec < 0)) fail('maxAgeSec must be a non-negative number');
       return d as unknown as JobPayloads[N];
     default:
       return fail('unknown job');
