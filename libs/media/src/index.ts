@@ -1,0 +1,2 @@
+export * from './fetch.js';
+export * from './sniff.js';
