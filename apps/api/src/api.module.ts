@@ -9,6 +9,7 @@ import { ApiExceptionFilter } from './http/exception.filter.js';
 import { InfraModule } from './infra/infra.module.js';
 import { KeysModule } from './keys/keys.module.js';
 import { OrganizationModule } from './organization/organization.module.js';
+import { WebhooksModule } from './webhooks/webhooks.module.js';
 
 @Module({})
 export class ApiModule {
@@ -16,7 +17,7 @@ export class ApiModule {
   static forRoot(config: AppConfig, extraModules: Type[] = []): DynamicModule {
     return {
       module: ApiModule,
-      imports: [InfraModule.forRoot(config), HealthModule, KeysModule, AuthModule, CreditsModule, OrganizationModule, ...extraModules],
+      imports: [InfraModule.forRoot(config), HealthModule, KeysModule, AuthModule, CreditsModule, OrganizationModule, WebhooksModule, ...extraModules],
       providers: [
         { provide: APP_GUARD, useClass: AuthGuard },
         { provide: APP_FILTER, useClass: ApiExceptionFilter },

@@ -1,18 +1,24 @@
 import { Inject, Logger, Module, type DynamicModule, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { Worker } from 'bullmq';
+import type { AppConfig } from '#libs/core';
 import { CreditsService } from '#libs/credits';
 import { openDatabase, type Orm } from '#libs/db';
-import type { AppConfig } from '#libs/core';
 import { ALL_JOBS, bullConnection, bullPrefix, JobQueue, QUEUES, validatePayload, type JobName, type QueueName } from '#libs/queue';
+import { RETRY_DELAYS_MS, WebhooksService } from '#libs/webhooks';
 import { CreditsSweepProcessor } from './processors/credits-sweep.processor.js';
 import { PingProcessor } from './processors/ping.processor.js';
 import { PROCESSORS, type JobProcessor } from './processors/processor.js';
+import { RetryDelivery, WebhooksDeliverProcessor, WebhooksDispatchProcessor } from './processors/webhooks.processors.js';
 
 const WORKER_CONFIG = Symbol('WORKER_CONFIG');
 const WORKER_ORM = Symbol('WORKER_ORM');
+const WEBHOOKS_QUEUE = Symbol('WEBHOOKS_QUEUE');
 
-/** How often the credit-hold sweeper runs. */
-export const SWEEP_EVERY_MS = 5 * 60_000;
+/** Recurring jobs, one schedule per deployment whatever the number of workers. */
+export const SCHEDULES = [
+  { queue: 'system', job: 'credits.sweep', everyMs: 5 * 60_000 },
+  { queue: 'webhooks', job: 'webhooks.dispatch', everyMs: 1_000 },
+] as const;
 
 /** Each job name must have exactly one processor. */
 export function processorMap(processors: readonly JobProcessor[]): Map<JobName, JobProcessor> {
@@ -37,13 +43,19 @@ export class WorkerModule implements OnApplicationBootstrap, OnApplicationShutdo
       providers: [
         { provide: WORKER_CONFIG, useValue: config },
         { provide: WORKER_ORM, useFactory: () => openDatabase(config.database) },
+        { provide: WEBHOOKS_QUEUE, useFactory: () => new JobQueue(config, 'webhooks') },
         {
           provide: PROCESSORS,
-          inject: [WORKER_ORM],
-          useFactory: (orm: Orm): JobProcessor[] => [
-            new PingProcessor() as JobProcessor,
-            new CreditsSweepProcessor(new CreditsService(orm, { lowThreshold: config.creditsLowThreshold }), config.maxRenderAgeSec) as JobProcessor,
-          ],
+          inject: [WORKER_ORM, WEBHOOKS_QUEUE],
+          useFactory: (orm: Orm, webhooksQueue: JobQueue<'webhooks'>): JobProcessor[] => {
+            const webhooks = new WebhooksService(orm, config);
+            return [
+              new PingProcessor(),
+              new CreditsSweepProcessor(new CreditsService(orm, { lowThreshold: config.creditsLowThreshold }), config.maxRenderAgeSec),
+              new WebhooksDispatchProcessor(webhooks, webhooksQueue),
+              new WebhooksDeliverProcessor(webhooks),
+            ] as JobProcessor[];
+          },
         },
       ],
     };
@@ -53,10 +65,12 @@ export class WorkerModule implements OnApplicationBootstrap, OnApplicationShutdo
     @Inject(WORKER_CONFIG) private readonly config: AppConfig,
     @Inject(PROCESSORS) private readonly processors: JobProcessor[],
     @Inject(WORKER_ORM) private readonly orm: Orm,
+    @Inject(WEBHOOKS_QUEUE) private readonly webhooksQueue: JobQueue<'webhooks'>,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
     const handlers = processorMap(this.processors);
+    const concurrency: Record<QueueName, number> = { system: this.config.workerConcurrency, webhooks: this.config.webhookConcurrency };
     for (const queue of Object.keys(QUEUES) as QueueName[]) {
       const worker = new Worker(
         queue,
@@ -66,19 +80,29 @@ export class WorkerModule implements OnApplicationBootstrap, OnApplicationShutdo
           const data = validatePayload(job.name as JobName, job.data);
           return handler.process(data as never, { id: job.id ?? '', attempt: job.attemptsMade + 1 });
         },
-        { connection: bullConnection(this.config), prefix: bullPrefix(this.config), concurrency: this.config.workerConcurrency },
+        {
+          connection: bullConnection(this.config),
+          prefix: bullPrefix(this.config),
+          concurrency: concurrency[queue],
+          // Webhook retries: 1 s, 4 s, 9 s, 16 s (§6).
+          settings: { backoffStrategy: (attemptsMade: number) => RETRY_DELAYS_MS[Math.min(attemptsMade, RETRY_DELAYS_MS.length) - 1] ?? 1000 },
+        },
       );
-      worker.on('failed', (job, err) => this.logger.warn(`${job?.name} ${job?.id} failed: ${err.message}`));
+      worker.on('failed', (job, err) => {
+        if (!(err instanceof RetryDelivery)) this.logger.warn(`${job?.name} ${job?.id} failed: ${err.message}`);
+      });
       this.workers.push(worker);
     }
-    // One schedule per deployment, whatever the number of workers (the scheduler id is the key).
-    const system = new JobQueue(this.config, 'system');
-    await system.queue.upsertJobScheduler('credits.sweep', { every: SWEEP_EVERY_MS }, { name: 'credits.sweep', data: {} });
-    await system.close();
+    for (const s of SCHEDULES) {
+      const q = new JobQueue(this.config, s.queue);
+      await q.queue.upsertJobScheduler(s.job, { every: s.everyMs }, { name: s.job, data: {} });
+      await q.close();
+    }
   }
 
   async onApplicationShutdown(): Promise<void> {
     await Promise.all(this.workers.map((w) => w.close()));
+    await this.webhooksQueue.close();
     await this.orm.close(true);
   }
 }

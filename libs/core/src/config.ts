@@ -26,6 +26,8 @@ export interface AppConfig {
   bodyLimitBytes: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   workerConcurrency: number;
+  /** Webhook delivery attempts a worker runs at once (I/O bound). */
+  webhookConcurrency: number;
   /** Operator setting: multiplies every plan's per-minute rate (self-hosters with bigger machines; benchmarks). */
   rateLimitMultiplier: number;
   sms: SmsConfig;
@@ -169,6 +171,7 @@ export function loadConfig(rawEnv: Env = process.env): AppConfig {
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 512 * 1024 * 1024),
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, appEnv === 'production' ? 'info' : 'warn'),
     workerConcurrency: integer(env, 'WORKER_CONCURRENCY', 2, 1, 64),
+    webhookConcurrency: integer(env, 'WEBHOOK_CONCURRENCY', 50, 1, 1000),
     rateLimitMultiplier: integer(env, 'RATE_LIMIT_MULTIPLIER', 1, 1, 1_000_000),
     sms: sms(env),
     creditsLowThreshold: {

@@ -4,6 +4,7 @@ import type { AppConfig } from '#libs/core';
 /** Every queue and the jobs it carries. Each job name has exactly one processor (checked at worker start). */
 export const QUEUES = {
   system: ['system.ping', 'credits.sweep'],
+  webhooks: ['webhooks.dispatch', 'webhooks.deliver'],
 } as const;
 
 export type QueueName = keyof typeof QUEUES;
@@ -13,11 +14,17 @@ export interface JobPayloads {
   'system.ping': { nonce: string; sentAt: number };
   /** Releases holds of renders that were lost (older than maxAgeSec, never settled). */
   'credits.sweep': { maxAgeSec?: number };
+  /** Fans undispatched outbox events out into deliveries. */
+  'webhooks.dispatch': Record<string, never>;
+  /** One attempt of one delivery; BullMQ retries it on the §6 schedule. */
+  'webhooks.deliver': { deliveryId: string };
 }
 
 export interface JobResults {
   'system.ping': { nonce: string; worker: string; latencyMs: number };
   'credits.sweep': { released: string[] };
+  'webhooks.dispatch': { deliveries: number };
+  'webhooks.deliver': { outcome: string };
 }
 
 export type JobOf<N extends JobName> = { name: N; data: JobPayloads[N] };
@@ -38,6 +45,11 @@ export function validatePayload<N extends JobName>(name: N, data: unknown): JobP
       return d as unknown as JobPayloads[N];
     case 'credits.sweep':
       if (d.maxAgeSec !== undefined && (typeof d.maxAgeSec !== 'number' || d.maxAgeSec < 0)) fail('maxAgeSec must be a non-negative number');
+      return d as unknown as JobPayloads[N];
+    case 'webhooks.dispatch':
+      return d as unknown as JobPayloads[N];
+    case 'webhooks.deliver':
+      if (typeof d.deliveryId !== 'string' || !d.deliveryId.startsWith('dlv_')) fail('deliveryId must be a delivery id');
       return d as unknown as JobPayloads[N];
     default:
       return fail('unknown job');
@@ -69,13 +81,21 @@ export function bullPrefix(config: Pick<AppConfig, 'redisPrefix'>): string {
 
 /** A typed producer for one queue. */
 export class JobQueue<Q extends QueueName> {
-  readonly queue: Queue;
+  private opened: Queue | null = null;
 
-  constructor(private readonly config: Pick<AppConfig, 'redisUrl' | 'redisPrefix'>, readonly name: Q) {
-    this.queue = new Queue(name, { connection: bullConnection(config), prefix: bullPrefix(config) });
+  constructor(private readonly config: Pick<AppConfig, 'redisUrl' | 'redisPrefix'>, readonly name: Q) {}
+
+  /** The BullMQ queue, connected on first use (processes that never enqueue never connect). */
+  get queue(): Queue {
+    this.opened ??= new Queue(this.name, { connection: bullConnection(this.config), prefix: bullPrefix(this.config) });
+    return this.opened;
   }
 
-  async add<N extends (typeof QUEUES)[Q][number]>(name: N, data: JobPayloads[N], opts: { jobId?: string; priority?: number } = {}) {
+  async add<N extends (typeof QUEUES)[Q][number]>(
+    name: N,
+    data: JobPayloads[N],
+    opts: { jobId?: string; priority?: number; attempts?: number; backoff?: { type: 'custom' | 'fixed' | 'exponential'; delay?: number } } = {},
+  ) {
     return this.queue.add(name, validatePayload(name, data), { removeOnComplete: 1000, removeOnFail: 5000, ...opts });
   }
 
@@ -83,7 +103,7 @@ export class JobQueue<Q extends QueueName> {
     return new QueueEvents(this.name, { connection: bullConnection(this.config), prefix: bullPrefix(this.config) });
   }
 
-  close(): Promise<void> {
-    return this.queue.close();
+  async close(): Promise<void> {
+    await this.opened?.close();
   }
 }

@@ -1,0 +1,128 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiErrors, Scopes, Session } from '../http/decorators.js';
+import { Principal, SessionUser, type KeyPrincipal, type SessionPrincipal } from '../http/principal.js';
+import { WebhookHandlers } from './webhooks.handlers.js';
+
+const NOT_FOUND = 'WEBHOOK_NOT_FOUND' as const;
+
+/** §4.6: webhook endpoints with an API key. */
+@ApiTags('webhooks')
+@Controller('v1/webhooks')
+export class WebhooksController {
+  constructor(private readonly h: WebhookHandlers) {}
+
+  @Get()
+  @Scopes('webhooks:read')
+  @ApiOperation({ summary: 'List webhook endpoints' })
+  @ApiErrors('INVALID_LIST_QUERY')
+  list(@Principal() p: KeyPrincipal, @Query() q: Record<string, unknown>) {
+    return this.h.list(p.workspaceId, q);
+  }
+
+  @Post()
+  @Scopes('webhooks:write')
+  @ApiOperation({ summary: 'Register an endpoint; the signing secret is in this answer only (data.secret)' })
+  @ApiErrors('INVALID_REQUEST')
+  create(@Principal() p: KeyPrincipal, @Body() body: Record<string, unknown>) {
+    return this.h.create(p.workspaceId, body, true);
+  }
+
+  @Get(':id')
+  @Scopes('webhooks:read')
+  @ApiOperation({ summary: 'Retrieve an endpoint' })
+  @ApiErrors(NOT_FOUND)
+  get(@Principal() p: KeyPrincipal, @Param('id') id: string) {
+    return this.h.get(p.workspaceId, id);
+  }
+
+  @Patch(':id')
+  @Scopes('webhooks:write')
+  @ApiOperation({ summary: 'Update an endpoint (isActive true re-enables it and clears the failure streak)' })
+  @ApiErrors('INVALID_REQUEST', NOT_FOUND)
+  update(@Principal() p: KeyPrincipal, @Param('id') id: string, @Body() body: Record<string, unknown>) {
+    return this.h.update(p.workspaceId, id, body);
+  }
+
+  @Delete(':id')
+  @Scopes('webhooks:write')
+  @ApiOperation({ summary: 'Delete an endpoint; deliveries stop' })
+  @ApiErrors(NOT_FOUND)
+  remove(@Principal() p: KeyPrincipal, @Param('id') id: string) {
+    return this.h.remove(p.workspaceId, id);
+  }
+
+  @Post(':id/test')
+  @HttpCode(200)
+  @Scopes('webhooks:write')
+  @ApiOperation({ summary: 'Send a test render.completed event through the real path' })
+  @ApiErrors(NOT_FOUND, 'LIMIT_WEBHOOKDELIVERIES')
+  test(@Principal() p: KeyPrincipal, @Param('id') id: string) {
+    return this.h.test(p.workspaceId, id);
+  }
+
+  @Get(':id/deliveries')
+  @Scopes('webhooks:read')
+  @ApiOperation({ summary: 'Delivery log of an endpoint, newest first (cursor list)' })
+  @ApiErrors(NOT_FOUND, 'INVALID_LIST_QUERY')
+  deliveries(@Principal() p: KeyPrincipal, @Param('id') id: string, @Query() q: Record<string, unknown>) {
+    return this.h.deliveries(p.workspaceId, id, q);
+  }
+
+  @Post(':id/deliveries/:deliveryId/redeliver')
+  @HttpCode(202)
+  @Scopes('webhooks:write')
+  @ApiOperation({ summary: 'Deliver a past event again' })
+  @ApiErrors(NOT_FOUND, 'DELIVERY_NOT_FOUND', 'LIMIT_WEBHOOKDELIVERIES')
+  redeliver(@Principal() p: KeyPrincipal, @Param('id') id: string, @Param('deliveryId') deliveryId: string) {
+    return this.h.redeliver(p.workspaceId, id, deliveryId);
+  }
+}
+
+/** §4.7: the same endpoints for the dashboard (session + X-Service-Org). */
+@ApiTags('organization')
+@Controller('organization/webhooks')
+export class OrganizationWebhooksController {
+  constructor(private readonly h: WebhookHandlers) {}
+
+  @Get()
+  @Session()
+  @ApiOperation({ summary: 'List webhook endpoints' })
+  @ApiErrors('INVALID_LIST_QUERY')
+  list(@SessionUser() s: SessionPrincipal, @Query() q: Record<string, unknown>) {
+    return this.h.list(s.workspaceId, q);
+  }
+
+  @Post()
+  @Session()
+  @ApiOperation({ summary: 'Create an endpoint; the signing secret is in this answer only (data.secret)' })
+  @ApiErrors('INVALID_REQUEST')
+  create(@SessionUser() s: SessionPrincipal, @Body() body: Record<string, unknown>) {
+    return this.h.create(s.workspaceId, body, false);
+  }
+
+  @Patch(':id')
+  @Session()
+  @ApiOperation({ summary: 'Update an endpoint' })
+  @ApiErrors('INVALID_REQUEST', NOT_FOUND)
+  update(@SessionUser() s: SessionPrincipal, @Param('id') id: string, @Body() body: Record<string, unknown>) {
+    return this.h.update(s.workspaceId, id, body);
+  }
+
+  @Post(':id/test')
+  @HttpCode(200)
+  @Session()
+  @ApiOperation({ summary: 'Send a test event' })
+  @ApiErrors(NOT_FOUND, 'LIMIT_WEBHOOKDELIVERIES')
+  test(@SessionUser() s: SessionPrincipal, @Param('id') id: string) {
+    return this.h.test(s.workspaceId, id);
+  }
+
+  @Delete(':id')
+  @Session()
+  @ApiOperation({ summary: 'Delete an endpoint' })
+  @ApiErrors(NOT_FOUND)
+  remove(@SessionUser() s: SessionPrincipal, @Param('id') id: string) {
+    return this.h.remove(s.workspaceId, id);
+  }
+}

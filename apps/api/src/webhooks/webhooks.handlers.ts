@@ -1,0 +1,74 @@
+import { ApiError, CursorCodec, cursorPage, ok, paged, pagination, parseListQuery, type ListSpec } from '#libs/core';
+import type { JobQueue } from '#libs/queue';
+import { DEFAULT_EVENTS, WEBHOOK_EVENTS, type WebhooksService } from '#libs/webhooks';
+
+export const WEBHOOK_LIST: ListSpec = {
+  sort: ['createdAt', 'description', 'url', 'lastSuccessAt', 'lastFailureAt'],
+  defaultSort: 'createdAt',
+  limit: { default: 50, max: 100 },
+  sets: { events: WEBHOOK_EVENTS },
+  booleans: ['isActive'],
+  search: { maxLength: 128 },
+};
+
+const DELIVERY_LIST: ListSpec = { cursor: true, sort: ['id'], defaultSort: 'id', limit: { default: 20, max: 100 } };
+
+/**
+ * The webhook operations shared by the key routes (/v1/webhooks) and the session routes
+ * (/organization/webhooks): the two controllers differ only in how the caller authenticates.
+ */
+export class WebhookHandlers {
+  constructor(
+    private readonly webhooks: WebhooksService,
+    private readonly queue: JobQueue<'webhooks'>,
+    private readonly cursors: CursorCodec,
+  ) {}
+
+  async list(workspaceId: string, raw: Record<string, unknown>) {
+    const q = parseListQuery(WEBHOOK_LIST, raw);
+    const { rows, total } = await this.webhooks.list(workspaceId, q);
+    return paged(rows.map((r) => this.webhooks.view(r)), pagination(q, total));
+  }
+
+  async get(workspaceId: string, id: string) {
+    return ok(this.webhooks.view(await this.webhooks.get(workspaceId, id)));
+  }
+
+  async create(workspaceId: string, body: unknown, keyRoute: boolean) {
+    const { endpoint, secret } = await this.webhooks.create(workspaceId, body, keyRoute ? DEFAULT_EVENTS : undefined);
+    return ok({ ...this.webhooks.view(endpoint), secret }, 'Webhook endpoint created. Store the secret now: it is not shown again');
+  }
+
+  async update(workspaceId: string, id: string, body: unknown) {
+    return ok(this.webhooks.view(await this.webhooks.update(workspaceId, id, body)), 'Webhook endpoint updated');
+  }
+
+  async remove(workspaceId: string, id: string) {
+    await this.webhooks.remove(workspaceId, id);
+    return ok(null, 'Webhook endpoint deleted; deliveries stop');
+  }
+
+  async test(workspaceId: string, id: string) {
+    const result = await this.webhooks.test(workspaceId, id);
+    return ok(
+      { ok: result.ok, status: result.status },
+      result.ok ? `The endpoint answered ${result.status}` : `The test delivery failed: ${result.error ?? `HTTP ${result.status}`}`,
+    );
+  }
+
+  async deliveries(workspaceId: string, id: string, raw: Record<string, unknown>) {
+    const q = parseListQuery(DELIVERY_LIST, raw);
+    const scope = JSON.stringify(['webhook.deliveries', workspaceId, id, q.limit]);
+    const beforeId = q.pageToken ? this.cursors.decode<{ id: string }>(scope, q.pageToken).id : undefined;
+    const page = await this.webhooks.deliveries(workspaceId, id, { limit: q.limit, beforeId });
+    const last = page.rows.at(-1);
+    return cursorPage(page.rows, page.more && last ? this.cursors.encode(scope, { id: last.id }) : null);
+  }
+
+  async redeliver(workspaceId: string, id: string, deliveryId: string) {
+    const delivery = await this.webhooks.redeliver(workspaceId, id, deliveryId);
+    if (delivery.state !== 'pending') throw new ApiError('INTERNAL_ERROR', 'The redelivery was not created');
+    await this.queue.add('webhooks.deliver', { deliveryId: delivery.id }, { jobId: delivery.id, attempts: 5, backoff: { type: 'custom' } });
+    return ok({ id: delivery.id, eventId: delivery.eventId, state: delivery.state }, 'Redelivery queued');
+  }
+}

@@ -1,0 +1,85 @@
+import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import type { BodyFormat, HeaderPair, HttpMethod, PayloadMode } from './types.js';
+
+/**
+ * A workspace's webhook endpoint (§2). States (§3): active (isActive), paused (isActive false, no
+ * disabledAt), disabled (isActive false after 20 consecutive failed deliveries, disabledAt set).
+ */
+export const WebhookEndpoint = defineEntity({
+  name: 'WebhookEndpoint',
+  tableName: 'webhook_endpoint',
+  properties: {
+    id: p.string().primary().length(32),
+    workspaceId: p.string().length(32).index(),
+    url: p.text(),
+    description: p.string().length(200).nullable(),
+    events: p.json<string[]>(),
+    method: p.string().length(6).$type<HttpMethod>(),
+    bodyFormat: p.string().length(10).$type<BodyFormat>(),
+    payloadMode: p.string().length(8).$type<PayloadMode>(),
+    payloadTemplate: p.text().nullable(),
+    headers: p.json<HeaderPair[]>(),
+    /** AES-GCM sealed with a key derived from APP_SECRET. */
+    secretSealed: p.text(),
+    secretHint: p.string().length(20),
+    isActive: p.boolean(),
+    disabledAt: p.datetime().nullable(),
+    consecutiveFailures: p.integer(),
+    lastSuccessAt: p.datetime().nullable(),
+    lastFailureAt: p.datetime().nullable(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+  },
+});
+export type WebhookEndpoint = InferEntity<typeof WebhookEndpoint>;
+
+export const DELIVERY_STATES = ['pending', 'succeeded', 'failed', 'refused', 'cancelled', 'skipped'] as const;
+export type DeliveryState = (typeof DELIVERY_STATES)[number];
+
+/**
+ * One event to one endpoint. (endpointId, eventId, sequence) is unique: the dispatcher can run an
+ * event twice without creating a second delivery; a redelivery takes the next sequence.
+ */
+export const WebhookDelivery = defineEntity({
+  name: 'WebhookDelivery',
+  tableName: 'webhook_delivery',
+  uniques: [{ properties: ['endpointId', 'eventId', 'sequence'] }],
+  indexes: [{ properties: ['endpointId', 'id'] }],
+  properties: {
+    id: p.string().primary().length(32),
+    workspaceId: p.string().length(32),
+    endpointId: p.string().length(32),
+    eventId: p.string().length(40),
+    eventType: p.string().length(40),
+    sequence: p.integer(),
+    test: p.boolean(),
+    /** The envelope sent (so a redelivery and a test send the same event). */
+    event: p.json<Record<string, unknown>>(),
+    state: p.string().length(10).$type<DeliveryState>(),
+    attempts: p.integer(),
+    lastStatus: p.integer().nullable(),
+    lastError: p.text().nullable(),
+    lastDurationMs: p.integer().nullable(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    completedAt: p.datetime().nullable(),
+  },
+});
+export type WebhookDelivery = InferEntity<typeof WebhookDelivery>;
+
+/** Every HTTP attempt of a delivery (the delivery log). */
+export const WebhookAttempt = defineEntity({
+  name: 'WebhookAttempt',
+  tableName: 'webhook_attempt',
+  uniques: [{ properties: ['deliveryId', 'attempt'] }],
+  properties: {
+    id: p.string().primary().length(48),
+    deliveryId: p.string().length(32).index(),
+    attempt: p.integer(),
+    status: p.integer().nullable(),
+    error: p.text().nullable(),
+    durationMs: p.integer(),
+    signedAt: p.integer(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+  },
+});
+export type WebhookAttempt = InferEntity<typeof WebhookAttempt>;

@@ -1,0 +1,12 @@
+export { WEBHOOK_EVENTS, DEFAULT_EVENTS, HTTP_METHODS, BODY_FORMATS, PAYLOAD_MODES } from './types.js';
+export type { WebhookEvent, HttpMethod, BodyFormat, PayloadMode, HeaderPair, EndpointConfig, EventEnvelope, DeliveryContext } from './types.js';
+export { isReservedHeader } from './headers.js';
+export { TemplateRefused, isKnownVariable, renderPayload, renderTemplate, renderUrl, renderHeaderValue, type TemplateVars } from './template.js';
+export { LIMITS, validateEndpointInput, mergeEndpointUpdate, type EndpointSettings, type FieldErrors, type Validated, type ValidateOptions } from './validate.js';
+export { generateSecret, secretHint } from './secret.js';
+export { SIGNATURE_TOLERANCE_SEC, signPayload, verifySignature } from './sign.js';
+export { USER_AGENT, buildDelivery, deliveryVars, type DeliveryRequest } from './build.js';
+export { MAX_ATTEMPTS, RESPONSE_TIMEOUT_MS, RETRY_DELAYS_MS, classifyResponse, nextDelay, nextStep, type AttemptOutcome, type DeliveryErrorKind, type NextStep } from './retry.js';
+export { MAX_RESPONSE_BYTES, sendDelivery, type DeliveryResult, type Resolver, type SendOptions } from './send.js';
+export * from './entities.js';
+export * from './webhooks.service.js';

@@ -1,0 +1,42 @@
+/** Pauses before attempts 2 to 5 (§6 "Retries"). */
+export const RETRY_DELAYS_MS: readonly number[] = [1000, 4000, 9000, 16000];
+export const MAX_ATTEMPTS = 5;
+/** The receiver must answer within this (§6, §8). */
+export const RESPONSE_TIMEOUT_MS = 10_000;
+
+/**
+ * Why an attempt got no HTTP status: `timeout` (no answer in time), `connection` (DNS, connect,
+ * TLS or reset), `refused` (the target or the request was refused before sending: SSRF check,
+ * a header value that cannot be sent).
+ */
+export type DeliveryErrorKind = 'timeout' | 'connection' | 'refused';
+export type AttemptOutcome = 'success' | 'retry' | 'fail';
+
+/**
+ * 2xx succeeds; 3xx (redirects are not followed), 429, 5xx, timeouts and connection errors are
+ * retried; any other 4xx and a refusal end the delivery. A status outside 200–599 is treated as a
+ * broken answer and retried.
+ */
+export function classifyResponse(outcome: number | { status: number } | { error: DeliveryErrorKind }): AttemptOutcome {
+  if (typeof outcome === 'object' && 'error' in outcome) return outcome.error === 'refused' ? 'fail' : 'retry';
+  const status = typeof outcome === 'number' ? outcome : outcome.status;
+  if (status >= 200 && status < 300) return 'success';
+  if (status === 429) return 'retry';
+  if (status >= 400 && status < 500) return 'fail';
+  return 'retry';
+}
+
+/** The pause after attempt `attempt` (1-based) failed with a retryable outcome; null when none is left. */
+export function nextDelay(attempt: number): number | null {
+  if (!Number.isInteger(attempt) || attempt < 1 || attempt >= MAX_ATTEMPTS) return null;
+  return RETRY_DELAYS_MS[attempt - 1];
+}
+
+/** What to do after an attempt: done, try again after `delayMs`, or give up (the delivery failed). */
+export type NextStep = { kind: 'success' } | { kind: 'retry'; delayMs: number } | { kind: 'fail' };
+
+export function nextStep(outcome: AttemptOutcome, attempt: number): NextStep {
+  if (outcome === 'success') return { kind: 'success' };
+  const delayMs = outcome === 'retry' ? nextDelay(attempt) : null;
+  return delayMs === null ? { kind: 'fail' } : { kind: 'retry', delayMs };
+}

@@ -1,0 +1,173 @@
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { resolveOutbound } from '#libs/core';
+import { buildDelivery, type DeliveryRequest } from './build.js';
+import { classifyResponse } from './retry.js';
+import { sendDelivery, type Resolver } from './send.js';
+import { verifySignature } from './sign.js';
+import type { EndpointConfig, EventEnvelope } from './types.js';
+
+interface Seen {
+  method: string;
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+}
+
+// A loopback receiver; each path answers one way. Development policy allows loopback (decisions.md).
+describe('sending a delivery', () => {
+  let server: Server;
+  let port: number;
+  const seen: Seen[] = [];
+
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const path = req.url ?? '/';
+        seen.push({ method: req.method ?? '', path, headers: req.headers, body: Buffer.concat(chunks) });
+        const status = /^\/status\/(\d{3})$/.exec(path.split('?')[0]);
+        if (status) {
+          res.writeHead(Number(status[1]), { 'content-type': 'text/plain' }).end(`answer ${status[1]}`);
+        } else if (path === '/redirect') {
+          res.writeHead(302, { location: `http://127.0.0.1:${port}/status/200` }).end();
+        } else if (path === '/silent') {
+          // never answers
+        } else if (path === '/big') {
+          res.writeHead(200, { 'content-type': 'text/plain' });
+          const block = Buffer.alloc(16 * 1024, 'a');
+          for (let i = 0; i < 64; i++) res.write(block); // 1 MiB, never ended: the client must stop reading
+        } else {
+          res.writeHead(404).end();
+        }
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as AddressInfo).port;
+  });
+
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  beforeEach(() => {
+    seen.length = 0;
+  });
+
+  const secret = 'whsec_test-secret';
+  const event: EventEnvelope = { id: 'evt_1', type: 'render.completed', created: '2026-03-01T10:00:00.000Z', data: { id: 'rnd_1', status: 'done' } };
+  const timestamp = Math.floor(Date.now() / 1000);
+  const build = (path: string, over: Partial<EndpointConfig> = {}): DeliveryRequest =>
+    buildDelivery({ id: 'whk_1', url: `http://127.0.0.1:${port}${path}`, method: 'POST', bodyFormat: 'json', payloadMode: 'default', headers: [], secret, ...over }, event, { orgId: 'org_1', endpointId: 'whk_1', attempt: 1, timestamp });
+  const dev = { policy: 'development' as const };
+
+  it('delivers, and the receiver can verify what it got', async () => {
+    const result = await sendDelivery(build('/status/200', { headers: [{ key: 'Authorization', value: 'Bearer {{org.id}}' }] }), dev);
+    expect(result).toMatchObject({ status: 200, responseSnippet: 'answer 200', truncated: false });
+    expect(result.error).toBeUndefined();
+    expect(classifyResponse(result)).toBe('success');
+    expect(seen).toHaveLength(1);
+    const [got] = seen;
+    expect(got.method).toBe('POST');
+    expect(got.headers['content-type']).toBe('application/json');
+    expect(got.headers['content-length']).toBe(String(got.body.length));
+    expect(got.headers['user-agent']).toBe('service-webhooks/1.0');
+    expect(got.headers.authorization).toBe('Bearer org_1');
+    expect(got.headers['x-service-event']).toBe('render.completed');
+    expect(got.headers['x-service-attempt']).toBe('1');
+    expect(JSON.parse(got.body.toString('utf8'))).toMatchObject({ id: 'evt_1', data: { id: 'rnd_1' } });
+    expect(verifySignature(secret, got.headers['x-service-signature'] as string, got.headers['x-service-timestamp'] as string, got.body, Math.floor(Date.now() / 1000))).toBe(true);
+  });
+
+  it('connects to the address it checked, keeping the URL host for the Host header', async () => {
+    const lookups: string[] = [];
+    const resolve: Resolver = async (host) => {
+      lookups.push(host);
+      return [{ address: '127.0.0.1', family: 4 }];
+    };
+    const result = await sendDelivery(build('/status/204', { url: `http://hooks.invalid:${port}/status/204` }), { ...dev, resolve });
+    expect(result.status).toBe(204);
+    expect(lookups).toEqual(['hooks.invalid']);
+    expect(seen[0].headers.host).toBe(`hooks.invalid:${port}`);
+  });
+
+  it.each([
+    [500, 'retry'],
+    [503, 'retry'],
+    [400, 'fail'],
+    [404, 'fail'],
+    [429, 'retry'],
+  ] as const)('reports status %i, which is a %s', async (status, outcome) => {
+    const result = await sendDelivery(build(`/status/${status}`), dev);
+    expect(result.status).toBe(status);
+    expect(result.responseSnippet).toBe(`answer ${status}`);
+    expect(classifyResponse(result)).toBe(outcome);
+  });
+
+  it('does not follow a redirect', async () => {
+    const result = await sendDelivery(build('/redirect'), dev);
+    expect(result.status).toBe(302);
+    expect(classifyResponse(result)).toBe('retry');
+    expect(seen.map((s) => s.path)).toEqual(['/redirect']);
+  });
+
+  it('gives up on a receiver that never answers', async () => {
+    const result = await sendDelivery(build('/silent'), { ...dev, timeoutMs: 200 });
+    expect(result).toMatchObject({ error: 'timeout', responseSnippet: '' });
+    expect(result.status).toBeUndefined();
+    expect(result.durationMs).toBeGreaterThanOrEqual(190);
+    expect(result.durationMs).toBeLessThan(2000);
+    expect(classifyResponse(result)).toBe('retry');
+  });
+
+  it('reads no more of the answer than allowed', async () => {
+    const result = await sendDelivery(build('/big'), { ...dev, maxResponseBytes: 1000, timeoutMs: 5000 });
+    expect(result.status).toBe(200);
+    expect(result.truncated).toBe(true);
+    expect(result.responseSnippet).toBe('a'.repeat(1000));
+    expect(result.durationMs).toBeLessThan(4000);
+  });
+
+  it('sends GET without a body', async () => {
+    const result = await sendDelivery(build('/status/200', { method: 'GET', bodyFormat: 'none', url: `http://127.0.0.1:${port}/status/200?e={{event.type}}` }), dev);
+    expect(result.status).toBe(200);
+    expect(seen[0]).toMatchObject({ method: 'GET', path: '/status/200?e=render.completed' });
+    expect(seen[0].body).toHaveLength(0);
+    expect(seen[0].headers['content-type']).toBeUndefined();
+    expect(seen[0].headers['content-length']).toBeUndefined();
+    expect(verifySignature(secret, seen[0].headers['x-service-signature'] as string, timestamp, '', timestamp)).toBe(true);
+  });
+
+  it('refuses loopback in production before connecting, and that ends the delivery', async () => {
+    const result = await sendDelivery(build('/status/200', { url: `https://127.0.0.1:${port}/status/200` }), { policy: 'production' });
+    expect(result.error).toBe('refused');
+    expect(result.errorMessage).toMatch(/not a public address/);
+    expect(classifyResponse(result)).toBe('fail');
+    const plain = await sendDelivery(build('/status/200'), { policy: 'production' });
+    expect(plain.errorMessage).toMatch(/HTTPS only/);
+    const named = await sendDelivery(build('/', { url: 'https://hooks.invalid/' }), { policy: 'production', resolve: async () => [{ address: '10.0.0.1', family: 4 }] });
+    expect(named.error).toBe('refused');
+    expect(seen).toHaveLength(0);
+    // The refusal is the core SSRF check's own (OutboundRefused), carried as the message.
+    await expect(resolveOutbound(`https://127.0.0.1:${port}/status/200`, 'production')).rejects.toThrow(result.errorMessage);
+  });
+
+  it('retries when the connection or DNS fails', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const closedPort = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    const refused = await sendDelivery(build('/', { url: `http://127.0.0.1:${closedPort}/` }), dev);
+    expect(refused).toMatchObject({ error: 'connection', errorMessage: expect.stringMatching(/ECONNREFUSED/) });
+    expect(classifyResponse(refused)).toBe('retry');
+
+    const dns = await sendDelivery(build('/', { url: 'https://hooks.invalid/' }), { policy: 'production', resolve: () => Promise.reject(new Error('SERVFAIL')) });
+    expect(dns).toMatchObject({ error: 'connection', errorMessage: 'DNS lookup failed: SERVFAIL' });
+    expect(classifyResponse(dns)).toBe('retry');
+
+    const slowDns = await sendDelivery(build('/', { url: 'https://hooks.invalid/' }), { policy: 'production', timeoutMs: 100, resolve: () => new Promise(() => undefined) });
+    expect(slowDns.error).toBe('timeout');
+  });
+});

@@ -1,0 +1,64 @@
+import type { EventType } from '#libs/events';
+
+/** Event names of contract §6, in the order the contract lists them. */
+export const WEBHOOK_EVENTS = [
+  'render.queued', 'render.started', 'render.completed', 'render.failed', 'render.cancelled',
+  'template.published', 'credits.low', 'credits.exhausted', 'subscription.updated', 'payment.captured',
+] as const;
+export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
+
+// The list is repeated here so this lib stays free of the ORM at run time (`#libs/events` defines an
+// entity); this type-only check keeps the two lists equal.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const eventListsAgree: Same<WebhookEvent, EventType> = true;
+void eventListsAgree;
+
+/** Subscription of an endpoint registered through the key-authenticated route without `events` (§6). */
+export const DEFAULT_EVENTS: readonly WebhookEvent[] = ['render.completed', 'render.failed', 'render.cancelled'];
+
+export const HTTP_METHODS = ['POST', 'PUT', 'PATCH', 'GET'] as const;
+export type HttpMethod = (typeof HTTP_METHODS)[number];
+
+export const BODY_FORMATS = ['json', 'form', 'multipart', 'none'] as const;
+export type BodyFormat = (typeof BODY_FORMATS)[number];
+
+export const PAYLOAD_MODES = ['default', 'custom'] as const;
+export type PayloadMode = (typeof PAYLOAD_MODES)[number];
+
+export interface HeaderPair {
+  key: string;
+  value: string;
+}
+
+/** What a delivery needs to know about the endpoint (or the workspace callback) it goes to. */
+export interface EndpointConfig {
+  id: string;
+  url: string;
+  method: HttpMethod;
+  bodyFormat: BodyFormat;
+  payloadMode: PayloadMode;
+  payloadTemplate?: string | null;
+  headers: HeaderPair[];
+  secret: string;
+}
+
+/** Contract §2 "Event envelope"; also the default payload. */
+export interface EventEnvelope {
+  /** `evt_…` */
+  id: string;
+  type: string;
+  /** ISO 8601 */
+  created: string;
+  data: Record<string, unknown>;
+}
+
+export interface DeliveryContext {
+  orgId: string;
+  endpointId: string;
+  /** Starting at 1. */
+  attempt: number;
+  /** Unix seconds; the value signed and sent as X-Service-Timestamp. */
+  timestamp: number;
+  /** A test delivery: adds `X-Service-Test: true`. */
+  test?: boolean;
+}

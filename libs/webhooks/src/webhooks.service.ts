@@ -1,0 +1,317 @@
+import { raw, UniqueConstraintViolationException, type FilterQuery, type MikroORM } from '@mikro-orm/core';
+import {
+  ApiError, decryptSecret, deriveKey, encryptSecret, newId, orderBy, PLANS,
+  type AppConfig, type ListQuery, type OutboundPolicy, type PlanCode,
+} from '#libs/core';
+import { OutboxEvent } from '#libs/events';
+import { Workspace } from '#libs/workspaces';
+import { buildDelivery, type DeliveryRequest } from './build.js';
+import { WebhookAttempt, WebhookDelivery, WebhookEndpoint, type DeliveryState } from './entities.js';
+import { classifyResponse, MAX_ATTEMPTS, type AttemptOutcome } from './retry.js';
+import { generateSecret, secretHint } from './secret.js';
+import { sendDelivery, type DeliveryResult, type SendOptions } from './send.js';
+import { TemplateRefused } from './template.js';
+import type { EventEnvelope, WebhookEvent } from './types.js';
+import { mergeEndpointUpdate, validateEndpointInput, type EndpointSettings } from './validate.js';
+
+/** Consecutive failed deliveries that disable an endpoint (§6 "Retries" 4). */
+export const DISABLE_AFTER_FAILURES = 20;
+
+export type EndpointView = ReturnType<WebhooksService['view']>;
+
+export interface WebhooksOptions {
+  /** Replaced in tests (DNS); defaults to sendDelivery. */
+  send?: (req: DeliveryRequest, opts: SendOptions) => Promise<DeliveryResult>;
+  timeoutMs?: number;
+}
+
+/** Webhook endpoints (§4.6, §4.7), the outbox dispatcher and single delivery attempts (§6). */
+export class WebhooksService {
+  private readonly sealKey: Buffer;
+  private readonly policy: OutboundPolicy;
+  private readonly send: NonNullable<WebhooksOptions['send']>;
+
+  constructor(
+    private readonly orm: MikroORM,
+    config: Pick<AppConfig, 'appSecret' | 'env'>,
+    private readonly options: WebhooksOptions = {},
+  ) {
+    this.sealKey = deriveKey(config.appSecret, 'encryption');
+    this.policy = config.env;
+    this.send = options.send ?? sendDelivery;
+  }
+
+  view(e: WebhookEndpoint) {
+    return {
+      id: e.id,
+      url: e.url,
+      description: e.description ?? '',
+      events: e.events,
+      method: e.method,
+      bodyFormat: e.bodyFormat,
+      payloadMode: e.payloadMode,
+      payloadTemplate: e.payloadTemplate,
+      headers: e.headers,
+      secretHint: e.secretHint,
+      isActive: e.isActive,
+      disabled: e.disabledAt !== null,
+      consecutiveFailures: e.consecutiveFailures,
+      lastSuccessAt: e.lastSuccessAt?.toISOString() ?? null,
+      lastFailureAt: e.lastFailureAt?.toISOString() ?? null,
+      createdAt: e.createdAt.toISOString(),
+      updatedAt: e.updatedAt.toISOString(),
+    };
+  }
+
+  async list(workspaceId: string, q: ListQuery): Promise<{ rows: WebhookEndpoint[]; total: number }> {
+    const where: FilterQuery<WebhookEndpoint> = { workspaceId };
+    if (q.booleans.isActive !== undefined) where.isActive = q.booleans.isActive;
+    if (q.search) {
+      const like = `%${q.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+      where.$or = [{ description: { $like: like } }, { url: { $like: like } }];
+    }
+    const em = this.orm.em.fork();
+    let rows = await em.find(WebhookEndpoint, where, { orderBy: orderBy(q) as never });
+    // Event subscriptions live in a JSON array; filter them here (a workspace has few endpoints).
+    if (q.sets.events) rows = rows.filter((r) => q.sets.events.some((ev) => r.events.includes(ev)));
+    return { rows: rows.slice(q.offset, q.offset + q.limit), total: rows.length };
+  }
+
+  async get(workspaceId: string, id: string): Promise<WebhookEndpoint> {
+    const row = await this.orm.em.fork().findOne(WebhookEndpoint, { id, workspaceId });
+    if (!row) throw new ApiError('WEBHOOK_NOT_FOUND', `Webhook endpoint ${id} does not exist`);
+    return row;
+  }
+
+  async create(workspaceId: string, input: unknown, defaultEvents?: readonly WebhookEvent[]): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
+    const checked = validateEndpointInput(input, { env: this.policy, defaultEvents });
+    if (!checked.ok) throw invalid(checked.errors);
+    const s = checked.value as EndpointSettings;
+    const secret = generateSecret();
+    const em = this.orm.em.fork();
+    const endpoint = em.create(WebhookEndpoint, {
+      id: newId('webhook'), workspaceId, url: s.url, description: s.description || null, events: s.events, method: s.method,
+      bodyFormat: s.bodyFormat, payloadMode: s.payloadMode, payloadTemplate: s.payloadTemplate, headers: s.headers,
+      secretSealed: encryptSecret(this.sealKey, secret), secretHint: secretHint(secret), isActive: s.isActive,
+      disabledAt: null, consecutiveFailures: 0, lastSuccessAt: null, lastFailureAt: null,
+    });
+    await em.flush();
+    return { endpoint, secret };
+  }
+
+  /** Partial update; `isActive: true` re-enables a disabled endpoint and clears its failure streak (§3). */
+  async update(workspaceId: string, id: string, input: unknown): Promise<WebhookEndpoint> {
+    const em = this.orm.em.fork();
+    const row = await em.findOne(WebhookEndpoint, { id, workspaceId });
+    if (!row) throw new ApiError('WEBHOOK_NOT_FOUND', `Webhook endpoint ${id} does not exist`);
+    const merged = mergeEndpointUpdate({ ...this.settingsOf(row), isActive: row.isActive }, input, { env: this.policy });
+    if (!merged.ok) throw invalid(merged.errors);
+    const m = merged.value;
+    const s = input as Partial<EndpointSettings>;
+    Object.assign(row, {
+      url: m.url, description: m.description || null, events: m.events, method: m.method, bodyFormat: m.bodyFormat,
+      payloadMode: m.payloadMode, payloadTemplate: m.payloadTemplate, headers: m.headers,
+    });
+    if (s.isActive === true && !row.isActive) Object.assign(row, { isActive: true, disabledAt: null, consecutiveFailures: 0 });
+    if (s.isActive === false) row.isActive = false;
+    await em.flush();
+    return row;
+  }
+
+  async remove(workspaceId: string, id: string): Promise<void> {
+    const em = this.orm.em.fork();
+    const removed = await em.nativeDelete(WebhookEndpoint, { id, workspaceId });
+    if (removed === 0) throw new ApiError('WEBHOOK_NOT_FOUND', `Webhook endpoint ${id} does not exist`);
+    await em.nativeUpdate(WebhookDelivery, { endpointId: id, state: 'pending' }, { state: 'cancelled', completedAt: new Date() });
+  }
+
+  /**
+   * Sends a sample render.completed event through the endpoint's real method, encoding, headers
+   * and template, once, with X-Service-Test. Its failure never counts toward the streak.
+   */
+  async test(workspaceId: string, id: string): Promise<{ ok: boolean; status: number | null; error?: string }> {
+    const endpoint = await this.get(workspaceId, id);
+    await this.allowance(workspaceId, 1);
+    const event: EventEnvelope = {
+      id: newId('event'),
+      type: 'render.completed',
+      created: new Date().toISOString(),
+      data: sampleRender(),
+    };
+    const delivery = await this.record(endpoint, event, { test: true, sequence: 0 });
+    const outcome = await this.attempt(delivery.id, 1, { final: true });
+    const done = await this.orm.em.fork().findOneOrFail(WebhookDelivery, { id: delivery.id });
+    return { ok: outcome === 'success', status: done.lastStatus ?? null, ...(done.lastError ? { error: done.lastError } : {}) };
+  }
+
+  async deliveries(workspaceId: string, endpointId: string, q: { limit: number; beforeId?: string }) {
+    await this.get(workspaceId, endpointId);
+    const em = this.orm.em.fork();
+    const where: FilterQuery<WebhookDelivery> = { endpointId, workspaceId, ...(q.beforeId ? { id: { $lt: q.beforeId } } : {}) };
+    const rows = await em.find(WebhookDelivery, where, { orderBy: { id: 'desc' }, limit: q.limit + 1 });
+    const page = rows.slice(0, q.limit);
+    const attempts = await em.find(WebhookAttempt, { deliveryId: { $in: page.map((d) => d.id) } }, { orderBy: { deliveryId: 'asc', attempt: 'asc' } });
+    return {
+      more: rows.length > q.limit,
+      rows: page.map((d) => ({
+        id: d.id, eventId: d.eventId, event: d.eventType, test: d.test, state: d.state, attempts: d.attempts,
+        lastStatus: d.lastStatus, lastError: d.lastError, lastDurationMs: d.lastDurationMs,
+        createdAt: d.createdAt.toISOString(), completedAt: d.completedAt?.toISOString() ?? null,
+        log: attempts.filter((a) => a.deliveryId === d.id).map((a) => ({
+          attempt: a.attempt, status: a.status, error: a.error, durationMs: a.durationMs, at: a.createdAt.toISOString(),
+        })),
+      })),
+    };
+  }
+
+  /** A fresh delivery of a past delivery's event (the caller enqueues it). */
+  async redeliver(workspaceId: string, endpointId: string, deliveryId: string): Promise<WebhookDelivery> {
+    const endpoint = await this.get(workspaceId, endpointId);
+    const em = this.orm.em.fork();
+    const past = await em.findOne(WebhookDelivery, { id: deliveryId, endpointId, workspaceId });
+    if (!past || past.test) throw new ApiError('DELIVERY_NOT_FOUND', `Delivery ${deliveryId} does not exist`);
+    await this.allowance(workspaceId, 1);
+    const last = await em.findOne(WebhookDelivery, { endpointId, eventId: past.eventId }, { orderBy: { sequence: 'desc' } });
+    return this.record(endpoint, past.event as unknown as EventEnvelope, { test: false, sequence: (last?.sequence ?? 0) + 1 });
+  }
+
+  /**
+   * Fans undispatched outbox events out to every active endpoint subscribed to them: one delivery
+   * row per (event, endpoint), then the event is stamped. Safe to run twice or crash half-way: the
+   * unique (endpoint, event, sequence) finds the rows made before. Returns the deliveries to enqueue.
+   */
+  async dispatch(batch = 200): Promise<string[]> {
+    const em = this.orm.em.fork();
+    const events = await em.find(OutboxEvent, { dispatchedAt: null }, { orderBy: { id: 'asc' }, limit: batch });
+    const out: string[] = [];
+    const endpointsOf = new Map<string, WebhookEndpoint[]>();
+    for (const ev of events) {
+      let endpoints = endpointsOf.get(ev.workspaceId);
+      if (!endpoints) {
+        endpoints = await em.find(WebhookEndpoint, { workspaceId: ev.workspaceId, isActive: true });
+        endpointsOf.set(ev.workspaceId, endpoints);
+      }
+      const envelope: EventEnvelope = { id: ev.id, type: ev.type, created: ev.createdAt.toISOString(), data: ev.data };
+      const targets = endpoints.filter((e) => e.events.includes(ev.type));
+      const overLimit = targets.length ? await this.overAllowance(ev.workspaceId, targets.length) : false;
+      for (const endpoint of targets) {
+        const d = await this.record(endpoint, envelope, { test: false, sequence: 0, skip: overLimit });
+        if (d.state === 'pending') out.push(d.id);
+      }
+      await em.nativeUpdate(OutboxEvent, { id: ev.id }, { dispatchedAt: new Date() });
+    }
+    return out;
+  }
+
+  /**
+   * One HTTP attempt of a delivery, recorded in the log. On success, or when the delivery ends
+   * (non-retryable answer, or the last attempt), settles it and the endpoint's streak.
+   * Returns the outcome; `retry` means another attempt is due.
+   */
+  async attempt(deliveryId: string, attempt: number, opts: { final?: boolean } = {}): Promise<AttemptOutcome | 'cancelled'> {
+    const em = this.orm.em.fork();
+    const delivery = await em.findOne(WebhookDelivery, { id: deliveryId });
+    if (!delivery || delivery.state !== 'pending') return 'cancelled';
+    const endpoint = await em.findOne(WebhookEndpoint, { id: delivery.endpointId });
+    if (!endpoint || (!endpoint.isActive && !delivery.test)) {
+      await em.nativeUpdate(WebhookDelivery, { id: deliveryId, state: 'pending' }, { state: 'cancelled', completedAt: new Date() });
+      return 'cancelled';
+    }
+    const timestamp = Math.floor(Date.now() / 1000);
+    let result: DeliveryResult;
+    try {
+      const req = buildDelivery(
+        { ...this.settingsOf(endpoint), id: endpoint.id, secret: decryptSecret(this.sealKey, endpoint.secretSealed) },
+        delivery.event as unknown as EventEnvelope,
+        { orgId: endpoint.workspaceId, endpointId: endpoint.id, attempt, timestamp, test: delivery.test },
+      );
+      result = await this.send(req, { policy: this.policy, timeoutMs: this.options.timeoutMs });
+    } catch (err) {
+      if (!(err instanceof TemplateRefused)) throw err;
+      result = { error: 'refused', errorMessage: err.message, durationMs: 0, responseSnippet: '', truncated: false };
+    }
+    const outcome = classifyResponse(result.error ? { error: result.error } : { status: result.status as number });
+    const error = result.error ? `${result.error}: ${result.errorMessage}` : outcome === 'success' ? null : `HTTP ${result.status}`;
+    await em.transactional(async (tx) => {
+      await tx.insert(WebhookAttempt, {
+        id: `${deliveryId}:${attempt}`, deliveryId, attempt, status: result.status ?? null, error, durationMs: result.durationMs, signedAt: timestamp,
+        createdAt: new Date(),
+      });
+      const last = outcome !== 'retry' || attempt >= MAX_ATTEMPTS || opts.final === true;
+      const state: DeliveryState = outcome === 'success' ? 'succeeded' : outcome === 'fail' ? 'refused' : 'failed';
+      await tx.nativeUpdate(WebhookDelivery, { id: deliveryId }, {
+        attempts: attempt, lastStatus: result.status ?? null, lastError: error, lastDurationMs: result.durationMs,
+        ...(last ? { state, completedAt: new Date() } : {}),
+      });
+      if (delivery.test) return;
+      const now = new Date();
+      if (outcome === 'success') {
+        await tx.nativeUpdate(WebhookEndpoint, { id: endpoint.id }, { consecutiveFailures: 0, lastSuccessAt: now });
+      } else if (last) {
+        await tx.nativeUpdate(WebhookEndpoint, { id: endpoint.id }, { consecutiveFailures: raw('consecutive_failures + 1'), lastFailureAt: now });
+        await tx.nativeUpdate(
+          WebhookEndpoint,
+          { id: endpoint.id, isActive: true, consecutiveFailures: { $gte: DISABLE_AFTER_FAILURES } },
+          { isActive: false, disabledAt: now },
+        );
+      }
+    });
+    return outcome;
+  }
+
+  private settingsOf(e: WebhookEndpoint) {
+    return {
+      url: e.url, description: e.description ?? '', events: e.events as WebhookEvent[], method: e.method, bodyFormat: e.bodyFormat,
+      payloadMode: e.payloadMode, payloadTemplate: e.payloadTemplate ?? null, headers: e.headers,
+    };
+  }
+
+  private async record(endpoint: WebhookEndpoint, event: EventEnvelope, o: { test: boolean; sequence: number; skip?: boolean }): Promise<WebhookDelivery> {
+    const em = this.orm.em.fork();
+    const row = em.create(WebhookDelivery, {
+      id: newId('delivery'), workspaceId: endpoint.workspaceId, endpointId: endpoint.id, eventId: event.id, eventType: event.type,
+      sequence: o.test ? 0 : o.sequence, test: o.test, event: event as unknown as Record<string, unknown>,
+      state: o.skip ? 'skipped' : 'pending', attempts: 0, lastStatus: null,
+      lastError: o.skip ? 'LIMIT_WEBHOOKDELIVERIES: the month\'s webhook deliveries are used up' : null,
+      lastDurationMs: null, completedAt: o.skip ? new Date() : null,
+    });
+    try {
+      await em.flush();
+      return row;
+    } catch (err) {
+      if (!(err instanceof UniqueConstraintViolationException)) throw err;
+      return this.orm.em.fork().findOneOrFail(WebhookDelivery, { endpointId: endpoint.id, eventId: event.id, sequence: o.sequence });
+    }
+  }
+
+  private async overAllowance(workspaceId: string, adding: number): Promise<boolean> {
+    const em = this.orm.em.fork();
+    const ws = await em.findOne(Workspace, { id: workspaceId });
+    const plan = PLANS[(ws?.plan ?? 'free') as PlanCode];
+    const now = new Date();
+    const monthStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
+    const used = await em.count(WebhookDelivery, { workspaceId, createdAt: { $gte: monthStart }, state: { $ne: 'skipped' } });
+    return used + adding > plan.webhookDeliveriesPerMonth;
+  }
+
+  private async allowance(workspaceId: string, adding: number): Promise<void> {
+    if (await this.overAllowance(workspaceId, adding)) {
+      throw new ApiError('LIMIT_WEBHOOKDELIVERIES', 'This month\'s webhook deliveries are used up');
+    }
+  }
+}
+
+function invalid(errors: Record<string, string[]>): ApiError {
+  return new ApiError('INVALID_REQUEST', `Invalid webhook endpoint: ${Object.entries(errors).map(([k, v]) => `${k}: ${v[0]}`).join('; ')}`, { errors });
+}
+
+/** The render of a test delivery (decisions.md: id starting rnd_test_). */
+function sampleRender(): Record<string, unknown> {
+  const now = new Date();
+  return {
+    id: `rnd_test_${newId('render').slice(4)}`, status: 'done', kind: 'video', templateId: 'tpl_test', url: 'https://example.com/renders/sample.mp4',
+    posterUrl: 'https://example.com/renders/sample-poster.jpg', thumbnailUrl: 'https://example.com/renders/sample-thumb.jpg',
+    format: 'mp4', width: 1280, height: 720, duration: 10, fileSizeBytes: 1_048_576, renderTime: 8_400, credits: 1, watermarked: false,
+    expiresAt: new Date(now.getTime() + 30 * 86_400_000).toISOString(),
+  };
+}
