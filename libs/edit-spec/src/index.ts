@@ -1,0 +1,10 @@
+export * from './model.js';
+export * from './merge.js';
+export * from './parse.js';
+export { DEFAULT_AUTO_LENGTH, assertTiming, clipCount, clipsAt, resolveTiming, type Durations, type TimedClip, type Timing, type TimingOptions, type TimingResult } from './timing.js';
+export * from './geometry.js';
+export * from './layout.js';
+export * from './easing.js';
+export * from './motion.js';
+export * from './frame.js';
+export * from './color.js';

@@ -1,0 +1,242 @@
+import { ApiError, type FieldErrors } from '#libs/core';
+import { applyMerge } from './merge.js';
+import {
+  ASPECT_RATIOS, CODECS, EFFECTS, FILTERS, FITS, FPS_VALUES, OUTPUT_FORMATS, QUALITIES, RESOLUTIONS,
+  SOUNDTRACK_EFFECTS, TRANSITIONS,
+  type AliasRef, type Asset, type Clip, type ClipLength, type ClipStart, type EditSpec, type Fit, type JsonValue,
+  type MergeField, type Output, type Timeline, type Track, type Transform,
+} from './model.js';
+import { ALIAS_NAME, aliasTarget, animatable, asset, fraction, pixels, position, seconds } from './parse-assets.js';
+import { checkTimingReferences, clipCount } from './timing.js';
+import { arr, bool, color, compact, describe, Issues, isPlainObject, num, obj, oneOf, str, summarise, url, type Reader } from './validate.js';
+
+// --- clip ---------------------------------------------------------------------------------------
+
+function aliasRef(value: string, path: string, issues: Issues): AliasRef | undefined {
+  if (aliasTarget(value) !== undefined) return value as AliasRef;
+  issues.add(path, `must be alias://NAME with a name of letters, digits, "_" or "-", got ${describe(value)}`);
+  return undefined;
+}
+
+function notNumeric(value: unknown): boolean {
+  return typeof value === 'string' ? value.trim() === '' || Number.isNaN(Number(value.trim())) : typeof value !== 'number';
+}
+
+const clipStart: Reader<ClipStart> = (value, path, issues) => {
+  if (value === 'auto') return 'auto';
+  if (typeof value === 'string' && value.startsWith('alias://')) return aliasRef(value, path, issues);
+  if (notNumeric(value)) {
+    return void issues.add(path, `must be a number of seconds, "auto" or "alias://NAME", got ${describe(value)}`);
+  }
+  return seconds(value, path, issues);
+};
+
+const clipLength: Reader<ClipLength> = (value, path, issues) => {
+  if (value === 'auto' || value === 'end') return value;
+  if (typeof value === 'string' && value.startsWith('alias://')) return aliasRef(value, path, issues);
+  if (notNumeric(value)) {
+    return void issues.add(path, `must be a number of seconds, "auto", "end" or "alias://NAME", got ${describe(value)}`);
+  }
+  return num({ above: 0 })(value, path, issues);
+};
+
+/** Assets that are scaled to fill by default; the others lay themselves out at their own size. */
+function defaultFit(a: Asset): Fit {
+  return a.type === 'image' || a.type === 'video' || a.type === 'luma' ? 'crop' : 'none';
+}
+
+const SPEED_NOTE = 'each optionally suffixed Slow or Fast';
+const effect = oneOf(EFFECTS, { listed: `zoomIn, zoomOut, slideLeft, slideRight, slideUp, slideDown (${SPEED_NOTE})` });
+const transitionName = oneOf(TRANSITIONS, {
+  listed: `none, zoom, fade, reveal, wipeLeft, wipeRight, slideLeft, slideRight, slideUp, slideDown, carouselLeft, carouselRight, carouselUp, carouselDown, shuffleTopRight, shuffleRightTop, shuffleRightBottom, shuffleBottomRight, shuffleBottomLeft, shuffleLeftBottom, shuffleLeftTop, shuffleTopLeft (${SPEED_NOTE}, except none and zoom)`,
+});
+
+/** `"none"` is accepted for filter and effect (some Shotstack payloads send it) and means absent. */
+function unlessNone<T>(read: Reader<T>): Reader<T> {
+  return (value, path, issues) => (value === 'none' ? undefined : read(value, path, issues));
+}
+
+const rotation = animatable({ min: -360, max: 360 });
+const skewAmount = animatable();
+
+const transform = obj<Transform>(['rotate', 'skew', 'flip'], (f) =>
+  compact({
+    rotate: f.opt('rotate', obj(['angle'], (o) => ({ angle: o.def('angle', rotation, 0) }))),
+    skew: f.opt('skew', obj(['x', 'y'], (o) => ({ x: o.def('x', skewAmount, 0), y: o.def('y', skewAmount, 0) }))),
+    flip: f.opt('flip', obj(['horizontal', 'vertical'], (o) => ({ horizontal: o.def('horizontal', bool, false), vertical: o.def('vertical', bool, false) }))),
+  }),
+);
+
+const offsetValue = animatable({ min: -10, max: 10 });
+
+const aliasName: Reader<string> = (value, path, issues) => {
+  const name = str({ min: 1 })(value, path, issues);
+  if (name === undefined) return undefined;
+  if (!ALIAS_NAME.test(name)) return void issues.add(path, `must use only letters, digits, "_" and "-", got ${describe(value)}`);
+  return name;
+};
+
+const CLIP_KEYS = [
+  'asset', 'start', 'length', 'fit', 'scale', 'width', 'height', 'position', 'offset', 'opacity',
+  'transform', 'filter', 'effect', 'transition', 'alias',
+] as const;
+
+const clip = obj<Clip>(CLIP_KEYS, (f) => {
+  const a = f.req('asset', asset);
+  const start = f.req('start', clipStart);
+  const length = f.req('length', clipLength);
+  const rest = {
+    fit: f.opt('fit', oneOf(FITS)),
+    scale: f.def('scale', animatable({ min: 0 }), 1),
+    width: f.opt('width', pixels),
+    height: f.opt('height', pixels),
+    position: f.def('position', position, 'center'),
+    offset: f.def('offset', obj(['x', 'y'], (o) => ({ x: o.def('x', offsetValue, 0), y: o.def('y', offsetValue, 0) })), { x: 0, y: 0 }),
+    opacity: f.def('opacity', animatable({ min: 0, max: 1 }), 1),
+    transform: f.opt('transform', transform),
+    filter: f.opt('filter', unlessNone(oneOf(FILTERS))),
+    effect: f.opt('effect', unlessNone(effect)),
+    transition: f.opt('transition', obj(['in', 'out'], (o) => compact({ in: o.opt('in', transitionName), out: o.opt('out', transitionName) }))),
+    alias: f.opt('alias', aliasName),
+  };
+  if (a === undefined || start === undefined || length === undefined) return undefined;
+  return compact({ ...rest, asset: a, start, length, fit: rest.fit ?? defaultFit(a) });
+});
+
+// --- timeline -----------------------------------------------------------------------------------
+
+const track = obj<Track>(['clips'], (f) => {
+  const clips = f.req('clips', arr(clip));
+  return clips === undefined ? undefined : { clips };
+});
+
+const timeline = obj<Timeline>(['background', 'fonts', 'soundtrack', 'tracks', 'cache'], (f) => {
+  const tracks = f.req('tracks', arr(track));
+  const rest = {
+    background: f.def('background', color, '#000000'),
+    fonts: f.def('fonts', arr(obj(['src'], (o) => { const src = o.req('src', url); return src === undefined ? undefined : { src }; })), []),
+    soundtrack: f.opt(
+      'soundtrack',
+      obj(['src', 'effect', 'volume'], (o) => {
+        const src = o.req('src', url);
+        const s = { effect: o.opt('effect', oneOf(SOUNDTRACK_EFFECTS)), volume: o.def('volume', fraction, 1) };
+        return src === undefined ? undefined : compact({ src, ...s });
+      }),
+    ),
+    cache: f.opt('cache', bool),
+  };
+  return tracks === undefined ? undefined : compact({ ...rest, tracks });
+});
+
+// --- output -------------------------------------------------------------------------------------
+
+const resolution = oneOf(RESOLUTIONS, { aliases: { '1080': 'fhd' } });
+const dimension = num({ min: 1, max: 8192, integer: true });
+
+/** Accepted for Shotstack compatibility and not used (destinations are a Shotstack hosting feature). */
+const ignoredList: Reader<undefined> = (value, path, issues) => {
+  if (!Array.isArray(value)) issues.add(path, `must be an array, got ${describe(value)}`);
+  return undefined;
+};
+
+const output = obj<Output>(
+  ['format', 'resolution', 'aspectRatio', 'size', 'fps', 'quality', 'codec', 'scaleTo', 'range', 'poster', 'thumbnail', 'repeat', 'mute', 'destinations'],
+  (f) => {
+    const format = f.req('format', oneOf(OUTPUT_FORMATS, { aliases: { jpg: 'jpeg' } }));
+    f.opt('destinations', ignoredList);
+    const rest = compact({
+      resolution: f.opt('resolution', resolution),
+      aspectRatio: f.opt('aspectRatio', oneOf(ASPECT_RATIOS)),
+      size: f.opt('size', obj(['width', 'height'], (o) => {
+        const width = o.req('width', dimension);
+        const height = o.req('height', dimension);
+        return width === undefined || height === undefined ? undefined : { width, height };
+      })),
+      fps: f.opt('fps', oneOf(FPS_VALUES)),
+      quality: f.opt('quality', oneOf(QUALITIES)),
+      codec: f.opt('codec', oneOf(CODECS)),
+      scaleTo: f.opt('scaleTo', resolution),
+      range: f.opt('range', obj(['start', 'length'], (o) => compact({ start: o.def('start', seconds, 0), length: o.opt('length', num({ above: 0 })) }))),
+      poster: f.opt('poster', obj(['capture'], (o) => { const capture = o.req('capture', seconds); return capture === undefined ? undefined : { capture }; })),
+      thumbnail: f.opt('thumbnail', obj(['capture', 'scale'], (o) => {
+        const capture = o.req('capture', seconds);
+        const scale = o.def('scale', num({ above: 0, max: 1 }), 1);
+        return capture === undefined ? undefined : { capture, scale };
+      })),
+      repeat: f.opt('repeat', bool),
+      mute: f.opt('mute', bool),
+    });
+    return format === undefined ? undefined : { format, ...rest };
+  },
+);
+
+// --- edit ---------------------------------------------------------------------------------------
+
+const EDIT_KEYS = ['timeline', 'output', 'merge', 'callback', 'disk', 'instance'];
+
+const editSpec = obj<EditSpec>(EDIT_KEYS, (f) => {
+  const t = f.req('timeline', timeline);
+  const o = f.req('output', output);
+  const callback = f.opt('callback', url);
+  // Shotstack render-infrastructure hints: accepted, not used.
+  f.opt('disk', str());
+  f.opt('instance', str());
+  return t === undefined || o === undefined ? undefined : compact({ timeline: t, output: o, callback });
+});
+
+const mergeFields = arr(
+  obj<MergeField>(['find', 'replace'], (f) => {
+    const find = f.req('find', str({ min: 1 }));
+    if (!f.has('replace')) f.issues.add(f.at('replace'), 'is required');
+    return find === undefined ? undefined : { find, replace: (f.raw.replace ?? null) as JsonValue };
+  }),
+);
+
+export interface ParseOptions {
+  /** Prefix of every error path (default `edit`), e.g. `template.edit`. */
+  root?: string;
+}
+
+export type ParseResult =
+  | {
+      ok: true;
+      edit: EditSpec;
+      /** Placeholders left without a value (rendered as written). */
+      unresolved: string[];
+    }
+  | { ok: false; errors: FieldErrors };
+
+/**
+ * Validates and normalises an edit spec. The edit's own `merge` pairs are applied first (values the
+ * caller merged before stay merged; the edit's pairs then act as defaults). Every failure is collected
+ * under its full path (`edit.timeline.tracks[0].clips[2].length`) with a message naming the bad value;
+ * alias references are checked too (unknown names, duplicates, cycles).
+ */
+export function parseEdit(input: unknown, opts: ParseOptions = {}): ParseResult {
+  const root = opts.root ?? 'edit';
+  const issues = new Issues();
+  if (!isPlainObject(input)) {
+    issues.add(root, `must be an object, got ${describe(input)}`);
+    return { ok: false, errors: issues.errors };
+  }
+  const { merge, ...body } = input;
+  const pairs = merge === undefined ? [] : mergeFields(merge, `${root}.merge`, issues);
+  const { value: merged, unresolved } = applyMerge(body, pairs ?? []);
+  const edit = editSpec(merged, root, issues);
+  if (edit) checkTimingReferences(edit, issues, root);
+  if (!edit || issues.count > 0) return { ok: false, errors: issues.errors };
+  return { ok: true, edit, unresolved };
+}
+
+/**
+ * parseEdit for request handlers: returns the edit, or throws 422 TEMPLATE_VALIDATION_FAILED with the
+ * `errors` object, or 422 EMPTY_TIMELINE when the timeline holds no clip (so it has no duration).
+ */
+export function assertEdit(input: unknown, opts: ParseOptions = {}): EditSpec {
+  const result = parseEdit(input, opts);
+  if (!result.ok) {
+    throw new ApiError('TEMPLATE_VALIDATION_FAILED', `The edit spec is not valid: ${summarise(result.errors)}`, { errors: result.errors });
+  }
+  if (clipCount(result.edit) === 0) throw new ApiError('EMPTY_TIMELINE', 'The timeline has no clips, so it has no duration');
+  return result.edit;
+}
