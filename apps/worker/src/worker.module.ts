@@ -4,7 +4,9 @@ import type { AppConfig } from '#libs/core';
 import { CreditsService } from '#libs/credits';
 import { openDatabase, type Orm } from '#libs/db';
 import { ALL_JOBS, bullConnection, bullPrefix, JobQueue, QUEUES, validatePayload, type JobName, type QueueName } from '#libs/queue';
+import { createRedis } from '#libs/redis';
 import { RETRY_DELAYS_MS, WebhooksService } from '#libs/webhooks';
+import type { Redis } from 'ioredis';
 import { CreditsSweepProcessor } from './processors/credits-sweep.processor.js';
 import { PingProcessor } from './processors/ping.processor.js';
 import { PROCESSORS, type JobProcessor } from './processors/processor.js';
@@ -13,6 +15,7 @@ import { RetryDelivery, WebhooksDeliverProcessor, WebhooksDispatchProcessor } fr
 const WORKER_CONFIG = Symbol('WORKER_CONFIG');
 const WORKER_ORM = Symbol('WORKER_ORM');
 const WEBHOOKS_QUEUE = Symbol('WEBHOOKS_QUEUE');
+const WORKER_REDIS = Symbol('WORKER_REDIS');
 
 /** Recurring jobs, one schedule per deployment whatever the number of workers. */
 export const SCHEDULES = [
@@ -44,15 +47,16 @@ export class WorkerModule implements OnApplicationBootstrap, OnApplicationShutdo
         { provide: WORKER_CONFIG, useValue: config },
         { provide: WORKER_ORM, useFactory: () => openDatabase(config.database) },
         { provide: WEBHOOKS_QUEUE, useFactory: () => new JobQueue(config, 'webhooks') },
+        { provide: WORKER_REDIS, useFactory: () => createRedis(config, 'worker') },
         {
           provide: PROCESSORS,
-          inject: [WORKER_ORM, WEBHOOKS_QUEUE],
-          useFactory: (orm: Orm, webhooksQueue: JobQueue<'webhooks'>): JobProcessor[] => {
+          inject: [WORKER_ORM, WEBHOOKS_QUEUE, WORKER_REDIS],
+          useFactory: (orm: Orm, webhooksQueue: JobQueue<'webhooks'>, redis: Redis): JobProcessor[] => {
             const webhooks = new WebhooksService(orm, config);
             return [
               new PingProcessor(),
               new CreditsSweepProcessor(new CreditsService(orm, { lowThreshold: config.creditsLowThreshold }), config.maxRenderAgeSec),
-              new WebhooksDispatchProcessor(webhooks, webhooksQueue),
+              new WebhooksDispatchProcessor(webhooks, webhooksQueue, redis, `${config.redisPrefix}:webhooks:dispatch-lock`),
               new WebhooksDeliverProcessor(webhooks),
             ] as JobProcessor[];
           },
@@ -66,6 +70,7 @@ export class WorkerModule implements OnApplicationBootstrap, OnApplicationShutdo
     @Inject(PROCESSORS) private readonly processors: JobProcessor[],
     @Inject(WORKER_ORM) private readonly orm: Orm,
     @Inject(WEBHOOKS_QUEUE) private readonly webhooksQueue: JobQueue<'webhooks'>,
+    @Inject(WORKER_REDIS) private readonly redis: Redis,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -103,6 +108,7 @@ export class WorkerModule implements OnApplicationBootstrap, OnApplicationShutdo
   async onApplicationShutdown(): Promise<void> {
     await Promise.all(this.workers.map((w) => w.close()));
     await this.webhooksQueue.close();
+    this.redis.disconnect();
     await this.orm.close(true);
   }
 }

@@ -178,12 +178,14 @@ export class WebhooksService {
   /**
    * Fans undispatched outbox events out to every active endpoint subscribed to them: one delivery
    * row per (event, endpoint), then the event is stamped. Safe to run twice or crash half-way: the
-   * unique (endpoint, event, sequence) finds the rows made before. Returns the deliveries to enqueue.
+   * unique (endpoint, event, sequence) finds the rows made before. Each event's deliveries are
+   * handed to `enqueue` before the event is stamped, so a crash never strands a delivery without its
+   * job. Returns how many deliveries were enqueued.
    */
-  async dispatch(batch = 200): Promise<string[]> {
+  async dispatch(enqueue: (deliveryIds: string[]) => Promise<void>, batch = 200): Promise<number> {
     const em = this.orm.em.fork();
     const events = await em.find(OutboxEvent, { dispatchedAt: null }, { orderBy: { id: 'asc' }, limit: batch });
-    const out: string[] = [];
+    let count = 0;
     const endpointsOf = new Map<string, WebhookEndpoint[]>();
     for (const ev of events) {
       let endpoints = endpointsOf.get(ev.workspaceId);
@@ -194,13 +196,29 @@ export class WebhooksService {
       const envelope: EventEnvelope = { id: ev.id, type: ev.type, created: ev.createdAt.toISOString(), data: ev.data };
       const targets = endpoints.filter((e) => e.events.includes(ev.type));
       const overLimit = targets.length ? await this.overAllowance(ev.workspaceId, targets.length) : false;
+      const ids: string[] = [];
       for (const endpoint of targets) {
         const d = await this.record(endpoint, envelope, { test: false, sequence: 0, skip: overLimit });
-        if (d.state === 'pending') out.push(d.id);
+        if (d.state === 'pending') ids.push(d.id);
       }
+      if (ids.length) await enqueue(ids);
+      count += ids.length;
       await em.nativeUpdate(OutboxEvent, { id: ev.id }, { dispatchedAt: new Date() });
     }
-    return out;
+    return count;
+  }
+
+  /**
+   * Pending deliveries older than `olderThanMs`: re-enqueued by the dispatcher as a safety net (the
+   * job id is the delivery id, so a delivery whose job still exists is not enqueued twice).
+   */
+  async stalePending(olderThanMs: number, limit = 200): Promise<string[]> {
+    const rows = await this.orm.em.fork().find(
+      WebhookDelivery,
+      { state: 'pending', test: false, createdAt: { $lt: new Date(Date.now() - olderThanMs) } },
+      { fields: ['id'], orderBy: { id: 'asc' }, limit },
+    );
+    return rows.map((r) => r.id);
   }
 
   /**

@@ -1,0 +1,740 @@
+#!/usr/bin/env node
+/**
+ * Webhook fan-out benchmark: deliveries per second from ONE worker (outbox → dispatcher → BullMQ →
+ * signed HTTP POST) to a loopback receiver answering 200, against a bare loop of signed JSON POSTs
+ * sent from one Node process to the same receiver in the same run. See docs/benchmarks.md.
+ *
+ *   node bench/webhook-fanout.mjs [--events 2000] [--endpoints 4] [--concurrency 50] [--timeout 120]
+ *                                 [--pg postgres://user@host:port] [--profile DIR] [--json]
+ *
+ * Self-contained: starts its own redis-server (unless REDIS_URL is set), a temp DATA_DIR (SQLite, or a
+ * fresh database on the PostgreSQL server given with --pg), the API, one worker and the receiver as
+ * child processes; everything it started is stopped and removed on exit, error or Ctrl-C.
+ */
+import { spawn } from 'node:child_process';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createServer as createHttpServer, request as httpRequest } from 'node:http';
+import { createServer } from 'node:net';
+import { cpus, tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const TARGET_RATE = 500;
+const TARGET_RATIO = 0.5;
+const EVENT_TYPE = 'render.completed';
+
+/** A render.completed `data` shaped like the product's (§6 "Default payload"), about 500 bytes. */
+function renderData(i) {
+  return {
+    id: `rnd_bench${String(i).padStart(23, '0')}`, status: 'done', kind: 'image', templateId: 'tpl_01HX0000000000000000000000',
+    url: `https://cdn.example.com/renders/rnd_bench${i}.png`, posterUrl: null, thumbnailUrl: `https://cdn.example.com/renders/rnd_bench${i}-thumb.png`,
+    format: 'png', width: 1280, height: 720, duration: null, fileSizeBytes: 183_204, renderTime: 812, credits: 1, watermarked: false,
+    expiresAt: '2026-12-22T00:00:00.000Z',
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+
+function usage() {
+  return `Usage: node bench/webhook-fanout.mjs [options]
+  --events N        outbox events to publish (default 2000)
+  --endpoints K     endpoints subscribed to ${EVENT_TYPE} (default 4); deliveries = N × K
+  --concurrency C   in-flight requests of the bare loop (default 50, the worker's WEBHOOK_CONCURRENCY default)
+  --timeout S       fail when the worker has not delivered N × K within S seconds (default 120)
+  --pg URL          PostgreSQL server (postgres://user@host:port): a fresh database is created and dropped
+  --profile DIR     run the worker with --cpu-prof and write its .cpuprofile to DIR; prints the top costs
+  --json            print one JSON object instead of the summary
+Environment: REDIS_URL uses that Redis instead of starting a redis-server; WEBHOOK_CONCURRENCY is passed to the
+worker; BENCH_WORKER_NODE_OPTIONS becomes NODE_OPTIONS of the worker child only (profilers, tracing hooks).`;
+}
+
+function parseFlags(argv) {
+  const opts = { events: 2000, endpoints: 4, concurrency: 50, timeout: 120, pg: null, profile: null, json: false };
+  const int = (name, v, min) => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be an integer >= ${min} (got "${v}")`);
+    return n;
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const [flag, inline] = argv[i].split(/=(.*)/s, 2);
+    const value = () => {
+      if (inline !== undefined) return inline;
+      if (i + 1 >= argv.length) throw new Error(`${flag} needs a value`);
+      return argv[++i];
+    };
+    switch (flag) {
+      case '--events': opts.events = int('events', value(), 1); break;
+      case '--endpoints': opts.endpoints = int('endpoints', value(), 1); break;
+      case '--concurrency': opts.concurrency = int('concurrency', value(), 1); break;
+      case '--timeout': opts.timeout = int('timeout', value(), 1); break;
+      case '--pg': opts.pg = value().replace(/\/+$/, ''); break;
+      case '--profile': opts.profile = resolve(value()); break;
+      case '--json': opts.json = true; break;
+      case '-h': case '--help': console.log(usage()); process.exit(0); break;
+      default: throw new Error(`Unknown option ${argv[i]}\n${usage()}`);
+    }
+  }
+  return opts;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Resources and cleanup (as bench/keyed-get.mjs)
+// ---------------------------------------------------------------------------------------------
+
+const children = new Set();
+const tempDirs = [];
+const cleanups = [];
+let cleaned = false;
+
+function log(msg) {
+  process.stderr.write(`[bench] ${msg}\n`);
+}
+
+function freePort() {
+  return new Promise((res, rej) => {
+    const s = createServer();
+    s.unref();
+    s.on('error', rej);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => res(port));
+    });
+  });
+}
+
+/** Spawns a child whose output is kept (last 16 KB) for error messages. */
+function startChild(name, cmd, args, env, { ipc = false } = {}) {
+  const child = spawn(cmd, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe', ...(ipc ? ['ipc'] : [])] });
+  child.label = name;
+  child.output = '';
+  const keep = (chunk) => {
+    child.output = (child.output + chunk.toString()).slice(-16_384);
+  };
+  child.stdout.on('data', keep);
+  child.stderr.on('data', keep);
+  child.exited = new Promise((res) => child.on('exit', (code, signal) => res({ code, signal })));
+  child.on('error', (err) => keep(`\n${err.message}\n`));
+  children.add(child);
+  child.exited.then(() => children.delete(child));
+  return child;
+}
+
+async function stopChild(child, timeoutMs = 5000, signal = 'SIGTERM') {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill(signal);
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  await child.exited;
+  clearTimeout(timer);
+}
+
+/** Stops the app processes first, Redis last, then drops the database and removes the temp dirs. */
+async function cleanup() {
+  if (cleaned) return;
+  cleaned = true;
+  const all = [...children];
+  const redis = all.filter((c) => c.label === 'redis-server');
+  await Promise.all(all.filter((c) => c.label !== 'redis-server').map((c) => stopChild(c)));
+  await Promise.all(redis.map((c) => stopChild(c)));
+  for (const fn of cleanups.reverse()) await fn().catch((err) => log(`cleanup: ${err.message}`));
+  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+}
+
+function installCleanupHandlers() {
+  process.on('exit', () => {
+    for (const c of children) {
+      try { c.kill('SIGKILL'); } catch { /* already gone */ }
+    }
+    if (!cleaned) for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+  });
+  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+    process.once(sig, () => {
+      log(`${sig}: stopping`);
+      void cleanup().finally(() => process.exit(130));
+    });
+  }
+}
+
+function sleep(ms) {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+/** A sleep that does not keep the process alive (the losing side of a race with a deadline). */
+function raceTimer(ms) {
+  return new Promise((r) => setTimeout(r, ms).unref());
+}
+
+async function waitFor(what, child, probe, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (child && (child.exitCode !== null || child.signalCode !== null)) {
+      throw new Error(`${what}: ${child.label} exited (${child.exitCode ?? child.signalCode}) before it was ready:\n${child.output}`);
+    }
+    try {
+      if (await probe()) return;
+    } catch { /* not yet */ }
+    if (Date.now() > deadline) throw new Error(`${what}: not ready after ${timeoutMs / 1000} s\n${child?.output ?? ''}`);
+    await sleep(100);
+  }
+}
+
+function runNode(args, env) {
+  return new Promise((res, rej) => {
+    const child = startChild(args[0], process.execPath, args, env);
+    child.exited.then(({ code }) => (code === 0 ? res(child.output) : rej(new Error(`${args.join(' ')} exited ${code}:\n${child.output}`))));
+  });
+}
+
+/** Wall-clock milliseconds with sub-ms resolution, comparable between processes. */
+function nowMs() {
+  return performance.timeOrigin + performance.now();
+}
+
+// ---------------------------------------------------------------------------------------------
+// CPU accounting (Linux /proc)
+// ---------------------------------------------------------------------------------------------
+
+/** Aggregate CPU counters from /proc/stat, or null elsewhere. */
+function cpuTimes() {
+  try {
+    return readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+  } catch {
+    return null;
+  }
+}
+
+function stealPct(before, after) {
+  if (!before || !after || after.length < 8) return null;
+  const d = after.map((v, i) => v - (before[i] ?? 0));
+  const total = d.reduce((a, b) => a + b, 0);
+  return total > 0 ? Math.round((1000 * d[7]) / total) / 10 : null;
+}
+
+function busyPct(before, after) {
+  if (!before || !after || after.length < 5) return null;
+  const d = after.map((v, i) => v - (before[i] ?? 0));
+  const total = d.reduce((a, b) => a + b, 0);
+  return total > 0 ? Math.round((1000 * (total - d[3] - d[4])) / total) / 10 : null;
+}
+
+/** User+system CPU seconds a process has used so far (/proc/<pid>/stat), or null. */
+function procCpuSec(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+  } catch {
+    return null;
+  }
+}
+
+function cpuSnapshot(procs) {
+  return Object.fromEntries(Object.entries(procs).map(([name, pid]) => [name, pid ? procCpuSec(pid) : null]));
+}
+
+function cpuDelta(before, after) {
+  return Object.fromEntries(Object.keys(before).map((k) => [
+    k, before[k] === null || after[k] === null ? null : Math.round((after[k] - before[k]) * 100) / 100,
+  ]));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The receiver (a child: `node bench/webhook-fanout.mjs --receiver`, driven over IPC)
+// ---------------------------------------------------------------------------------------------
+
+function receiverMain() {
+  let secrets = {};
+  let verifyEvery = 25;
+  let phase = null;
+  let target = 0;
+  let stats = null;
+  const fresh = () => ({ requests: 0, distinct: 0, retries: 0, verified: 0, badSignatures: 0, badRequests: 0, firstAt: null, lastAt: null });
+  let seen = new Set();
+
+  const verify = (secret, ts, body, header) => {
+    const expected = `sha256=${createHmac('sha256', secret).update(`${ts}.`).update(body).digest('hex')}`;
+    const got = String(header ?? '');
+    return got.length === expected.length && timingSafeEqual(Buffer.from(got), Buffer.from(expected)) &&
+      Math.abs(Date.now() / 1000 - Number(ts)) <= 300;
+  };
+
+  const server = createHttpServer((req, res) => {
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+      if (!stats) return;
+      const at = nowMs();
+      const s = stats;
+      s.requests++;
+      s.firstAt ??= at;
+      s.lastAt = at;
+      const body = Buffer.concat(chunks);
+      const path = req.url ?? '';
+      let id;
+      try {
+        id = JSON.parse(body.toString('utf8')).id;
+      } catch {
+        s.badRequests++;
+        return;
+      }
+      if (req.headers['x-service-attempt'] !== '1') s.retries++;
+      const secret = secrets[path];
+      if (!secret || req.headers['x-service-event'] !== EVENT_TYPE) s.badRequests++;
+      else if (s.requests % verifyEvery === 1) {
+        if (verify(secret, req.headers['x-service-timestamp'], body, req.headers['x-service-signature'])) s.verified++;
+        else s.badSignatures++;
+      }
+      const key = `${path} ${id}`;
+      if (!seen.has(key)) {
+        seen.add(key);
+        s.distinct++;
+        if (s.distinct === target) process.send({ type: 'done', phase, at, stats: s });
+      }
+    });
+  });
+  server.keepAliveTimeout = 5000;
+  process.on('message', (m) => {
+    if (m.type === 'config') {
+      secrets = m.secrets;
+      verifyEvery = m.verifyEvery ?? verifyEvery;
+    } else if (m.type === 'expect') {
+      phase = m.phase;
+      target = m.total;
+      stats = fresh();
+      seen = new Set();
+      process.send({ type: 'expecting', phase });
+    } else if (m.type === 'stats') {
+      process.send({ type: 'stats', phase, stats });
+    }
+  });
+  process.on('disconnect', () => process.exit(0));
+  server.listen(0, '127.0.0.1', () => process.send({ type: 'ready', port: server.address().port }));
+}
+
+/** Parent side: the receiver child and a promise per message type. */
+function receiverClient(child) {
+  const waiters = [];
+  child.on('message', (m) => {
+    for (let i = waiters.length - 1; i >= 0; i--) {
+      if (waiters[i].match(m)) {
+        waiters[i].resolve(m);
+        waiters.splice(i, 1);
+      }
+    }
+  });
+  const next = (match, what, timeoutMs) => new Promise((res, rej) => {
+    const entry = { match, resolve: (m) => { clearTimeout(entry.timer); res(m); } };
+    entry.timer = setTimeout(() => {
+      const i = waiters.indexOf(entry);
+      if (i >= 0) waiters.splice(i, 1);
+      rej(new Error(`${what}: no answer from the receiver within ${Math.round(timeoutMs / 1000)} s`));
+    }, timeoutMs);
+    entry.timer.unref();
+    waiters.push(entry);
+  });
+  return {
+    next,
+    async expect(phase, total) {
+      const ack = next((m) => m.type === 'expecting' && m.phase === phase, 'expect', 10_000);
+      child.send({ type: 'expect', phase, total });
+      await ack;
+      return next((m) => m.type === 'done' && m.phase === phase, phase, 24 * 3600_000);
+    },
+    async stats() {
+      const p = next((m) => m.type === 'stats', 'stats', 10_000);
+      child.send({ type: 'stats' });
+      return (await p).stats;
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The bare loop: the same kind of signed JSON POST, fresh connection per request (agent: false)
+// ---------------------------------------------------------------------------------------------
+
+async function bareLoop({ port, endpoints, events, concurrency }) {
+  const total = events * endpoints.length;
+  let next = 0;
+  let failures = 0;
+  const one = (i) => new Promise((done) => {
+    const endpoint = endpoints[i % endpoints.length];
+    const n = Math.floor(i / endpoints.length);
+    const event = { id: `evt_bare${String(n).padStart(24, '0')}`, type: EVENT_TYPE, created: new Date().toISOString(), data: renderData(n) };
+    const body = Buffer.from(JSON.stringify(event), 'utf8');
+    const ts = Math.floor(Date.now() / 1000);
+    const signature = `sha256=${createHmac('sha256', endpoint.secret).update(`${ts}.`).update(body).digest('hex')}`;
+    const req = httpRequest({
+      host: '127.0.0.1', port, path: endpoint.path, method: 'POST', agent: false,
+      headers: {
+        'Content-Type': 'application/json', 'User-Agent': 'service-webhooks/1.0', 'X-Service-Event': EVENT_TYPE,
+        'X-Service-Timestamp': String(ts), 'X-Service-Attempt': '1', 'X-Service-Signature': signature, 'Content-Length': String(body.length),
+      },
+    }, (res) => {
+      if (res.statusCode < 200 || res.statusCode >= 300) failures++;
+      res.on('data', () => {});
+      res.on('end', done);
+      res.on('error', () => { failures++; done(); });
+    });
+    req.on('error', () => { failures++; done(); });
+    req.end(body);
+  });
+  const started = nowMs();
+  await Promise.all(Array.from({ length: Math.min(concurrency, total) }, async () => {
+    while (next < total) await one(next++);
+  }));
+  return { started, finished: nowMs(), failures };
+}
+
+// ---------------------------------------------------------------------------------------------
+// CPU profile summary (--profile)
+// ---------------------------------------------------------------------------------------------
+
+function summarizeProfile(file, top = 25) {
+  const prof = JSON.parse(readFileSync(file, 'utf8'));
+  const byId = new Map(prof.nodes.map((n) => [n.id, n]));
+  const self = new Map();
+  const dt = prof.timeDeltas;
+  for (let i = 0; i < prof.samples.length; i++) self.set(prof.samples[i], (self.get(prof.samples[i]) ?? 0) + (dt[i] ?? 0));
+  const totalUs = dt.reduce((a, b) => a + b, 0);
+  const where = (cf) => {
+    const url = cf.url.replace(pathToFileURL(ROOT).href + '/', '').replace(/^file:\/\//, '');
+    return url ? `${url}:${cf.lineNumber + 1}` : '';
+  };
+  const pkg = (cf) => {
+    const u = cf.url;
+    if (!u) return cf.functionName.startsWith('(') ? cf.functionName : '(native/builtin)';
+    if (u.startsWith('node:')) return 'node: core';
+    const m = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(u);
+    if (m) return m[1];
+    const d = /\/dist\/((?:apps|libs)\/[^/]+)/.exec(u);
+    return d ? d[1] : u;
+  };
+  const fn = new Map();
+  const pk = new Map();
+  for (const [id, us] of self) {
+    const n = byId.get(id);
+    const cf = n.callFrame;
+    const key = `${cf.functionName || '(anonymous)'} ${where(cf)}`;
+    fn.set(key, (fn.get(key) ?? 0) + us);
+    pk.set(pkg(cf), (pk.get(pkg(cf)) ?? 0) + us);
+  }
+  // Inclusive time of a few product frames, through the call tree (children ids).
+  const parents = new Map();
+  for (const n of prof.nodes) for (const c of n.children ?? []) parents.set(c, n.id);
+  const inclusive = new Map();
+  for (const [id, us] of self) {
+    const seen = new Set();
+    for (let cur = id; cur !== undefined; cur = parents.get(cur)) {
+      const cf = byId.get(cur).callFrame;
+      if (!/\/dist\/(apps|libs)\//.test(cf.url) || !cf.functionName) continue;
+      const key = `${cf.functionName} ${where(cf)}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      inclusive.set(key, (inclusive.get(key) ?? 0) + us);
+    }
+  }
+  const rank = (m) => [...m].sort((a, b) => b[1] - a[1]).slice(0, top)
+    .map(([name, us]) => ({ name, ms: Math.round(us / 1000), pct: Math.round((1000 * us) / totalUs) / 10 }));
+  return { file, totalMs: Math.round(totalUs / 1000), selfByFunction: rank(fn), selfByPackage: rank(pk), inclusiveProduct: rank(inclusive) };
+}
+
+// ---------------------------------------------------------------------------------------------
+
+async function main() {
+  let opts;
+  try {
+    opts = parseFlags(process.argv.slice(2));
+  } catch (err) {
+    console.error(err.message);
+    process.exit(64);
+  }
+  installCleanupHandlers();
+  if (Number(process.versions.node.split('.')[0]) < 24) {
+    log(`warning: running on Node ${process.version}; the project needs Node 24 (export PATH=${ROOT}/node_modules/.bin:$PATH)`);
+  }
+  try {
+    const result = await bench(opts);
+    await cleanup();
+    if (opts.profile) result.profile = profileSummary(opts.profile, result.profileSince);
+    delete result.profileSince;
+    print(result, opts);
+  } catch (err) {
+    console.error(`[bench] FAILED: ${err.message}`);
+    await cleanup();
+    process.exit(1);
+  }
+}
+
+/** The newest .cpuprofile written to `dir` since `since` (ms), summarized. */
+function profileSummary(dir, since) {
+  const files = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).map((f) => join(dir, f))
+    .filter((f) => statSync(f).mtimeMs >= since).sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs);
+  if (!files.length) return { error: `no .cpuprofile written to ${dir}` };
+  return summarizeProfile(files[0]);
+}
+
+async function bench(opts) {
+  const work = mkdtempSync(join(tmpdir(), 'webhook-fanout-'));
+  tempDirs.push(work);
+  const total = opts.events * opts.endpoints;
+
+  // 1. Redis and DATA_DIR.
+  let redisUrl = process.env.REDIS_URL;
+  let redis = null;
+  if (!redisUrl) {
+    const port = await freePort();
+    redis = startChild('redis-server', 'redis-server', [
+      '--bind', '127.0.0.1', '--port', String(port), '--dir', work,
+      '--save', '', '--appendonly', 'no', '--maxmemory-policy', 'noeviction',
+    ], process.env);
+    await waitFor('redis', redis, () => redis.output.includes('Ready to accept connections'), 10_000);
+    redisUrl = `redis://127.0.0.1:${port}`;
+    log(`redis-server on ${redisUrl}`);
+  }
+  const dataDir = join(work, 'data');
+
+  // 2. Environment of the app processes.
+  const apiPort = await freePort();
+  const env = {
+    ...process.env,
+    APP_ENV: 'development',
+    DATA_DIR: dataDir,
+    REDIS_URL: redisUrl,
+    REDIS_PREFIX: `bench${randomBytes(3).toString('hex')}`,
+    APP_SECRET: randomBytes(32).toString('hex'),
+    LOG_LEVEL: 'warn',
+    RATE_LIMIT_MULTIPLIER: '100000',
+    PORT: String(apiPort),
+    HOST: '127.0.0.1',
+  };
+  delete env.DATABASE_URL;
+  delete env.NODE_OPTIONS;
+  if (opts.pg) {
+    const { default: pg } = await import('pg');
+    const name = `bench_${randomBytes(4).toString('hex')}`;
+    const admin = new pg.Client({ connectionString: `${opts.pg}/postgres` });
+    await admin.connect();
+    await admin.query(`create database ${name}`);
+    await admin.end();
+    cleanups.push(async () => {
+      const c = new pg.Client({ connectionString: `${opts.pg}/postgres` });
+      await c.connect();
+      await c.query(`drop database if exists ${name} with (force)`);
+      await c.end();
+    });
+    env.DATABASE_URL = `${opts.pg}/${name}`;
+  }
+
+  // 3. A workspace (enterprise: 10 M deliveries a month, so none is skipped) and its live key.
+  const out = await runNode(['dist/apps/cli/src/main.js', 'workspace:create', '--name', 'Bench', '--plan', 'enterprise'], env);
+  const line = out.trim().split('\n').filter((l) => l.startsWith('{')).pop();
+  const created = line ? JSON.parse(line) : null;
+  if (!created?.liveKey) throw new Error(`workspace:create printed no liveKey:\n${out}`);
+  log(`workspace ${created.workspaceId} (enterprise, ${opts.pg ? 'postgresql' : 'sqlite'})`);
+
+  // 4. The API, the receiver and one worker.
+  const base = `http://127.0.0.1:${apiPort}`;
+  const api = startChild('api', process.execPath, ['dist/apps/api/src/main.js'], env);
+  const receiver = startChild('receiver', process.execPath, [fileURLToPath(import.meta.url), '--receiver'], process.env, { ipc: true });
+  const rc = receiverClient(receiver);
+  const ready = rc.next((m) => m.type === 'ready', 'receiver start', 10_000);
+  await waitFor('api', api, async () => (await fetch(`${base}/api/health`)).status === 200);
+  const receiverPort = (await ready).port;
+  log(`api on ${base}; receiver on http://127.0.0.1:${receiverPort}`);
+
+  const workerArgs = ['dist/apps/worker/src/main.js'];
+  let profileSince = 0;
+  if (opts.profile) {
+    mkdirSync(opts.profile, { recursive: true });
+    profileSince = Date.now();
+    // --cpu-prof writes its file on a normal exit only; Nest ends a SIGTERM by re-raising it, so
+    // SIGUSR2 (sent by this script at the end) exits the worker normally.
+    workerArgs.unshift('--cpu-prof', `--cpu-prof-dir=${opts.profile}`, '--import=data:text/javascript,process.on("SIGUSR2",()=>process.exit(0))');
+  }
+  const workerEnv = process.env.BENCH_WORKER_NODE_OPTIONS ? { ...env, NODE_OPTIONS: process.env.BENCH_WORKER_NODE_OPTIONS } : env;
+  const worker = startChild('worker', process.execPath, workerArgs, workerEnv);
+  await waitFor('worker', worker, () => worker.output.includes('Worker consuming queues'), 30_000);
+  log(`worker pid ${worker.pid} (WEBHOOK_CONCURRENCY ${env.WEBHOOK_CONCURRENCY ?? '50 (default)'})${opts.profile ? `, profiling to ${opts.profile}` : ''}`);
+
+  // 5. K endpoints subscribed to render.completed, one path each.
+  const endpoints = [];
+  for (let i = 0; i < opts.endpoints; i++) {
+    const path = `/hook/${i}`;
+    const res = await fetch(`${base}/api/v1/webhooks`, {
+      method: 'POST',
+      headers: { 'x-api-key': created.liveKey, 'content-type': 'application/json' },
+      body: JSON.stringify({ url: `http://127.0.0.1:${receiverPort}${path}`, events: [EVENT_TYPE], description: `bench ${i}` }),
+    });
+    const body = await res.json().catch(() => null);
+    if (res.status !== 201 || !body?.data?.secret) throw new Error(`POST /api/v1/webhooks answered ${res.status}: ${JSON.stringify(body)}`);
+    endpoints.push({ id: body.data.id, path, secret: body.data.secret });
+  }
+  receiver.send({ type: 'config', secrets: Object.fromEntries(endpoints.map((e) => [e.path, e.secret])), verifyEvery: 25 });
+  log(`${opts.endpoints} endpoints registered; ${opts.events} events × ${opts.endpoints} = ${total} deliveries per phase`);
+
+  // Other work on the machine skews the figures: sample it for a second while everything idles.
+  const idle0 = cpuTimes();
+  await sleep(1000);
+  const busyBefore = busyPct(idle0, cpuTimes());
+  if (busyBefore !== null && busyBefore >= 15) {
+    log(`warning: ${busyBefore} % of the CPU was busy before the load started (other processes); figures will be noisy`);
+  }
+  const procs = { worker: worker.pid, api: api.pid, receiver: receiver.pid, redis: redis?.pid ?? null, bench: process.pid };
+
+  // 6. Baseline: the bare signed POST loop from this process.
+  let bare;
+  {
+    const done = rc.expect('bare', total);
+    const cpu0 = cpuSnapshot(procs);
+    const sys0 = cpuTimes();
+    bare = await bareLoop({ port: receiverPort, endpoints, events: opts.events, concurrency: opts.concurrency });
+    const seen = await Promise.race([done, raceTimer(10_000).then(() => null)]);
+    if (!seen) throw new Error(`bare loop: the receiver saw ${(await rc.stats()).distinct} of ${total} requests`);
+    if (bare.failures) throw new Error(`bare loop: ${bare.failures} requests failed`);
+    bare.stats = seen.stats;
+    bare.cpuSec = cpuDelta(cpu0, cpuSnapshot(procs));
+    bare.stealPct = stealPct(sys0, cpuTimes());
+    bare.seconds = (bare.finished - bare.started) / 1000;
+    bare.perSec = total / bare.seconds;
+    log(`bare loop   ${bare.perSec.toFixed(0).padStart(6)} req/s  (${total} in ${bare.seconds.toFixed(2)} s, concurrency ${opts.concurrency})`);
+  }
+  await sleep(500);
+
+  // 7. The product: outbox rows → dispatcher → deliveries → the receiver.
+  const { loadConfig } = await import(pathToFileURL(join(ROOT, 'dist/libs/core/src/index.js')).href);
+  const { openDatabase } = await import(pathToFileURL(join(ROOT, 'dist/libs/db/src/index.js')).href);
+  const { recordEvent } = await import(pathToFileURL(join(ROOT, 'dist/libs/events/src/index.js')).href);
+  const config = loadConfig(env);
+  const orm = await openDatabase(config.database, { migrate: false });
+  let product;
+  try {
+    const done = rc.expect('product', total);
+    const cpu0 = cpuSnapshot(procs);
+    const sys0 = cpuTimes();
+    const started = nowMs();
+    const batch = 200;
+    for (let i = 0; i < opts.events; i += batch) {
+      const em = orm.em.fork();
+      for (let j = i; j < Math.min(i + batch, opts.events); j++) recordEvent(em, created.workspaceId, EVENT_TYPE, renderData(j));
+      await em.flush();
+    }
+    const published = nowMs();
+    log(`published ${opts.events} outbox events in ${((published - started) / 1000).toFixed(2)} s; waiting for ${total} deliveries (timeout ${opts.timeout} s)`);
+    let progress;
+    const timer = setInterval(async () => {
+      if (worker.exitCode !== null || worker.signalCode !== null) return;
+      const s = await rc.stats().catch(() => null);
+      if (s) log(`  ${((nowMs() - started) / 1000).toFixed(0).padStart(3)} s: ${s.distinct}/${total} delivered`);
+      progress = s;
+    }, 10_000);
+    let seen;
+    try {
+      seen = await Promise.race([
+        done,
+        raceTimer(opts.timeout * 1000).then(() => null),
+        worker.exited.then(({ code, signal }) => { throw new Error(`the worker exited (${code ?? signal}) during the run:\n${worker.output}`); }),
+      ]);
+    } finally {
+      clearInterval(timer);
+    }
+    if (!seen) {
+      const s = (await rc.stats().catch(() => progress)) ?? { distinct: '?' };
+      throw new Error(`TIMEOUT: the receiver saw ${s.distinct} of ${total} deliveries within ${opts.timeout} s (worker output:\n${worker.output.slice(-4000)})`);
+    }
+    product = {
+      started, published, finished: seen.at, stats: seen.stats,
+      seconds: (seen.at - started) / 1000,
+      firstDeliveryAfterSec: (seen.stats.firstAt - started) / 1000,
+      cpuSec: cpuDelta(cpu0, cpuSnapshot(procs)),
+      stealPct: stealPct(sys0, cpuTimes()),
+    };
+    product.perSec = total / product.seconds;
+    product.steadyPerSec = total / ((seen.at - seen.stats.firstAt) / 1000);
+    log(`worker      ${product.perSec.toFixed(0).padStart(6)} deliveries/s  (${total} in ${product.seconds.toFixed(2)} s from the first publish; ` +
+      `first delivery after ${product.firstDeliveryAfterSec.toFixed(2)} s)`);
+    if (seen.stats.badSignatures || seen.stats.badRequests) {
+      throw new Error(`the receiver saw ${seen.stats.badSignatures} bad signatures and ${seen.stats.badRequests} malformed requests`);
+    }
+
+    // The delivery rows settle just after the receiver answers; check them.
+    const conn = orm.em.getConnection();
+    const deadline = Date.now() + 15_000;
+    let states = {};
+    for (;;) {
+      const rows = await conn.execute('select state, count(*) as n from webhook_delivery group by state');
+      states = Object.fromEntries(rows.map((r) => [r.state, Number(r.n)]));
+      if ((states.succeeded ?? 0) >= total || Date.now() > deadline) break;
+      await sleep(200);
+    }
+    product.deliveryStates = states;
+    if ((states.succeeded ?? 0) !== total) log(`warning: delivery rows ${JSON.stringify(states)} (expected ${total} succeeded)`);
+  } finally {
+    await orm.close(true);
+  }
+
+  // With --profile (or a hook that dumps on exit), SIGUSR2 ends the worker with a normal exit.
+  if (opts.profile || process.env.BENCH_WORKER_NODE_OPTIONS) await stopChild(worker, 15_000, 'SIGUSR2');
+
+  return {
+    date: new Date().toISOString(),
+    node: process.version,
+    cpus: cpus().length,
+    cpuModel: cpus()[0]?.model ?? null,
+    database: opts.pg ? 'postgresql' : 'sqlite',
+    events: opts.events,
+    endpoints: opts.endpoints,
+    deliveries: total,
+    workerConcurrency: Number(env.WEBHOOK_CONCURRENCY ?? 50),
+    bareConcurrency: opts.concurrency,
+    busyBeforePct: busyBefore,
+    bare,
+    product,
+    ratio: product.perSec / bare.perSec,
+    targets: { perSec: TARGET_RATE, ratio: TARGET_RATIO },
+    meetsTargets: product.perSec >= TARGET_RATE && product.perSec / bare.perSec >= TARGET_RATIO,
+    profileSince,
+  };
+}
+
+function print(r, opts) {
+  if (opts.json) {
+    process.stdout.write(`${JSON.stringify(r, null, 2)}\n`);
+    return;
+  }
+  const p = r.product;
+  const b = r.bare;
+  const cpu = (c) => Object.entries(c).filter(([, v]) => v !== null).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ');
+  console.log(`\n${r.cpus} CPUs, Node ${r.node}, ${r.database}, ${r.events} events × ${r.endpoints} endpoints = ${r.deliveries} deliveries, ` +
+    `worker concurrency ${r.workerConcurrency}, bare loop concurrency ${r.bareConcurrency}`);
+  console.log(`bare loop : ${b.seconds.toFixed(2)} s, cpu s: ${cpu(b.cpuSec)}${b.stealPct === null ? '' : `, steal ${b.stealPct} %`}`);
+  console.log(`worker    : ${p.seconds.toFixed(2)} s from the first publish (publishing ${((p.published - p.started) / 1000).toFixed(2)} s, ` +
+    `first delivery after ${p.firstDeliveryAfterSec.toFixed(2)} s, ${p.steadyPerSec.toFixed(0)}/s from first to last), ` +
+    `retries seen ${p.stats.retries}, cpu s: ${cpu(p.cpuSec)}${p.stealPct === null ? '' : `, steal ${p.stealPct} %`}`);
+  if (p.cpuSec.worker) console.log(`worker CPU per delivery: ${((p.cpuSec.worker * 1e6) / r.deliveries).toFixed(0)} µs`);
+  console.log(`signatures verified on a sample: ${b.stats.verified + p.stats.verified}, bad: ${b.stats.badSignatures + p.stats.badSignatures}; delivery rows ${JSON.stringify(p.deliveryStates)}`);
+  const steal = Math.max(b.stealPct ?? 0, p.stealPct ?? 0);
+  if (steal >= 10) console.log(`note: the hypervisor stole up to ${steal} % of the CPU time during a run; figures are noisy`);
+  if (r.profile) {
+    if (r.profile.error) console.log(`profile: ${r.profile.error}`);
+    else {
+      console.log(`\nworker CPU profile ${r.profile.file} (${r.profile.totalMs} ms sampled, whole worker life)`);
+      console.log('self time by package:');
+      for (const x of r.profile.selfByPackage.slice(0, 12)) console.log(`  ${String(x.pct).padStart(5)} %  ${x.name}`);
+      console.log('self time by function:');
+      for (const x of r.profile.selfByFunction.slice(0, 20)) console.log(`  ${String(x.pct).padStart(5)} %  ${x.name}`);
+      console.log('inclusive time of product functions (synchronous stacks only: time after an await is not counted):');
+      for (const x of r.profile.inclusiveProduct.slice(0, 15)) console.log(`  ${String(x.pct).padStart(5)} %  ${x.name}`);
+    }
+  }
+  console.log('');
+  console.log(`webhook-fanout: ${p.perSec.toFixed(0)}/s deliveries vs bare signed POST loop ${b.perSec.toFixed(0)}/s = ${(r.ratio * 100).toFixed(1)} % ` +
+    `(targets: >= ${TARGET_RATE}/s and >= ${TARGET_RATIO * 100} %)`);
+}
+
+if (process.argv[2] === '--receiver') {
+  receiverMain();
+} else {
+  await main();
+}
