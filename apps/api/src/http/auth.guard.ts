@@ -1,12 +1,16 @@
 import { Inject, Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, clientAddress, ipAllowed, PLAN_FEATURES, type AppConfig, type PlanFeature } from '#libs/core';
 import { AuthService } from '#libs/auth';
-import { isId, PLANS, type PlanCode } from '#libs/core';
+import { ApiError, clientAddress, ipAllowed, isId, PLAN_FEATURES, PLANS, type AppConfig, type PlanCode, type PlanFeature } from '#libs/core';
 import { KeyAuthenticator, keyMode, looksLikeApiKey, RequestMeter, type CachedKey } from '#libs/keys';
 import { APP_CONFIG } from '../infra/tokens.js';
 import { AUTH_META, FEATURE_META, type RouteAuth } from './decorators.js';
+
+/** The token of an `Authorization: Bearer <token>` header, or null for any other value. */
+function bearerToken(header: string | undefined): string | null {
+  return /^Bearer\s+(\S+)\s*$/i.exec(header ?? '')?.[1] ?? null;
+}
 
 /** Reloads allowed per request when the workspace's auth version keeps moving. */
 const MAX_RELOADS = 3;
@@ -52,14 +56,12 @@ export class AuthGuard implements CanActivate {
   private rawKey(req: FastifyRequest): string | null {
     const header = req.headers['x-api-key'];
     if (typeof header === 'string' && header) return header.trim();
-    const authz = req.headers.authorization;
-    if (!authz) return null;
-    const m = /^Bearer\s+(\S+)\s*$/i.exec(authz);
-    if (!m) return null;
-    if (!looksLikeApiKey(m[1])) {
+    const token = bearerToken(req.headers.authorization);
+    if (!token) return null;
+    if (!looksLikeApiKey(token)) {
       throw new ApiError('NO_API_KEY', 'This endpoint takes an API key (pk_live_… or pk_test_…); a session token was sent');
     }
-    return m[1];
+    return token;
   }
 
   /**
@@ -67,14 +69,14 @@ export class AuthGuard implements CanActivate {
    * An API key here is refused (SESSION_REQUIRED), as is a session token on a key route (NO_API_KEY).
    */
   private async authenticateSession(req: FastifyRequest, auth: Extract<RouteAuth, { kind: 'session' }>): Promise<void> {
-    const m = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
-    if (!m) {
+    const token = bearerToken(req.headers.authorization);
+    if (!token) {
       throw new ApiError('SESSION_REQUIRED', req.headers['x-api-key']
         ? 'This endpoint takes a dashboard session token; an API key was sent'
         : 'Send a session token in Authorization: Bearer');
     }
-    if (looksLikeApiKey(m[1])) throw new ApiError('SESSION_REQUIRED', 'This endpoint takes a dashboard session token; an API key was sent');
-    const userId = await this.sessions.authenticate(m[1]);
+    if (looksLikeApiKey(token)) throw new ApiError('SESSION_REQUIRED', 'This endpoint takes a dashboard session token; an API key was sent');
+    const userId = await this.sessions.authenticate(token);
     if (!auth.workspace) {
       req.session = { kind: 'session', userId, workspaceId: '', role: 'member', plan: PLANS.free };
       return;
