@@ -99,7 +99,8 @@ export class CreditsService {
     const existing = () => this.orm.em.fork().findOne(LedgerEntry, { renderId, kind, phase: 'hold' });
     const prior = await existing();
     if (prior) return { held: true, entryId: prior.id, amount: prior.credits, kind };
-    await this.open(workspaceId, input.plan);
+    // Balances are opened with the workspace; open them here only for one that predates credits.
+    if ((await this.orm.em.fork().count(CreditBalance, { workspaceId, kind })) === 0) await this.open(workspaceId, input.plan);
     try {
       return await this.orm.em.fork().transactional(async (em) => {
         await this.current(em, workspaceId, kind, input.plan, new Date());
