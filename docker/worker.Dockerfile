@@ -21,16 +21,12 @@ RUN npm run build \
 ############################ runtime ############################
 FROM node:24-bookworm-slim AS runtime
 
-# Debian's Chromium plus fonts (Latin, CJK, colour emoji). No ffmpeg: Remotion ships its own.
+# Debian's Chromium plus the shipped font families (scripts/font-packages.txt: Latin, CJK, colour
+# emoji, display faces). No ffmpeg: Remotion ships its own.
+COPY scripts/font-packages.txt /tmp/font-packages.txt
 RUN apt-get update \
- && apt-get install -y --no-install-recommends \
-      chromium \
-      fonts-noto-core \
-      fonts-noto-cjk \
-      fonts-noto-color-emoji \
-      fonts-dejavu-core \
-      fonts-liberation2 \
- && rm -rf /var/lib/apt/lists/*
+ && apt-get install -y --no-install-recommends chromium $(cat /tmp/font-packages.txt) \
+ && rm -rf /var/lib/apt/lists/* /tmp/font-packages.txt
 
 # Wrapper: points Chromium's component updater at a dead local port so it never phones home.
 RUN printf '%s\n' \

@@ -9,12 +9,16 @@ need_apt() {
   # need_apt <command> <package>...: installs the Debian packages when the command is missing.
   local cmd=$1; shift
   if ! command -v "$cmd" >/dev/null 2>&1 && [ ! -x "$cmd" ]; then
-    echo "installing $* (apt-get)" >&2
-    local sudo=""
-    [ "$(id -u)" -ne 0 ] && sudo="sudo"
-    if [ -z "${APT_UPDATED:-}" ]; then $sudo apt-get update -qq >&2; APT_UPDATED=1; fi
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "$@" >&2
+    apt_install "$@"
   fi
+}
+
+apt_install() {
+  echo "installing $* (apt-get)" >&2
+  local sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  if [ -z "${APT_UPDATED:-}" ]; then $sudo apt-get update -qq >&2; APT_UPDATED=1; fi
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "$@" >&2
 }
 
 pg_bin_dir() {
@@ -26,10 +30,21 @@ pg_bin_dir() {
 ensure_system_packages() {
   # ensure_system_packages [test]: Redis always; PostgreSQL and docker-compose (config checks) for tests.
   need_apt redis-server redis-server
+  ensure_fonts
   if [ "${1:-}" = test ]; then
     pg_bin_dir >/dev/null || need_apt /usr/lib/postgresql/15/bin/postgres postgresql
     need_apt docker-compose docker-compose
   fi
+}
+
+ensure_fonts() {
+  # The shipped font families (scripts/font-packages.txt, one Debian package per line): the still
+  # engine answers 422 for a family that is not installed, so a missing package is an install step.
+  local pkg missing=()
+  while read -r pkg; do
+    [ -n "$pkg" ] && ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'ok installed' && missing+=("$pkg")
+  done < "$(dirname "${BASH_SOURCE[0]}")/font-packages.txt"
+  if [ ${#missing[@]} -gt 0 ]; then apt_install "${missing[@]}"; fi
 }
 
 start_redis() {

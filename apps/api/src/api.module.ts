@@ -3,6 +3,7 @@ import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import type { AppConfig } from '#libs/core';
 import { AuthModule } from './auth/auth.module.js';
 import { CreditsModule } from './credits/credits.module.js';
+import { FilesModule } from './files/files.module.js';
 import { HealthModule } from './health/health.module.js';
 import { AuthGuard } from './http/auth.guard.js';
 import { ApiExceptionFilter } from './http/exception.filter.js';
@@ -17,7 +18,7 @@ export class ApiModule {
   static forRoot(config: AppConfig, extraModules: Type[] = []): DynamicModule {
     return {
       module: ApiModule,
-      imports: [InfraModule.forRoot(config), HealthModule, KeysModule, AuthModule, CreditsModule, OrganizationModule, WebhooksModule, ...extraModules],
+      imports: [InfraModule.forRoot(config), FilesModule, HealthModule, KeysModule, AuthModule, CreditsModule, OrganizationModule, WebhooksModule, ...extraModules],
       providers: [
         { provide: APP_GUARD, useClass: AuthGuard },
         { provide: APP_FILTER, useClass: ApiExceptionFilter },

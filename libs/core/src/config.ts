@@ -35,7 +35,13 @@ export interface AppConfig {
   creditsLowThreshold: { image: number; video: number };
   /** A render older than this whose hold was never settled is treated as lost. */
   maxRenderAgeSec: number;
+  /** Base URL clients reach this deployment at, no trailing slash; stored files are `<publicUrl>/files/<key>`. */
+  publicUrl: string;
+  storage: StorageConfig;
 }
+
+/** Where rendered outputs and library media are kept (libs/storage). */
+export type StorageConfig = { driver: 'local'; dir: string };
 
 export type SmsConfig =
   | { provider: 'outbox' }
@@ -138,6 +144,30 @@ function sms(env: Env): SmsConfig {
   return { provider, accountSid: need('TWILIO_ACCOUNT_SID'), authToken: need('TWILIO_AUTH_TOKEN'), from: need('TWILIO_FROM'), baseUrl };
 }
 
+/** PUBLIC_URL: an absolute http(s) URL without query, fragment or credentials; default from HOST and PORT. */
+function publicUrl(env: Env, host: string, port: number): string {
+  const raw = env.PUBLIC_URL;
+  if (!raw) {
+    const reachable = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '[::1]' : host.includes(':') ? `[${host}]` : host;
+    return `http://${reachable}:${port}`;
+  }
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError('PUBLIC_URL', `must be an absolute http(s) URL (got "${raw}")`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError('PUBLIC_URL', `must be an http(s) URL (got "${raw}")`);
+  if (raw.includes('?') || raw.includes('#')) throw new ConfigError('PUBLIC_URL', 'must not carry a query or fragment');
+  if (url.username || url.password) throw new ConfigError('PUBLIC_URL', 'must not carry credentials');
+  return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
+}
+
+function storage(env: Env, dataDir: string): StorageConfig {
+  const driver = oneOf(env, 'STORAGE_DRIVER', ['local'] as const, 'local');
+  return { driver, dir: join(dataDir, 'files') };
+}
+
 /** Reads and validates the whole configuration once; throws ConfigError naming the variable. */
 export function loadConfig(rawEnv: Env = process.env): AppConfig {
   const env = withLocalEnv(rawEnv);
@@ -157,10 +187,12 @@ export function loadConfig(rawEnv: Env = process.env): AppConfig {
     throw new ConfigError('TRUSTED_PROXIES', (err as Error).message);
   }
   if (!isAbsolute(dataDir)) throw new ConfigError('DATA_DIR', 'could not be resolved');
+  const host = env.HOST || '127.0.0.1';
+  const port = integer(env, 'PORT', 3000, 0, 65535);
   return {
     env: appEnv,
-    host: env.HOST || '127.0.0.1',
-    port: integer(env, 'PORT', 3000, 0, 65535),
+    host,
+    port,
     prefix,
     dataDir,
     database: database(env, dataDir),
@@ -179,5 +211,7 @@ export function loadConfig(rawEnv: Env = process.env): AppConfig {
       video: integer(env, 'CREDITS_LOW_VIDEO', 2, 0, 1_000_000_000),
     },
     maxRenderAgeSec: integer(env, 'MAX_RENDER_AGE_SEC', 6 * 3600, 60, 30 * 86_400),
+    publicUrl: publicUrl(env, host, port),
+    storage: storage(env, dataDir),
   };
 }

@@ -55,6 +55,9 @@ export const ERROR_STATUS = {
   UNSUPPORTED_MEDIA_TYPE: 415,
   INTERNAL_ERROR: 500,
   NOT_READY: 503,
+  UNSUPPORTED_ASSET: 422,
+  MEDIA_UNAVAILABLE: 422,
+  LIMIT_TEMPLATES: 402,
 } as const satisfies Record<string, number>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

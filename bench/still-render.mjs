@@ -1,0 +1,126 @@
+#!/usr/bin/env node
+// Still engine benchmark (issue 4): a 1080×1080 PNG with a background, a photo (cover-fit), two text
+// blocks and a shape. Prints the engine's median and p95 render time, a bare sharp composite of the
+// same pre-made layers measured in the same run, their ratio, and stills per second sustained at a
+// given concurrency. Runs dist/ (npm run -s build first). Usage:
+//   node bench/still-render.mjs [--renders 60] [--seconds 10] [--concurrency 2] [--json]
+import { availableParallelism } from 'node:os';
+import { parseArgs } from 'node:util';
+import sharp from 'sharp';
+import { assertEdit } from '../dist/libs/edit-spec/src/index.js';
+import { sniff } from '../dist/libs/media/src/index.js';
+import { FontCatalog, StillEngine } from '../dist/libs/still/src/index.js';
+
+const { values: args } = parseArgs({
+  options: {
+    renders: { type: 'string', default: '60' },
+    seconds: { type: 'string', default: '10' },
+    concurrency: { type: 'string', default: '2' },
+    json: { type: 'boolean', default: false },
+  },
+});
+const RENDERS = Number(args.renders);
+const SECONDS = Number(args.seconds);
+const CONCURRENCY = Number(args.concurrency);
+sharp.concurrency(Math.min(2, availableParallelism()));
+
+const log = (...a) => { if (!args.json) console.error(...a); };
+const quantile = (xs, q) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor(q * s.length))]; };
+
+// A photo-like 2400×1600 JPEG (gradient + noise: it costs what a real photo costs to decode and encode).
+const photo = await sharp({ create: { width: 2400, height: 1600, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 120, sigma: 30 } } })
+  .composite([{ input: Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="2400" height="1600"><defs><linearGradient id="g" x2="1" y2="1"><stop offset="0" stop-color="#f4a261" stop-opacity="0.8"/><stop offset="1" stop-color="#264653" stop-opacity="0.8"/></linearGradient></defs><rect width="2400" height="1600" fill="url(#g)"/></svg>') }])
+  .jpeg({ quality: 85 })
+  .toBuffer();
+const PHOTO_URL = 'https://cdn.example.com/photo.jpg';
+
+function editFor(headline, body) {
+  return assertEdit({
+    timeline: {
+      background: '#101820',
+      tracks: [
+        { clips: [{ asset: { type: 'rich-text', text: headline, font: { family: 'Inter', size: 84, weight: 800, color: '#ffffff' }, shadow: { offsetX: 0, offsetY: 4, blur: 12, color: '#000000', opacity: 0.5 }, align: { horizontal: 'left', vertical: 'top' } }, start: 0, length: 5, width: 920, height: 260, position: 'topLeft', offset: { x: 0.07, y: -0.07 } }] },
+        { clips: [{ asset: { type: 'text', text: body, width: 920, height: 180, font: { family: 'Open Sans', size: 40, color: '#111111' }, alignment: { horizontal: 'left', vertical: 'center' }, background: { color: '#ffffff', opacity: 0.9, padding: 28, borderRadius: 24 } }, start: 0, length: 5, position: 'bottom', offset: { y: 0.07 } }] },
+        { clips: [{ asset: { type: 'shape', shape: 'rectangle', rectangle: { width: 240, height: 64, cornerRadius: 32 }, fill: { color: '#e63946' } }, start: 0, length: 5, width: 240, height: 64, position: 'right', offset: { x: -0.07 } }] },
+        { clips: [{ asset: { type: 'image', src: PHOTO_URL }, start: 0, length: 5, fit: 'cover' }] },
+      ],
+    },
+    output: { format: 'png', size: { width: 1080, height: 1080 } },
+  });
+}
+
+const engine = new StillEngine({
+  fonts: await FontCatalog.system(),
+  fetch: async (url) => ({ url, bytes: photo, ...sniff(photo) }),
+});
+
+// Warm-up: fontconfig, Pango and libvips caches, the photo layer.
+for (let i = 0; i < 5; i++) await engine.render(editFor(`Warm up ${i}`, `Body ${i}`));
+
+// 1. The engine: every render has new text (as a template rendered with new values), so both text
+//    blocks are laid out each time; the photo and the shape come from the layer cache.
+const engineMs = [];
+const phases = { inputs: [], draw: [], encode: [] };
+for (let i = 0; i < RENDERS; i++) {
+  const edit = editFor(`Summer sale ${i}`, `Only this weekend: ${i} % off everything in store, online and in shops.`);
+  const t = performance.now();
+  const out = await engine.render(edit);
+  engineMs.push(performance.now() - t);
+  for (const k of Object.keys(phases)) phases[k].push(out.timings[k]);
+}
+
+// 2. The bare composite: the same layers, pre-made (photo resized, texts and shape as PNGs), composited
+//    by sharp onto the background and encoded with the same PNG settings. No layout, no parsing.
+const lastEdit = editFor('Summer sale bare', 'Only this weekend: bare % off everything in store, online and in shops.');
+const premade = {
+  photo: await sharp(photo).resize(1080, 1080, { fit: 'fill' }).raw().toBuffer(),
+  headline: await sharp({ text: { text: '<span foreground="#ffffff" font_family="Inter" font_weight="800" font_size="86016">Summer sale bare</span>', rgba: true, dpi: 72, width: 920 } }).png().toBuffer(),
+  body: await sharp({ text: { text: '<span foreground="#111111" font_family="Open Sans" font_size="40960">Only this weekend: bare % off everything in store, online and in shops.</span>', rgba: true, dpi: 72, width: 864 } }).png().toBuffer(),
+  shape: await sharp(Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="240" height="64"><rect width="240" height="64" rx="32" fill="#e63946"/></svg>')).png().toBuffer(),
+  box: await sharp(Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="920" height="180"><rect width="920" height="180" rx="24" fill="#ffffff" fill-opacity="0.9"/></svg>')).png().toBuffer(),
+};
+const bareMs = [];
+for (let i = 0; i < RENDERS; i++) {
+  const t = performance.now();
+  await sharp(premade.photo, { raw: { width: 1080, height: 1080, channels: 3 } })
+    .composite([
+      { input: premade.shape, left: 764, top: 508 },
+      { input: premade.box, left: 80, top: 824 },
+      { input: premade.body, left: 108, top: 870 },
+      { input: premade.headline, left: 76, top: 76 },
+    ])
+    .png({ compressionLevel: 2, adaptiveFiltering: false })
+    .toBuffer();
+  bareMs.push(performance.now() - t);
+}
+await engine.render(lastEdit);
+
+// 3. Throughput: CONCURRENCY renders in flight for SECONDS, each with new text.
+let done = 0;
+const until = performance.now() + SECONDS * 1000;
+await Promise.all(Array.from({ length: CONCURRENCY }, async (_, lane) => {
+  for (let i = 0; performance.now() < until; i++) {
+    await engine.render(editFor(`Lane ${lane} #${i}`, `Throughput ${i} of lane ${lane}: new words each time.`));
+    done++;
+  }
+}));
+const perSecond = done / SECONDS;
+
+const result = {
+  engine: { p50: quantile(engineMs, 0.5), p95: quantile(engineMs, 0.95) },
+  phases: Object.fromEntries(Object.entries(phases).map(([k, v]) => [k, quantile(v, 0.5)])),
+  bare: { p50: quantile(bareMs, 0.5), p95: quantile(bareMs, 0.95) },
+  ratio: quantile(engineMs, 0.5) / quantile(bareMs, 0.5),
+  stillsPerSecond: perSecond,
+  concurrency: CONCURRENCY,
+  targets: { p50Ms: 40, ratio: 1.3, stillsPerSecond: 25 },
+};
+if (args.json) {
+  console.log(JSON.stringify(result));
+} else {
+  const f = (n) => n.toFixed(1);
+  console.log(`engine       p50 ${f(result.engine.p50)} ms  p95 ${f(result.engine.p95)} ms  (inputs ${f(result.phases.inputs)}, draw ${f(result.phases.draw)}, encode ${f(result.phases.encode)})`);
+  console.log(`bare sharp   p50 ${f(result.bare.p50)} ms  p95 ${f(result.bare.p95)} ms`);
+  console.log(`throughput   ${f(perSecond)} stills/s at concurrency ${CONCURRENCY}`);
+  console.log(`still-render: p50 ${f(result.engine.p50)} ms (target <= 40), ratio ${result.ratio.toFixed(2)} x bare sharp (target <= 1.3), ${f(perSecond)} stills/s (target >= 25)`);
+}

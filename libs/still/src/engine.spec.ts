@@ -1,0 +1,228 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { deflateSync, inflateSync } from 'node:zlib';
+import { PDFDocument } from 'pdf-lib';
+import sharp from 'sharp';
+import { ApiError } from '#libs/core';
+import { assertEdit, type JsonValue } from '#libs/edit-spec';
+import { MediaFetchError, sniff } from '#libs/media';
+import { FontCatalog } from './fonts.js';
+import { StillEngine } from './engine.js';
+import { parseFont } from './opentype.js';
+import { compareImages } from './testing.js';
+
+/** Still engine behaviour beyond the pictures (issue 4): errors, fonts, limits, formats, security. */
+const CDN = 'https://cdn.example.com';
+const files = new Map<string, Buffer>();
+let engine: StillEngine;
+
+const DEJAVU = '/usr/share/fonts/truetype/dejavu/DejaVuSerif.ttf';
+
+/** DejaVu Serif with its names rewritten to "Zqxfnt Serif": a family no machine has installed. */
+function renamedFont(): Buffer {
+  const bytes = Buffer.from(readFileSync(DEJAVU));
+  for (const [from, to] of [[Buffer.from('DejaVu', 'latin1'), Buffer.from('Zqxfnt', 'latin1')], [Buffer.from('DejaVu', 'utf16le').swap16(), Buffer.from('Zqxfnt', 'utf16le').swap16()]] as const) {
+    for (let at = bytes.indexOf(from); at >= 0; at = bytes.indexOf(from, at + 1)) to.copy(bytes, at);
+  }
+  return bytes;
+}
+
+function frame(tracks: JsonValue[], output: Record<string, JsonValue> = {}, timeline: Record<string, JsonValue> = {}): ReturnType<typeof assertEdit> {
+  return assertEdit({
+    timeline: { background: '#000000', ...timeline, tracks: tracks.map((c) => ({ clips: [c] })) },
+    output: { format: 'png', size: { width: 200, height: 120 }, ...output },
+  });
+}
+const clip = (asset: Record<string, JsonValue>, extra: Record<string, JsonValue> = {}): JsonValue => ({ asset, start: 0, length: 2, ...extra });
+const text = (t: string, family = 'Open Sans') => clip({ type: 'text', text: t, font: { family, size: 28, color: '#ffffff' } });
+
+async function rejection(p: Promise<unknown>): Promise<ApiError> {
+  const err = await p.then(() => undefined, (e: unknown) => e);
+  if (!(err instanceof ApiError)) throw new Error(`expected an ApiError, got ${String(err)}`);
+  return err;
+}
+
+async function redPixels(png: Buffer): Promise<number> {
+  const { data } = await sharp(png).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+  let n = 0;
+  for (let i = 0; i < data.length; i += 4) if (data[i]! > 180 && data[i + 1]! < 80 && data[i + 2]! < 80) n++;
+  return n;
+}
+
+beforeAll(async () => {
+  files.set(`${CDN}/photo.jpg`, await sharp({ create: { width: 300, height: 200, channels: 3, background: '#3366cc' } }).jpeg().toBuffer());
+  files.set(`${CDN}/noise.png`, await sharp({ create: { width: 200, height: 120, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 40 } } }).png().toBuffer());
+  files.set(`${CDN}/renamed.ttf`, renamedFont());
+  files.set(`${CDN}/font.woff2`, Buffer.concat([Buffer.from('wOF2'), Buffer.alloc(60)]));
+  files.set(`${CDN}/notafont.ttf`, Buffer.concat([Buffer.from([0, 1, 0, 0]), Buffer.alloc(8)]));
+  engine = new StillEngine({
+    fonts: await FontCatalog.system(join(tmpdir(), `still-fonts-test-${process.pid}`)),
+    fetch: async (url, expect) => {
+      const bytes = files.get(url);
+      if (!bytes) throw new MediaFetchError(url, 'The server answered 404');
+      const type = sniff(bytes);
+      if (!type) throw new MediaFetchError(url, 'The file is not a media type the renderer reads');
+      if (expect && !expect.includes(type.kind)) throw new MediaFetchError(url, `Expected ${expect.join(' or ')}, got ${type.mime}`);
+      return { url, bytes, ...type };
+    },
+  });
+});
+
+describe('fonts (issue 4: shipped families, timeline.fonts, unknown family is a 422)', () => {
+  test('the shipped set covers Latin, CJK and colour emoji families', async () => {
+    const catalog = await FontCatalog.system();
+    for (const family of ['Open Sans', 'Roboto', 'Lato', 'Inter', 'Noto Sans CJK SC', 'Noto Color Emoji', 'DejaVu Sans']) expect(catalog.find(family)).toBeDefined();
+    expect(catalog.find('open sans')).toBe('Open Sans');
+  });
+
+  test('an unknown family answers 422 naming the path and the family, instead of falling back', async () => {
+    const err = await rejection(engine.render(frame([text('hi', 'Comic Sans Imaginary')])));
+    expect(err.code).toBe('TEMPLATE_VALIDATION_FAILED');
+    expect(err.status).toBe(422);
+    expect(err.extras.errors?.['edit.timeline.tracks[0].clips[0].asset.font.family']?.[0]).toMatch(/unknown font family "Comic Sans Imaginary"/);
+  });
+
+  test('a font from timeline.fonts is used for that render, and only there', async () => {
+    expect(parseFont(renamedFont()).families).toContain('Zqxfnt Serif');
+    const withFont = await engine.render(frame([text('Serif text', 'Zqxfnt Serif')], {}, { fonts: [{ src: `${CDN}/renamed.ttf` }] }));
+    const installed = await engine.render(frame([text('Serif text', 'DejaVu Serif')]));
+    const sans = await engine.render(frame([text('Serif text', 'DejaVu Sans')]));
+    // The renamed copy draws exactly like the original, and differently from another face.
+    expect((await compareImages(withFont.bytes, installed.bytes)).ssim).toBeGreaterThan(0.99);
+    expect((await compareImages(withFont.bytes, sans.bytes)).ssim).toBeLessThan(0.95);
+    // Another render without timeline.fonts cannot use it.
+    const err = await rejection(engine.render(frame([text('Serif text', 'Zqxfnt Serif')])));
+    expect(err.code).toBe('TEMPLATE_VALIDATION_FAILED');
+  });
+
+  test('a font file that is not a usable font answers 422 MEDIA_UNAVAILABLE at timeline.fonts[i].src', async () => {
+    const woff2 = await rejection(engine.render(frame([text('x')], {}, { fonts: [{ src: `${CDN}/font.woff2` }] })));
+    expect(woff2.code).toBe('MEDIA_UNAVAILABLE');
+    expect(woff2.extras.errors?.['edit.timeline.fonts[0].src']?.[0]).toMatch(/WOFF2/);
+    const broken = await rejection(engine.render(frame([text('x')], {}, { fonts: [{ src: `${CDN}/photo.jpg` }, { src: `${CDN}/notafont.ttf` }] })));
+    expect(Object.keys(broken.extras.errors ?? {}).sort()).toEqual(['edit.timeline.fonts[0].src', 'edit.timeline.fonts[1].src']);
+    expect(broken.extras.errors?.['edit.timeline.fonts[0].src']?.[0]).toMatch(/Expected font/);
+  });
+});
+
+describe('inputs refused with the contract code and the clip path', () => {
+  test('html (until the browser still path) answers 422 UNSUPPORTED_ASSET naming the clip', async () => {
+    const err = await rejection(engine.render(frame([text('ok'), clip({ type: 'html', html: '<p>x</p>', width: 100, height: 50 })])));
+    expect(err.code).toBe('UNSUPPORTED_ASSET');
+    expect(Object.keys(err.extras.errors ?? {})).toEqual(['edit.timeline.tracks[1].clips[0].asset.type']);
+  });
+
+  test('an unreachable image answers 422 MEDIA_UNAVAILABLE naming its src path and the reason', async () => {
+    const err = await rejection(engine.render(frame([clip({ type: 'image', src: `${CDN}/missing.png` })])));
+    expect(err.code).toBe('MEDIA_UNAVAILABLE');
+    expect(err.extras.errors?.['edit.timeline.tracks[0].clips[0].asset.src']).toEqual(['The server answered 404']);
+  });
+
+  test('a decode bomb (a tiny file of 100 megapixels) is refused before it is decoded', async () => {
+    // A valid PNG header claiming 10000×10000 with one compressed row of data.
+    const ihdr = Buffer.alloc(13);
+    ihdr.writeUInt32BE(10_000, 0);
+    ihdr.writeUInt32BE(10_000, 4);
+    ihdr.writeUInt8(8, 8);
+    ihdr.writeUInt8(0, 9);
+    const chunk = (type: string, data: Buffer) => {
+      const len = Buffer.alloc(4);
+      len.writeUInt32BE(data.length);
+      return Buffer.concat([len, Buffer.from(type, 'latin1'), data, Buffer.alloc(4)]);
+    };
+    const bomb = Buffer.concat([Buffer.from('89504e470d0a1a0a', 'hex'), chunk('IHDR', ihdr), chunk('IDAT', deflateSync(Buffer.alloc(10_001))), chunk('IEND', Buffer.alloc(0))]);
+    files.set(`${CDN}/bomb.png`, bomb);
+    const err = await rejection(engine.render(frame([clip({ type: 'image', src: `${CDN}/bomb.png` })])));
+    expect(err.code).toBe('MEDIA_UNAVAILABLE');
+    expect(err.extras.errors?.['edit.timeline.tracks[0].clips[0].asset.src']?.[0]).toMatch(/megapixels|pixel limit/);
+  });
+
+  test('an output beyond the engine ceiling answers LIMIT_IMAGE_SIZE before drawing', async () => {
+    const err = await rejection(engine.render(frame([text('x')], { size: { width: 8000, height: 8000 } }), { scale: 3 }));
+    expect(err.code).toBe('LIMIT_IMAGE_SIZE');
+  });
+});
+
+describe('security of drawn content', () => {
+  test('user text cannot inject Pango markup (no red from a foreground attribute)', async () => {
+    const out = await engine.render(frame([text('<span foreground="#ff0000">RED RED RED</span>')]));
+    expect(await redPixels(out.bytes)).toBe(0);
+  });
+
+  test('SVG cannot load local files', async () => {
+    const red = join(tmpdir(), `still-red-${process.pid}.png`);
+    writeFileSync(red, await sharp({ create: { width: 50, height: 50, channels: 3, background: '#ff0000' } }).png().toBuffer());
+    const svg = `<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="100" height="100"><image href="file://${red}" xlink:href="file://${red}" width="100" height="100"/></svg>`;
+    const out = await engine.render(frame([clip({ type: 'svg', src: svg })]));
+    expect(await redPixels(out.bytes)).toBe(0);
+  });
+});
+
+describe('output formats (§2 output.format, §4.1 scale)', () => {
+  const scene = () => frame([text('Invoice 42'), clip({ type: 'image', src: `${CDN}/photo.jpg` })], {}, { background: '#ffffff' });
+
+  test('png: the size of output.size, RGB when the background is opaque, alpha when transparent', async () => {
+    const out = await engine.render(scene());
+    const meta = await sharp(out.bytes).metadata();
+    expect([out.contentType, meta.format, meta.width, meta.height, meta.channels]).toEqual(['image/png', 'png', 200, 120, 3]);
+    const clear = await engine.render(frame([text('x')], {}, { background: 'transparent' }));
+    expect((await sharp(clear.bytes).metadata()).channels).toBe(4);
+  });
+
+  test('jpeg: quality follows output.quality', async () => {
+    const photo = frame([text('Some words to encode'), clip({ type: 'image', src: `${CDN}/noise.png` })], { format: 'jpg' });
+    const low = await engine.render({ ...photo, output: { ...photo.output, quality: 'verylow' } });
+    const high = await engine.render({ ...photo, output: { ...photo.output, quality: 'veryhigh' } });
+    expect((await sharp(low.bytes).metadata()).format).toBe('jpeg');
+    expect(low.contentType).toBe('image/jpeg');
+    expect(high.bytes.length).toBeGreaterThan(low.bytes.length * 2);
+  });
+
+  test('pdf: one page of the design size holding the picture, with the text searchable', async () => {
+    const out = await engine.render({ ...scene(), output: { ...scene().output, format: 'pdf' } }, { scale: 2 });
+    expect(out.contentType).toBe('application/pdf');
+    expect(out.bytes.subarray(0, 5).toString()).toBe('%PDF-');
+    const doc = await PDFDocument.load(out.bytes);
+    expect(doc.getPageCount()).toBe(1);
+    expect(doc.getPage(0).getSize()).toEqual({ width: 200, height: 120 });
+    // The hidden text layer: Helvetica hex strings inside the page's (deflated) content stream.
+    const streams: Buffer[] = [];
+    for (let at = out.bytes.indexOf('stream'); at >= 0; at = out.bytes.indexOf('stream', at + 6)) {
+      const start = out.bytes[at + 6] === 0x0d ? at + 8 : at + 7;
+      try {
+        streams.push(inflateSync(out.bytes.subarray(start, out.bytes.indexOf('endstream', start))));
+      } catch {
+        // not a deflated stream (the image, the endstream keyword itself)
+      }
+    }
+    const hex = Buffer.from('Invoice 42').toString('hex').toUpperCase();
+    expect(streams.some((s) => s.toString('latin1').includes(`<${hex}>`))).toBe(true);
+  });
+
+  test('device scale multiplies the pixels and draws the same picture', async () => {
+    const one = await engine.render(scene(), { scale: 1 });
+    const three = await engine.render(scene(), { scale: 3 });
+    expect([three.width, three.height]).toEqual([600, 360]);
+    const down = await sharp(three.bytes).resize(200, 120).png().toBuffer();
+    expect((await compareImages(down, one.bytes)).ssim).toBeGreaterThan(0.9);
+    const clamped = await engine.render(scene(), { scale: 7 });
+    expect(clamped.width).toBe(600);
+  });
+
+  test('the same edit renders to the same bytes, the second time from cached layers', async () => {
+    const edit = frame([text('Cache me'), clip({ type: 'image', src: `${CDN}/photo.jpg` }, { scale: 0.5 })]);
+    const first = await engine.render(edit);
+    const hits = engine.cacheStats.hits;
+    const second = await engine.render(edit);
+    expect(second.bytes.equals(first.bytes)).toBe(true);
+    expect(engine.cacheStats.hits).toBeGreaterThan(hits);
+  });
+
+  test('the watermark is visible: a test render differs from the live one', async () => {
+    const live = await engine.render(scene());
+    const test = await engine.render(scene(), { watermark: true });
+    const sim = await compareImages(test.bytes, live.bytes);
+    expect(sim.meanAbsDiff).toBeGreaterThan(1);
+  });
+});

@@ -1,0 +1,435 @@
+import { createHash } from 'node:crypto';
+import sharp from 'sharp';
+import { ApiError, type FieldErrors } from '#libs/core';
+import {
+  assertTiming, clipsAt, clipVisualAt, intrinsicSize, isStillFormat, outputSize, parseColor,
+  type Clip, type Durations, type EditSpec, type ImageAsset, type Quality, type Rect, type Size, type TimedClip,
+} from '#libs/edit-spec';
+import { MediaFetchError, RenderMediaCache, type FetchedMedia, type MediaKind } from '#libs/media';
+import { requestedFamily, richTextBlock, shapeSvg, svgSize, textAssetBlock, titleBlock, type FontChoice } from './assets.js';
+import { ByteLru } from './cache.js';
+import { clipToCanvas, flatten, type Background, type Placed } from './compose.js';
+import { FontCatalog, RenderFonts, type RenderFont } from './fonts.js';
+import { FontFileError } from './opentype.js';
+import { encodePdf, type PdfText } from './pdf.js';
+import { applyFilter, cropRaster, fromRaster, RAW, toRaster, withOpacity, type Raster } from './raster.js';
+import { renderTextBlock, type TextBlock } from './text.js';
+import { watermarkLayer } from './watermark.js';
+
+export type MediaFetcher = (url: string, expect?: readonly MediaKind[]) => Promise<FetchedMedia>;
+
+export interface StillEngineOptions {
+  fonts: FontCatalog;
+  /** Downloads a media URL (SSRF-checked, capped, sniffed), or reads one of our stored files. */
+  fetch: MediaFetcher;
+  /** Bytes of pixels kept between renders (finished layers); default 256 MiB. */
+  cacheBytes?: number;
+  /** Largest decoded input image, in pixels; default 40 megapixels (sharp's own is 268). */
+  limitInputPixels?: number;
+  /** zlib level of PNG output; default 2 (level 6 is ~1.5× slower for ~15 % smaller files). */
+  pngCompression?: number;
+}
+
+export interface StillRenderOptions {
+  /** Device scale factor 1..3 (§4.1). */
+  scale?: number;
+  /** Draw the test-mode watermark. */
+  watermark?: boolean;
+  /** Media durations (only needed when an edit uses `auto` lengths of audio). */
+  durations?: Durations;
+}
+
+export interface StillOutput {
+  bytes: Buffer;
+  format: 'png' | 'jpeg' | 'pdf';
+  contentType: string;
+  width: number;
+  height: number;
+  /** Milliseconds per phase: inputs (downloads, fonts), draw, encode. */
+  timings: { inputs: number; draw: number; encode: number; total: number };
+}
+
+const CONTENT_TYPES = { png: 'image/png', jpeg: 'image/jpeg', pdf: 'application/pdf' } as const;
+
+/** JPEG quality per output `quality` (default high). */
+export const JPEG_QUALITY: Readonly<Record<Quality, number>> = { verylow: 40, low: 60, medium: 75, high: 86, veryhigh: 95 };
+
+/** No still is drawn beyond these, whatever the plan (plans set lower ceilings: LIMIT_IMAGE_SIZE). */
+export const MAX_SIDE = 16_384;
+export const MAX_PIXELS = 80_000_000;
+/** The largest single layer (a clip scaled far past the frame). */
+const MAX_LAYER_PIXELS = 64_000_000;
+
+/** Assets a still cannot draw yet, and why (the Remotion still path arrives with the video engine). */
+const UNSUPPORTED: Readonly<Partial<Record<string, string>>> = {
+  html: 'html assets are drawn by the browser engine, which is not available for stills yet',
+  video: 'video frames in stills come with the video engine; use an image of the frame',
+  luma: 'luma mattes apply to video renders only',
+  caption: 'captions are burnt into videos; use a text asset in a still',
+};
+
+interface Drawable {
+  /** Layout size of the asset in design pixels (image: pixels after the asset's own crop). */
+  source: Size;
+  /** Identity of what is drawn, for the layer cache. */
+  key: string;
+  /** Draws `crop` (source px) of the asset at `target` output pixels. */
+  draw(crop: Rect, target: Size, scale: number): Promise<Raster>;
+  /** Text to make selectable in a PDF. */
+  text?: { value: string; size: number };
+  /** The drawn pixels have no transparency (an image without alpha). */
+  opaque?: boolean;
+}
+
+const clipPath = (c: TimedClip) => `edit.timeline.tracks[${c.track}].clips[${c.index}]`;
+
+function addError(errors: FieldErrors, path: string, message: string): void {
+  (errors[path] ??= []).push(message);
+}
+
+function digest(...parts: (string | Buffer)[]): string {
+  const h = createHash('sha1');
+  for (const p of parts) h.update(p).update('\0');
+  return h.digest('base64url');
+}
+
+/**
+ * The still-image engine: one frame of an edit drawn with sharp/libvips and Pango, encoded as PNG,
+ * JPEG or PDF. Pure of the queue and the database, so the worker, tests and benchmarks call it alike.
+ */
+export class StillEngine {
+  private readonly layers: ByteLru<Placed>;
+  private readonly metadata = new ByteLru<Size & { opaque: boolean }>(4096);
+  private readonly limitInputPixels: number;
+  private readonly pngCompression: number;
+
+  constructor(private readonly opts: StillEngineOptions) {
+    this.layers = new ByteLru(opts.cacheBytes ?? 256 * 1024 * 1024);
+    this.limitInputPixels = opts.limitInputPixels ?? 40_000_000;
+    this.pngCompression = opts.pngCompression ?? 2;
+  }
+
+  get cacheStats() {
+    return { bytes: this.layers.bytes, hits: this.layers.hits, misses: this.layers.misses };
+  }
+
+  async render(edit: EditSpec, opts: StillRenderOptions = {}): Promise<StillOutput> {
+    const started = performance.now();
+    const format = edit.output.format;
+    if (!isStillFormat(format) || format === 'mp4' || format === 'gif') throw new Error(`the still engine draws png, jpeg and pdf, not ${format}`);
+    const size = outputSize(edit.output, opts.scale === undefined ? {} : { scale: opts.scale });
+    if (size.width > MAX_SIDE || size.height > MAX_SIDE || size.width * size.height > MAX_PIXELS) {
+      throw new ApiError('LIMIT_IMAGE_SIZE', `A still of ${size.width}×${size.height} is larger than this engine draws (${MAX_SIDE} px a side, ${MAX_PIXELS / 1e6} megapixels)`);
+    }
+    const timing = assertTiming(edit, opts.durations ? { durations: opts.durations } : {});
+    const time = edit.output.poster?.capture ?? timing.window.start;
+    const active = clipsAt(timing, time).filter((c) => c.clip.asset.type !== 'audio');
+
+    const unsupported: FieldErrors = {};
+    for (const c of active) {
+      const why = UNSUPPORTED[c.clip.asset.type];
+      if (why) addError(unsupported, `${clipPath(c)}.asset.type`, why);
+    }
+    if (Object.keys(unsupported).length) {
+      throw new ApiError('UNSUPPORTED_ASSET', `The still engine cannot draw ${Object.keys(unsupported).join(', ')}`, { errors: unsupported });
+    }
+
+    const media = new RenderMediaCache(this.opts.fetch);
+    const fonts = await this.renderFonts(edit, media);
+    const drawables = await this.prepare(active, edit, size.viewport, media, fonts);
+    const inputsDone = performance.now();
+
+    const placed = await Promise.all(active.map((c, i) => this.layer(c, time, drawables[i]!, size.viewport, size.pixelRatio, size)));
+    const layers = placed.filter((p): p is Placed => p !== undefined);
+    if (opts.watermark) layers.push(await watermarkLayer(size.width, size.height));
+    const drawDone = performance.now();
+
+    const bg = parseColor(edit.timeline.background);
+    const background: Background = { r: bg.r, g: bg.g, b: bg.b, alpha: bg.a };
+    const bytes = await this.encode(format, edit.output.quality, size, layers, background, active, drawables);
+    const finished = performance.now();
+    return {
+      bytes,
+      format,
+      contentType: CONTENT_TYPES[format],
+      width: size.width,
+      height: size.height,
+      timings: { inputs: inputsDone - started, draw: drawDone - inputsDone, encode: finished - drawDone, total: finished - started },
+    };
+  }
+
+  /** Downloads `timeline.fonts` and checks that every family the frame uses exists (422 otherwise). */
+  private async renderFonts(edit: EditSpec, media: RenderMediaCache): Promise<RenderFonts> {
+    const errors: FieldErrors = {};
+    const own: RenderFont[] = [];
+    await Promise.all(
+      edit.timeline.fonts.map(async (font, i) => {
+        try {
+          const file = await media.get(font.src, ['font']);
+          own.push(await this.opts.fonts.install(file.bytes));
+        } catch (err) {
+          if (err instanceof MediaFetchError || err instanceof FontFileError) addError(errors, `edit.timeline.fonts[${i}].src`, err.message);
+          else throw err;
+        }
+      }),
+    );
+    if (Object.keys(errors).length) throw new ApiError('MEDIA_UNAVAILABLE', 'A font of timeline.fonts could not be used', { errors });
+    return new RenderFonts(this.opts.fonts, own);
+  }
+
+  private fontFor(family: string, fonts: RenderFonts, errors: FieldErrors, path: string): FontChoice {
+    const found = fonts.resolve(family);
+    if (found) return found.file ? { family: found.family, fontFile: found.file } : { family: found.family };
+    addError(errors, path, `unknown font family "${family}": install it with timeline.fonts, or use one of the shipped families (GET /v1/fonts lists them)`);
+    return { family };
+  }
+
+  private async prepare(active: TimedClip[], edit: EditSpec, viewport: Size, media: RenderMediaCache, fonts: RenderFonts): Promise<Drawable[]> {
+    const familyErrors: FieldErrors = {};
+    const fetchErrors: FieldErrors = {};
+    const drawables = await Promise.all(
+      active.map(async (c): Promise<Drawable | undefined> => {
+        const path = clipPath(c);
+        const asset = c.clip.asset;
+        const box = intrinsicSize(asset, c.clip, viewport);
+        switch (asset.type) {
+          case 'text':
+          case 'rich-text':
+          case 'title': {
+            const familyPath = asset.type === 'title' ? `${path}.asset.style` : `${path}.asset.font.family`;
+            const font = this.fontFor(requestedFamily(asset), fonts, familyErrors, familyPath);
+            const source = box!;
+            const block: TextBlock = asset.type === 'text'
+              ? textAssetBlock(asset, source, font)
+              : asset.type === 'rich-text'
+                ? richTextBlock(asset, source, font)
+                : titleBlock(asset, source, viewport);
+            return {
+              source,
+              key: digest('text', JSON.stringify(block)),
+              draw: async (crop, target, scale) => cropScaled(await renderTextBlock(block, scale), crop, scale, target),
+              text: { value: block.text, size: block.style.size },
+            };
+          }
+          case 'shape': {
+            const source = box!;
+            return {
+              source,
+              key: digest('shape', JSON.stringify(asset), JSON.stringify(source)),
+              draw: async (crop, target, scale) => cropScaled(await toRaster(sharp(Buffer.from(shapeSvg(asset, source, scale)), { density: 72 })), crop, scale, target),
+            };
+          }
+          case 'svg': {
+            let markup = asset.src;
+            if (!markup.trimStart().startsWith('<')) {
+              try {
+                markup = (await media.get(asset.src, ['svg'])).bytes.toString('utf8');
+              } catch (err) {
+                if (!(err instanceof MediaFetchError)) throw err;
+                addError(fetchErrors, `${path}.asset.src`, err.message);
+                return undefined;
+              }
+            }
+            const source = svgSize(markup) ?? box!;
+            return {
+              source,
+              key: digest('svg', markup, JSON.stringify(source)),
+              draw: (crop, target, scale) => this.drawSvg(markup, source, crop, target, scale),
+            };
+          }
+          case 'image': {
+            try {
+              const file = await media.get(asset.src, ['image']);
+              return await this.imageDrawable(asset, file);
+            } catch (err) {
+              if (!(err instanceof MediaFetchError)) throw err;
+              addError(fetchErrors, `${path}.asset.src`, err.message);
+              return undefined;
+            }
+          }
+          default:
+            throw new Error(`unreachable asset type ${asset.type}`);
+        }
+      }),
+    );
+    if (Object.keys(fetchErrors).length) throw new ApiError('MEDIA_UNAVAILABLE', 'A media file of the edit could not be used', { errors: fetchErrors });
+    if (Object.keys(familyErrors).length) throw new ApiError('TEMPLATE_VALIDATION_FAILED', 'The edit names a font family that is not available', { errors: familyErrors });
+    return drawables as Drawable[];
+  }
+
+  private async imageDrawable(asset: ImageAsset, file: FetchedMedia): Promise<Drawable> {
+    const hash = digest(file.bytes);
+    const oriented = await this.metadata.through(
+      hash,
+      async () => {
+        let meta;
+        try {
+          meta = await sharp(file.bytes, { limitInputPixels: this.limitInputPixels }).metadata();
+        } catch (err) {
+          throw new MediaFetchError(file.url, `The image cannot be decoded: ${(err as Error).message}`);
+        }
+        if (!meta.width || !meta.height) throw new MediaFetchError(file.url, 'The image has no size');
+        if (meta.width * meta.height > this.limitInputPixels) {
+          throw new MediaFetchError(file.url, `The image is ${meta.width}×${meta.height}, more than ${this.limitInputPixels / 1e6} megapixels`);
+        }
+        const turned = (meta.orientation ?? 1) >= 5;
+        return { width: turned ? meta.height : meta.width, height: turned ? meta.width : meta.height, opaque: !meta.hasAlpha };
+      },
+      () => 64,
+    );
+    const crop = asset.crop ?? { top: 0, bottom: 0, left: 0, right: 0 };
+    const cut = {
+      x: Math.round(oriented.width * crop.left),
+      y: Math.round(oriented.height * crop.top),
+      width: Math.max(1, Math.round(oriented.width * (1 - crop.left - crop.right))),
+      height: Math.max(1, Math.round(oriented.height * (1 - crop.top - crop.bottom))),
+    };
+    return {
+      source: { width: cut.width, height: cut.height },
+      opaque: oriented.opaque,
+      key: digest('image', hash, JSON.stringify(cut)),
+      draw: async (rect, target) => {
+        const left = Math.max(0, Math.min(oriented.width - 1, Math.floor(cut.x + rect.x)));
+        const top = Math.max(0, Math.min(oriented.height - 1, Math.floor(cut.y + rect.y)));
+        const width = Math.max(1, Math.min(oriented.width - left, Math.round(rect.width)));
+        const height = Math.max(1, Math.min(oriented.height - top, Math.round(rect.height)));
+        try {
+          return await toRaster(
+            sharp(file.bytes, { limitInputPixels: this.limitInputPixels })
+              .rotate()
+              .extract({ left, top, width, height })
+              .resize(target.width, target.height, { fit: 'fill' }),
+          );
+        } catch (err) {
+          throw new MediaFetchError(file.url, `The image cannot be decoded: ${(err as Error).message}`);
+        }
+      },
+    };
+  }
+
+  private async drawSvg(markup: string, source: Size, crop: Rect, target: Size, scale: number): Promise<Raster> {
+    const width = Math.max(1, Math.round(source.width * scale));
+    const height = Math.max(1, Math.round(source.height * scale));
+    const own = svgSize(markup);
+    const density = own ? Math.min(72 * 40, Math.max(1, 72 * (width / own.width))) : 72;
+    const full = await toRaster(sharp(Buffer.from(markup), { density, limitInputPixels: MAX_LAYER_PIXELS }).resize(width, height, { fit: 'fill' }));
+    return cropScaled(full, crop, scale, target);
+  }
+
+  /** One clip drawn, filtered, transformed and faded, at its place in the output (cached by its inputs). */
+  private async layer(c: TimedClip, time: number, drawable: Drawable, viewport: Size, pixelRatio: number, frame: Size): Promise<Placed | undefined> {
+    const v = clipVisualAt(c.clip, time - c.start, c.length, { viewport, source: drawable.source, still: true });
+    if (v.opacity <= 0 || v.content.width <= 0 || v.content.height <= 0 || v.crop.width <= 0 || v.crop.height <= 0) return undefined;
+    const key = digest(drawable.key, JSON.stringify(v), String(pixelRatio), `${frame.width}x${frame.height}`);
+    const cached = this.layers.get(key);
+    if (cached) return cached;
+
+    const transformed = v.rotate !== 0 || v.skew.x !== 0 || v.skew.y !== 0 || v.flip.horizontal || v.flip.vertical;
+    let content = { x: v.content.x * pixelRatio, y: v.content.y * pixelRatio, width: v.content.width * pixelRatio, height: v.content.height * pixelRatio };
+    let crop = v.crop;
+    if (!transformed) {
+      // Draw only what lands in the frame (a clip scaled past the edges costs no more than the frame).
+      const visible = intersect(content, { x: 0, y: 0, width: frame.width, height: frame.height });
+      if (visible.width <= 0 || visible.height <= 0) return undefined;
+      const kx = crop.width / content.width;
+      const ky = crop.height / content.height;
+      crop = { x: crop.x + (visible.x - content.x) * kx, y: crop.y + (visible.y - content.y) * ky, width: visible.width * kx, height: visible.height * ky };
+      content = visible;
+    }
+    const left = Math.round(content.x);
+    const top = Math.round(content.y);
+    const target = { width: Math.max(1, Math.round(content.x + content.width) - left), height: Math.max(1, Math.round(content.y + content.height) - top) };
+    if (target.width * target.height > MAX_LAYER_PIXELS) {
+      throw new ApiError('TEMPLATE_VALIDATION_FAILED', 'A clip is too large to draw', { errors: { [`${clipPath(c)}.scale`]: [`the clip would be ${target.width}×${target.height} pixels`] } });
+    }
+    const scale = content.width / crop.width;
+    let raster = await drawable.draw(crop, target, scale);
+    raster = await applyFilter(raster, v.filter, pixelRatio);
+
+    let placed: Placed = { raster, left, top };
+    if (transformed) placed = await this.transform(placed, v, pixelRatio);
+    placed = { ...placed, raster: withOpacity(placed.raster, v.opacity) };
+    if (drawable.opaque && v.opacity >= 1 && !transformed && v.filter !== 'blur') placed.opaque = true;
+    this.layers.set(key, placed, placed.raster.data.length);
+    return placed;
+  }
+
+  /** Flip, then rotate/skew about the centre of the clip's box (sharp affine, canvas grown to fit). */
+  private async transform(p: Placed, v: ReturnType<typeof clipVisualAt>, pixelRatio: number): Promise<Placed> {
+    const box = { x: Math.round(v.box.x * pixelRatio), y: Math.round(v.box.y * pixelRatio), width: Math.max(1, Math.round(v.box.width * pixelRatio)), height: Math.max(1, Math.round(v.box.height * pixelRatio)) };
+    let image = fromRaster(await flatten(box.width, box.height, [{ raster: p.raster, left: p.left - box.x, top: p.top - box.y }]));
+    if (v.flip.horizontal) image = image.flop();
+    if (v.flip.vertical) image = image.flip();
+    if (v.rotate === 0 && v.skew.x === 0 && v.skew.y === 0) return { raster: await toRaster(image), left: box.x, top: box.y };
+    const rad = (d: number) => (d * Math.PI) / 180;
+    const cos = Math.cos(rad(v.rotate));
+    const sin = Math.sin(rad(v.rotate));
+    const kx = Math.tan(rad(v.skew.x));
+    const ky = Math.tan(rad(v.skew.y));
+    // R (clockwise on screen, y down) × K (shear)
+    const a = cos - sin * ky;
+    const b = cos * kx - sin;
+    const c = sin + cos * ky;
+    const d = sin * kx + cos;
+    const turned = await toRaster(
+      fromRaster(await toRaster(image)).affine([[a, b], [c, d]], { background: { r: 0, g: 0, b: 0, alpha: 0 }, interpolator: sharp.interpolators.bicubic }),
+    );
+    const cx = box.x + box.width / 2;
+    const cy = box.y + box.height / 2;
+    return { raster: turned, left: Math.round(cx - turned.width / 2), top: Math.round(cy - turned.height / 2) };
+  }
+
+  private async encode(
+    format: 'png' | 'jpeg' | 'pdf',
+    quality: Quality | undefined,
+    size: ReturnType<typeof outputSize>,
+    layers: Placed[],
+    background: Background,
+    active: TimedClip[],
+    drawables: Drawable[],
+  ): Promise<Buffer> {
+    // A full-frame opaque bottom layer (the usual photo background) is the canvas: one blend fewer.
+    const [first] = layers;
+    const fills = first?.opaque && first.left === 0 && first.top === 0 && first.raster.width === size.width && first.raster.height === size.height;
+    const base = fills ? sharp(first.raster.data, RAW(first.raster)) : sharp({ create: { width: size.width, height: size.height, channels: 4, background } });
+    const overlays = clipToCanvas(fills ? layers.slice(1) : layers, size.width, size.height);
+    const image = overlays.length ? base.composite(overlays) : base;
+    if (format === 'jpeg') {
+      const opaque = background.alpha >= 1 ? background : { r: 255, g: 255, b: 255 };
+      return image.flatten({ background: opaque }).jpeg({ quality: JPEG_QUALITY[quality ?? 'high'], chromaSubsampling: quality === 'veryhigh' ? '4:4:4' : '4:2:0' }).toBuffer();
+    }
+    // An opaque background makes an opaque frame: RGB PNG, a quarter fewer bytes to filter and deflate.
+    const flat = background.alpha >= 1 ? sharp(await image.raw().toBuffer(), { raw: { width: size.width, height: size.height, channels: 4 } }).removeAlpha() : image;
+    const png = await flat.png({ compressionLevel: this.pngCompression, adaptiveFiltering: false }).toBuffer();
+    if (format === 'png') return png;
+    const texts: PdfText[] = [];
+    active.forEach((c, i) => {
+      const d = drawables[i];
+      if (!d?.text) return;
+      const v = clipVisualAt(c.clip, 0, c.length, { viewport: size.viewport, source: d.source, still: true });
+      texts.push({ text: d.text.value, size: d.text.size, box: v.box });
+    });
+    return encodePdf(png, size, texts);
+  }
+}
+
+function intersect(a: Rect, b: Rect): Rect {
+  const x = Math.max(a.x, b.x);
+  const y = Math.max(a.y, b.y);
+  return { x, y, width: Math.min(a.x + a.width, b.x + b.width) - x, height: Math.min(a.y + a.height, b.y + b.height) - y };
+}
+
+/** Cuts `crop` (source px) out of a raster drawn at `scale` and fits it to exactly `target`. */
+async function cropScaled(full: Raster, crop: Rect, scale: number, target: Size): Promise<Raster> {
+  const part = cropRaster(full, {
+    left: Math.round(crop.x * scale),
+    top: Math.round(crop.y * scale),
+    width: Math.max(1, Math.round(crop.width * scale)),
+    height: Math.max(1, Math.round(crop.height * scale)),
+  });
+  if (part.width === target.width && part.height === target.height) return part;
+  if (part.width === 0 || part.height === 0) return { data: Buffer.alloc(target.width * target.height * 4), ...target };
+  return toRaster(fromRaster(part).resize(target.width, target.height, { fit: 'fill' }));
+}
+
+export type { Clip };

@@ -1,0 +1,4 @@
+export * from './engine.js';
+export * from './fonts.js';
+export { FontFileError, parseFont } from './opentype.js';
+export { watermarkSvg } from './watermark.js';

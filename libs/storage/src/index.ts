@@ -1,0 +1,6 @@
+export * from './content-type.js';
+export * from './create.js';
+export * from './driver.js';
+export * from './keys.js';
+export * from './local-disk.js';
+export * from './public-url.js';

@@ -1,0 +1,197 @@
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough, Readable } from 'node:stream';
+import { text } from 'node:stream/consumers';
+import { loadConfig } from '#libs/core';
+import { createStorage } from './create.js';
+import { StoredFileNotFoundError } from './driver.js';
+import { InvalidStorageKeyError, outputKey } from './keys.js';
+import { LocalDiskStorage } from './local-disk.js';
+
+const readAll = async (s: Readable) => Buffer.concat(await s.toArray());
+
+describe('LocalDiskStorage (issue 5: output storage)', () => {
+  let base: string;
+  let root: string;
+  let storage: LocalDiskStorage;
+  beforeEach(() => {
+    base = mkdtempSync(join(tmpdir(), 'mr-storage-'));
+    root = join(base, 'files');
+    storage = new LocalDiskStorage(root, 'https://media.example.com');
+  });
+  afterEach(() => rmSync(base, { recursive: true, force: true }));
+
+  it('stores a buffer and a stream under the key and reads the same bytes back', async () => {
+    const bytes = Buffer.from(Array.from({ length: 70_000 }, (_, i) => i % 251));
+    await expect(storage.put('r/rnd_1/a.png', bytes)).resolves.toEqual({ key: 'r/rnd_1/a.png', sizeBytes: 70_000 });
+    expect(readFileSync(join(root, 'r', 'rnd_1', 'a.png')).equals(bytes)).toBe(true);
+    expect((await readAll(await storage.read('r/rnd_1/a.png'))).equals(bytes)).toBe(true);
+
+    const chunks = [Buffer.from('WEBVTT\n\n'), '00:00.000 --> 00:01.000\n', Buffer.from('hello\n')];
+    await expect(storage.put('r/rnd_1/c.vtt', Readable.from(chunks))).resolves.toEqual({ key: 'r/rnd_1/c.vtt', sizeBytes: 38 });
+    expect(await text(await storage.read('r/rnd_1/c.vtt'))).toBe('WEBVTT\n\n00:00.000 --> 00:01.000\nhello\n');
+  });
+
+  it('writes atomically: while a write is under way readers see the previous file, never a part', async () => {
+    await storage.put('library/clip.mp4', Buffer.alloc(1000, 'a'));
+    const source = new PassThrough();
+    const writing = storage.put('library/clip.mp4', source);
+    source.write(Buffer.alloc(600, 'b'));
+    await new Promise((r) => setTimeout(r, 50));
+    expect((await readAll(await storage.read('library/clip.mp4'))).toString()).toBe('a'.repeat(1000));
+    expect((await storage.stat('library/clip.mp4'))?.sizeBytes).toBe(1000);
+    // the part written so far sits in a hidden temp file beside the target
+    expect(readdirSync(join(root, 'library')).filter((n) => n.startsWith('.'))).toHaveLength(1);
+    source.end(Buffer.alloc(600, 'b'));
+    await expect(writing).resolves.toEqual({ key: 'library/clip.mp4', sizeBytes: 1200 });
+    expect((await readAll(await storage.read('library/clip.mp4'))).toString()).toBe('b'.repeat(1200));
+    expect(readdirSync(join(root, 'library'))).toEqual(['clip.mp4']);
+  });
+
+  it('leaves the previous file and no temp file when the source fails mid-write', async () => {
+    await storage.put('library/clip.mp4', Buffer.from('old'));
+    const source = new PassThrough();
+    const writing = storage.put('library/clip.mp4', source);
+    source.write(Buffer.from('new bytes'));
+    setTimeout(() => source.destroy(new Error('upstream reset')), 20);
+    await expect(writing).rejects.toThrow('upstream reset');
+    expect(readFileSync(join(root, 'library', 'clip.mp4'), 'utf8')).toBe('old');
+    expect(readdirSync(join(root, 'library'))).toEqual(['clip.mp4']);
+  });
+
+  it('refuses keys that could leave the root, writing nothing', async () => {
+    writeFileSync(join(base, 'secret.txt'), 'keep');
+    const bad = [
+      '../secret.txt', 'r/../../secret.txt', '/etc/passwd', '..', '.', 'r/./a.png', 'a\\..\\secret.txt', 'a\0b.png',
+      '%2e%2e/secret.txt', '.hidden', 'r/.a.png.1234.tmp', 'r//a.png', 'r/a.png/', '', 'a b.png', 'é.png', `${'a/'.repeat(20)}x`, 'x'.repeat(600),
+    ];
+    for (const key of bad) {
+      await expect(storage.put(key, Buffer.from('pwned'))).rejects.toBeInstanceOf(InvalidStorageKeyError);
+      await expect(storage.stat(key)).rejects.toBeInstanceOf(InvalidStorageKeyError);
+      await expect(storage.read(key)).rejects.toBeInstanceOf(InvalidStorageKeyError);
+      await expect(storage.delete(key)).rejects.toBeInstanceOf(InvalidStorageKeyError);
+      expect(() => storage.url(key)).toThrow(InvalidStorageKeyError);
+    }
+    expect(readFileSync(join(base, 'secret.txt'), 'utf8')).toBe('keep');
+    expect(existsSync(root)).toBe(false);
+  });
+
+  it('stats files with size, content type and time; undefined for what is not a stored file', async () => {
+    const before = Date.now();
+    await storage.put('r/rnd_1/out.jpg', Buffer.alloc(123));
+    const stat = await storage.stat('r/rnd_1/out.jpg');
+    expect(stat).toMatchObject({ sizeBytes: 123, contentType: 'image/jpeg' });
+    expect(stat!.modifiedAt.getTime()).toBeGreaterThanOrEqual(before - 1000);
+    expect(stat!.modifiedAt.getTime()).toBeLessThanOrEqual(Date.now() + 1000);
+    await expect(storage.stat('r/rnd_1/missing.jpg')).resolves.toBeUndefined();
+    await expect(storage.stat('r/rnd_1')).resolves.toBeUndefined(); // a folder
+    await expect(storage.stat('r/rnd_1/out.jpg/x')).resolves.toBeUndefined(); // under a file
+    await expect(storage.read('r/rnd_1')).rejects.toBeInstanceOf(StoredFileNotFoundError);
+    await expect(storage.read('r/rnd_1/missing.jpg')).rejects.toBeInstanceOf(StoredFileNotFoundError);
+  });
+
+  it('reads inclusive byte ranges, clamped at the end of the file', async () => {
+    await storage.put('library/digits.txt', Buffer.from('0123456789'));
+    expect(await text(await storage.read('library/digits.txt', { start: 2, end: 5 }))).toBe('2345');
+    expect(await text(await storage.read('library/digits.txt', { start: 9, end: 9 }))).toBe('9');
+    expect(await text(await storage.read('library/digits.txt', { start: 7, end: 100 }))).toBe('789');
+    await expect(storage.read('library/digits.txt', { start: 5, end: 4 })).rejects.toThrow(RangeError);
+    await expect(storage.read('library/digits.txt', { start: -1, end: 4 })).rejects.toThrow(RangeError);
+  });
+
+  it('derives the content type from the extension and refuses a contradicting one', async () => {
+    const cases: Record<string, string> = {
+      'a.png': 'image/png', 'a.JPG': 'image/jpeg', 'a.jpeg': 'image/jpeg', 'a.pdf': 'application/pdf', 'a.mp4': 'video/mp4',
+      'a.gif': 'image/gif', 'a.webp': 'image/webp', 'a.svg': 'image/svg+xml', 'a.vtt': 'text/vtt; charset=utf-8',
+      'a.srt': 'application/x-subrip; charset=utf-8', 'a.json': 'application/json', 'a.mp3': 'audio/mpeg', 'a.wav': 'audio/wav',
+      'a.ttf': 'font/ttf', 'a.otf': 'font/otf', 'a.woff2': 'font/woff2', 'a.html': 'application/octet-stream', 'noext': 'application/octet-stream',
+    };
+    for (const [name, type] of Object.entries(cases)) {
+      await storage.put(`t/${name}`, Buffer.from('x'));
+      expect([name, (await storage.stat(`t/${name}`))?.contentType]).toEqual([name, type]);
+    }
+    await expect(storage.put('t/b.vtt', Buffer.from('x'), { contentType: 'text/vtt' })).resolves.toMatchObject({ sizeBytes: 1 });
+    await expect(storage.put('t/b.png', Buffer.from('x'), { contentType: 'image/jpeg' })).rejects.toThrow(/image\/png/);
+    await expect(storage.stat('t/b.png')).resolves.toBeUndefined();
+  });
+
+  it('deletes one file idempotently and removes the folders it leaves empty', async () => {
+    await storage.put('r/rnd_1/a.png', Buffer.from('a'));
+    await storage.put('r/rnd_2/a.png', Buffer.from('b'));
+    await storage.delete('r/rnd_1/a.png');
+    await storage.delete('r/rnd_1/a.png');
+    await storage.delete('never/was.png');
+    await expect(storage.stat('r/rnd_1/a.png')).resolves.toBeUndefined();
+    expect(readdirSync(join(root, 'r'))).toEqual(['rnd_2']);
+    await storage.delete('r/rnd_2/a.png');
+    expect(readdirSync(root)).toEqual([]);
+  });
+
+  it('deletes by prefix: a whole folder, or the keys starting with a partial segment', async () => {
+    for (const key of ['r/rnd_A/1.png', 'r/rnd_A/2.mp4', 'r/rnd_AB/1.png', 'r/rnd_B/1.png', 'library/a.ttf']) await storage.put(key, Buffer.from(key));
+    await storage.deletePrefix('r/rnd_A/');
+    expect(readdirSync(join(root, 'r')).sort()).toEqual(['rnd_AB', 'rnd_B']);
+    await storage.put('r/rnd_A/3.png', Buffer.from('again'));
+    await storage.deletePrefix('r/rnd_A');
+    expect(readdirSync(join(root, 'r'))).toEqual(['rnd_B']);
+    await storage.deletePrefix('r/nothing/');
+    await storage.deletePrefix('nothing/at/all');
+    await expect(storage.stat('library/a.ttf')).resolves.toMatchObject({ sizeBytes: 13 });
+    for (const prefix of ['', '/', '../', 'r/../', '/r/']) {
+      await expect(storage.deletePrefix(prefix)).rejects.toBeInstanceOf(InvalidStorageKeyError);
+    }
+    await expect(storage.stat('r/rnd_B/1.png')).resolves.toBeDefined();
+  });
+
+  it('keeps working when a concurrent delete prunes the folder a write is about to use', async () => {
+    const keys = Array.from({ length: 30 }, (_, i) => `r/rnd_X/${i}.png`);
+    await Promise.all(keys.flatMap((k) => [storage.put(k, Buffer.from(k)), storage.delete(k.replace('.png', '.gif'))]));
+    for (const k of keys) await expect(storage.stat(k)).resolves.toMatchObject({ sizeBytes: k.length });
+  });
+
+  it('names public URLs under <PUBLIC_URL>/files/ and recognises only its own', () => {
+    const key = outputKey('rnd_01JD', 'png');
+    expect(storage.url(key)).toBe(`https://media.example.com/files/${key}`);
+    expect(storage.keyFromUrl(storage.url(key))).toBe(key);
+    expect(storage.keyFromUrl(`${storage.url(key)}?download=1`)).toBe(key);
+    expect(storage.keyFromUrl(`https://media.example.com:443/files/${key}`)).toBe(key);
+    expect(storage.keyFromUrl(`http://media.example.com/files/${key}`)).toBeUndefined();
+    expect(storage.keyFromUrl(`https://media.example.com.evil.test/files/${key}`)).toBeUndefined();
+    expect(storage.keyFromUrl(`https://media.example.com/api/files/${key}`)).toBeUndefined();
+    expect(storage.keyFromUrl('https://media.example.com/files/r/%2e%2e/%2e%2e/app.sqlite')).toBeUndefined();
+    expect(storage.keyFromUrl('https://media.example.com/files/r/..%2f..%2fapp.sqlite')).toBeUndefined();
+    expect(storage.keyFromUrl('not a url')).toBeUndefined();
+  });
+});
+
+describe('createStorage and the storage settings', () => {
+  let dataDir: string;
+  beforeEach(() => {
+    dataDir = mkdtempSync(join(tmpdir(), 'mr-storage-cfg-'));
+    mkdirSync(dataDir, { recursive: true });
+  });
+  afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
+  const env = (extra: Record<string, string> = {}) => ({ DATA_DIR: dataDir, REDIS_URL: 'redis://127.0.0.1:1', APP_SECRET: '0'.repeat(64), ...extra });
+
+  it('stores under <DATA_DIR>/files with URLs from PUBLIC_URL', async () => {
+    const storage = createStorage(loadConfig(env({ PUBLIC_URL: 'https://cdn.example.com/media/' })));
+    await storage.put('library/x.png', Buffer.from('png'));
+    expect(readFileSync(join(dataDir, 'files', 'library', 'x.png'), 'utf8')).toBe('png');
+    expect(storage.url('library/x.png')).toBe('https://cdn.example.com/media/files/library/x.png');
+    expect(storage.keyFromUrl('https://cdn.example.com/files/library/x.png')).toBeUndefined();
+  });
+
+  it('defaults PUBLIC_URL to HOST and PORT, a reachable address for a wildcard HOST', () => {
+    expect(loadConfig(env()).publicUrl).toBe('http://127.0.0.1:3000');
+    expect(loadConfig(env({ HOST: '0.0.0.0', PORT: '8080' })).publicUrl).toBe('http://127.0.0.1:8080');
+    expect(loadConfig(env({ HOST: '::1' })).publicUrl).toBe('http://[::1]:3000');
+  });
+
+  it('refuses a malformed PUBLIC_URL or an unknown STORAGE_DRIVER, naming the variable', () => {
+    for (const bad of ['media.example.com', 'ftp://media.example.com', 'https://media.example.com/?a=1', 'https://x.test/#f', 'https://u:p@x.test']) {
+      expect(() => loadConfig(env({ PUBLIC_URL: bad }))).toThrow(/^Configuration error: PUBLIC_URL /);
+    }
+    expect(() => loadConfig(env({ STORAGE_DRIVER: 's3' }))).toThrow('Configuration error: STORAGE_DRIVER must be one of local (got "s3")');
+  });
+});

@@ -1,0 +1,168 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, open, readdir, rename, rm, rmdir, stat, unlink, type FileHandle } from 'node:fs/promises';
+import { basename, dirname, join, relative } from 'node:path';
+import type { Readable } from 'node:stream';
+import { contentTypeFor, mediaTypeEssence } from './content-type.js';
+import { StoredFileNotFoundError, type ByteRange, type PutOptions, type StorageDriver, type StoredObject, type StoredStat } from './driver.js';
+import { assertValidKey, assertValidPrefix } from './keys.js';
+import { storedFileUrl, storedKeyFromUrl } from './public-url.js';
+
+function isMissing(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException).code;
+  return code === 'ENOENT' || code === 'ENOTDIR';
+}
+
+/**
+ * The embedded driver: files under one folder (`<DATA_DIR>/files`), one file per key, the key's
+ * segments as folders. The content type is the key's extension; nothing else is kept beside a file.
+ */
+export class LocalDiskStorage implements StorageDriver {
+  constructor(
+    readonly root: string,
+    private readonly publicUrl: string,
+  ) {}
+
+  private pathOf(key: string): string {
+    assertValidKey(key);
+    return join(this.root, ...key.split('/'));
+  }
+
+  /**
+   * Atomic: the bytes go to a hidden temp file in the target's folder, are fsynced, then renamed
+   * over the target (and the folder fsynced), so a reader sees the old file or the whole new one.
+   */
+  async put(key: string, bytes: Buffer | Readable, opts: PutOptions = {}): Promise<StoredObject> {
+    const target = this.pathOf(key);
+    const served = contentTypeFor(key);
+    if (opts.contentType && mediaTypeEssence(opts.contentType) !== mediaTypeEssence(served)) {
+      throw new Error(`Key "${key}" would be served as ${served}, not ${opts.contentType}: give it the matching extension`);
+    }
+    const dir = dirname(target);
+    const temp = join(dir, `.${basename(target)}.${randomBytes(6).toString('hex')}.tmp`);
+    const file = await this.createInFolder(dir, temp);
+    let sizeBytes = 0;
+    try {
+      if (Buffer.isBuffer(bytes)) {
+        await file.writeFile(bytes);
+        sizeBytes = bytes.length;
+      } else {
+        for await (const chunk of bytes) {
+          const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string);
+          await file.writeFile(buf);
+          sizeBytes += buf.length;
+        }
+      }
+      await file.sync();
+      await file.close();
+      await rename(temp, target);
+    } catch (err) {
+      await file.close().catch(() => undefined);
+      await rm(temp, { force: true });
+      throw err;
+    }
+    await syncFolder(dir);
+    return { key, sizeBytes };
+  }
+
+  /** Opens a new file, making its folder; retried when a concurrent delete prunes the empty folder in between. */
+  private async createInFolder(dir: string, path: string): Promise<FileHandle> {
+    for (let attempt = 1; ; attempt++) {
+      await mkdir(dir, { recursive: true });
+      try {
+        return await open(path, 'wx', 0o644);
+      } catch (err) {
+        if (!isMissing(err) || attempt >= 3) throw err;
+      }
+    }
+  }
+
+  async stat(key: string): Promise<StoredStat | undefined> {
+    const path = this.pathOf(key);
+    try {
+      const s = await stat(path);
+      if (!s.isFile()) return undefined;
+      return { sizeBytes: s.size, contentType: contentTypeFor(key), modifiedAt: s.mtime };
+    } catch (err) {
+      if (isMissing(err)) return undefined;
+      throw err;
+    }
+  }
+
+  async read(key: string, range?: ByteRange): Promise<Readable> {
+    const path = this.pathOf(key);
+    if (range && !(Number.isSafeInteger(range.start) && Number.isSafeInteger(range.end) && range.start >= 0 && range.end >= range.start)) {
+      throw new RangeError(`Invalid byte range ${range.start}-${range.end}`);
+    }
+    let file: FileHandle;
+    try {
+      file = await open(path, 'r');
+    } catch (err) {
+      if (isMissing(err)) throw new StoredFileNotFoundError(key);
+      throw err;
+    }
+    if (!(await file.stat()).isFile()) {
+      await file.close();
+      throw new StoredFileNotFoundError(key);
+    }
+    return file.createReadStream({ start: range?.start, end: range?.end });
+  }
+
+  async delete(key: string): Promise<void> {
+    const path = this.pathOf(key);
+    try {
+      await unlink(path);
+    } catch (err) {
+      if (!isMissing(err)) throw err;
+    }
+    await this.pruneEmptyFolders(dirname(path));
+  }
+
+  async deletePrefix(prefix: string): Promise<void> {
+    assertValidPrefix(prefix);
+    if (prefix.endsWith('/')) {
+      const dir = join(this.root, ...prefix.slice(0, -1).split('/'));
+      await rm(dir, { recursive: true, force: true });
+      await this.pruneEmptyFolders(dirname(dir));
+      return;
+    }
+    const dir = join(this.root, ...prefix.split('/').slice(0, -1));
+    const start = prefix.slice(prefix.lastIndexOf('/') + 1);
+    let names: string[];
+    try {
+      names = await readdir(dir);
+    } catch (err) {
+      if (isMissing(err)) return;
+      throw err;
+    }
+    await Promise.all(names.filter((n) => n.startsWith(start)).map((n) => rm(join(dir, n), { recursive: true, force: true })));
+    await this.pruneEmptyFolders(dir);
+  }
+
+  /** Removes `dir` and its parents while they are empty, up to (not including) the root. */
+  private async pruneEmptyFolders(dir: string): Promise<void> {
+    for (let current = dir; relative(this.root, current) && !relative(this.root, current).startsWith('..'); current = dirname(current)) {
+      try {
+        await rmdir(current);
+      } catch {
+        return; // not empty (or already gone): stop
+      }
+    }
+  }
+
+  url(key: string): string {
+    return storedFileUrl(this.publicUrl, key);
+  }
+
+  keyFromUrl(url: string): string | undefined {
+    return storedKeyFromUrl(url, this.publicUrl);
+  }
+}
+
+async function syncFolder(dir: string): Promise<void> {
+  const handle = await open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
