@@ -5,11 +5,15 @@ import { CreditsService } from '#libs/credits';
 import { openDatabase, type Orm } from '#libs/db';
 import { ALL_JOBS, bullConnection, bullPrefix, JobQueue, QUEUES, validatePayload, type JobName, type QueueName } from '#libs/queue';
 import { createRedis } from '#libs/redis';
+import { FontCatalog, StillEngine, storageAwareFetcher } from '#libs/still';
+import { createStorage } from '#libs/storage';
 import { RETRY_DELAYS_MS, WebhooksService } from '#libs/webhooks';
+import sharp from 'sharp';
 import type { Redis } from 'ioredis';
 import { CreditsSweepProcessor } from './processors/credits-sweep.processor.js';
 import { PingProcessor } from './processors/ping.processor.js';
 import { PROCESSORS, type JobProcessor } from './processors/processor.js';
+import { StillRenderProcessor } from './processors/still.processor.js';
 import { RetryDelivery, WebhooksDeliverProcessor, WebhooksDispatchProcessor } from './processors/webhooks.processors.js';
 
 const WORKER_CONFIG = Symbol('WORKER_CONFIG');
@@ -51,9 +55,14 @@ export class WorkerModule implements OnApplicationBootstrap, OnApplicationShutdo
         {
           provide: PROCESSORS,
           inject: [WORKER_ORM, WEBHOOKS_QUEUE, WORKER_REDIS],
-          useFactory: (orm: Orm, webhooksQueue: JobQueue<'webhooks'>, redis: Redis): JobProcessor[] => {
+          useFactory: async (orm: Orm, webhooksQueue: JobQueue<'webhooks'>, redis: Redis): Promise<JobProcessor[]> => {
             const webhooks = new WebhooksService(orm, config);
+            const storage = createStorage(config);
+            // libvips defaults to one thread here; two lets one still use both cores.
+            sharp.concurrency(2);
+            const stills = new StillEngine({ fonts: await FontCatalog.system(), fetch: storageAwareFetcher(config, storage) });
             return [
+              new StillRenderProcessor(stills, storage),
               new PingProcessor(),
               new CreditsSweepProcessor(new CreditsService(orm, { lowThreshold: config.creditsLowThreshold }), config.maxRenderAgeSec),
               new WebhooksDispatchProcessor(webhooks, webhooksQueue, redis, `${config.redisPrefix}:webhooks:dispatch-lock`),
@@ -75,7 +84,7 @@ export class WorkerModule implements OnApplicationBootstrap, OnApplicationShutdo
 
   async onApplicationBootstrap(): Promise<void> {
     const handlers = processorMap(this.processors);
-    const concurrency: Record<QueueName, number> = { system: this.config.workerConcurrency, webhooks: this.config.webhookConcurrency };
+    const concurrency: Record<QueueName, number> = { system: this.config.workerConcurrency, webhooks: this.config.webhookConcurrency, stills: this.config.stillConcurrency };
     for (const queue of Object.keys(QUEUES) as QueueName[]) {
       const worker = new Worker(
         queue,

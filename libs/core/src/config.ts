@@ -28,6 +28,8 @@ export interface AppConfig {
   workerConcurrency: number;
   /** Webhook delivery attempts a worker runs at once (I/O bound). */
   webhookConcurrency: number;
+  /** Stills a worker draws at once (libvips uses the cores within each). */
+  stillConcurrency: number;
   /** Operator setting: multiplies every plan's per-minute rate (self-hosters with bigger machines; benchmarks). */
   rateLimitMultiplier: number;
   sms: SmsConfig;
@@ -204,6 +206,7 @@ export function loadConfig(rawEnv: Env = process.env): AppConfig {
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, appEnv === 'production' ? 'info' : 'warn'),
     workerConcurrency: integer(env, 'WORKER_CONCURRENCY', 2, 1, 64),
     webhookConcurrency: integer(env, 'WEBHOOK_CONCURRENCY', 50, 1, 1000),
+    stillConcurrency: integer(env, 'STILL_CONCURRENCY', 4, 1, 64),
     rateLimitMultiplier: integer(env, 'RATE_LIMIT_MULTIPLIER', 1, 1, 1_000_000),
     sms: sms(env),
     creditsLowThreshold: {

@@ -5,6 +5,8 @@ import type { AppConfig } from '#libs/core';
 export const QUEUES = {
   system: ['system.ping', 'credits.sweep'],
   webhooks: ['webhooks.dispatch', 'webhooks.deliver'],
+  /** Stills only: a render waits on these synchronously, so nothing slow ever queues in front of them. */
+  stills: ['still.render'],
 } as const;
 
 export type QueueName = keyof typeof QUEUES;
@@ -18,13 +20,30 @@ export interface JobPayloads {
   'webhooks.dispatch': Record<string, never>;
   /** One attempt of one delivery; BullMQ retries it on the §6 schedule. */
   'webhooks.deliver': { deliveryId: string };
+  /** Draws one still (a normalised edit spec) and stores it under `key`. */
+  'still.render': { edit: EditSpecJson; key: string; scale: number; watermark: boolean; renderId?: string };
 }
+
+/** A normalised edit spec as it travels through Redis (libs/edit-spec `EditSpec`). */
+export type EditSpecJson = { timeline: Record<string, unknown>; output: Record<string, unknown> } & Record<string, unknown>;
+
+/** A failure the caller should see as an API error (422 and friends), not a crashed job. */
+export interface JobError {
+  code: string;
+  message: string;
+  errors?: Record<string, string[]>;
+}
+
+export type StillRenderResult =
+  | { ok: true; key: string; url: string; format: 'png' | 'jpeg' | 'pdf'; contentType: string; width: number; height: number; sizeBytes: number; renderMs: number }
+  | { ok: false; error: JobError };
 
 export interface JobResults {
   'system.ping': { nonce: string; worker: string; latencyMs: number };
   'credits.sweep': { released: string[] };
   'webhooks.dispatch': { deliveries: number };
   'webhooks.deliver': { outcome: string };
+  'still.render': StillRenderResult;
 }
 
 export type JobOf<N extends JobName> = { name: N; data: JobPayloads[N] };
@@ -51,6 +70,14 @@ export function validatePayload<N extends JobName>(name: N, data: unknown): JobP
     case 'webhooks.deliver':
       if (typeof d.deliveryId !== 'string' || !d.deliveryId.startsWith('dlv_')) fail('deliveryId must be a delivery id');
       return d as unknown as JobPayloads[N];
+    case 'still.render': {
+      const edit = d.edit as Record<string, unknown> | null;
+      if (typeof edit !== 'object' || edit === null || typeof edit.timeline !== 'object' || typeof edit.output !== 'object') fail('edit must be an edit spec');
+      if (typeof d.key !== 'string' || !d.key) fail('key must be a storage key');
+      if (typeof d.scale !== 'number' || d.scale < 1 || d.scale > 3) fail('scale must be a number from 1 to 3');
+      if (typeof d.watermark !== 'boolean') fail('watermark must be a boolean');
+      return d as unknown as JobPayloads[N];
+    }
     default:
       return fail('unknown job');
   }

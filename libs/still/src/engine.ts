@@ -180,7 +180,7 @@ export class StillEngine {
   private fontFor(family: string, fonts: RenderFonts, errors: FieldErrors, path: string): FontChoice {
     const found = fonts.resolve(family);
     if (found) return found.file ? { family: found.family, fontFile: found.file } : { family: found.family };
-    addError(errors, path, `unknown font family "${family}": install it with timeline.fonts, or use one of the shipped families (GET /v1/fonts lists them)`);
+    addError(errors, path, `unknown font family "${family}": install it with timeline.fonts, or use one of the shipped families (Open Sans, Roboto, Inter, Lato, Noto Sans, Noto Sans CJK SC, DejaVu Serif, …; docs/decisions.md lists them)`);
     return { family };
   }
 

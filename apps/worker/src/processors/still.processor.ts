@@ -1,0 +1,44 @@
+import { ApiError } from '#libs/core';
+import type { EditSpec } from '#libs/edit-spec';
+import type { JobPayloads, JobResults } from '#libs/queue';
+import type { StillEngine } from '#libs/still';
+import type { StorageDriver } from '#libs/storage';
+import type { JobProcessor } from './processor.js';
+
+/**
+ * Draws a still and stores it. A refusal the caller caused (an unknown font, an unreachable image, an
+ * unsupported asset) is returned as `{ ok: false, error }` so the API answers it with its code; only
+ * a fault of ours fails the job.
+ */
+export class StillRenderProcessor implements JobProcessor<'still.render'> {
+  readonly job = 'still.render' as const;
+
+  constructor(
+    private readonly engine: StillEngine,
+    private readonly storage: StorageDriver,
+  ) {}
+
+  async process(data: JobPayloads['still.render']): Promise<JobResults['still.render']> {
+    const started = performance.now();
+    try {
+      const out = await this.engine.render(data.edit as unknown as EditSpec, { scale: data.scale, watermark: data.watermark });
+      const stored = await this.storage.put(data.key, out.bytes, { contentType: out.contentType });
+      return {
+        ok: true,
+        key: stored.key,
+        url: this.storage.url(stored.key),
+        format: out.format,
+        contentType: out.contentType,
+        width: out.width,
+        height: out.height,
+        sizeBytes: stored.sizeBytes,
+        renderMs: Math.round(performance.now() - started),
+      };
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      const error: { code: string; message: string; errors?: Record<string, string[]> } = { code: err.code, message: err.message };
+      if (err.extras.errors) error.errors = err.extras.errors;
+      return { ok: false, error };
+    }
+  }
+}

@@ -1,0 +1,29 @@
+import type { AppConfig } from '#libs/core';
+import { fetchMedia, MediaFetchError, sniff, type FetchLimits } from '#libs/media';
+import { StoredFileNotFoundError, type StorageDriver } from '#libs/storage';
+import type { MediaFetcher } from './engine.js';
+
+/**
+ * The engine's media source in a deployment: our own stored files (`<PUBLIC_URL>/files/…`: library
+ * media, uploads, earlier outputs) are read from storage without a network round trip; anything else
+ * is downloaded with the SSRF rules of the environment (production: public addresses only).
+ */
+export function storageAwareFetcher(config: Pick<AppConfig, 'env'>, storage: StorageDriver, limits: Partial<FetchLimits> = {}): MediaFetcher {
+  const policy = config.env === 'production' ? 'production' : 'development';
+  return async (url, expect) => {
+    const key = storage.keyFromUrl(url);
+    if (key === undefined) return fetchMedia(url, expect ? { policy, expect, limits } : { policy, limits });
+    const chunks: Buffer[] = [];
+    try {
+      for await (const chunk of await storage.read(key)) chunks.push(chunk as Buffer);
+    } catch (err) {
+      if (err instanceof StoredFileNotFoundError) throw new MediaFetchError(url, 'No stored file at this URL');
+      throw err;
+    }
+    const bytes = Buffer.concat(chunks);
+    const type = sniff(bytes);
+    if (!type) throw new MediaFetchError(url, 'The file is not a media type the renderer reads');
+    if (expect && !expect.includes(type.kind)) throw new MediaFetchError(url, `Expected ${expect.join(' or ')}, got ${type.mime}`);
+    return { url, bytes, ...type };
+  };
+}
