@@ -56,7 +56,7 @@ describe('worker: a job runs end to end through Redis', () => {
   });
 
   it('refuses to start when a job has no processor or two', () => {
-    expect(() => processorMap([])).toThrow(/No processor handles system.ping, credits.sweep, webhooks.dispatch, webhooks.deliver, still.render/);
+    expect(() => processorMap([])).toThrow(/No processor handles system.ping, credits.sweep, renders.purge, webhooks.dispatch, webhooks.deliver, still.render/);
     const p = { job: 'system.ping' as const, process: async () => ({ nonce: '', worker: '', latencyMs: 0 }) };
     expect(() => processorMap([p, p])).toThrow(/Two processors/);
   });

@@ -10,6 +10,8 @@ import { ApiExceptionFilter } from './http/exception.filter.js';
 import { InfraModule } from './infra/infra.module.js';
 import { KeysModule } from './keys/keys.module.js';
 import { OrganizationModule } from './organization/organization.module.js';
+import { RendersModule } from './renders/renders.module.js';
+import { TemplatesModule } from './templates/templates.module.js';
 import { WebhooksModule } from './webhooks/webhooks.module.js';
 
 @Module({})
@@ -18,7 +20,7 @@ export class ApiModule {
   static forRoot(config: AppConfig, extraModules: Type[] = []): DynamicModule {
     return {
       module: ApiModule,
-      imports: [InfraModule.forRoot(config), FilesModule, HealthModule, KeysModule, AuthModule, CreditsModule, OrganizationModule, WebhooksModule, ...extraModules],
+      imports: [InfraModule.forRoot(config), FilesModule, HealthModule, KeysModule, AuthModule, CreditsModule, OrganizationModule, WebhooksModule, TemplatesModule, RendersModule, ...extraModules],
       providers: [
         { provide: APP_GUARD, useClass: AuthGuard },
         { provide: APP_FILTER, useClass: ApiExceptionFilter },

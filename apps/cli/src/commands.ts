@@ -3,6 +3,7 @@ import { DevMessage, ROLES, type AuthService, type Role } from '#libs/auth';
 import { ApiError, type AppConfig, type KeyMode, type PlanCode } from '#libs/core';
 import type { CreditsService } from '#libs/credits';
 import type { KeysService } from '#libs/keys';
+import type { TemplatesService } from '#libs/templates';
 import type { WorkspacesService } from '#libs/workspaces';
 
 export interface CommandContext {
@@ -11,6 +12,7 @@ export interface CommandContext {
   keys: KeysService;
   auth: AuthService;
   credits: CreditsService;
+  templates: TemplatesService;
   orm: MikroORM;
 }
 
@@ -151,6 +153,20 @@ export const COMMANDS: Record<string, Command> = {
       const code = msg && /\b(\d{6})\b/.exec(msg.body)?.[1];
       if (!code) throw new ApiError('NOT_FOUND', `No sign-in code was sent to ${phone}`);
       return { phone, code };
+    },
+  },
+  'template:publish': {
+    flags: ['id!'],
+    async run(f, { templates }) {
+      const { template } = await templates.publishAny(f.id);
+      return { id: template.id, status: template.status, version: template.version };
+    },
+  },
+  'template:archive': {
+    flags: ['id!'],
+    async run(f, { templates }) {
+      const { template } = await templates.archiveAny(f.id);
+      return { id: template.id, status: template.status, version: template.version };
     },
   },
   'key:revoke': {

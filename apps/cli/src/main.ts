@@ -9,6 +9,8 @@ import { CreditsService } from '#libs/credits';
 import { openDatabase } from '#libs/db';
 import { KeysService } from '#libs/keys';
 import { createRedis, RedisKeys } from '#libs/redis';
+import { createStorage } from '#libs/storage';
+import { httpReachability, storedOrHttp, TemplatesService } from '#libs/templates';
 import { WorkspacesService } from '#libs/workspaces';
 import { COMMANDS, parseArgs, type CommandContext } from './commands.js';
 
@@ -29,6 +31,7 @@ async function run(argv: string[]): Promise<unknown> {
     keys: new KeysService(orm, redis, redisKeys, config),
     auth: new AuthService(orm, redis, redisKeys, config, new OutboxSmsSender(orm)),
     credits: new CreditsService(orm, { lowThreshold: config.creditsLowThreshold }),
+    templates: new TemplatesService(orm, { policy: config.env, reachability: storedOrHttp(createStorage(config), httpReachability(config.env)) }),
     orm,
   };
   try {

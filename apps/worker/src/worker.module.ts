@@ -5,6 +5,7 @@ import { CreditsService } from '#libs/credits';
 import { openDatabase, type Orm } from '#libs/db';
 import { ALL_JOBS, bullConnection, bullPrefix, JobQueue, QUEUES, validatePayload, type JobName, type QueueName } from '#libs/queue';
 import { createRedis } from '#libs/redis';
+import { RenderSettler } from '#libs/renders';
 import { FontCatalog, StillEngine, storageAwareFetcher } from '#libs/still';
 import { createStorage } from '#libs/storage';
 import { RETRY_DELAYS_MS, WebhooksService } from '#libs/webhooks';
@@ -13,6 +14,7 @@ import type { Redis } from 'ioredis';
 import { CreditsSweepProcessor } from './processors/credits-sweep.processor.js';
 import { PingProcessor } from './processors/ping.processor.js';
 import { PROCESSORS, type JobProcessor } from './processors/processor.js';
+import { RendersPurgeProcessor } from './processors/renders-purge.processor.js';
 import { StillRenderProcessor } from './processors/still.processor.js';
 import { RetryDelivery, WebhooksDeliverProcessor, WebhooksDispatchProcessor } from './processors/webhooks.processors.js';
 
@@ -24,6 +26,7 @@ const WORKER_REDIS = Symbol('WORKER_REDIS');
 /** Recurring jobs, one schedule per deployment whatever the number of workers. */
 export const SCHEDULES = [
   { queue: 'system', job: 'credits.sweep', everyMs: 5 * 60_000 },
+  { queue: 'system', job: 'renders.purge', everyMs: 10 * 60_000 },
   { queue: 'webhooks', job: 'webhooks.dispatch', everyMs: 1_000 },
 ] as const;
 
@@ -61,8 +64,10 @@ export class WorkerModule implements OnApplicationBootstrap, OnApplicationShutdo
             // libvips defaults to one thread here; two lets one still use both cores.
             sharp.concurrency(2);
             const stills = new StillEngine({ fonts: await FontCatalog.system(), fetch: storageAwareFetcher(config, storage) });
+            const credits = new CreditsService(orm, { lowThreshold: config.creditsLowThreshold });
             return [
-              new StillRenderProcessor(stills, storage),
+              new StillRenderProcessor(stills, storage, new RenderSettler(orm, credits, storage)),
+              new RendersPurgeProcessor(orm, storage),
               new PingProcessor(),
               new CreditsSweepProcessor(new CreditsService(orm, { lowThreshold: config.creditsLowThreshold }), config.maxRenderAgeSec),
               new WebhooksDispatchProcessor(webhooks, webhooksQueue, redis, `${config.redisPrefix}:webhooks:dispatch-lock`),

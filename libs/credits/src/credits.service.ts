@@ -95,37 +95,52 @@ export class CreditsService {
   async hold(input: { workspaceId: string; plan: PlanCode; kind: CreditKind; amount: number; renderId: string; mode: KeyMode }): Promise<HoldResult> {
     if (input.mode === 'test') return { held: false, reason: 'test-mode' };
     if (!Number.isInteger(input.amount) || input.amount <= 0) throw new Error('A hold needs a positive integer amount');
-    const { workspaceId, kind, amount, renderId } = input;
+    const { workspaceId, kind, renderId } = input;
     const existing = () => this.orm.em.fork().findOne(LedgerEntry, { renderId, kind, phase: 'hold' });
     const prior = await existing();
     if (prior) return { held: true, entryId: prior.id, amount: prior.credits, kind };
     // Balances are opened with the workspace; open them here only for one that predates credits.
     if ((await this.orm.em.fork().count(CreditBalance, { workspaceId, kind })) === 0) await this.open(workspaceId, input.plan);
     try {
-      return await this.orm.em.fork().transactional(async (em) => {
-        await this.current(em, workspaceId, kind, input.plan, new Date());
-        // Claim the render's hold first: a concurrent duplicate waits on the unique index, then fails.
-        const entry = em.create(LedgerEntry, { ...this.entry(workspaceId, kind, 'hold', -amount, amount, 0), renderId, phase: 'hold' });
-        await em.flush();
-        const changed = await em.nativeUpdate(
-          CreditBalance,
-          { workspaceId, kind, [raw(AVAILABLE)]: { $gte: amount } },
-          { held: raw('held + ?', [amount]) },
-        );
-        if (changed === 0) {
-          const b = await em.findOneOrFail(CreditBalance, { workspaceId, kind }, { refresh: true });
-          throw new ApiError('INSUFFICIENT_CREDITS', `This render needs ${amount} ${kind} credit${amount === 1 ? '' : 's'}; ${available(b)} available`);
-        }
-        entry.balanceAfter = await this.after(em, workspaceId, kind, -amount);
-        await em.flush();
-        return { held: true as const, entryId: entry.id, amount, kind };
-      });
+      return await this.orm.em.fork().transactional((em) => this.holdIn(em, input));
     } catch (err) {
       if (!(err instanceof UniqueConstraintViolationException)) throw err;
       const winner = await existing();
       if (!winner) throw err;
       return { held: true, entryId: winner.id, amount: winner.credits, kind };
     }
+  }
+
+  /** Opens a workspace's balances when they are missing (a workspace that predates credits). */
+  async ensureOpen(workspaceId: string, plan: PlanCode): Promise<void> {
+    if ((await this.orm.em.fork().count(CreditBalance, { workspaceId })) < CREDIT_KINDS.length) await this.open(workspaceId, plan);
+  }
+
+  /**
+   * The hold, inside the caller's transaction: the renders module claims the render row, its
+   * idempotency key and the hold together, so either all three exist or none. Balances must be open
+   * (ensureOpen). Throws 402 INSUFFICIENT_CREDITS, rolling the caller's transaction back.
+   */
+  async holdIn(em: EntityManager, input: { workspaceId: string; plan: PlanCode; kind: CreditKind; amount: number; renderId: string; mode: KeyMode }): Promise<HoldResult> {
+    if (input.mode === 'test') return { held: false, reason: 'test-mode' };
+    if (!Number.isInteger(input.amount) || input.amount <= 0) throw new Error('A hold needs a positive integer amount');
+    const { workspaceId, kind, amount, renderId } = input;
+    await this.current(em, workspaceId, kind, input.plan, new Date());
+    // Claim the render's hold first: a concurrent duplicate waits on the unique index, then fails.
+    const entry = em.create(LedgerEntry, { ...this.entry(workspaceId, kind, 'hold', -amount, amount, 0), renderId, phase: 'hold' });
+    await em.flush();
+    const changed = await em.nativeUpdate(
+      CreditBalance,
+      { workspaceId, kind, [raw(AVAILABLE)]: { $gte: amount } },
+      { held: raw('held + ?', [amount]) },
+    );
+    if (changed === 0) {
+      const b = await em.findOneOrFail(CreditBalance, { workspaceId, kind }, { refresh: true });
+      throw new ApiError('INSUFFICIENT_CREDITS', `This render needs ${amount} ${kind} credit${amount === 1 ? '' : 's'}; ${available(b)} available`);
+    }
+    entry.balanceAfter = await this.after(em, workspaceId, kind, -amount);
+    await em.flush();
+    return { held: true as const, entryId: entry.id, amount, kind };
   }
 
   /** Spends a render's held credits (output stored). Idempotent; no-op when nothing is held or it was settled. */
@@ -142,37 +157,49 @@ export class CreditsService {
     const holds = await this.orm.em.fork().find(LedgerEntry, { renderId, phase: 'hold' });
     let last: LedgerEntry | null = null;
     for (const hold of holds) {
-      const kind = hold.kind;
-      const n = hold.credits;
       try {
-        last = await this.orm.em.fork().transactional(async (em) => {
-          if (await em.findOne(LedgerEntry, { renderId, kind, phase: 'settle' })) return null;
-          const delta = reason === 'capture' ? 0 : n;
-          // Claim the settlement first: a concurrent capture/release waits on the unique index, then fails.
-          const entry = em.create(LedgerEntry, { ...this.entry(hold.workspaceId, kind, reason, delta, n, 0), renderId, phase: 'settle' });
-          await em.flush();
-          const fits = `granted - grant_used >= ${n}`;
-          const changed = await em.nativeUpdate(
-            CreditBalance,
-            { workspaceId: hold.workspaceId, kind, held: { $gte: n } },
-            reason === 'capture'
-              ? {
-                  held: raw('held - ?', [n]),
-                  grantUsed: raw(`case when ${fits} then grant_used + ? else granted end`, [n]),
-                  topup: raw(`case when ${fits} then topup else topup - (? - (granted - grant_used)) end`, [n]),
-                }
-              : { held: raw('held - ?', [n]) },
-          );
-          if (changed === 0) throw new Error(`Balance of ${hold.workspaceId}/${kind} holds less than render ${renderId}'s ${n}`);
-          entry.balanceAfter = await this.after(em, hold.workspaceId, kind, delta);
-          await em.flush();
-          return entry;
-        });
+        last = await this.orm.em.fork().transactional((em) => this.settleHold(em, hold, reason));
       } catch (err) {
         if (!(err instanceof UniqueConstraintViolationException)) throw err;
       }
     }
     return last;
+  }
+
+  /**
+   * Capture or release inside the caller's transaction, with the render's status change: the credits
+   * move exactly when the render settles. A render already settled is left alone (null).
+   */
+  async settleIn(em: EntityManager, renderId: string, reason: 'capture' | 'release'): Promise<LedgerEntry | null> {
+    let last: LedgerEntry | null = null;
+    for (const hold of await em.find(LedgerEntry, { renderId, phase: 'hold' })) last = (await this.settleHold(em, hold, reason)) ?? last;
+    return last;
+  }
+
+  private async settleHold(em: EntityManager, hold: LedgerEntry, reason: 'capture' | 'release'): Promise<LedgerEntry | null> {
+    const { renderId, kind } = hold;
+    const n = hold.credits;
+    if (await em.findOne(LedgerEntry, { renderId, kind, phase: 'settle' })) return null;
+    const delta = reason === 'capture' ? 0 : n;
+    // Claim the settlement first: a concurrent capture/release waits on the unique index, then fails.
+    const entry = em.create(LedgerEntry, { ...this.entry(hold.workspaceId, kind, reason, delta, n, 0), renderId, phase: 'settle' });
+    await em.flush();
+    const fits = `granted - grant_used >= ${n}`;
+    const changed = await em.nativeUpdate(
+      CreditBalance,
+      { workspaceId: hold.workspaceId, kind, held: { $gte: n } },
+      reason === 'capture'
+        ? {
+            held: raw('held - ?', [n]),
+            grantUsed: raw(`case when ${fits} then grant_used + ? else granted end`, [n]),
+            topup: raw(`case when ${fits} then topup else topup - (? - (granted - grant_used)) end`, [n]),
+          }
+        : { held: raw('held - ?', [n]) },
+    );
+    if (changed === 0) throw new Error(`Balance of ${hold.workspaceId}/${kind} holds less than render ${renderId}'s ${n}`);
+    entry.balanceAfter = await this.after(em, hold.workspaceId, kind, delta);
+    await em.flush();
+    return entry;
   }
 
   /** The ledger, newest first, after `beforeId` (cursor), with optional filters. */

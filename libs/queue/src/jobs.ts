@@ -3,7 +3,7 @@ import type { AppConfig } from '#libs/core';
 
 /** Every queue and the jobs it carries. Each job name has exactly one processor (checked at worker start). */
 export const QUEUES = {
-  system: ['system.ping', 'credits.sweep'],
+  system: ['system.ping', 'credits.sweep', 'renders.purge'],
   webhooks: ['webhooks.dispatch', 'webhooks.deliver'],
   /** Stills only: a render waits on these synchronously, so nothing slow ever queues in front of them. */
   stills: ['still.render'],
@@ -16,6 +16,8 @@ export interface JobPayloads {
   'system.ping': { nonce: string; sentAt: number };
   /** Releases holds of renders that were lost (older than maxAgeSec, never settled). */
   'credits.sweep': { maxAgeSec?: number };
+  /** Deletes the stored outputs of renders past their expiresAt. */
+  'renders.purge': { now?: string };
   /** Fans undispatched outbox events out into deliveries. */
   'webhooks.dispatch': Record<string, never>;
   /** One attempt of one delivery; BullMQ retries it on the §6 schedule. */
@@ -41,6 +43,7 @@ export type StillRenderResult =
 export interface JobResults {
   'system.ping': { nonce: string; worker: string; latencyMs: number };
   'credits.sweep': { released: string[] };
+  'renders.purge': { purged: number };
   'webhooks.dispatch': { deliveries: number };
   'webhooks.deliver': { outcome: string };
   'still.render': StillRenderResult;
@@ -66,6 +69,9 @@ export function validatePayload<N extends JobName>(name: N, data: unknown): JobP
       if (d.maxAgeSec !== undefined && (typeof d.maxAgeSec !== 'number' || d.maxAgeSec < 0)) fail('maxAgeSec must be a non-negative number');
       return d as unknown as JobPayloads[N];
     case 'webhooks.dispatch':
+      return d as unknown as JobPayloads[N];
+    case 'renders.purge':
+      if (d.now !== undefined && (typeof d.now !== 'string' || Number.isNaN(Date.parse(d.now)))) fail('now must be an ISO date');
       return d as unknown as JobPayloads[N];
     case 'webhooks.deliver':
       if (typeof d.deliveryId !== 'string' || !d.deliveryId.startsWith('dlv_')) fail('deliveryId must be a delivery id');

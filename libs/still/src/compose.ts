@@ -32,8 +32,51 @@ export interface Background {
 
 export const TRANSPARENT: Background = { r: 0, g: 0, b: 0, alpha: 0 };
 
+/**
+ * Paints `src` over `dst` (straight alpha, in place) at a whole-pixel offset: the small compositions
+ * of a text block cost less here than a round trip through a libvips pipeline.
+ */
+export function paintOver(dst: Raster, src: Raster, left: number, top: number): void {
+  const x0 = Math.max(0, left);
+  const y0 = Math.max(0, top);
+  const x1 = Math.min(dst.width, left + src.width);
+  const y1 = Math.min(dst.height, top + src.height);
+  const d = dst.data;
+  const s = src.data;
+  for (let y = y0; y < y1; y++) {
+    let di = (y * dst.width + x0) * 4;
+    let si = ((y - top) * src.width + (x0 - left)) * 4;
+    for (let x = x0; x < x1; x++, di += 4, si += 4) {
+      const sa = s[si + 3]!;
+      if (sa === 0) continue;
+      const da = d[di + 3]!;
+      if (sa === 255 || da === 0) {
+        d[di] = s[si]!;
+        d[di + 1] = s[si + 1]!;
+        d[di + 2] = s[si + 2]!;
+        d[di + 3] = sa;
+        continue;
+      }
+      const outA = sa + (da * (255 - sa)) / 255;
+      const kd = (da * (255 - sa)) / 255;
+      d[di] = Math.round((s[si]! * sa + d[di]! * kd) / outA);
+      d[di + 1] = Math.round((s[si + 1]! * sa + d[di + 1]! * kd) / outA);
+      d[di + 2] = Math.round((s[si + 2]! * sa + d[di + 2]! * kd) / outA);
+      d[di + 3] = Math.round(outA);
+    }
+  }
+}
+
+/** Below this many canvas pixels, flatten() composites in JavaScript. */
+const SMALL_CANVAS = 1_500_000;
+
 /** The layers flattened into one raster of width × height. */
 export async function flatten(width: number, height: number, layers: readonly Placed[], background: Background = TRANSPARENT): Promise<Raster> {
+  if (background.alpha === 0 && width * height <= SMALL_CANVAS) {
+    const out: Raster = { data: Buffer.alloc(width * height * 4), width, height };
+    for (const layer of layers) paintOver(out, layer.raster, Math.round(layer.left), Math.round(layer.top));
+    return out;
+  }
   const overlays = clipToCanvas(layers, width, height);
   if (overlays.length === 0 && background.alpha === 0) return { data: Buffer.alloc(width * height * 4), width, height };
   return toRaster(sharp({ create: { width, height, channels: 4, background } }).composite(overlays));

@@ -1,5 +1,6 @@
 import sharp, * as Sharp from 'sharp';
 import type { Rgba, Size } from '#libs/edit-spec';
+import { ByteLru } from './cache.js';
 import { flatten, svgRaster, type Placed } from './compose.js';
 import { escapeMarkup, fromRaster, toRaster, type Raster } from './raster.js';
 
@@ -50,6 +51,23 @@ export interface TextBlock {
 }
 
 export const NO_PADDING: Sides = { top: 0, right: 0, bottom: 0, left: 0 };
+
+/** Boxes, plates and borders repeat from render to render of a template: drawn once each. */
+const shapes = new ByteLru<Raster>(64 * 1024 * 1024);
+const cachedSvg = (svg: string) => shapes.through(svg, () => svgRaster(svg), (r) => r.data.length);
+
+/** The glyph coverage of `r` (drawn with alpha `drawnAlpha`) in another colour. */
+function tint(r: Raster, colour: Rgba, drawnAlpha: number): Raster {
+  const data = Buffer.allocUnsafe(r.data.length);
+  const k = colour.a / Math.max(drawnAlpha, 1 / 255);
+  for (let i = 0; i < data.length; i += 4) {
+    data[i] = colour.r;
+    data[i + 1] = colour.g;
+    data[i + 2] = colour.b;
+    data[i + 3] = Math.min(255, Math.round(r.data[i + 3]! * k));
+  }
+  return { data, width: r.width, height: r.height };
+}
 
 const hex = (c: Rgba) => `#${[c.r, c.g, c.b].map((v) => v.toString(16).padStart(2, '0')).join('')}`;
 const svgFill = (c: Rgba) => `fill="${hex(c)}" fill-opacity="${Math.round(c.a * 1000) / 1000}"`;
@@ -121,7 +139,7 @@ export async function renderTextBlock(block: TextBlock, scale: number): Promise<
   const fill = await layout(block, scale, block.gradient ? white : block.style.color, innerWidth);
   const layers: Placed[] = [];
   if (block.background && block.background.color.a > 0) {
-    layers.push({ raster: await svgRaster(roundedRect(width, height, 0, 0, width, height, block.background.radius * scale, block.background.color)), left: 0, top: 0 });
+    layers.push({ raster: await cachedSvg(roundedRect(width, height, 0, 0, width, height, block.background.radius * scale, block.background.color)), left: 0, top: 0 });
   }
   if (fill) {
     const h = block.align.horizontal === 'left' ? 0 : block.align.horizontal === 'right' ? 1 : 0.5;
@@ -134,35 +152,33 @@ export async function renderTextBlock(block: TextBlock, scale: number): Promise<
       const svg = roundedRect(width, height, left - p, top - p, fill.width + 2 * p, fill.height + 2 * p, block.plate.radius * scale, block.plate.color);
       layers.push({ raster: await svgRaster(svg), left: 0, top: 0 });
     }
+    // Shadow and outline are the glyphs' coverage in another colour: one Pango layout serves all three.
+    const fillAlpha = block.gradient ? 1 : block.style.color.a;
     if (block.shadow && block.shadow.color.a > 0) {
-      const glyphs = await layout(block, scale, block.shadow.color, innerWidth);
-      if (glyphs) {
-        const sigma = Math.max(0, (block.shadow.blur / 2) * scale);
-        const margin = Math.ceil(sigma * 3);
-        const soft = sigma >= 0.3
-          ? await toRaster(fromRaster(glyphs).extend({ top: margin, bottom: margin, left: margin, right: margin, background: { r: 0, g: 0, b: 0, alpha: 0 } }).blur(sigma))
-          : glyphs;
-        const shift = sigma >= 0.3 ? margin : 0;
-        layers.push({ raster: soft, left: left + block.shadow.offsetX * scale - shift, top: top + block.shadow.offsetY * scale - shift });
-      }
+      const glyphs = tint(fill, block.shadow.color, fillAlpha);
+      const sigma = Math.max(0, (block.shadow.blur / 2) * scale);
+      const margin = Math.ceil(sigma * 3);
+      const soft = sigma >= 0.3
+        ? await toRaster(fromRaster(glyphs).extend({ top: margin, bottom: margin, left: margin, right: margin, background: { r: 0, g: 0, b: 0, alpha: 0 } }).blur(sigma))
+        : glyphs;
+      const shift = sigma >= 0.3 ? margin : 0;
+      layers.push({ raster: soft, left: left + block.shadow.offsetX * scale - shift, top: top + block.shadow.offsetY * scale - shift });
     }
     if (block.stroke && block.stroke.width > 0 && block.stroke.color.a > 0) {
-      const outline = await layout(block, scale, block.stroke.color, innerWidth);
+      const outline = tint(fill, block.stroke.color, fillAlpha);
       const grow = Math.max(1, Math.round(block.stroke.width * scale));
-      if (outline) {
-        // The outline is the glyphs stamped around circles of radius 1..grow (libvips' dilate is
-        // binary and would lose the anti-aliasing).
-        const stamps: Placed[] = [];
-        for (let r = grow; r > 0; r -= 2) {
-          const steps = Math.max(8, Math.ceil(2 * Math.PI * r));
-          for (let i = 0; i < steps; i++) {
-            const a = (2 * Math.PI * i) / steps;
-            stamps.push({ raster: outline, left: grow + r * Math.cos(a), top: grow + r * Math.sin(a) });
-          }
+      // The outline is the glyphs stamped around circles of radius 1..grow (libvips' dilate is
+      // binary and would lose the anti-aliasing).
+      const stamps: Placed[] = [];
+      for (let r = grow; r > 0; r -= 2) {
+        const steps = Math.max(8, Math.ceil(2 * Math.PI * r));
+        for (let i = 0; i < steps; i++) {
+          const a = (2 * Math.PI * i) / steps;
+          stamps.push({ raster: outline, left: grow + r * Math.cos(a), top: grow + r * Math.sin(a) });
         }
-        const thick = await flatten(outline.width + 2 * grow, outline.height + 2 * grow, stamps);
-        layers.push({ raster: thick, left: left - grow, top: top - grow });
       }
+      const thick = await flatten(outline.width + 2 * grow, outline.height + 2 * grow, stamps);
+      layers.push({ raster: thick, left: left - grow, top: top - grow });
     }
     if (block.gradient) {
       const paint = await toRaster(
@@ -178,7 +194,7 @@ export async function renderTextBlock(block: TextBlock, scale: number): Promise<
   if (block.border && block.border.width > 0 && block.border.color.a > 0) {
     const w = block.border.width * scale;
     const svg = roundedRect(width, height, w / 2, w / 2, width - w, height - w, block.border.radius * scale, block.border.color, { width: w, color: block.border.color });
-    layers.push({ raster: await svgRaster(svg), left: 0, top: 0 });
+    layers.push({ raster: await cachedSvg(svg), left: 0, top: 0 });
   }
   return flatten(width, height, layers);
 }

@@ -44,7 +44,14 @@ export const WebhookDelivery = defineEntity({
   name: 'WebhookDelivery',
   tableName: 'webhook_delivery',
   uniques: [{ properties: ['endpointId', 'eventId', 'sequence'] }],
-  indexes: [{ properties: ['endpointId', 'id'] }],
+  indexes: [
+    // The delivery log of an endpoint (cursor by id).
+    { properties: ['endpointId', 'id'] },
+    // A workspace's deliveries of the month (the allowance counter's seed).
+    { properties: ['workspaceId', 'createdAt'] },
+    // Pending deliveries left behind by a killed worker (the dispatcher's safety net, every second).
+    { properties: ['state', 'createdAt'] },
+  ],
   properties: {
     id: p.string().primary().length(32),
     workspaceId: p.string().length(32),

@@ -1,6 +1,7 @@
 import { ApiError } from '#libs/core';
 import type { EditSpec } from '#libs/edit-spec';
 import type { JobPayloads, JobResults } from '#libs/queue';
+import { errorInfo, type RenderSettler } from '#libs/renders';
 import type { StillEngine } from '#libs/still';
 import type { StorageDriver } from '#libs/storage';
 import type { JobProcessor } from './processor.js';
@@ -16,9 +17,20 @@ export class StillRenderProcessor implements JobProcessor<'still.render'> {
   constructor(
     private readonly engine: StillEngine,
     private readonly storage: StorageDriver,
+    /** Settles the job's render (done or failed, credits, event), so nothing depends on the waiting API process. */
+    private readonly settler?: RenderSettler,
   ) {}
 
   async process(data: JobPayloads['still.render']): Promise<JobResults['still.render']> {
+    const result = await this.draw(data);
+    if (data.renderId && this.settler) {
+      if (result.ok) await this.settler.complete(data.renderId, result);
+      else await this.settler.fail(data.renderId, errorInfo(result.error));
+    }
+    return result;
+  }
+
+  private async draw(data: JobPayloads['still.render']): Promise<JobResults['still.render']> {
     const started = performance.now();
     try {
       const out = await this.engine.render(data.edit as unknown as EditSpec, { scale: data.scale, watermark: data.watermark });

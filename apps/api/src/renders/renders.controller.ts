@@ -1,0 +1,98 @@
+import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Res, StreamableFile } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply } from 'fastify';
+import { ok, paged, pagination, parseListQuery, type ListSpec } from '#libs/core';
+import { RENDER_KINDS, RENDER_STATUSES, RendersService } from '#libs/renders';
+import { ApiErrors, Scopes } from '../http/decorators.js';
+import { Principal, type KeyPrincipal } from '../http/principal.js';
+
+/** List renders (§4.1; sorts of decisions.md "Render record"). */
+export const RENDER_LIST: ListSpec = {
+  sort: ['createdAt', 'completedAt', 'duration', 'fileSizeBytes', 'credits', 'status'],
+  defaultSort: 'createdAt',
+  limit: { default: 20, max: 100 },
+  sets: { status: RENDER_STATUSES, kind: RENDER_KINDS, templateId: { pattern: /^[A-Za-z0-9_-]{1,64}$/, describe: 'template ids' } },
+  dates: ['created', 'completed'],
+};
+
+const CREATE_ERRORS = [
+  'INVALID_REQUEST', 'TEMPLATE_NOT_FOUND', 'TEMPLATE_NOT_OWNED', 'TEMPLATE_NOT_PUBLISHED', 'TEMPLATE_VALIDATION_FAILED', 'EMPTY_TIMELINE',
+  'UNSUPPORTED_ASSET', 'MEDIA_UNAVAILABLE', 'IDEMPOTENCY_KEY_REUSED', 'LIMIT_IMAGE_SIZE', 'INSUFFICIENT_CREDITS', 'ENGINE_NOT_CONFIGURED', 'RENDER_TIMEOUT',
+] as const;
+
+/** §4.1 Renders. */
+@ApiTags('renders')
+@Controller('v1/render')
+export class RendersController {
+  constructor(private readonly renders: RendersService) {}
+
+  @Post()
+  @HttpCode(200)
+  @Scopes('renders:write')
+  @ApiOperation({ summary: 'Create a render: a still answers done with its url (or its bytes with format=binary)' })
+  @ApiErrors(...CREATE_ERRORS)
+  async create(
+    @Principal() p: KeyPrincipal,
+    @Body() body: unknown,
+    @Query() query: Record<string, unknown>,
+    @Headers('idempotency-key') idempotencyKey: string | undefined,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
+    const { render, replayed } = await this.renders.create(p, body, query, idempotencyKey);
+    reply.header('x-render-id', render.id);
+    if (replayed) reply.header('idempotent-replayed', 'true');
+    if (query.format === 'binary') {
+      const out = await this.renders.output(render);
+      const ext = render.format === 'jpeg' ? 'jpg' : render.format;
+      reply.header('content-disposition', `inline; filename="${render.id}.${ext}"`);
+      return new StreamableFile(out.stream as never, { type: out.contentType, length: out.sizeBytes });
+    }
+    return ok(this.renders.view(render), replayed ? 'The render of this idempotency key' : 'Rendered');
+  }
+
+  @Get('estimate')
+  @Scopes('renders:read')
+  @ApiOperation({ summary: 'Estimate the cost of a template render (templateId, type, scale, resolution, fps in the query)' })
+  @ApiErrors('INVALID_REQUEST', 'TEMPLATE_NOT_FOUND', 'TEMPLATE_NOT_OWNED', 'TEMPLATE_NOT_PUBLISHED', 'TEMPLATE_VALIDATION_FAILED', 'EMPTY_TIMELINE', 'LIMIT_IMAGE_SIZE', 'ENGINE_NOT_CONFIGURED')
+  async estimateGet(@Principal() p: KeyPrincipal, @Query() query: Record<string, unknown>) {
+    return ok(await this.renders.estimate(p, {}, query), 'Estimate');
+  }
+
+  @Post('estimate')
+  @HttpCode(200)
+  @Scopes('renders:read')
+  @ApiOperation({ summary: 'Estimate the cost of a render body, without rendering or holding credits' })
+  @ApiErrors('INVALID_REQUEST', 'TEMPLATE_NOT_FOUND', 'TEMPLATE_NOT_OWNED', 'TEMPLATE_NOT_PUBLISHED', 'TEMPLATE_VALIDATION_FAILED', 'EMPTY_TIMELINE', 'LIMIT_IMAGE_SIZE', 'ENGINE_NOT_CONFIGURED')
+  async estimatePost(@Principal() p: KeyPrincipal, @Body() body: unknown, @Query() query: Record<string, unknown>) {
+    return ok(await this.renders.estimate(p, body, query), 'Estimate');
+  }
+
+  @Get()
+  @Scopes('renders:read')
+  @ApiOperation({ summary: 'List renders (status, kind, templateId sets; created/completed date pairs)' })
+  @ApiErrors('INVALID_LIST_QUERY')
+  async list(@Principal() p: KeyPrincipal, @Query() raw: Record<string, unknown>) {
+    const q = parseListQuery(RENDER_LIST, raw);
+    const { rows, total } = await this.renders.list(p.workspaceId, q);
+    return paged(rows.map((r) => this.renders.view(r)), pagination(q, total));
+  }
+
+  @Get(':id')
+  @Scopes('renders:read')
+  @ApiOperation({ summary: 'Retrieve a render; poll it until it settles' })
+  @ApiErrors('RENDER_NOT_FOUND')
+  async get(@Principal() p: KeyPrincipal, @Param('id') id: string) {
+    return ok(this.renders.view(await this.renders.get(p.workspaceId, id)));
+  }
+
+  @Post(':id/cancel')
+  @HttpCode(200)
+  @Scopes('renders:write')
+  @ApiOperation({ summary: 'Cancel a render: queued → cancelled (200), working → cancelRequested (202)' })
+  @ApiErrors('RENDER_NOT_FOUND', 'ALREADY_SETTLED')
+  async cancel(@Principal() p: KeyPrincipal, @Param('id') id: string, @Res({ passthrough: true }) reply: FastifyReply) {
+    const { render, immediate } = await this.renders.cancel(p.workspaceId, id);
+    if (!immediate) reply.status(202);
+    return ok(this.renders.view(render), immediate ? 'Render cancelled; credits released' : 'Cancellation requested; the worker stops at the next stage');
+  }
+}

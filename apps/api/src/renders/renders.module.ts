@@ -1,0 +1,62 @@
+import { Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
+import type { QueueEvents } from 'bullmq';
+import type { AppConfig } from '#libs/core';
+import { CreditsService } from '#libs/credits';
+import type { Orm } from '#libs/db';
+import { JobQueue } from '#libs/queue';
+import { RendersService } from '#libs/renders';
+import type { StorageDriver } from '#libs/storage';
+import { TemplatesService } from '#libs/templates';
+import { STORAGE } from '../files/tokens.js';
+import { APP_CONFIG, ORM } from '../infra/tokens.js';
+import { TemplatesModule } from '../templates/templates.module.js';
+import { RendersController } from './renders.controller.js';
+
+const STILLS_QUEUE = Symbol('STILLS_QUEUE');
+
+/** One listener for finished still jobs per API process, opened on the first still. */
+class StillEvents {
+  private events: Promise<QueueEvents> | null = null;
+
+  constructor(private readonly queue: JobQueue<'stills'>) {}
+
+  get(): Promise<QueueEvents> {
+    this.events ??= (async () => {
+      const events = this.queue.events();
+      await events.waitUntilReady();
+      return events;
+    })();
+    return this.events;
+  }
+
+  async close(): Promise<void> {
+    if (this.events) await (await this.events).close();
+  }
+}
+
+@Module({
+  imports: [TemplatesModule],
+  controllers: [RendersController],
+  providers: [
+    { provide: STILLS_QUEUE, inject: [APP_CONFIG], useFactory: (config: AppConfig) => new JobQueue(config, 'stills') },
+    { provide: StillEvents, inject: [STILLS_QUEUE], useFactory: (queue: JobQueue<'stills'>) => new StillEvents(queue) },
+    {
+      provide: RendersService,
+      inject: [ORM, CreditsService, TemplatesService, STORAGE, STILLS_QUEUE, StillEvents],
+      useFactory: (orm: Orm, credits: CreditsService, templates: TemplatesService, storage: StorageDriver, stills: JobQueue<'stills'>, events: StillEvents) =>
+        new RendersService({ orm, credits, templates, storage, stills, stillEvents: () => events.get() }),
+    },
+  ],
+  exports: [RendersService],
+})
+export class RendersModule implements OnApplicationShutdown {
+  constructor(
+    @Inject(STILLS_QUEUE) private readonly queue: JobQueue<'stills'>,
+    private readonly events: StillEvents,
+  ) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.events.close();
+    await this.queue.close();
+  }
+}

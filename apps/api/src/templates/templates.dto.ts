@@ -1,0 +1,141 @@
+import { applyDecorators } from '@nestjs/common';
+import { ApiProperty, ApiPropertyOptional, ApiQuery } from '@nestjs/swagger';
+import {
+  CATEGORY_IDS, FIELD_TYPES, REVIEW_CHECKS, TEMPLATE_KINDS, TEMPLATE_SORTS, TEMPLATE_STATUSES, TEMPLATE_VISIBILITIES,
+} from '#libs/templates';
+
+// Documentation of the template routes' bodies and answers (the bodies are checked by
+// libs/templates, which names every problem by path).
+
+class FieldConfigDto {
+  @ApiPropertyOptional({ description: 'text: longest value in characters' }) maxLength?: number;
+  @ApiPropertyOptional({ description: 'text' }) minLength?: number;
+  @ApiPropertyOptional({ description: 'text: an editor hint' }) multiline?: boolean;
+  @ApiPropertyOptional({ description: 'image: W:H the picture should have (checked after fetching)', example: '1:1' }) aspectRatio?: string;
+  @ApiPropertyOptional({ description: 'number' }) min?: number;
+  @ApiPropertyOptional({ description: 'number' }) max?: number;
+  @ApiPropertyOptional({ description: 'number' }) step?: number;
+  @ApiPropertyOptional({ description: 'number' }) integer?: boolean;
+  @ApiPropertyOptional({ description: 'select: the allowed values', type: [String] }) options?: string[];
+}
+
+export class FieldDefinitionDto {
+  @ApiProperty({ description: 'Key in render `values`; the edit holds it as {{KEY}}', example: 'HEADLINE' }) key!: string;
+  @ApiProperty({ example: 'Headline' }) label!: string;
+  @ApiProperty({ enum: FIELD_TYPES }) type!: string;
+  @ApiProperty({ description: 'One of fieldGroups', example: 'Text' }) group!: string;
+  @ApiProperty() required!: boolean;
+  @ApiProperty({ nullable: true, description: 'Any JSON value of the field\'s type, or null' }) defaultValue!: unknown;
+  @ApiPropertyOptional({ description: 'Hint shown in an empty input' }) placeholder?: string;
+  @ApiProperty({ type: FieldConfigDto }) config!: FieldConfigDto;
+}
+
+export class TemplateDto {
+  @ApiProperty({ example: 'tpl_01JD3Q4Z5X6Y7W8V9T0S1R2Q3P' }) id!: string;
+  @ApiProperty() name!: string;
+  @ApiProperty({ nullable: true, type: String }) description!: string | null;
+  @ApiProperty({ enum: TEMPLATE_KINDS }) kind!: string;
+  @ApiProperty() width!: number;
+  @ApiProperty() height!: number;
+  @ApiProperty({ example: '16:9' }) aspectRatio!: string;
+  @ApiProperty({ description: 'Bumped on every save' }) version!: number;
+  @ApiProperty({ type: [String] }) fieldGroups!: string[];
+  @ApiProperty({ type: [FieldDefinitionDto] }) fields!: FieldDefinitionDto[];
+  @ApiProperty({ enum: TEMPLATE_STATUSES }) status!: string;
+  @ApiProperty({ enum: TEMPLATE_VISIBILITIES }) visibility!: string;
+  @ApiProperty({ description: 'A render naming this template would be accepted (own and published)' }) canRender!: boolean;
+  @ApiProperty() isOwn!: boolean;
+  @ApiProperty({ description: 'Shared so anyone may copy it (public and published)' }) inLibrary!: boolean;
+  @ApiProperty({ nullable: true, enum: CATEGORY_IDS }) categoryId!: string | null;
+  @ApiProperty({ nullable: true, type: String }) subcategoryId!: string | null;
+  @ApiProperty({ type: [String] }) tags!: string[];
+  @ApiProperty() usageCount!: number;
+  @ApiProperty({ nullable: true, type: String }) previewUrl!: string | null;
+  @ApiProperty({ format: 'date-time' }) createdAt!: string;
+  @ApiProperty({ format: 'date-time' }) updatedAt!: string;
+  @ApiProperty({ nullable: true, type: String, format: 'date-time' }) publishedAt!: string | null;
+}
+
+export class TemplateDetailDto extends TemplateDto {
+  @ApiProperty({ type: 'object', additionalProperties: true, description: 'The edit spec (Shotstack Edit JSON) with its {{FIELD}} placeholders' })
+  edit!: Record<string, unknown>;
+}
+
+export class TemplateSummaryDto {
+  @ApiProperty() id!: string;
+  @ApiProperty() name!: string;
+  @ApiProperty({ enum: TEMPLATE_STATUSES }) status!: string;
+  @ApiProperty({ enum: TEMPLATE_VISIBILITIES }) visibility!: string;
+  @ApiProperty() version!: number;
+}
+
+class PublishCheckDto {
+  @ApiProperty({ enum: REVIEW_CHECKS }) name!: string;
+  @ApiProperty() passed!: boolean;
+  @ApiProperty() message!: string;
+}
+
+export class PublishResultDto extends TemplateSummaryDto {
+  @ApiProperty({ nullable: true, type: String, format: 'date-time' }) publishedAt!: string | null;
+  @ApiProperty({ type: [PublishCheckDto], description: 'The review that published it' }) checks!: PublishCheckDto[];
+}
+
+class SubcategoryDto {
+  @ApiProperty({ example: 'post' }) id!: string;
+  @ApiProperty({ example: 'Feed post' }) name!: string;
+}
+
+export class CategoryDto {
+  @ApiProperty({ example: 'social-media' }) id!: string;
+  @ApiProperty({ example: 'Social media' }) name!: string;
+  @ApiProperty() description!: string;
+  @ApiProperty({ type: [SubcategoryDto] }) subcategories!: SubcategoryDto[];
+}
+
+export class ImportTemplateDto {
+  @ApiProperty({ maxLength: 120 }) name!: string;
+  @ApiPropertyOptional({ enum: TEMPLATE_KINDS, description: 'Must match edit.output.format when given' }) kind?: string;
+  @ApiPropertyOptional({ maxLength: 2000 }) description?: string;
+  @ApiPropertyOptional({ type: [String], maxItems: 20 }) tags?: string[];
+  @ApiPropertyOptional({ enum: CATEGORY_IDS }) categoryId?: string;
+  @ApiPropertyOptional({ description: 'A subcategory of categoryId' }) subcategoryId?: string;
+  @ApiProperty({ type: 'object', additionalProperties: true, description: 'Shotstack Edit JSON; text may hold {{FIELD}} placeholders' }) edit!: Record<string, unknown>;
+  @ApiPropertyOptional({ type: [FieldDefinitionDto], description: 'Derived from the placeholders when absent' }) fields?: FieldDefinitionDto[];
+  @ApiPropertyOptional({ type: [String] }) fieldGroups?: string[];
+}
+
+export class CreateTemplateDto extends ImportTemplateDto {
+  @ApiPropertyOptional({ enum: TEMPLATE_VISIBILITIES, default: 'private', description: 'public: in the shared library once published' }) visibility?: string;
+}
+
+export class UpdateTemplateDto {
+  @ApiProperty({ description: 'The version the change was made from; an older one answers 409 TEMPLATE_STALE' }) version!: number;
+  @ApiPropertyOptional() name?: string;
+  @ApiPropertyOptional({ nullable: true, type: String }) description?: string | null;
+  @ApiPropertyOptional({ type: [String] }) tags?: string[];
+  @ApiPropertyOptional({ nullable: true, enum: CATEGORY_IDS }) categoryId?: string | null;
+  @ApiPropertyOptional({ nullable: true, type: String }) subcategoryId?: string | null;
+  @ApiPropertyOptional({ enum: TEMPLATE_VISIBILITIES }) visibility?: string;
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true }) edit?: Record<string, unknown>;
+  @ApiPropertyOptional({ type: [FieldDefinitionDto] }) fields?: FieldDefinitionDto[];
+  @ApiPropertyOptional({ type: [String] }) fieldGroups?: string[];
+}
+
+export class PublishTemplateDto {
+  @ApiPropertyOptional({ description: 'When given, publishing a newer version than this answers 409 TEMPLATE_STALE' }) version?: number;
+}
+
+/** §4.2 list query parameters. */
+export function TemplateListQuery() {
+  return applyDecorators(
+    ApiQuery({ name: 'scope', required: false, enum: ['mine', 'library'], description: 'mine: own templates; library: public ones; omitted: both' }),
+    ApiQuery({ name: 'status', required: false, description: `Own templates only; comma-separated: ${TEMPLATE_STATUSES.join(', ')} (default draft,published)` }),
+    ApiQuery({ name: 'kind', required: false, description: 'image, video (comma-separated)' }),
+    ApiQuery({ name: 'categoryId', required: false, description: `Comma-separated: ${CATEGORY_IDS.join(', ')}` }),
+    ApiQuery({ name: 'search', required: false, description: 'Name, tags and description; up to 128 characters' }),
+    ApiQuery({ name: 'sort', required: false, enum: TEMPLATE_SORTS, description: 'Default popular' }),
+    ApiQuery({ name: 'order', required: false, enum: ['asc', 'desc'], description: 'Reverses the sort\'s natural direction' }),
+    ApiQuery({ name: 'page', required: false, type: Number }),
+    ApiQuery({ name: 'limit', required: false, type: Number, description: '1 to 100, default 20' }),
+  );
+}

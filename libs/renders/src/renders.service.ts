@@ -1,0 +1,300 @@
+import { UniqueConstraintViolationException, type EntityManager, type FilterQuery, type MikroORM } from '@mikro-orm/core';
+import type { QueueEvents } from 'bullmq';
+import { ApiError, isErrorCode, newId, orderBy, type KeyMode, type ListQuery, type Plan } from '#libs/core';
+import type { CreditsService } from '#libs/credits';
+import { applyMerge, assertEdit, assertTiming, outputKind, type EditSpec, type JsonValue } from '#libs/edit-spec';
+import { recordEvent } from '#libs/events';
+import type { JobQueue, StillRenderResult } from '#libs/queue';
+import { outputKey, type StorageDriver } from '#libs/storage';
+import { normaliseValues, validateValues, type TemplatesService } from '#libs/templates';
+import { Render, TERMINAL_STATUSES, type RenderStatus } from './entities.js';
+import { estimate, type Estimate } from './pricing.js';
+import { errorInfo, purgeExpired, RenderSettler } from './settle.js';
+import { parseRenderInput, requestHash, type RenderInput } from './request.js';
+
+/** How long a synchronous still may take before the API answers 504 RENDER_TIMEOUT. */
+export const STILL_TIMEOUT_MS = 60_000;
+
+export interface Caller {
+  workspaceId: string;
+  plan: Plan;
+  mode: KeyMode;
+}
+
+export interface RendersDeps {
+  orm: MikroORM;
+  credits: CreditsService;
+  templates: Pick<TemplatesService, 'findForRender' | 'recordUsage'>;
+  storage: StorageDriver;
+  stills: JobQueue<'stills'>;
+  /** Completion events of the stills queue (one listener per process). */
+  stillEvents: () => Promise<QueueEvents>;
+}
+
+/** A render request resolved to the edit it will draw. */
+interface Planned {
+  input: RenderInput;
+  edit: EditSpec;
+  templateId: string | null;
+  templateVersion: number | null;
+  estimate: Estimate;
+}
+
+export interface CreateResult {
+  render: Render;
+  /** True when an earlier request with the same idempotency key made this render. */
+  replayed: boolean;
+}
+
+/**
+ * Renders (§2 Render, §3 Render status, §4.1): accepting, idempotency (§1.4), credits, the
+ * synchronous still path through the worker's stills queue, reads and lists. Every query names the
+ * workspace.
+ */
+export class RendersService {
+  readonly settler: RenderSettler;
+
+  constructor(private readonly deps: RendersDeps) {
+    this.settler = new RenderSettler(deps.orm, deps.credits, deps.storage);
+  }
+
+  // --- accepting a render ------------------------------------------------------------------------
+
+  /** Resolves template or edit, values and output overrides to a validated edit and its cost. */
+  async plan(caller: Caller, input: RenderInput): Promise<Planned> {
+    const values = normaliseValues(input.valueForms);
+    let raw: JsonValue;
+    let templateId: string | null = null;
+    let templateVersion: number | null = null;
+    let root = 'edit';
+    if (input.templateId !== undefined) {
+      const found = await this.deps.templates.findForRender(caller.workspaceId, input.templateId);
+      const checked = validateValues({ fields: found.fields }, values, { root: 'values' });
+      raw = applyMerge(found.edit as JsonValue, checked).value;
+      templateId = found.template.id;
+      templateVersion = found.template.version;
+      root = 'template.edit';
+    } else {
+      raw = applyMerge(input.edit as JsonValue, values as Record<string, JsonValue>).value;
+    }
+    const spec = raw as Record<string, JsonValue>;
+    const output = { ...(spec.output as Record<string, JsonValue> | undefined), ...(input.output as Record<string, JsonValue> | undefined) };
+    if (input.overrides.format) output.format = input.overrides.format;
+    if (input.overrides.resolution) {
+      output.resolution = input.overrides.resolution;
+      delete output.size;
+    }
+    if (input.overrides.fps !== undefined) output.fps = input.overrides.fps;
+    const edit = assertEdit({ ...spec, output }, { root });
+    const kind = outputKind(edit.output.format);
+    if (input.binary && kind !== 'image') throw new ApiError('INVALID_REQUEST', 'format=binary returns still images only; poll the render for a video', { errors: { 'query.format': ['binary is for png, jpeg and pdf'] } });
+    if (kind === 'video') throw new ApiError('ENGINE_NOT_CONFIGURED', 'Video rendering is not available on this deployment yet');
+    const timing = assertTiming(edit, { root });
+    const cost = estimate(edit, timing, input.scale);
+    if (Math.max(cost.size.width, cost.size.height) > caller.plan.maxImageDimension) {
+      throw new ApiError('LIMIT_IMAGE_SIZE', `A ${cost.size.width}×${cost.size.height} still is larger than the ${caller.plan.name} plan allows (${caller.plan.maxImageDimension} px a side)`);
+    }
+    return { input, edit, templateId, templateVersion, estimate: cost };
+  }
+
+  /** §4.1 Estimate cost: the same resolution and checks as a render, nothing stored or held. */
+  async estimate(caller: Caller, body: unknown, query: Record<string, unknown>): Promise<Estimate> {
+    return (await this.plan(caller, parseRenderInput(body, query, undefined, { allowQueryTemplate: true }))).estimate;
+  }
+
+  /**
+   * POST /v1/render for a still: claims the idempotency key, creates the render and holds its credit
+   * in one transaction, has a worker draw it, and settles it (capture or release) with its event.
+   */
+  async create(caller: Caller, body: unknown, query: Record<string, unknown>, idempotencyHeader?: string): Promise<CreateResult> {
+    const input = parseRenderInput(body, query, idempotencyHeader);
+    const hash = requestHash(body, query);
+    if (input.idempotencyKey !== undefined) {
+      const prior = await this.byKey(caller.workspaceId, input.idempotencyKey);
+      if (prior) return { render: await this.replay(prior, hash), replayed: true };
+    }
+    const planned = await this.plan(caller, input);
+    await this.deps.credits.ensureOpen(caller.workspaceId, caller.plan.code);
+
+    const watermarked = caller.mode === 'test' || caller.plan.watermark;
+    const id = newId('render');
+    const credits = caller.mode === 'test' ? 0 : planned.estimate.credits;
+    let render: Render;
+    try {
+      render = await this.deps.orm.em.fork().transactional(async (em) => {
+        const row = em.create(Render, {
+          id, workspaceId: caller.workspaceId, status: 'rendering', kind: planned.estimate.kind, mode: caller.mode,
+          templateId: planned.templateId, templateVersion: planned.templateVersion, format: planned.edit.output.format,
+          width: planned.estimate.size.width, height: planned.estimate.size.height, duration: null, fps: null, scale: input.scale,
+          fileSizeBytes: null, renderTime: null, credits, watermarked, outputKey: null, posterKey: null, thumbnailKey: null,
+          expiresAt: null, purgedAt: null, error: null, progress: 0, cancelRequested: false, metadata: input.metadata ?? null,
+          callback: input.callback ?? planned.edit.callback ?? null, edit: planned.edit as unknown as Record<string, unknown>,
+          idempotencyKey: input.idempotencyKey ?? null, requestHash: input.idempotencyKey ? hash : null, attempts: 1,
+          startedAt: new Date(), completedAt: null,
+        });
+        // The insert claims the idempotency key: a concurrent duplicate fails here and replays.
+        await em.flush();
+        if (credits > 0) {
+          await this.deps.credits.holdIn(em, { workspaceId: caller.workspaceId, plan: caller.plan.code, kind: 'image', amount: credits, renderId: id, mode: caller.mode });
+        }
+        if (planned.templateId) await this.deps.templates.recordUsage(planned.templateId, em);
+        return row;
+      });
+    } catch (err) {
+      if (!(err instanceof UniqueConstraintViolationException) || input.idempotencyKey === undefined) throw err;
+      const winner = await this.byKey(caller.workspaceId, input.idempotencyKey);
+      if (!winner) throw err;
+      return { render: await this.replay(winner, hash), replayed: true };
+    }
+    return { render: await this.drawStill(render, planned.edit), replayed: false };
+  }
+
+  private async drawStill(render: Render, edit: EditSpec): Promise<Render> {
+    const ext = render.format === 'jpeg' ? 'jpg' : render.format;
+    let result: StillRenderResult;
+    try {
+      const events = await this.deps.stillEvents();
+      const job = await this.deps.stills.add(
+        'still.render',
+        { edit: edit as never, key: outputKey(render.id, ext), scale: render.scale, watermark: render.watermarked, renderId: render.id },
+        { jobId: render.id, priority: 1 },
+      );
+      result = (await job.waitUntilFinished(events, STILL_TIMEOUT_MS)) as StillRenderResult;
+    } catch (err) {
+      const timedOut = /timed out|timeout/i.test((err as Error).message);
+      const failed = await this.settler.fail(render.id, {
+        code: timedOut ? 'RENDER_TIMEOUT' : 'INTERNAL_ERROR',
+        message: timedOut ? `The still was not drawn within ${STILL_TIMEOUT_MS / 1000} s` : 'The renderer failed; the credit was released',
+        stage: 'rendering',
+      });
+      throw new ApiError(timedOut ? 'RENDER_TIMEOUT' : 'INTERNAL_ERROR', failed.error?.message ?? 'The render failed', { data: { id: render.id, status: failed.status } });
+    }
+    // The worker settled the render (done or failed) with its credits and event; this is the backstop
+    // for a worker too old to do so.
+    const settled = result.ok ? await this.settler.complete(render.id, result) : await this.settler.fail(render.id, errorInfo(result.error));
+    if (settled.status === 'failed') throw this.errorOf(settled);
+    return settled;
+  }
+
+  private errorOf(row: Render): ApiError {
+    const e = row.error ?? { code: 'INTERNAL_ERROR', message: 'The render failed', stage: 'rendering' };
+    const code = isErrorCode(e.code) ? e.code : 'INTERNAL_ERROR';
+    return new ApiError(code, e.message, { ...(e.errors ? { errors: e.errors } : {}), data: { id: row.id, status: row.status } });
+  }
+
+  // --- cancel ------------------------------------------------------------------------------------
+
+  /**
+   * §3 cancel: a queued render is cancelled at once (credits released, `render.cancelled`); a working
+   * one is flagged `cancelRequested` and settled by its worker; a settled one is 409 ALREADY_SETTLED.
+   */
+  async cancel(workspaceId: string, id: string): Promise<{ render: Render; immediate: boolean }> {
+    const current = await this.get(workspaceId, id);
+    if (TERMINAL_STATUSES.includes(current.status)) throw new ApiError('ALREADY_SETTLED', `Render ${id} is already ${current.status}`, { data: { id, status: current.status } });
+    const cancelled = await this.deps.orm.em.fork().transactional(async (em) => {
+      const row = await em.findOneOrFail(Render, { id, workspaceId });
+      if (row.status !== 'queued') return null;
+      Object.assign(row, { status: 'cancelled' satisfies RenderStatus, cancelRequested: true, completedAt: new Date() });
+      await em.flush();
+      await this.deps.credits.settleIn(em, id, 'release');
+      recordEvent(em, workspaceId, 'render.cancelled', this.settler.eventData(row));
+      await em.flush();
+      return row;
+    });
+    if (cancelled) return { render: cancelled, immediate: true };
+    const em = this.deps.orm.em.fork();
+    await em.nativeUpdate(Render, { id, workspaceId, status: { $nin: [...TERMINAL_STATUSES] } }, { cancelRequested: true });
+    const row = await em.findOneOrFail(Render, { id, workspaceId });
+    if (TERMINAL_STATUSES.includes(row.status) && !row.cancelRequested) throw new ApiError('ALREADY_SETTLED', `Render ${id} is already ${row.status}`, { data: { id, status: row.status } });
+    return { render: row, immediate: TERMINAL_STATUSES.includes(row.status) };
+  }
+
+  // --- idempotency -------------------------------------------------------------------------------
+
+  private byKey(workspaceId: string, idempotencyKey: string): Promise<Render | null> {
+    return this.deps.orm.em.fork().findOne(Render, { workspaceId, idempotencyKey });
+  }
+
+  /**
+   * The answer to a retry (§1.4): the original render, after it settles when a still is still being
+   * drawn; 422 IDEMPOTENCY_KEY_REUSED when the key came with another body.
+   */
+  private async replay(prior: Render, hash: string): Promise<Render> {
+    if (prior.requestHash !== hash) {
+      throw new ApiError('IDEMPOTENCY_KEY_REUSED', `Idempotency key already used for another request (render ${prior.id}); use a new key for a new render`, { data: { id: prior.id } });
+    }
+    let row = prior;
+    const deadline = Date.now() + STILL_TIMEOUT_MS + 5_000;
+    while (row.kind === 'image' && !TERMINAL_STATUSES.includes(row.status) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 25));
+      row = await this.deps.orm.em.fork().findOneOrFail(Render, { id: row.id });
+    }
+    if (row.status === 'failed') throw this.errorOf(row);
+    return row;
+  }
+
+  // --- reads -------------------------------------------------------------------------------------
+
+  async get(workspaceId: string, id: string): Promise<Render> {
+    const row = await this.deps.orm.em.fork().findOne(Render, { id, workspaceId });
+    if (!row) throw new ApiError('RENDER_NOT_FOUND', `Render ${id} does not exist`);
+    return row;
+  }
+
+  async list(workspaceId: string, q: ListQuery): Promise<{ rows: Render[]; total: number }> {
+    const where: FilterQuery<Render> = { workspaceId };
+    if (q.sets.status) where.status = { $in: q.sets.status as RenderStatus[] };
+    if (q.sets.kind) where.kind = { $in: q.sets.kind as Render['kind'][] };
+    if (q.sets.templateId) where.templateId = { $in: q.sets.templateId };
+    for (const [name, column] of [['created', 'createdAt'], ['completed', 'completedAt']] as const) {
+      const range = q.dates[name];
+      if (range) (where as Record<string, unknown>)[column] = { ...(range.from ? { $gte: range.from } : {}), ...(range.to ? { $lte: range.to } : {}) };
+    }
+    const [rows, total] = await this.deps.orm.em.fork().findAndCount(Render, where, { orderBy: orderBy(q) as never, limit: q.limit, offset: q.offset });
+    return { rows, total };
+  }
+
+  /** The bytes of a done still (format=binary). */
+  async output(render: Render): Promise<{ stream: NodeJS.ReadableStream; contentType: string; sizeBytes: number }> {
+    if (!render.outputKey || render.purgedAt) throw new ApiError('RENDER_NOT_FOUND', `Render ${render.id} has no output (expired or not done)`);
+    const stat = await this.deps.storage.stat(render.outputKey);
+    if (!stat) throw new ApiError('RENDER_NOT_FOUND', `Render ${render.id}'s output is gone`);
+    return { stream: await this.deps.storage.read(render.outputKey), contentType: stat.contentType, sizeBytes: stat.sizeBytes };
+  }
+
+  // --- expiry ------------------------------------------------------------------------------------
+
+  /** Deletes the outputs of renders past `expiresAt` (at most `batch` per call); returns their ids. */
+  purgeExpired(now = new Date(), batch = 500): Promise<string[]> {
+    return purgeExpired(this.deps.orm, this.deps.storage, now, batch);
+  }
+
+  // --- views -------------------------------------------------------------------------------------
+
+  /** The render record (§2 Render + decisions.md "Render record"). */
+  view(row: Render): Record<string, unknown> {
+    return {
+      ...this.settler.eventData(row),
+      mode: row.mode,
+      templateVersion: row.templateVersion,
+      expiresAt: row.expiresAt?.toISOString() ?? null,
+      error: row.error ?? null,
+      progress: row.progress,
+      cancelRequested: row.cancelRequested,
+      metadata: row.metadata,
+      createdAt: row.createdAt.toISOString(),
+      updatedAt: row.updatedAt.toISOString(),
+      startedAt: row.startedAt?.toISOString() ?? null,
+      completedAt: row.completedAt?.toISOString() ?? null,
+    };
+  }
+
+  /** Ids of the given renders that are settled (the credit sweeper's check). */
+  async settled(ids: string[]): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const rows = await this.deps.orm.em.fork().find(Render, { id: { $in: ids }, status: { $in: [...TERMINAL_STATUSES] } }, { fields: ['id'] });
+    return new Set(rows.map((r) => r.id));
+  }
+}
+
+export type { EntityManager };

@@ -1,0 +1,90 @@
+import type { MikroORM } from '@mikro-orm/core';
+import type { CreditsService } from '#libs/credits';
+import { recordEvent } from '#libs/events';
+import type { JobError, StillRenderResult } from '#libs/queue';
+import { renderPrefix, type StorageDriver } from '#libs/storage';
+import { Render, TERMINAL_STATUSES, type RenderErrorInfo, type RenderStatus } from './entities.js';
+
+/** Output retention (decisions.md "Plans"): 30 days for live renders, 7 for test renders. */
+export const RETENTION_DAYS = { live: 30, test: 7 } as const;
+
+export function errorInfo(error: JobError, stage = 'rendering'): RenderErrorInfo {
+  const info: RenderErrorInfo = { code: error.code, message: error.message, stage };
+  if (error.errors) info.errors = error.errors;
+  return info;
+}
+
+/**
+ * Settles renders: the status change, the credit capture or release and the render event commit in
+ * one transaction, once (a settled render is left as it is). The worker settles the renders it draws;
+ * the API uses the same code as a backstop.
+ */
+export class RenderSettler {
+  constructor(
+    private readonly orm: MikroORM,
+    private readonly credits: CreditsService,
+    private readonly storage: Pick<StorageDriver, 'url'>,
+  ) {}
+
+  /** Settles a render as done: output recorded, credits captured and `render.completed` written together. */
+  async complete(id: string, out: Extract<StillRenderResult, { ok: true }>): Promise<Render> {
+    return this.orm.em.fork().transactional(async (em) => {
+      const row = await em.findOneOrFail(Render, { id });
+      if (TERMINAL_STATUSES.includes(row.status)) return row;
+      const now = new Date();
+      Object.assign(row, {
+        status: 'done' satisfies RenderStatus, outputKey: out.key, width: out.width, height: out.height, fileSizeBytes: out.sizeBytes,
+        renderTime: now.getTime() - row.createdAt.getTime(), progress: 1, completedAt: now,
+        expiresAt: new Date(now.getTime() + RETENTION_DAYS[row.mode] * 86_400_000),
+      });
+      await em.flush();
+      await this.credits.settleIn(em, id, 'capture');
+      recordEvent(em, row.workspaceId, 'render.completed', this.eventData(row));
+      await em.flush();
+      return row;
+    });
+  }
+
+  /** Settles a render as failed: error recorded, credits released and `render.failed` written together. */
+  async fail(id: string, error: RenderErrorInfo): Promise<Render> {
+    return this.orm.em.fork().transactional(async (em) => {
+      const row = await em.findOneOrFail(Render, { id });
+      if (TERMINAL_STATUSES.includes(row.status)) return row;
+      Object.assign(row, { status: 'failed' satisfies RenderStatus, error, completedAt: new Date() });
+      await em.flush();
+      await this.credits.settleIn(em, id, 'release');
+      recordEvent(em, row.workspaceId, 'render.failed', this.eventData(row));
+      await em.flush();
+      return row;
+    });
+  }
+
+
+  private url(key: string | null | undefined, row: Render): string | null {
+    return key && !row.purgedAt ? this.storage.url(key) : null;
+  }
+
+  /** §6 default payload of render events. */
+  eventData(row: Render): Record<string, unknown> {
+    const data: Record<string, unknown> = {
+      id: row.id, status: row.status, kind: row.kind, templateId: row.templateId, url: this.url(row.outputKey, row),
+      posterUrl: this.url(row.posterKey, row), thumbnailUrl: this.url(row.thumbnailKey, row), format: row.format,
+      width: row.width, height: row.height, duration: row.duration, fileSizeBytes: row.fileSizeBytes, renderTime: row.renderTime,
+      credits: row.status === 'done' ? row.credits : 0, watermarked: row.watermarked,
+    };
+    if (row.expiresAt) data.expiresAt = row.expiresAt.toISOString();
+    if (row.error) data.error = row.error;
+    return data;
+  }
+}
+
+/** Deletes the outputs of renders past `expiresAt` (at most `batch` per call); returns their ids. */
+export async function purgeExpired(orm: MikroORM, storage: Pick<StorageDriver, 'deletePrefix'>, now = new Date(), batch = 500): Promise<string[]> {
+  const em = orm.em.fork();
+  const rows = await em.find(Render, { expiresAt: { $lte: now }, purgedAt: null }, { orderBy: { expiresAt: 'asc' }, limit: batch });
+  for (const row of rows) await storage.deletePrefix(renderPrefix(row.id));
+  if (rows.length) await em.nativeUpdate(Render, { id: { $in: rows.map((r) => r.id) } }, { purgedAt: now });
+  return rows.map((r) => r.id);
+}
+
+export type { StillRenderResult };

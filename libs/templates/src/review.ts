@@ -1,0 +1,85 @@
+import type { PublishCheck } from '#libs/core';
+import { categoryProblem } from './categories.js';
+import type { FieldDefinition } from './fields.js';
+import { checkTemplateEdit, mediaSources, placeholderNames } from './template-edit.js';
+
+/** Whether a media URL answers; replaced in tests, and by the renderer's own fetcher one day. */
+export type ReachabilityChecker = (url: string) => Promise<{ ok: true } | { ok: false; reason: string }>;
+
+export interface ReviewSubject {
+  edit: unknown;
+  fields: readonly FieldDefinition[];
+  categoryId?: string | null;
+  subcategoryId?: string | null;
+}
+
+export const REVIEW_CHECKS = ['category', 'edit-valid', 'timeline-not-empty', 'placeholders-defined', 'fields-referenced', 'media-reachable'] as const;
+export type ReviewCheckName = (typeof REVIEW_CHECKS)[number];
+
+export interface Review {
+  passed: boolean;
+  checks: PublishCheck[];
+}
+
+/** URLs probed at once. */
+const PROBE_CONCURRENCY = 6;
+
+async function probeAll(urls: readonly string[], probe: ReachabilityChecker): Promise<{ url: string; reason: string }[]> {
+  const failures: { url: string; reason: string }[] = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < urls.length) {
+      const url = urls[next++] as string;
+      const result = await probe(url).catch((err: unknown) => ({ ok: false as const, reason: (err as Error).message }));
+      if (!result.ok) failures.push({ url, reason: result.reason });
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(PROBE_CONCURRENCY, urls.length) }, worker));
+  return failures.sort((a, b) => urls.indexOf(a.url) - urls.indexOf(b.url));
+}
+
+function list(names: readonly string[]): string {
+  return names.map((n) => `{{${n}}}`).join(', ');
+}
+
+/**
+ * The publish review (decisions.md "done in the dashboard"): a valid main category, a valid edit, a
+ * timeline that is not empty, every placeholder defined as a field and every field used by a
+ * placeholder, every media file reachable (sources from field defaults included; sources a render
+ * supplies are not known yet). Every check runs and reports, so one answer lists all there is to fix.
+ */
+export async function reviewTemplate(t: ReviewSubject, probe: ReachabilityChecker): Promise<Review> {
+  const checks: PublishCheck[] = [];
+  const add = (name: ReviewCheckName, passed: boolean, message: string) => checks.push({ name, passed, message });
+
+  const category = categoryProblem(t.categoryId, t.subcategoryId, true);
+  add('category', category === null, category ?? `Category ${t.categoryId}${t.subcategoryId ? ` / ${t.subcategoryId}` : ''}`);
+
+  const parsed = checkTemplateEdit(t.edit, t.fields);
+  if (parsed.ok) add('edit-valid', true, 'The edit spec is valid');
+  else {
+    const [path, messages] = Object.entries(parsed.errors)[0] ?? ['edit', ['is not valid']];
+    add('edit-valid', false, `${path} ${messages[0]}`);
+  }
+  if (!parsed.ok) add('timeline-not-empty', false, 'Not checked: the edit spec is not valid');
+  else add('timeline-not-empty', !parsed.empty, parsed.empty ? 'The timeline has no clips, so it has no duration' : 'The timeline has clips');
+
+  const used = placeholderNames(t.edit);
+  const keys = t.fields.map((f) => f.key);
+  const undefinedNames = used.filter((n) => !keys.includes(n));
+  const unused = keys.filter((k) => !used.includes(k));
+  add('placeholders-defined', undefinedNames.length === 0, undefinedNames.length ? `Placeholders with no field: ${list(undefinedNames)}` : `Every placeholder is a field (${used.length})`);
+  add('fields-referenced', unused.length === 0, unused.length ? `Fields no placeholder uses: ${unused.join(', ')}` : `Every field is used in the edit (${keys.length})`);
+
+  if (!parsed.ok) add('media-reachable', false, 'Not checked: the edit spec is not valid');
+  else {
+    const urls = mediaSources(parsed.edit);
+    const failures = await probeAll(urls, probe);
+    add(
+      'media-reachable',
+      failures.length === 0,
+      failures.length ? `Unreachable media: ${failures.map((f) => `${f.url} (${f.reason})`).join('; ')}` : `Every media file answered (${urls.length})`,
+    );
+  }
+  return { passed: checks.every((c) => c.passed), checks };
+}

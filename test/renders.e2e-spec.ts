@@ -1,0 +1,245 @@
+import type { INestApplicationContext } from '@nestjs/common';
+import sharp from 'sharp';
+import { CreditsService, LedgerEntry } from '#libs/credits';
+import { openDatabase, type Orm } from '#libs/db';
+import { OutboxEvent } from '#libs/events';
+import { Render, RendersService } from '#libs/renders';
+import { createWorkerApp } from '../apps/worker/src/app.js';
+import { startApi, type TestApi } from './harness.js';
+
+// Contract §1.4 (idempotency), §2 Render and Cost estimate, §3 Render status, §4.1, §7, §8;
+// decisions.md "Render record", "Idempotency", "Still engine".
+
+const text = (t: string, extra: Record<string, unknown> = {}) => ({ asset: { type: 'text', text: t, font: { family: 'Open Sans', size: 40, color: '#ffffff' } }, start: 0, length: 3, ...extra });
+const still = (format = 'png', clips: unknown[] = [text('Hello')], output: Record<string, unknown> = {}) => ({
+  timeline: { background: '#1d3557', tracks: [{ clips }] },
+  output: { format, size: { width: 320, height: 200 }, ...output },
+});
+
+describe('renders: synchronous stills end to end', () => {
+  let api: TestApi;
+  let worker: INestApplicationContext;
+  let orm: Orm;
+  let live: string;
+  let test: string;
+  let workspaceId: string;
+
+  const post = (key: string, body: unknown, query = '', headers: Record<string, string> = {}) =>
+    api.app.inject({ method: 'POST', url: `/api/v1/render${query}`, headers: { 'x-api-key': key, ...headers }, payload: body as object });
+  const get = (key: string, url: string) => api.app.inject({ method: 'GET', url: `/api${url}`, headers: { 'x-api-key': key } });
+  const newWorkspace = async (plan = 'pro', ...flags: string[]) => {
+    const { json } = await api.cli('workspace:create', '--name', `ws-${plan}`, '--plan', plan, ...flags);
+    return json as { workspaceId: string; liveKey: string; testKey: string };
+  };
+  const imageCredits = async (ws: string) => (await new CreditsService(orm).balance(ws, 'pro')).credits.image;
+  const fileOf = async (url: string) => {
+    const res = await api.app.inject({ method: 'GET', url: new URL(url).pathname });
+    return { status: res.statusCode, body: res.rawPayload, type: res.headers['content-type'] };
+  };
+
+  beforeAll(async () => {
+    api = await startApi();
+    worker = await createWorkerApp(api.config);
+    orm = await openDatabase(api.config.database, { migrate: false });
+    const ws = await newWorkspace('pro');
+    ({ liveKey: live, testKey: test, workspaceId } = ws);
+  });
+  afterAll(async () => {
+    await orm.close(true);
+    await worker.close();
+    await api.close();
+  });
+
+  it('§4.1: a png still answers done synchronously with a url serving the image, and holds then captures one credit', async () => {
+    const before = await imageCredits(workspaceId);
+    const res = await post(live, { edit: still(), metadata: { order: 42 } });
+    expect(res.statusCode).toBe(200);
+    const { data } = res.json();
+    expect(data).toMatchObject({
+      id: expect.stringMatching(/^rnd_/), status: 'done', kind: 'image', format: 'png', width: 320, height: 200, credits: 1,
+      watermarked: false, mode: 'live', progress: 1, metadata: { order: 42 }, error: null, templateId: null,
+    });
+    expect(data.fileSizeBytes).toBeGreaterThan(100);
+    expect(typeof data.renderTime).toBe('number');
+    expect(new Date(data.expiresAt).getTime() - Date.now()).toBeGreaterThan(29 * 86_400_000);
+    const file = await fileOf(data.url);
+    expect([file.status, file.type]).toEqual([200, 'image/png']);
+    const meta = await sharp(file.body).metadata();
+    expect([meta.width, meta.height, file.body.length]).toEqual([320, 200, data.fileSizeBytes]);
+    const after = await imageCredits(workspaceId);
+    expect(after.used - before.used).toBe(1);
+    expect(after.held).toBe(0);
+    const ledger = await orm.em.fork().find(LedgerEntry, { renderId: data.id }, { orderBy: { id: 'asc' } });
+    expect(ledger.map((e) => e.reason)).toEqual(['hold', 'capture']);
+    const event = await orm.em.fork().findOne(OutboxEvent, { workspaceId, type: 'render.completed' }, { orderBy: { id: 'desc' } });
+    expect(event?.data).toMatchObject({ id: data.id, status: 'done', url: data.url, credits: 1, width: 320, height: 200 });
+  });
+
+  it('§4.1: format=binary answers the raw bytes of png, jpeg and pdf with their content type; type and scale apply', async () => {
+    const png = await post(live, { edit: still() }, '?format=binary&scale=2');
+    expect(png.statusCode).toBe(200);
+    expect(png.headers['content-type']).toBe('image/png');
+    expect(png.headers['x-render-id']).toMatch(/^rnd_/);
+    expect(await sharp(png.rawPayload).metadata()).toMatchObject({ width: 640, height: 400 });
+    const jpeg = await post(live, { edit: still() }, '?format=binary&type=jpg');
+    expect(jpeg.headers['content-type']).toBe('image/jpeg');
+    expect((await sharp(jpeg.rawPayload).metadata()).format).toBe('jpeg');
+    const pdf = await post(live, { edit: still('pdf') }, '?format=binary');
+    expect(pdf.headers['content-type']).toBe('application/pdf');
+    expect(pdf.rawPayload.subarray(0, 5).toString()).toBe('%PDF-');
+  });
+
+  it('§4.1, §7: bad requests answer 400 with paths, never a render', async () => {
+    const none = await post(live, {});
+    expect(none.statusCode).toBe(400);
+    expect(none.json().code).toBe('INVALID_REQUEST');
+    const unknown = await post(live, { edit: still(), colour: 'red' });
+    expect(unknown.json()).toMatchObject({ code: 'INVALID_REQUEST', errors: { colour: [expect.stringMatching(/unknown field/)] } });
+    const badScale = await post(live, { edit: still() }, '?scale=5');
+    expect(badScale.json().errors['query.scale']).toBeDefined();
+    const binaryVideo = await post(live, { edit: still('mp4') }, '?format=binary');
+    expect(binaryVideo.statusCode).toBe(400);
+    expect(await orm.em.fork().count(Render, { workspaceId, status: { $ne: 'done' } })).toBe(0);
+  });
+
+  it('§7: 422 TEMPLATE_VALIDATION_FAILED names the edit path; 422 EMPTY_TIMELINE; 404 TEMPLATE_NOT_FOUND; 503 for video', async () => {
+    const invalid = await post(live, { edit: still('png', [text('x', { length: -2 })]) });
+    expect(invalid.statusCode).toBe(422);
+    expect(invalid.json()).toMatchObject({ code: 'TEMPLATE_VALIDATION_FAILED', errors: { 'edit.timeline.tracks[0].clips[0].length': [expect.any(String)] } });
+    const empty = await post(live, { edit: { timeline: { tracks: [] }, output: { format: 'png' } } });
+    expect([empty.statusCode, empty.json().code]).toEqual([422, 'EMPTY_TIMELINE']);
+    const missing = await post(live, { templateId: 'tpl_does_not_exist' });
+    expect([missing.statusCode, missing.json().code]).toEqual([404, 'TEMPLATE_NOT_FOUND']);
+    const video = await post(live, { edit: still('mp4') });
+    expect([video.statusCode, video.json().code]).toEqual([503, 'ENGINE_NOT_CONFIGURED']);
+  });
+
+  it('§7: an asset the engine cannot use fails the render with its code, records it failed and releases the credit', async () => {
+    const before = await imageCredits(workspaceId);
+    const res = await post(live, { edit: still('png', [{ asset: { type: 'html', html: '<p>x</p>', width: 100, height: 50 }, start: 0, length: 2 }]) });
+    expect(res.statusCode).toBe(422);
+    const body = res.json();
+    expect(body).toMatchObject({ code: 'UNSUPPORTED_ASSET', errors: { 'edit.timeline.tracks[0].clips[0].asset.type': [expect.any(String)] } });
+    const id = body.data.id as string;
+    const record = (await get(live, `/v1/render/${id}`)).json().data;
+    expect(record).toMatchObject({ status: 'failed', credits: 0, url: null, error: { code: 'UNSUPPORTED_ASSET', stage: 'rendering' } });
+    const ledger = await orm.em.fork().find(LedgerEntry, { renderId: id }, { orderBy: { id: 'asc' } });
+    expect(ledger.map((e) => e.reason)).toEqual(['hold', 'release']);
+    expect(await imageCredits(workspaceId)).toMatchObject({ used: before.used, held: 0 });
+    const event = await orm.em.fork().findOne(OutboxEvent, { workspaceId, type: 'render.failed' });
+    expect(event?.data).toMatchObject({ id, status: 'failed', error: { code: 'UNSUPPORTED_ASSET' } });
+  });
+
+  it('§7, §8: 402 LIMIT_IMAGE_SIZE beyond the plan and 402 INSUFFICIENT_CREDITS without credits, before anything is held', async () => {
+    const free = await newWorkspace('free');
+    const big = await post(free.liveKey, { edit: still('png', [text('x')], { size: { width: 1600, height: 1000 } }) }, '?scale=2');
+    expect([big.statusCode, big.json().code]).toEqual([402, 'LIMIT_IMAGE_SIZE']);
+    // The free plan grants 50 image credits; spend them through the ledger, then ask for one more.
+    const credits = new CreditsService(orm);
+    for (let i = 0; i < 50; i++) await credits.hold({ workspaceId: free.workspaceId, plan: 'free', kind: 'image', amount: 1, renderId: `rnd_spend_${i}`, mode: 'live' });
+    const broke = await post(free.liveKey, { edit: still() });
+    expect([broke.statusCode, broke.json().code]).toEqual([402, 'INSUFFICIENT_CREDITS']);
+    expect(await orm.em.fork().count(Render, { workspaceId: free.workspaceId })).toBe(0);
+  });
+
+  it('test keys render free and watermarked', async () => {
+    const before = await imageCredits(workspaceId);
+    const res = await post(test, { edit: still() });
+    expect(res.json().data).toMatchObject({ status: 'done', mode: 'test', watermarked: true, credits: 0 });
+    expect(new Date(res.json().data.expiresAt).getTime() - Date.now()).toBeLessThan(8 * 86_400_000);
+    expect(await imageCredits(workspaceId)).toMatchObject({ used: before.used, held: 0 });
+    const live1 = await fileOf((await post(live, { edit: still() })).json().data.url);
+    const test1 = await fileOf(res.json().data.url);
+    expect(live1.body.equals(test1.body)).toBe(false);
+  });
+
+  it('§1.4: 50 concurrent identical requests with one Idempotency-Key make one render and one charge', async () => {
+    const before = await imageCredits(workspaceId);
+    const body = { edit: still('png', [text('Once only')]) };
+    const answers = await Promise.all(Array.from({ length: 50 }, () => post(live, body, '', { 'idempotency-key': 'order-7731' })));
+    expect(answers.map((a) => a.statusCode)).toEqual(Array(50).fill(200));
+    const ids = new Set(answers.map((a) => a.json().data.id));
+    expect(ids.size).toBe(1);
+    expect(answers.every((a) => a.json().data.status === 'done')).toBe(true);
+    expect(await orm.em.fork().count(Render, { workspaceId, idempotencyKey: 'order-7731' })).toBe(1);
+    expect((await imageCredits(workspaceId)).used - before.used).toBe(1);
+    // A later retry (body field form) returns the original, bills nothing.
+    const retry = await post(live, { ...body, idempotencyKey: 'order-7731' });
+    expect(retry.json().data.id).toBe([...ids][0]);
+    expect(retry.headers['idempotent-replayed']).toBe('true');
+    expect((await imageCredits(workspaceId)).used - before.used).toBe(1);
+  });
+
+  it('§1.4: the same key with another body answers 422 IDEMPOTENCY_KEY_REUSED; keys are per workspace', async () => {
+    await post(live, { edit: still('png', [text('A')]) }, '', { 'idempotency-key': 'k-1' });
+    const reused = await post(live, { edit: still('png', [text('B')]) }, '', { 'idempotency-key': 'k-1' });
+    expect([reused.statusCode, reused.json().code]).toEqual([422, 'IDEMPOTENCY_KEY_REUSED']);
+    const other = await newWorkspace('pro');
+    const elsewhere = await post(other.liveKey, { edit: still('png', [text('B')]) }, '', { 'idempotency-key': 'k-1' });
+    expect(elsewhere.json().data.status).toBe('done');
+  });
+
+  it('§4.1: retrieve and list renders of the own workspace only, with filters and sorts', async () => {
+    const first = (await post(live, { edit: still() })).json().data;
+    expect((await get(live, `/v1/render/${first.id}`)).json().data).toMatchObject({ id: first.id, status: 'done', url: first.url });
+    const other = await newWorkspace('pro');
+    const hidden = await get(other.liveKey, `/v1/render/${first.id}`);
+    expect([hidden.statusCode, hidden.json().code]).toEqual([404, 'RENDER_NOT_FOUND']);
+    expect((await get(other.liveKey, '/v1/render')).json().pagination.total).toBe(0);
+    const list = (await get(live, '/v1/render?status=done,failed&kind=image&sort=fileSizeBytes&order=asc&limit=5')).json();
+    expect(list.pagination).toMatchObject({ page: 1, limit: 5 });
+    expect(list.data.length).toBeGreaterThan(0);
+    const sizes = list.data.map((r: { fileSizeBytes: number | null }) => r.fileSizeBytes ?? 0);
+    expect(sizes).toEqual([...sizes].sort((a: number, b: number) => a - b));
+    const failed = (await get(live, '/v1/render?status=failed')).json().data;
+    expect(failed.every((r: { status: string }) => r.status === 'failed')).toBe(true);
+    const bad = await get(live, '/v1/render?sort=url');
+    expect([bad.statusCode, bad.json().code]).toEqual([422, 'INVALID_LIST_QUERY']);
+  });
+
+  it('§2 Cost estimate: POST and GET forms, the same price the render charges', async () => {
+    const res = await api.app.inject({ method: 'POST', url: '/api/v1/render/estimate', headers: { 'x-api-key': live }, payload: { edit: still('png', [text('x')], { size: { width: 2400, height: 2400 } }) } });
+    expect(res.json().data).toEqual({ kind: 'image', credits: 2, durationSec: 0, size: { width: 2400, height: 2400 }, breakdown: { duration: '0:00', size: '2400x2400', fps: 0, format: 'png', codec: 'png' } });
+    const getForm = await get(live, '/v1/render/estimate?templateId=tpl_nope');
+    expect(getForm.json().code).toBe('TEMPLATE_NOT_FOUND');
+  });
+
+  it('§3, §4.2, §7: library templates render only as a published copy; values are validated against the fields', async () => {
+    const library = await post(live, { templateId: 'tpl_lib_quote_card', values: { QUOTE: 'Hi' } });
+    expect([library.statusCode, library.json().code]).toEqual([403, 'TEMPLATE_NOT_OWNED']);
+    const copy = await api.app.inject({ method: 'POST', url: '/api/v1/templates/tpl_lib_quote_card/duplicate', headers: { 'x-api-key': live } });
+    expect(copy.statusCode).toBe(201);
+    const templateId = copy.json().data.id as string;
+    const draft = await post(live, { templateId, values: { QUOTE: 'Hi' } });
+    expect([draft.statusCode, draft.json().code]).toEqual([409, 'TEMPLATE_NOT_PUBLISHED']);
+    const published = await api.cli('template:publish', '--id', templateId);
+    expect(published).toMatchObject({ code: 0, json: { id: templateId, status: 'published' } });
+
+    const tooLong = await post(live, { templateId, values: { QUOTE: 'x'.repeat(221), COLOUR: '#fff' } });
+    expect(tooLong.statusCode).toBe(422);
+    expect(tooLong.json()).toMatchObject({ code: 'TEMPLATE_VALIDATION_FAILED', errors: { 'values.QUOTE': [expect.any(String)], 'values.COLOUR': [expect.any(String)] } });
+
+    // The merge-pair form, with the library's own photo (a stored file read from storage).
+    const res = await post(live, { templateId, merge: [{ find: 'QUOTE', replace: 'Small steps, shipped daily.' }, { find: 'AUTHOR', replace: 'Jane Q.' }] }, '?format=binary');
+    expect(res.statusCode).toBe(200);
+    expect(await sharp(res.rawPayload).metadata()).toMatchObject({ format: 'png', width: 1080, height: 1350 });
+    const record = (await get(live, `/v1/render/${res.headers['x-render-id']}`)).json().data;
+    expect(record).toMatchObject({ status: 'done', templateId, templateVersion: published.json.version, credits: 1 });
+  });
+
+  it('§3: cancelling a settled render answers 409 ALREADY_SETTLED', async () => {
+    const done = (await post(live, { edit: still() })).json().data;
+    const res = await api.app.inject({ method: 'POST', url: `/api/v1/render/${done.id}/cancel`, headers: { 'x-api-key': live } });
+    expect([res.statusCode, res.json().code]).toEqual([409, 'ALREADY_SETTLED']);
+  });
+
+  it('decisions.md retention: expired outputs are deleted and the record says so', async () => {
+    const done = (await post(live, { edit: still() })).json().data;
+    expect((await fileOf(done.url)).status).toBe(200);
+    const renders = api.app.get(RendersService);
+    const purged = await renders.purgeExpired(new Date(Date.now() + 31 * 86_400_000));
+    expect(purged).toContain(done.id);
+    expect((await fileOf(done.url)).status).toBe(404);
+    expect((await get(live, `/v1/render/${done.id}`)).json().data).toMatchObject({ status: 'done', url: null });
+  });
+});

@@ -1,0 +1,441 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ApiError } from '#libs/core';
+import { openDatabase, type Orm } from '#libs/db';
+import { OutboxEvent } from '#libs/events';
+import { Template, TemplatesService } from '#libs/templates';
+import { secondApi, startApi, type TestApi } from './harness.js';
+
+// Contract §2 (Template), §3 (Template status), §4.2, §4.7, §6 (template.published), §7, §8, §9;
+// decisions.md "Template import", "done in the dashboard"; issue 5 (Templates module).
+
+type Ws = { workspaceId: string; liveKey: string };
+/** A decoded JSON answer (inject().json() is untyped). */
+type Json = Record<string, any>;
+
+describe('templates', () => {
+  let api: TestApi;
+  let orm: Orm;
+  let svc: TemplatesService;
+  let media: Server;
+  let mediaBase: string;
+  let a: Ws;
+  let b: Ws;
+  let small: Ws;
+  let sessionA: Record<string, string>;
+  let sessionB: Record<string, string>;
+
+  const key = (ws: Ws) => ({ 'x-api-key': ws.liveKey });
+  const req = (method: 'GET' | 'POST' | 'PATCH', url: string, headers: Record<string, string>, payload?: unknown) =>
+    api.app.inject({ method, url: `/api${url}`, headers, ...(payload === undefined ? {} : { payload: payload as object }) });
+
+  async function signIn(phone: string, ws: Ws): Promise<Record<string, string>> {
+    expect((await api.cli('user:create', '--phone', phone, '--workspace', ws.workspaceId, '--role', 'owner')).code).toBe(0);
+    expect((await req('POST', '/auth/send-otp', {}, { phone })).statusCode).toBe(200);
+    const { json } = await api.cli('otp:last', '--phone', phone);
+    const res = await req('POST', '/auth/verify-otp', {}, { phone, otp: json.code });
+    expect(res.statusCode).toBe(200);
+    return { authorization: `Bearer ${res.json().data.token}`, 'x-service-org': ws.workspaceId };
+  }
+
+  /** A small valid template body: a text field, an image field with a default served by the loopback media server. */
+  function design(over: Json = {}): Json {
+    return {
+      name: 'Launch card',
+      description: 'Card for product launches',
+      tags: ['Launch', 'card'],
+      categoryId: 'social-media',
+      subcategoryId: 'post',
+      edit: {
+        timeline: {
+          background: '#101010',
+          tracks: [
+            { clips: [{ asset: { type: 'rich-text', text: 'Hello {{ NAME }}' }, start: 0, length: 5, width: 800, height: 200 }] },
+            { clips: [{ asset: { type: 'image', src: '{{ PHOTO }}' }, start: 0, length: 5 }] },
+          ],
+        },
+        output: { format: 'png', size: { width: 1200, height: 630 } },
+      },
+      fields: [
+        { key: 'NAME', label: 'Name', type: 'text', required: true, config: { maxLength: 20 } },
+        { key: 'PHOTO', type: 'image', defaultValue: `${mediaBase}/ok.png`, config: { aspectRatio: '40:21' } },
+      ],
+      ...over,
+    };
+  }
+
+  async function createOwn(session: Record<string, string>, over: Json = {}): Promise<Json> {
+    const res = await req('POST', '/organization/templates', session, design(over));
+    expect(res.statusCode).toBe(201);
+    return res.json().data;
+  }
+
+  async function errorOf(promise: Promise<unknown>): Promise<ApiError> {
+    try {
+      await promise;
+    } catch (err) {
+      return err as ApiError;
+    }
+    throw new Error('expected an error');
+  }
+
+  beforeAll(async () => {
+    media = createServer((r, res) => {
+      if (r.url === '/ok.png') return void res.writeHead(200, { 'content-type': 'image/png' }).end(Buffer.from('89504e470d0a1a0a', 'hex'));
+      res.writeHead(404).end();
+    });
+    await new Promise<void>((r) => media.listen(0, '127.0.0.1', r));
+    mediaBase = `http://127.0.0.1:${(media.address() as AddressInfo).port}`;
+    api = await startApi();
+    orm = await openDatabase(api.config.database, { migrate: false });
+    svc = new TemplatesService(orm, { policy: 'development' });
+    a = (await api.cli('workspace:create', '--name', 'Alpha')).json as unknown as Ws;
+    b = (await api.cli('workspace:create', '--name', 'Beta')).json as unknown as Ws;
+    small = (await api.cli('workspace:create', '--name', 'Small', '--plan', 'free')).json as unknown as Ws;
+    sessionA = await signIn('+4915100000101', a);
+    sessionB = await signIn('+4915100000102', b);
+  });
+  afterAll(async () => {
+    await orm.close(true);
+    await api.close();
+    media.closeAllConnections();
+    media.close();
+  });
+
+  it('§4.2 list: the seeded library (8+ images, 6+ videos) with canRender false, isOwn false, inLibrary true', async () => {
+    const res = await req('GET', '/v1/templates?scope=library&limit=100', key(a));
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    expect(body.pagination).toMatchObject({ page: 1, limit: 100 });
+    const items: Json[] = body.data;
+    expect(items.filter((t) => t.kind === 'image').length).toBeGreaterThanOrEqual(8);
+    expect(items.filter((t) => t.kind === 'video').length).toBeGreaterThanOrEqual(6);
+    const og = items.find((t) => t.id === 'tpl_lib_og_image');
+    expect(og).toMatchObject({
+      name: expect.any(String), kind: 'image', width: 1200, height: 630, aspectRatio: '40:21', version: 1, status: 'published', visibility: 'public',
+      canRender: false, isOwn: false, inLibrary: true, categoryId: 'web', subcategoryId: 'og-image', usageCount: 0, previewUrl: null,
+    });
+    expect(og?.fieldGroups).toEqual(expect.arrayContaining(['Text']));
+    expect(og?.fields[0]).toEqual(expect.objectContaining({ key: 'TITLE', label: 'Title', type: 'text', group: 'Text', required: true, config: { maxLength: 90 } }));
+    expect(og).not.toHaveProperty('edit');
+    const cert = items.find((t) => t.id === 'tpl_lib_certificate');
+    expect(cert).toMatchObject({ kind: 'image', width: 1123, height: 794 });
+    const detail = (await req('GET', '/v1/templates/tpl_lib_certificate', key(a))).json().data;
+    expect(detail.edit.output.format).toBe('pdf');
+    // Bundled media is addressed under the deployment's public URL.
+    expect(JSON.stringify(detail.edit)).toContain(`${api.config.publicUrl}/files/library/seal-gold.png`);
+    expect((await req('GET', '/v1/templates', key(a))).json().pagination.limit).toBe(20);
+  });
+
+  it('§4.2 list filters (kind, categoryId, search over name/tags/description), sorts and pages', async () => {
+    const ids = async (query: string) => {
+      const res = await req('GET', `/v1/templates?${query}`, key(a));
+      expect(res.statusCode).toBe(200);
+      return (res.json().data as Json[]).map((t) => t.id as string);
+    };
+    expect(await ids('scope=library&kind=video&limit=100')).toHaveLength(6);
+    expect(await ids('kind=image,video&scope=library&limit=100')).toHaveLength((await ids('scope=library&limit=100')).length);
+    expect(await ids('scope=library&categoryId=documents')).toEqual(['tpl_lib_certificate']);
+    expect(await ids('search=youtube%20THUMB')).toEqual(['tpl_lib_youtube_thumbnail']); // name, any case
+    expect(await ids('search=ken%20burns')).toEqual(['tpl_lib_video_slideshow']); // a tag
+    expect(await ids('search=printable')).toEqual(['tpl_lib_certificate']); // the description
+
+    const byName = await ids('scope=library&sort=name&limit=100');
+    expect(byName[0]).toBe('tpl_lib_social_post'); // "Bold social post"
+    expect(byName.at(-1)).toBe('tpl_lib_youtube_thumbnail');
+    expect(await ids('scope=library&sort=name&order=desc&limit=100')).toEqual([...byName].reverse());
+
+    // Own templates: newest / oldest / popular (usage recorded by renders through recordUsage).
+    const first = await createOwn(sessionA, { name: 'Sort one' });
+    await new Promise((r) => setTimeout(r, 5));
+    const second = await createOwn(sessionA, { name: 'Sort two: 50% off' });
+    expect(await ids('scope=mine&search=50%25%20OFF')).toEqual([second.id]); // LIKE wildcards in a search are plain characters
+    const mine = (await ids('scope=mine&sort=newest&limit=100')).filter((id) => id === first.id || id === second.id);
+    expect(mine).toEqual([second.id, first.id]);
+    expect((await ids('scope=mine&sort=oldest&limit=100')).filter((id) => id === first.id || id === second.id)).toEqual([first.id, second.id]);
+    await svc.recordUsage(first.id);
+    await svc.recordUsage(first.id);
+    expect((await ids('scope=mine&sort=popular'))[0]).toBe(first.id);
+    expect((await req('GET', `/v1/templates/${first.id}`, key(a))).json().data.usageCount).toBe(2);
+
+    // Pages walk every row once.
+    const all = await ids('limit=100');
+    const total = (await req('GET', '/v1/templates?limit=7', key(a))).json().pagination;
+    expect(total).toEqual({ page: 1, limit: 7, total: all.length, totalPages: Math.ceil(all.length / 7) });
+    const walked: string[] = [];
+    for (let page = 1; page <= total.totalPages; page++) walked.push(...(await ids(`limit=7&page=${page}`)));
+    expect(walked).toEqual(all);
+
+    for (const bad of ['sort=trending', 'scope=everything', 'kind=audio', 'status=deleted', 'categoryId=nope', 'limit=101', `search=${'x'.repeat(129)}`, 'colour=red']) {
+      const res = await req('GET', `/v1/templates?${bad}`, key(a));
+      expect(res.statusCode).toBe(422);
+      expect(res.json().code).toBe('INVALID_LIST_QUERY');
+    }
+  });
+
+  it('§4.2 status applies to own templates only; archived ones show only when asked for', async () => {
+    const t = await createOwn(sessionA, { name: 'To archive' });
+    const arch = await req('POST', `/organization/templates/${t.id}/archive`, sessionA);
+    expect(arch.statusCode).toBe(200);
+    expect(arch.json().data).toMatchObject({ id: t.id, status: 'archived' });
+    const ids = async (q: string) => ((await req('GET', `/v1/templates?${q}&limit=100`, key(a))).json().data as Json[]).map((x) => x.id);
+    expect(await ids('scope=mine')).not.toContain(t.id);
+    expect(await ids('scope=mine&status=archived')).toEqual([t.id]);
+    const withLibrary = await ids('status=archived');
+    expect(withLibrary).toContain(t.id);
+    expect(withLibrary).toContain('tpl_lib_social_post');
+  });
+
+  it('§4.2 retrieve: another workspace\'s private template is 404 TEMPLATE_NOT_FOUND everywhere; a public published one is in the library', async () => {
+    const secret = await createOwn(sessionB, { name: 'Beta secret' });
+    for (const res of [
+      await req('GET', `/v1/templates/${secret.id}`, key(a)),
+      await req('POST', `/v1/templates/${secret.id}/duplicate`, key(a)),
+      await req('GET', `/organization/templates/${secret.id}`, sessionA),
+      await req('PATCH', `/organization/templates/${secret.id}`, sessionA, { version: 1, name: 'mine now' }),
+      await req('POST', `/organization/templates/${secret.id}/publish`, sessionA),
+      await req('POST', `/organization/templates/${secret.id}/archive`, sessionA),
+      await req('GET', '/v1/templates/tpl_01NOSUCHTEMPLATE00000000000', key(a)),
+    ]) {
+      expect(res.statusCode).toBe(404);
+      expect(res.json().code).toBe('TEMPLATE_NOT_FOUND');
+    }
+    expect(((await req('GET', '/v1/templates?limit=100', key(a))).json().data as Json[]).map((t) => t.id)).not.toContain(secret.id);
+    expect((await errorOf(svc.findForRender(a.workspaceId, secret.id))).code).toBe('TEMPLATE_NOT_FOUND');
+    // B still sees it, unchanged.
+    expect((await req('GET', `/v1/templates/${secret.id}`, key(b))).json().data).toMatchObject({ name: 'Beta secret', isOwn: true, version: 1 });
+
+    // Shared: public and published → in A's library, copyable, not renderable by A.
+    const shared = await createOwn(sessionB, { name: 'Beta shared', visibility: 'public' });
+    expect((await req('GET', `/v1/templates/${shared.id}`, key(a))).statusCode).toBe(404); // still a draft
+    expect((await req('POST', `/organization/templates/${shared.id}/publish`, sessionB)).statusCode).toBe(200);
+    const seen = ((await req('GET', '/v1/templates?scope=library&search=beta%20shared', key(a))).json().data as Json[])[0];
+    expect(seen).toMatchObject({ id: shared.id, isOwn: false, inLibrary: true, canRender: false, visibility: 'public' });
+    expect((await errorOf(svc.findForRender(a.workspaceId, shared.id))).code).toBe('TEMPLATE_NOT_OWNED');
+    expect((await req('POST', `/v1/templates/${shared.id}/duplicate`, key(a))).statusCode).toBe(201);
+  });
+
+  it('§3 duplicate: a private draft at version 1, usage cleared, 201 with {id, name, status, visibility, version}', async () => {
+    const res = await req('POST', '/v1/templates/tpl_lib_social_post/duplicate', key(a));
+    expect(res.statusCode).toBe(201);
+    expect(res.json().message).toEqual(expect.any(String));
+    const data = res.json().data;
+    expect(Object.keys(data).sort()).toEqual(['id', 'name', 'status', 'version', 'visibility']);
+    expect(data).toEqual({ id: expect.stringMatching(/^tpl_[0-9A-Z]{26}$/), name: 'Bold social post', status: 'draft', visibility: 'private', version: 1 });
+    const copy = (await req('GET', `/v1/templates/${data.id}`, key(a))).json().data;
+    const original = (await req('GET', '/v1/templates/tpl_lib_social_post', key(a))).json().data;
+    expect(copy).toMatchObject({ isOwn: true, inLibrary: false, canRender: false, usageCount: 0, publishedAt: null, categoryId: 'social-media' });
+    expect(copy.fields).toEqual(original.fields);
+    expect(copy.edit).toEqual(original.edit);
+    // Duplicating an own template names the copy.
+    const again = await req('POST', `/v1/templates/${data.id}/duplicate`, key(a));
+    expect(again.json().data.name).toBe('Bold social post (copy)');
+    // The other workspace does not see A's copy.
+    expect((await req('GET', `/v1/templates/${data.id}`, key(b))).statusCode).toBe(404);
+    // Scope: templates:write.
+    const reader = (await api.cli('key:create', '--workspace', a.workspaceId, '--scopes', 'templates:read')).json as { key: string };
+    const refused = await req('POST', '/v1/templates/tpl_lib_social_post/duplicate', { 'x-api-key': reader.key });
+    expect([refused.statusCode, refused.json().code]).toEqual([403, 'INSUFFICIENT_SCOPE']);
+  });
+
+  it('§8 template count: 402 LIMIT_TEMPLATES past the plan\'s allowance (free: 10); archiving frees a place', async () => {
+    const copies: string[] = [];
+    for (let i = 0; i < 10; i++) {
+      const res = await req('POST', '/v1/templates/tpl_lib_quote_card/duplicate', key(small));
+      expect(res.statusCode).toBe(201);
+      copies.push(res.json().data.id);
+    }
+    const over = await req('POST', '/v1/templates/tpl_lib_quote_card/duplicate', key(small));
+    expect(over.statusCode).toBe(402);
+    expect(over.json().code).toBe('LIMIT_TEMPLATES');
+    const imported = await req('POST', '/v1/templates/import', key(small), { name: 'x', edit: design().edit, fields: design().fields });
+    expect(imported.json().code).toBe('LIMIT_TEMPLATES');
+    expect((await api.cli('template:archive', '--id', copies[0]!)).json).toEqual({ id: copies[0], status: 'archived', version: 1 });
+    expect((await req('POST', '/v1/templates/tpl_lib_quote_card/duplicate', key(small))).statusCode).toBe(201);
+  });
+
+  it('decisions.md import: fields derived from the placeholders (media kinds from src, defaults from merge); 201 private draft', async () => {
+    const edit = {
+      timeline: {
+        tracks: [
+          { clips: [{ asset: { type: 'rich-text', text: '{{ HEADLINE }} by {{author_name}}' }, start: 0, length: 4 }] },
+          { clips: [{ asset: { type: 'image', src: '{{ PHOTO }}' }, start: 0, length: 4 }] },
+        ],
+      },
+      output: { format: 'jpg', resolution: 'hd', aspectRatio: '9:16' },
+      merge: [{ find: 'HEADLINE', replace: 'Hello' }],
+    };
+    const res = await req('POST', '/v1/templates/import', key(a), { name: 'Imported story', tags: ['Story'], categoryId: 'social-media', edit });
+    expect(res.statusCode).toBe(201);
+    expect(res.json().data).toEqual({ id: expect.stringMatching(/^tpl_/), name: 'Imported story', status: 'draft', visibility: 'private', version: 1 });
+    const t = (await req('GET', `/v1/templates/${res.json().data.id}`, key(a))).json().data;
+    expect(t).toMatchObject({ kind: 'image', width: 720, height: 1280, aspectRatio: '9:16', tags: ['story'], fieldGroups: ['Content', 'Media'] });
+    expect(t.fields).toEqual([
+      { key: 'HEADLINE', label: 'Headline', type: 'text', group: 'Content', required: false, defaultValue: 'Hello', config: {} },
+      { key: 'author_name', label: 'Author name', type: 'text', group: 'Content', required: false, defaultValue: null, config: {} },
+      { key: 'PHOTO', label: 'Photo', type: 'image', group: 'Media', required: true, defaultValue: null, config: {} },
+    ]);
+    expect(t.edit).toEqual(edit); // stored as written, placeholders kept
+  });
+
+  it('import refusals: 422 TEMPLATE_VALIDATION_FAILED with path-named errors, EMPTY_TIMELINE, INVALID_CATEGORY; 400 for a malformed body', async () => {
+    const imp = (body: Json) => req('POST', '/v1/templates/import', key(a), body);
+    const bad = await imp({
+      name: 'Broken',
+      kind: 'video',
+      edit: {
+        timeline: { tracks: [{ clips: [{ asset: { type: 'rich-text', text: 'x' }, start: 0, length: -2, postion: 'top' }] }] },
+        output: { format: 'png' },
+      },
+      fields: [{ key: 'x', type: 'picture' }],
+    });
+    expect(bad.statusCode).toBe(422);
+    expect(bad.json().code).toBe('TEMPLATE_VALIDATION_FAILED');
+    expect(bad.json().errors).toEqual({
+      'fields[0].type': ['must be one of text, image, video, audio, color, number, boolean, select, got "picture"'],
+      'edit.timeline.tracks[0].clips[0].length': ['must be greater than 0, got -2'],
+      'edit.timeline.tracks[0].clips[0].postion': ['unknown field "postion" (did you mean "position"?)'],
+    });
+    const kind = await imp({ name: 'Kind', kind: 'video', edit: design().edit, fields: design().fields });
+    expect(kind.json().errors).toEqual({ kind: ['is video, but edit.output.format "png" makes an image'] });
+    const empty = await imp({ name: 'Empty', edit: { timeline: { tracks: [{ clips: [] }] }, output: { format: 'png' } } });
+    expect([empty.statusCode, empty.json().code]).toEqual([422, 'EMPTY_TIMELINE']);
+    const cat = await imp({ name: 'Cat', categoryId: 'web', subcategoryId: 'intro', edit: design().edit, fields: design().fields });
+    expect([cat.statusCode, cat.json().code]).toEqual([422, 'INVALID_CATEGORY']);
+    expect(cat.json().errors.subcategoryId[0]).toContain('not in category "web"');
+    const shape = await imp({ edit: 'nope', colour: 'red', visibility: 'public' });
+    expect(shape.statusCode).toBe(400);
+    expect(shape.json().code).toBe('INVALID_REQUEST');
+    expect(Object.keys(shape.json().errors).sort()).toEqual(['colour', 'edit', 'name', 'visibility']);
+  });
+
+  it('§9 saving with a stale version answers 409 TEMPLATE_STALE; a successful save bumps the version', async () => {
+    const t = await createOwn(sessionA);
+    expect(t).toMatchObject({ version: 1, status: 'draft', visibility: 'private', isOwn: true });
+    const saved = await req('PATCH', `/organization/templates/${t.id}`, sessionA, { version: 1, name: 'Renamed', tags: ['x'] });
+    expect(saved.statusCode).toBe(200);
+    expect(saved.json().data).toMatchObject({ name: 'Renamed', version: 2, tags: ['x'] });
+    const stale = await req('PATCH', `/organization/templates/${t.id}`, sessionA, { version: 1, name: 'Lost update' });
+    expect(stale.statusCode).toBe(409);
+    expect(stale.json()).toMatchObject({ code: 'TEMPLATE_STALE', data: { id: t.id, version: 2 } });
+    const missing = await req('PATCH', `/organization/templates/${t.id}`, sessionA, { name: 'no version' });
+    expect([missing.statusCode, missing.json().errors]).toEqual([400, { version: [expect.stringContaining('is required')] }]);
+    // Two saves from the same version at once: one wins, the other is told it is stale.
+    const racing = await Promise.all([1, 2].map((i) => req('PATCH', `/organization/templates/${t.id}`, sessionA, { version: 2, name: `Race ${i}` })));
+    expect(racing.map((r) => r.statusCode).sort()).toEqual([200, 409]);
+    expect((await req('GET', `/organization/templates/${t.id}`, sessionA)).json().data.version).toBe(3);
+    // Editing the edit re-derives the geometry.
+    const resized = await req('PATCH', `/organization/templates/${t.id}`, sessionA, { version: 3, edit: { ...design().edit, output: { format: 'mp4', size: { width: 1920, height: 1080 } } } });
+    expect(resized.json().data).toMatchObject({ version: 4, kind: 'video', width: 1920, height: 1080, aspectRatio: '16:9' });
+  });
+
+  it('publish review: 422 NOT_PUBLISHABLE with checks naming each problem; the template stays a draft', async () => {
+    const t = await createOwn(sessionA, {
+      edit: {
+        timeline: {
+          tracks: [
+            { clips: [{ asset: { type: 'rich-text', text: '{{ NAME }} and {{ GHOST }}' }, start: 0, length: 5 }] },
+            { clips: [{ asset: { type: 'image', src: `${mediaBase}/missing.png` }, start: 0, length: 5 }] },
+          ],
+        },
+        output: { format: 'png' },
+      },
+      fields: [{ key: 'NAME' }, { key: 'UNUSED' }],
+    });
+    const res = await req('POST', `/organization/templates/${t.id}/publish`, sessionA);
+    expect(res.statusCode).toBe(422);
+    const body = res.json();
+    expect(body.code).toBe('NOT_PUBLISHABLE');
+    expect(body.checks.map((c: Json) => c.name)).toEqual(['category', 'edit-valid', 'timeline-not-empty', 'placeholders-defined', 'fields-referenced', 'media-reachable']);
+    const failed = Object.fromEntries((body.checks as Json[]).filter((c) => !c.passed).map((c) => [c.name, c.message]));
+    expect(failed).toEqual({
+      'placeholders-defined': 'Placeholders with no field: {{GHOST}}',
+      'fields-referenced': 'Fields no placeholder uses: UNUSED',
+      'media-reachable': `Unreachable media: ${mediaBase}/missing.png (HTTP 404)`,
+    });
+    for (const c of body.checks as Json[]) expect(c).toEqual({ name: expect.any(String), passed: expect.any(Boolean), message: expect.any(String) });
+    expect((await req('GET', `/organization/templates/${t.id}`, sessionA)).json().data).toMatchObject({ status: 'draft', canRender: false });
+    expect((await errorOf(svc.findForRender(a.workspaceId, t.id))).code).toBe('TEMPLATE_NOT_PUBLISHED');
+  });
+
+  it('INVALID_CATEGORY: no main category at publish, a subcategory outside its category, an unknown category', async () => {
+    const t = await createOwn(sessionA, { categoryId: null, subcategoryId: null });
+    const res = await req('POST', `/organization/templates/${t.id}/publish`, sessionA);
+    expect([res.statusCode, res.json().code]).toEqual([422, 'INVALID_CATEGORY']);
+    expect((res.json().checks as Json[]).find((c) => c.name === 'category')).toMatchObject({ passed: false, message: 'a main category (categoryId) is required to publish' });
+    const sub = await req('PATCH', `/organization/templates/${t.id}`, sessionA, { version: 1, categoryId: 'web', subcategoryId: 'intro' });
+    expect([sub.statusCode, sub.json().code]).toEqual([422, 'INVALID_CATEGORY']);
+    const unknown = await req('POST', '/organization/templates', sessionA, design({ categoryId: 'astrology' }));
+    expect([unknown.statusCode, unknown.json().code]).toEqual([422, 'INVALID_CATEGORY']);
+    const cats = await req('GET', '/organization/template-categories', sessionA);
+    expect(cats.json().data.find((c: Json) => c.id === 'web').subcategories.map((s: Json) => s.id)).toContain('og-image');
+    expect((await req('GET', '/v1/templates/categories', key(a))).json().data).toEqual(cats.json().data);
+  });
+
+  it('§3/§6 publish: template.published {id, name, version} in the outbox; the template can be rendered; publishing again changes nothing', async () => {
+    const t = await createOwn(sessionA, { name: 'Ready card' });
+    const stale = await req('POST', `/organization/templates/${t.id}/publish`, sessionA, { version: 7 });
+    expect([stale.statusCode, stale.json().code]).toEqual([409, 'TEMPLATE_STALE']);
+    const res = await req('POST', `/organization/templates/${t.id}/publish`, sessionA, { version: 1 });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().data).toMatchObject({ id: t.id, status: 'published', version: 1, publishedAt: expect.any(String) });
+    expect((res.json().data.checks as Json[]).every((c) => c.passed)).toBe(true);
+    const events = await orm.em.fork().find(OutboxEvent, { workspaceId: a.workspaceId, type: 'template.published' });
+    expect(events.filter((e) => e.data.id === t.id).map((e) => e.data)).toEqual([{ id: t.id, name: 'Ready card', version: 1 }]);
+    const again = await req('POST', `/organization/templates/${t.id}/publish`, sessionA);
+    expect(again.statusCode).toBe(200);
+    expect((await orm.em.fork().find(OutboxEvent, { workspaceId: a.workspaceId, type: 'template.published' })).filter((e) => e.data.id === t.id)).toHaveLength(1);
+    const listed = ((await req('GET', '/v1/templates?scope=mine&limit=100', key(a))).json().data as Json[]).find((x) => x.id === t.id);
+    expect(listed).toMatchObject({ status: 'published', canRender: true, isOwn: true, inLibrary: false });
+    const renderable = await svc.findForRender(a.workspaceId, t.id);
+    expect(renderable.fields.map((f) => f.key)).toEqual(['NAME', 'PHOTO']);
+    expect(renderable.edit).toEqual(design().edit);
+    // Library templates are not the workspace's: copy first.
+    expect((await errorOf(svc.findForRender(a.workspaceId, 'tpl_lib_social_post'))).code).toBe('TEMPLATE_NOT_OWNED');
+
+    // A published template stays publishable: a save that breaks its review is refused, a good one is kept published.
+    const broken = await req('PATCH', `/organization/templates/${t.id}`, sessionA, { version: 1, fields: [...design().fields, { key: 'EXTRA' }] });
+    expect([broken.statusCode, broken.json().code]).toEqual([422, 'NOT_PUBLISHABLE']);
+    const fine = await req('PATCH', `/organization/templates/${t.id}`, sessionA, { version: 1, name: 'Ready card v2' });
+    expect(fine.json().data).toMatchObject({ status: 'published', version: 2, name: 'Ready card v2' });
+
+    // Archive: no longer renderable; publishing brings it back through the review.
+    expect((await req('POST', `/organization/templates/${t.id}/archive`, sessionA)).json().data).toMatchObject({ status: 'archived', version: 2 });
+    expect((await errorOf(svc.findForRender(a.workspaceId, t.id))).code).toBe('TEMPLATE_NOT_PUBLISHED');
+    expect((await req('POST', `/organization/templates/${t.id}/publish`, sessionA)).json().data.status).toBe('published');
+  });
+
+  it('decisions.md CLI: template:publish and template:archive print {id, status, version}', async () => {
+    const t = await createOwn(sessionB, { name: 'From the CLI' });
+    expect(await api.cli('template:publish', '--id', t.id)).toEqual({ code: 0, json: { id: t.id, status: 'published', version: 1 } });
+    const events = await orm.em.fork().find(OutboxEvent, { workspaceId: b.workspaceId, type: 'template.published' });
+    expect(events.some((e) => e.data.id === t.id)).toBe(true);
+    expect(await api.cli('template:archive', '--id', t.id)).toEqual({ code: 0, json: { id: t.id, status: 'archived', version: 1 } });
+    const failing = await createOwn(sessionB, { fields: [...design().fields, { key: 'EXTRA' }] });
+    const refused = await api.cli('template:publish', '--id', failing.id);
+    expect(refused.code).toBe(1);
+    expect(refused.json).toMatchObject({ error: { code: 'NOT_PUBLISHABLE', message: expect.stringContaining('Fields no placeholder uses: EXTRA') } });
+    expect((await api.cli('template:archive', '--id', 'tpl_01NOSUCHTEMPLATE00000000000')).json).toMatchObject({ error: { code: 'TEMPLATE_NOT_FOUND' } });
+    expect((await api.cli('template:publish')).json).toMatchObject({ error: { code: 'INVALID_REQUEST', message: '--id is required' } });
+  });
+
+  it('the library is seeded once: another API process on the same database changes nothing', async () => {
+    const before = await orm.em.fork().find(Template, { workspaceId: null }, { orderBy: { id: 'asc' } });
+    const other = await secondApi(api);
+    try {
+      const after = await orm.em.fork().find(Template, { workspaceId: null }, { orderBy: { id: 'asc' } });
+      expect(after.map((t) => [t.id, t.version, t.updatedAt.toISOString()])).toEqual(before.map((t) => [t.id, t.version, t.updatedAt.toISOString()]));
+    } finally {
+      await other.close();
+    }
+    // A changed seed is updated in place with its version bumped; usage is kept.
+    await svc.recordUsage('tpl_lib_quote_card');
+    const seeds = before.map((t) => ({
+      id: t.id, name: t.id === 'tpl_lib_quote_card' ? 'Quote card (new look)' : t.name, description: t.description ?? '', categoryId: t.categoryId ?? '',
+      subcategoryId: t.subcategoryId ?? '', tags: t.tags, edit: t.edit, fields: t.fields, fieldGroups: t.fieldGroups,
+    }));
+    expect(await svc.seedLibrary(seeds)).toEqual({ inserted: 0, updated: 1 });
+    const quote = (await req('GET', '/v1/templates/tpl_lib_quote_card', key(a))).json().data;
+    expect(quote).toMatchObject({ name: 'Quote card (new look)', version: 2, usageCount: 1 });
+  });
+});
