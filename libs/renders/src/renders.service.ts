@@ -1,6 +1,7 @@
 import { UniqueConstraintViolationException, type EntityManager, type FilterQuery, type MikroORM } from '@mikro-orm/core';
+import { Logger } from '@nestjs/common';
 import type { QueueEvents } from 'bullmq';
-import { ApiError, isErrorCode, newId, orderBy, type KeyMode, type ListQuery, type Plan } from '#libs/core';
+import { ApiError, isErrorCode, newId, orderBy, retryBusy, type KeyMode, type ListQuery, type Plan } from '#libs/core';
 import type { CreditsService } from '#libs/credits';
 import { applyMerge, assertEdit, assertTiming, outputKind, type EditSpec, type JsonValue } from '#libs/edit-spec';
 import { recordEvent } from '#libs/events';
@@ -53,6 +54,7 @@ export interface CreateResult {
  */
 export class RendersService {
   readonly settler: RenderSettler;
+  private readonly logger = new Logger('renders');
 
   constructor(private readonly deps: RendersDeps) {
     this.settler = new RenderSettler(deps.orm, deps.credits, deps.storage);
@@ -121,7 +123,7 @@ export class RendersService {
     const credits = caller.mode === 'test' ? 0 : planned.estimate.credits;
     let render: Render;
     try {
-      render = await this.deps.orm.em.fork().transactional(async (em) => {
+      render = await retryBusy(() => this.deps.orm.em.fork().transactional(async (em) => {
         const row = em.create(Render, {
           id, workspaceId: caller.workspaceId, status: 'rendering', kind: planned.estimate.kind, mode: caller.mode,
           templateId: planned.templateId, templateVersion: planned.templateVersion, format: planned.edit.output.format,
@@ -139,7 +141,7 @@ export class RendersService {
         }
         if (planned.templateId) await this.deps.templates.recordUsage(planned.templateId, em);
         return row;
-      });
+      }));
     } catch (err) {
       if (!(err instanceof UniqueConstraintViolationException) || input.idempotencyKey === undefined) throw err;
       const winner = await this.byKey(caller.workspaceId, input.idempotencyKey);
@@ -162,6 +164,7 @@ export class RendersService {
       result = (await job.waitUntilFinished(events, STILL_TIMEOUT_MS)) as StillRenderResult;
     } catch (err) {
       const timedOut = /timed out|timeout/i.test((err as Error).message);
+      this.logger.warn(`still ${render.id} failed in the worker: ${(err as Error).message}`);
       const failed = await this.settler.fail(render.id, {
         code: timedOut ? 'RENDER_TIMEOUT' : 'INTERNAL_ERROR',
         message: timedOut ? `The still was not drawn within ${STILL_TIMEOUT_MS / 1000} s` : 'The renderer failed; the credit was released',
@@ -191,7 +194,7 @@ export class RendersService {
   async cancel(workspaceId: string, id: string): Promise<{ render: Render; immediate: boolean }> {
     const current = await this.get(workspaceId, id);
     if (TERMINAL_STATUSES.includes(current.status)) throw new ApiError('ALREADY_SETTLED', `Render ${id} is already ${current.status}`, { data: { id, status: current.status } });
-    const cancelled = await this.deps.orm.em.fork().transactional(async (em) => {
+    const cancelled = await retryBusy(() => this.deps.orm.em.fork().transactional(async (em) => {
       const row = await em.findOneOrFail(Render, { id, workspaceId });
       if (row.status !== 'queued') return null;
       Object.assign(row, { status: 'cancelled' satisfies RenderStatus, cancelRequested: true, completedAt: new Date() });
@@ -200,7 +203,7 @@ export class RendersService {
       recordEvent(em, workspaceId, 'render.cancelled', this.settler.eventData(row));
       await em.flush();
       return row;
-    });
+    }));
     if (cancelled) return { render: cancelled, immediate: true };
     const em = this.deps.orm.em.fork();
     await em.nativeUpdate(Render, { id, workspaceId, status: { $nin: [...TERMINAL_STATUSES] } }, { cancelRequested: true });

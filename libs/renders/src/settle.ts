@@ -1,4 +1,5 @@
 import type { MikroORM } from '@mikro-orm/core';
+import { retryBusy } from '#libs/core';
 import type { CreditsService } from '#libs/credits';
 import { recordEvent } from '#libs/events';
 import type { JobError, StillRenderResult } from '#libs/queue';
@@ -28,7 +29,7 @@ export class RenderSettler {
 
   /** Settles a render as done: output recorded, credits captured and `render.completed` written together. */
   async complete(id: string, out: Extract<StillRenderResult, { ok: true }>): Promise<Render> {
-    return this.orm.em.fork().transactional(async (em) => {
+    return retryBusy(() => this.orm.em.fork().transactional(async (em) => {
       const row = await em.findOneOrFail(Render, { id });
       if (TERMINAL_STATUSES.includes(row.status)) return row;
       const now = new Date();
@@ -42,12 +43,12 @@ export class RenderSettler {
       recordEvent(em, row.workspaceId, 'render.completed', this.eventData(row));
       await em.flush();
       return row;
-    });
+    }));
   }
 
   /** Settles a render as failed: error recorded, credits released and `render.failed` written together. */
   async fail(id: string, error: RenderErrorInfo): Promise<Render> {
-    return this.orm.em.fork().transactional(async (em) => {
+    return retryBusy(() => this.orm.em.fork().transactional(async (em) => {
       const row = await em.findOneOrFail(Render, { id });
       if (TERMINAL_STATUSES.includes(row.status)) return row;
       Object.assign(row, { status: 'failed' satisfies RenderStatus, error, completedAt: new Date() });
@@ -56,7 +57,7 @@ export class RenderSettler {
       recordEvent(em, row.workspaceId, 'render.failed', this.eventData(row));
       await em.flush();
       return row;
-    });
+    }));
   }
 
 

@@ -1,0 +1,124 @@
+#!/usr/bin/env node
+// End-to-end still latency (issue 5): POST /v1/render?format=binary for a published template with 4
+// fields, through the API, Redis, a worker and storage, against the still engine alone (same edit,
+// same process-local caches warmed) measured in the same run. Runs dist/ (npm run -s build first).
+//   node bench/still-http.mjs [--requests 60] [--seconds 10] [--concurrency 4] [--json]
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../dist/libs/core/src/index.js';
+import { applyMerge, assertEdit } from '../dist/libs/edit-spec/src/index.js';
+import { FontCatalog, StillEngine, storageAwareFetcher } from '../dist/libs/still/src/index.js';
+import { createStorage } from '../dist/libs/storage/src/index.js';
+import { childOutputs, cleanup, cli, installCleanupHandlers, log, quantile, startStack } from './lib/stack.mjs';
+
+const { values: args } = parseArgs({
+  options: {
+    requests: { type: 'string', default: '60' },
+    seconds: { type: 'string', default: '10' },
+    concurrency: { type: 'string', default: '4' },
+    json: { type: 'boolean', default: false },
+  },
+});
+
+const TEMPLATE = {
+  name: 'Bench card',
+  categoryId: 'social-media',
+  fields: [
+    { key: 'HEADLINE', label: 'Headline', type: 'text', required: true, defaultValue: 'Headline', config: { maxLength: 80 } },
+    { key: 'BODY', label: 'Body', type: 'text', defaultValue: 'Body', config: { maxLength: 200 } },
+    { key: 'ACCENT', label: 'Accent', type: 'color', defaultValue: '#e63946' },
+    { key: 'PHOTO', label: 'Photo', type: 'image', required: true, defaultValue: null },
+  ],
+  edit: {
+    timeline: {
+      background: '#0b132b',
+      tracks: [
+        { clips: [{ asset: { type: 'rich-text', text: '{{HEADLINE}}', font: { family: 'Inter', size: 72, weight: 800, color: '#ffffff' }, align: { horizontal: 'left', vertical: 'top' } }, start: 0, length: 5, width: 920, height: 240, position: 'topLeft', offset: { x: 0.07, y: -0.07 } }] },
+        { clips: [{ asset: { type: 'text', text: '{{BODY}}', width: 920, height: 160, font: { family: 'Open Sans', size: 36, color: '#111111' }, alignment: { horizontal: 'left', vertical: 'center' }, background: { color: '#ffffff', opacity: 0.9, padding: 24, borderRadius: 20 } }, start: 0, length: 5, position: 'bottom', offset: { y: 0.07 } }] },
+        { clips: [{ asset: { type: 'shape', shape: 'rectangle', rectangle: { width: 200, height: 56, cornerRadius: 28 }, fill: { color: '{{ACCENT}}' } }, start: 0, length: 5, width: 200, height: 56, position: 'right', offset: { x: -0.07 } }] },
+        { clips: [{ asset: { type: 'image', src: '{{PHOTO}}' }, start: 0, length: 5, fit: 'crop' }] },
+      ],
+    },
+    output: { format: 'png', size: { width: 1080, height: 1080 } },
+  },
+};
+
+async function main() {
+  installCleanupHandlers();
+  const stack = await startStack({ name: 'still-http', workers: 1 });
+  const key = stack.workspace.liveKey;
+  const post = (path, body) => fetch(`${stack.base}/api${path}`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+  const photo = `${stack.base}/files/library/photo-mountains.jpg`;
+  const imported = await (await post('/v1/templates/import', TEMPLATE)).json();
+  if (!imported.data?.id) throw new Error(`import failed: ${JSON.stringify(imported)}`);
+  const templateId = imported.data.id;
+  await cli(stack.env, 'template:publish', '--id', templateId);
+  log(`template ${templateId} published`);
+  const values = (i) => ({ HEADLINE: `Summer sale ${i}`, BODY: `Only this weekend: ${i} % off everything, online and in shops.`, ACCENT: '#e63946', PHOTO: photo });
+
+  const render = async (i) => {
+    const t = performance.now();
+    const res = await post('/v1/render?format=binary', { templateId, values: values(i) });
+    const bytes = Buffer.from(await res.arrayBuffer());
+    if (res.status !== 200 || res.headers.get('content-type') !== 'image/png' || bytes.length < 1000) throw new Error(`render ${i}: HTTP ${res.status} ${bytes.toString().slice(0, 300)}`);
+    return performance.now() - t;
+  };
+  // Warm-up: worker start (fonts, libvips), the photo layer, the API's first still.
+  for (let i = 0; i < 40; i++) {
+    try {
+      await render(-i);
+      if (i >= 5) break;
+    } catch (err) {
+      if (i === 39) throw err;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+
+  const latency = [];
+  for (let i = 0; i < Number(args.requests); i++) latency.push(await render(i));
+
+  let done = 0;
+  const until = performance.now() + Number(args.seconds) * 1000;
+  await Promise.all(Array.from({ length: Number(args.concurrency) }, async (_, lane) => {
+    for (let i = 0; performance.now() < until; i++) {
+      await render(100_000 + lane * 10_000 + i);
+      done++;
+    }
+  }));
+
+  // The engine alone, in this process, on the same stored photo and the same edits.
+  const config = loadConfig(stack.env);
+  const storage = createStorage(config);
+  const engine = new StillEngine({ fonts: await FontCatalog.system(), fetch: storageAwareFetcher(config, storage) });
+  const editOf = (i) => assertEdit(applyMerge(TEMPLATE.edit, values(i)).value);
+  for (let i = 0; i < 5; i++) await engine.render(editOf(-i));
+  const engineMs = [];
+  for (let i = 0; i < Number(args.requests); i++) {
+    const edit = editOf(i);
+    const t = performance.now();
+    await engine.render(edit);
+    engineMs.push(performance.now() - t);
+  }
+
+  const result = {
+    http: { p50: quantile(latency, 0.5), p95: quantile(latency, 0.95), perSecond: done / Number(args.seconds), concurrency: Number(args.concurrency) },
+    engine: { p50: quantile(engineMs, 0.5), p95: quantile(engineMs, 0.95) },
+    ratio: quantile(latency, 0.5) / quantile(engineMs, 0.5),
+    target: { httpP50Ms: 60 },
+  };
+  if (args.json) console.log(JSON.stringify(result));
+  else {
+    const f = (n) => n.toFixed(1);
+    console.log(`http    p50 ${f(result.http.p50)} ms  p95 ${f(result.http.p95)} ms  ${f(result.http.perSecond)} renders/s at concurrency ${result.http.concurrency}`);
+    console.log(`engine  p50 ${f(result.engine.p50)} ms  p95 ${f(result.engine.p95)} ms`);
+    console.log(`still-http: p50 ${f(result.http.p50)} ms (target <= 60), ${result.ratio.toFixed(2)} x the engine alone`);
+  }
+}
+
+main()
+  .catch((err) => {
+    console.error(err);
+    if (process.env.BENCH_DEBUG) console.error(childOutputs());
+    process.exitCode = 1;
+  })
+  .finally(() => cleanup());
