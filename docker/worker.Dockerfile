@@ -43,8 +43,9 @@ ENV NODE_ENV=production \
 
 COPY --from=build --chown=node:node /app/node_modules ./node_modules
 COPY --from=build --chown=node:node /app/dist ./dist
-# The template library's bundled media (copied into storage at API start).
+# The template library's bundled media and previews (copied into storage at API start).
 COPY --from=build --chown=node:node /app/libs/templates/seed/media ./libs/templates/seed/media
+COPY --from=build --chown=node:node /app/libs/templates/seed/previews ./libs/templates/seed/previews
 COPY --from=build --chown=node:node /app/package.json ./
 
 RUN mkdir -p /data && chown node:node /data

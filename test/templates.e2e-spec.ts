@@ -113,7 +113,7 @@ describe('templates', () => {
     const og = items.find((t) => t.id === 'tpl_lib_og_image');
     expect(og).toMatchObject({
       name: expect.any(String), kind: 'image', width: 1200, height: 630, aspectRatio: '40:21', version: 1, status: 'published', visibility: 'public',
-      canRender: false, isOwn: false, inLibrary: true, categoryId: 'web', subcategoryId: 'og-image', usageCount: 0, previewUrl: null,
+      canRender: false, isOwn: false, inLibrary: true, categoryId: 'web', subcategoryId: 'og-image', usageCount: 0,
     });
     expect(og?.fieldGroups).toEqual(expect.arrayContaining(['Text']));
     expect(og?.fields[0]).toEqual(expect.objectContaining({ key: 'TITLE', label: 'Title', type: 'text', group: 'Text', required: true, config: { maxLength: 90 } }));
@@ -125,6 +125,11 @@ describe('templates', () => {
     // Bundled media is addressed under the deployment's public URL.
     expect(JSON.stringify(detail.edit)).toContain(`${api.config.publicUrl}/files/library/seal-gold.png`);
     expect((await req('GET', '/v1/templates', key(a))).json().pagination.limit).toBe(20);
+    // Every library template has a preview picture, served from storage.
+    expect(items.every((t) => typeof t.previewUrl === 'string')).toBe(true);
+    const preview = await api.app.inject({ method: 'GET', url: new URL(og?.previewUrl as string).pathname });
+    expect([preview.statusCode, preview.headers['content-type']]).toEqual([200, 'image/jpeg']);
+    expect(preview.rawPayload.subarray(0, 3)).toEqual(Buffer.from([0xff, 0xd8, 0xff]));
   });
 
   it('§4.2 list filters (kind, categoryId, search over name/tags/description), sorts and pages', async () => {

@@ -47,6 +47,8 @@ export interface LibrarySeed {
   edit: Record<string, JsonValue>;
   fields: FieldDefinition[];
   fieldGroups: string[];
+  /** A picture of the template with its default values (libs/templates/seed/previews). */
+  previewUrl?: string | null;
 }
 
 export interface TemplatesOptions {
@@ -370,13 +372,14 @@ export class TemplatesService {
       const content = {
         name: seed.name, description: seed.description, categoryId: seed.categoryId, subcategoryId: seed.subcategoryId, tags: seed.tags,
         edit: seed.edit, fields: seed.fields, fieldGroups: seed.fieldGroups, ...checked.geometry, searchText: searchText(seed),
+        previewUrl: seed.previewUrl ?? null,
       };
       const row = existing.get(seed.id);
       if (!row) {
         const now = new Date();
         try {
           await this.orm.em.fork().insert(Template, {
-            id: seed.id, workspaceId: null, ...content, version: 1, status: 'published', visibility: 'public', usageCount: 0, previewUrl: null,
+            id: seed.id, workspaceId: null, ...content, version: 1, status: 'published', visibility: 'public', usageCount: 0,
             sourceTemplateId: null, review: null, createdAt: now, updatedAt: now, publishedAt: now,
           });
           inserted++;
@@ -387,7 +390,10 @@ export class TemplatesService {
       }
       const before = canonical([row.name, row.description, row.categoryId, row.subcategoryId, row.tags, row.edit, row.fields, row.fieldGroups]);
       const after = canonical([content.name, content.description, content.categoryId, content.subcategoryId, content.tags, content.edit, content.fields, content.fieldGroups]);
-      if (before === after) continue;
+      if (before === after) {
+        if (row.previewUrl !== content.previewUrl) await em.nativeUpdate(Template, { id: seed.id, workspaceId: null }, { previewUrl: content.previewUrl });
+        continue;
+      }
       await em.nativeUpdate(Template, { id: seed.id, workspaceId: null, version: row.version }, { ...content, version: row.version + 1, updatedAt: new Date() });
       updated++;
     }
