@@ -3,6 +3,7 @@ import sharp from 'sharp';
 import { CreditsService, LedgerEntry } from '#libs/credits';
 import { openDatabase, type Orm } from '#libs/db';
 import { OutboxEvent } from '#libs/events';
+import { JobQueue } from '#libs/queue';
 import { Render, RendersService } from '#libs/renders';
 import { createWorkerApp } from '../apps/worker/src/app.js';
 import { startApi, type TestApi } from './harness.js';
@@ -219,6 +220,12 @@ describe('renders: synchronous stills end to end', () => {
     expect(tooLong.statusCode).toBe(422);
     expect(tooLong.json()).toMatchObject({ code: 'TEMPLATE_VALIDATION_FAILED', errors: { 'values.QUOTE': [expect.any(String)], 'values.COLOUR': [expect.any(String)] } });
 
+    // AUTHOR_PHOTO asks for 1:1: a landscape picture is refused once downloaded, naming the field.
+    const landscape = `${api.config.publicUrl}/files/library/photo-mountains.jpg`;
+    const wrongShape = await post(live, { templateId, values: { QUOTE: 'Hi', AUTHOR_PHOTO: landscape } });
+    expect(wrongShape.statusCode).toBe(422);
+    expect(wrongShape.json()).toMatchObject({ code: 'TEMPLATE_VALIDATION_FAILED', errors: { 'values.AUTHOR_PHOTO': [expect.stringMatching(/aspect ratio 1:1/)] }, data: { status: 'failed' } });
+
     // The merge-pair form, with the library's own photo (a stored file read from storage).
     const res = await post(live, { templateId, merge: [{ find: 'QUOTE', replace: 'Small steps, shipped daily.' }, { find: 'AUTHOR', replace: 'Jane Q.' }] }, '?format=binary');
     expect(res.statusCode).toBe(200);
@@ -231,6 +238,30 @@ describe('renders: synchronous stills end to end', () => {
     const done = (await post(live, { edit: still() })).json().data;
     const res = await api.app.inject({ method: 'POST', url: `/api/v1/render/${done.id}/cancel`, headers: { 'x-api-key': live } });
     expect([res.statusCode, res.json().code]).toEqual([409, 'ALREADY_SETTLED']);
+  });
+
+  it('a still whose worker and API both died is failed WORKER_LOST by the maintenance job, its credit released', async () => {
+    const id = 'rnd_lost_still_1';
+    const em = orm.em.fork();
+    const old = new Date(Date.now() - 10 * 60_000);
+    em.create(Render, {
+      id, workspaceId, status: 'rendering', kind: 'image', mode: 'live', templateId: null, templateVersion: null, format: 'png', width: 10, height: 10,
+      duration: null, fps: null, scale: 1, fileSizeBytes: null, renderTime: null, credits: 1, watermarked: false, outputKey: null, posterKey: null,
+      thumbnailKey: null, expiresAt: null, purgedAt: null, error: null, progress: 0, cancelRequested: false, metadata: null, callback: null, edit: still(),
+      idempotencyKey: null, requestHash: null, attempts: 1, createdAt: old, updatedAt: old, startedAt: old, completedAt: null,
+    });
+    await em.flush();
+    await new CreditsService(orm).hold({ workspaceId, plan: 'pro', kind: 'image', amount: 1, renderId: id, mode: 'live' });
+    const queue = new JobQueue(api.config, 'system');
+    const events = queue.events();
+    await events.waitUntilReady();
+    const job = await queue.add('renders.purge', {});
+    expect(await job.waitUntilFinished(events, 20_000)).toMatchObject({ lost: 1 });
+    await events.close();
+    await queue.close();
+    expect((await get(live, `/v1/render/${id}`)).json().data).toMatchObject({ status: 'failed', error: { code: 'WORKER_LOST', stage: 'rendering' } });
+    const ledger = await orm.em.fork().find(LedgerEntry, { renderId: id }, { orderBy: { id: 'asc' } });
+    expect(ledger.map((e) => e.reason)).toEqual(['hold', 'release']);
   });
 
   it('decisions.md retention: expired outputs are deleted and the record says so', async () => {

@@ -65,9 +65,10 @@ export class WorkerModule implements OnApplicationBootstrap, OnApplicationShutdo
             sharp.concurrency(2);
             const stills = new StillEngine({ fonts: await FontCatalog.system(), fetch: storageAwareFetcher(config, storage) });
             const credits = new CreditsService(orm, { lowThreshold: config.creditsLowThreshold });
+            const settler = new RenderSettler(orm, credits, storage);
             return [
-              new StillRenderProcessor(stills, storage, new RenderSettler(orm, credits, storage)),
-              new RendersPurgeProcessor(orm, storage),
+              new StillRenderProcessor(stills, storage, settler),
+              new RendersPurgeProcessor(orm, storage, settler),
               new PingProcessor(),
               new CreditsSweepProcessor(new CreditsService(orm, { lowThreshold: config.creditsLowThreshold }), config.maxRenderAgeSec),
               new WebhooksDispatchProcessor(webhooks, webhooksQueue, redis, `${config.redisPrefix}:webhooks:dispatch-lock`),

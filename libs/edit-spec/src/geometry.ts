@@ -89,3 +89,15 @@ export function outputSize(output: Output, opts: OutputSizeOptions = {}): Output
     pixelRatio,
   };
 }
+
+/** Relative tolerance of an aspect-ratio rule (2 %: a 1080×1080 crop of a 1:1 field passes, 1080×1000 does not). */
+export const ASPECT_TOLERANCE = 0.02;
+
+/** Why a picture of `size` breaks an aspect ratio `W:H` (a message), or null when it fits. */
+export function aspectMismatch(aspectRatio: string, size: Size): string | null {
+  const [w, h] = aspectRatio.split(':').map(Number);
+  if (!w || !h || size.width <= 0 || size.height <= 0) return null;
+  const want = w / h;
+  const got = size.width / size.height;
+  return Math.abs(got - want) / want <= ASPECT_TOLERANCE ? null : `must be an image of aspect ratio ${aspectRatio}, got ${size.width}×${size.height}`;
+}

@@ -16,14 +16,22 @@ export interface JobPayloads {
   'system.ping': { nonce: string; sentAt: number };
   /** Releases holds of renders that were lost (older than maxAgeSec, never settled). */
   'credits.sweep': { maxAgeSec?: number };
-  /** Deletes the stored outputs of renders past their expiresAt. */
+  /** Deletes the stored outputs of renders past their expiresAt; fails stills lost with their worker. */
   'renders.purge': { now?: string };
   /** Fans undispatched outbox events out into deliveries. */
   'webhooks.dispatch': Record<string, never>;
   /** One attempt of one delivery; BullMQ retries it on the §6 schedule. */
   'webhooks.deliver': { deliveryId: string };
   /** Draws one still (a normalised edit spec) and stores it under `key`. */
-  'still.render': { edit: EditSpecJson; key: string; scale: number; watermark: boolean; renderId?: string };
+  'still.render': {
+    edit: EditSpecJson;
+    key: string;
+    scale: number;
+    watermark: boolean;
+    renderId?: string;
+    /** Template image fields with an aspect ratio (checked on the downloaded pictures). */
+    aspectRules?: { path: string; url: string; aspectRatio: string }[];
+  };
 }
 
 /** A normalised edit spec as it travels through Redis (libs/edit-spec `EditSpec`). */
@@ -43,7 +51,7 @@ export type StillRenderResult =
 export interface JobResults {
   'system.ping': { nonce: string; worker: string; latencyMs: number };
   'credits.sweep': { released: string[] };
-  'renders.purge': { purged: number };
+  'renders.purge': { purged: number; lost: number };
   'webhooks.dispatch': { deliveries: number };
   'webhooks.deliver': { outcome: string };
   'still.render': StillRenderResult;
@@ -82,6 +90,7 @@ export function validatePayload<N extends JobName>(name: N, data: unknown): JobP
       if (typeof d.key !== 'string' || !d.key) fail('key must be a storage key');
       if (typeof d.scale !== 'number' || d.scale < 1 || d.scale > 3) fail('scale must be a number from 1 to 3');
       if (typeof d.watermark !== 'boolean') fail('watermark must be a boolean');
+      if (d.aspectRules !== undefined && !Array.isArray(d.aspectRules)) fail('aspectRules must be a list');
       return d as unknown as JobPayloads[N];
     }
     default:

@@ -7,7 +7,7 @@ import { applyMerge, assertEdit, assertTiming, outputKind, type EditSpec, type J
 import { recordEvent } from '#libs/events';
 import type { JobQueue, StillRenderResult } from '#libs/queue';
 import { outputKey, type StorageDriver } from '#libs/storage';
-import { normaliseValues, validateValues, type TemplatesService } from '#libs/templates';
+import { aspectRules, normaliseValues, validateValues, type TemplatesService } from '#libs/templates';
 import { Render, TERMINAL_STATUSES, type RenderStatus } from './entities.js';
 import { estimate, type Estimate } from './pricing.js';
 import { errorInfo, purgeExpired, RenderSettler } from './settle.js';
@@ -32,6 +32,8 @@ export interface RendersDeps {
   stillEvents: () => Promise<QueueEvents>;
 }
 
+type AspectRule = { path: string; url: string; aspectRatio: string };
+
 /** A render request resolved to the edit it will draw. */
 interface Planned {
   input: RenderInput;
@@ -39,6 +41,8 @@ interface Planned {
   templateId: string | null;
   templateVersion: number | null;
   estimate: Estimate;
+  /** Template image fields with an aspect ratio, checked by the worker on the downloaded pictures. */
+  aspectRules: AspectRule[];
 }
 
 export interface CreateResult {
@@ -69,9 +73,11 @@ export class RendersService {
     let templateId: string | null = null;
     let templateVersion: number | null = null;
     let root = 'edit';
+    let rules: AspectRule[] = [];
     if (input.templateId !== undefined) {
       const found = await this.deps.templates.findForRender(caller.workspaceId, input.templateId);
       const checked = validateValues({ fields: found.fields }, values, { root: 'values' });
+      rules = aspectRules({ fields: found.fields }, checked).map(({ path, url, aspectRatio }) => ({ path, url, aspectRatio }));
       raw = applyMerge(found.edit as JsonValue, checked).value;
       templateId = found.template.id;
       templateVersion = found.template.version;
@@ -96,7 +102,7 @@ export class RendersService {
     if (Math.max(cost.size.width, cost.size.height) > caller.plan.maxImageDimension) {
       throw new ApiError('LIMIT_IMAGE_SIZE', `A ${cost.size.width}×${cost.size.height} still is larger than the ${caller.plan.name} plan allows (${caller.plan.maxImageDimension} px a side)`);
     }
-    return { input, edit, templateId, templateVersion, estimate: cost };
+    return { input, edit, templateId, templateVersion, estimate: cost, aspectRules: rules };
   }
 
   /** §4.1 Estimate cost: the same resolution and checks as a render, nothing stored or held. */
@@ -148,17 +154,17 @@ export class RendersService {
       if (!winner) throw err;
       return { render: await this.replay(winner, hash), replayed: true };
     }
-    return { render: await this.drawStill(render, planned.edit), replayed: false };
+    return { render: await this.drawStill(render, planned.edit, planned.aspectRules), replayed: false };
   }
 
-  private async drawStill(render: Render, edit: EditSpec): Promise<Render> {
+  private async drawStill(render: Render, edit: EditSpec, rules: AspectRule[]): Promise<Render> {
     const ext = render.format === 'jpeg' ? 'jpg' : render.format;
     let result: StillRenderResult;
     try {
       const events = await this.deps.stillEvents();
       const job = await this.deps.stills.add(
         'still.render',
-        { edit: edit as never, key: outputKey(render.id, ext), scale: render.scale, watermark: render.watermarked, renderId: render.id },
+        { edit: edit as never, key: outputKey(render.id, ext), scale: render.scale, watermark: render.watermarked, renderId: render.id, aspectRules: rules },
         { jobId: render.id, priority: 1 },
       );
       result = (await job.waitUntilFinished(events, STILL_TIMEOUT_MS)) as StillRenderResult;

@@ -89,3 +89,23 @@ export async function purgeExpired(orm: MikroORM, storage: Pick<StorageDriver, '
 }
 
 export type { StillRenderResult };
+
+/** A still still working after this long lost its worker (a still takes well under a minute). */
+export const LOST_STILL_AFTER_MS = 5 * 60_000;
+
+/**
+ * Settles stills whose worker and waiting API process both died (status still working long after
+ * creation) as failed `WORKER_LOST`, releasing their credits. Video renders are retried by their
+ * queue instead.
+ */
+export async function failLostStills(orm: MikroORM, settler: RenderSettler, now = new Date(), batch = 500): Promise<string[]> {
+  const rows = await orm.em.fork().find(
+    Render,
+    { kind: 'image', status: { $in: ['queued', 'fetching', 'rendering', 'saving'] }, createdAt: { $lt: new Date(now.getTime() - LOST_STILL_AFTER_MS) } },
+    { orderBy: { createdAt: 'asc' }, limit: batch },
+  );
+  for (const row of rows) {
+    await settler.fail(row.id, { code: 'WORKER_LOST', message: 'The worker drawing this still stopped; the credit was released', stage: row.status });
+  }
+  return rows.map((r) => r.id);
+}

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import sharp from 'sharp';
 import { ApiError, type FieldErrors } from '#libs/core';
 import {
-  assertTiming, clipsAt, clipVisualAt, intrinsicSize, isStillFormat, outputSize, parseColor,
+  aspectMismatch, assertTiming, clipsAt, clipVisualAt, intrinsicSize, isStillFormat, outputSize, parseColor,
   type Clip, type Durations, type EditSpec, type ImageAsset, type Quality, type Rect, type Size, type TimedClip,
 } from '#libs/edit-spec';
 import { MediaFetchError, RenderMediaCache, type FetchedMedia, type MediaKind } from '#libs/media';
@@ -36,6 +36,14 @@ export interface StillRenderOptions {
   watermark?: boolean;
   /** Media durations (only needed when an edit uses `auto` lengths of audio). */
   durations?: Durations;
+  /** Template image fields with an aspect ratio: the picture at `url` must match (422 at `path`). */
+  aspectRules?: readonly AspectRule[];
+}
+
+export interface AspectRule {
+  path: string;
+  url: string;
+  aspectRatio: string;
 }
 
 export interface StillOutput {
@@ -78,6 +86,8 @@ interface Drawable {
   text?: { value: string; size: number };
   /** The drawn pixels have no transparency (an image without alpha). */
   opaque?: boolean;
+  /** An image's own size (upright), for aspect-ratio rules. */
+  imageSize?: Size;
 }
 
 const clipPath = (c: TimedClip) => `edit.timeline.tracks[${c.track}].clips[${c.index}]`;
@@ -134,6 +144,7 @@ export class StillEngine {
     const media = new RenderMediaCache(this.opts.fetch);
     const fonts = await this.renderFonts(edit, media);
     const drawables = await this.prepare(active, edit, size.viewport, media, fonts);
+    this.checkAspects(active, drawables, opts.aspectRules ?? []);
     const inputsDone = performance.now();
 
     const placed = await Promise.all(active.map((c, i) => this.layer(c, time, drawables[i]!, size.viewport, size.pixelRatio, size)));
@@ -153,6 +164,22 @@ export class StillEngine {
       height: size.height,
       timings: { inputs: inputsDone - started, draw: drawDone - inputsDone, encode: finished - drawDone, total: finished - started },
     };
+  }
+
+  /** Template image fields' aspect ratios, checked on the downloaded pictures (422 at `values.KEY`). */
+  private checkAspects(active: TimedClip[], drawables: Drawable[], rules: readonly AspectRule[]): void {
+    if (rules.length === 0) return;
+    const errors: FieldErrors = {};
+    active.forEach((c, i) => {
+      const size = drawables[i]?.imageSize;
+      if (!size || c.clip.asset.type !== 'image') return;
+      const src = c.clip.asset.src;
+      for (const rule of rules) {
+        const why = rule.url === src ? aspectMismatch(rule.aspectRatio, size) : null;
+        if (why && !errors[rule.path]?.includes(why)) addError(errors, rule.path, why);
+      }
+    });
+    if (Object.keys(errors).length) throw new ApiError('TEMPLATE_VALIDATION_FAILED', 'An image does not have the aspect ratio its field asks for', { errors });
   }
 
   /** Downloads `timeline.fonts` and checks that every family the frame uses exists (422 otherwise). */
@@ -283,6 +310,7 @@ export class StillEngine {
     };
     return {
       source: { width: cut.width, height: cut.height },
+      imageSize: { width: oriented.width, height: oriented.height },
       opaque: oriented.opaque,
       key: digest('image', hash, JSON.stringify(cut)),
       draw: async (rect, target) => {

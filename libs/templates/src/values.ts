@@ -1,5 +1,5 @@
 import { ApiError, type FieldErrors } from '#libs/core';
-import { placeholderName, type JsonValue } from '#libs/edit-spec';
+import { aspectMismatch, placeholderName, type JsonValue } from '#libs/edit-spec';
 import { describe, isRecord, Issues, suggest, summarise } from './check.js';
 import { checkValue, isBlank, type FieldDefinition } from './fields.js';
 
@@ -108,9 +108,6 @@ export interface AspectRule {
   aspectRatio: string;
 }
 
-/** Relative difference allowed between the picture's ratio and the field's (2 %): crops and rounding. */
-export const ASPECT_TOLERANCE = 0.02;
-
 /** The aspect-ratio rules that apply to merged values (fields with `config.aspectRatio` and a URL). */
 export function aspectRules(template: { fields: readonly FieldDefinition[] }, merged: Readonly<Record<string, JsonValue>>, root = 'values'): AspectRule[] {
   return template.fields.flatMap((f) => {
@@ -123,9 +120,5 @@ export function aspectRules(template: { fields: readonly FieldDefinition[] }, me
 
 /** Why a fetched picture breaks its rule (a message for `errors[rule.path]`), or null when it fits. */
 export function checkAspect(rule: Pick<AspectRule, 'aspectRatio'>, size: { width: number; height: number }): string | null {
-  const [w, h] = rule.aspectRatio.split(':').map(Number);
-  if (!w || !h || size.width <= 0 || size.height <= 0) return null;
-  const want = w / h;
-  const got = size.width / size.height;
-  return Math.abs(got - want) / want <= ASPECT_TOLERANCE ? null : `must be an image of aspect ratio ${rule.aspectRatio}, got ${size.width}×${size.height}`;
+  return aspectMismatch(rule.aspectRatio, size);
 }

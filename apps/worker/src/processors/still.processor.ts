@@ -33,7 +33,7 @@ export class StillRenderProcessor implements JobProcessor<'still.render'> {
   private async draw(data: JobPayloads['still.render']): Promise<JobResults['still.render']> {
     const started = performance.now();
     try {
-      const out = await this.engine.render(data.edit as unknown as EditSpec, { scale: data.scale, watermark: data.watermark });
+      const out = await this.engine.render(data.edit as unknown as EditSpec, { scale: data.scale, watermark: data.watermark, aspectRules: data.aspectRules ?? [] });
       const stored = await this.storage.put(data.key, out.bytes, { contentType: out.contentType });
       return {
         ok: true,
