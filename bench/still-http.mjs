@@ -56,11 +56,18 @@ async function main() {
   log(`template ${templateId} published`);
   const values = (i) => ({ HEADLINE: `Summer sale ${i}`, BODY: `Only this weekend: ${i} % off everything, online and in shops.`, ACCENT: '#e63946', PHOTO: photo });
 
-  const render = async (i) => {
+  const phases = {};
+  const render = async (i, keep = false) => {
     const t = performance.now();
     const res = await post('/v1/render?format=binary', { templateId, values: values(i) });
     const bytes = Buffer.from(await res.arrayBuffer());
     if (res.status !== 200 || res.headers.get('content-type') !== 'image/png' || bytes.length < 1000) throw new Error(`render ${i}: HTTP ${res.status} ${bytes.toString().slice(0, 300)}`);
+    if (keep) {
+      for (const part of (res.headers.get('server-timing') ?? '').split(',')) {
+        const [name, dur] = part.trim().split(';dur=');
+        if (name && dur) (phases[name] ??= []).push(Number(dur));
+      }
+    }
     return performance.now() - t;
   };
   // Warm-up: worker start (fonts, libvips), the photo layer, the API's first still.
@@ -75,7 +82,7 @@ async function main() {
   }
 
   const latency = [];
-  for (let i = 0; i < Number(args.requests); i++) latency.push(await render(i));
+  for (let i = 0; i < Number(args.requests); i++) latency.push(await render(i, true));
 
   let done = 0;
   const until = performance.now() + Number(args.seconds) * 1000;
@@ -104,6 +111,7 @@ async function main() {
     http: { p50: quantile(latency, 0.5), p95: quantile(latency, 0.95), perSecond: done / Number(args.seconds), concurrency: Number(args.concurrency) },
     engine: { p50: quantile(engineMs, 0.5), p95: quantile(engineMs, 0.95) },
     ratio: quantile(latency, 0.5) / quantile(engineMs, 0.5),
+    serverTiming: Object.fromEntries(Object.entries(phases).map(([k, v]) => [k, quantile(v, 0.5)])),
     target: { httpP50Ms: 60 },
   };
   if (args.json) console.log(JSON.stringify(result));
@@ -111,6 +119,7 @@ async function main() {
     const f = (n) => n.toFixed(1);
     console.log(`http    p50 ${f(result.http.p50)} ms  p95 ${f(result.http.p95)} ms  ${f(result.http.perSecond)} renders/s at concurrency ${result.http.concurrency}`);
     console.log(`engine  p50 ${f(result.engine.p50)} ms  p95 ${f(result.engine.p95)} ms`);
+    console.log(`server-timing medians: ${Object.entries(result.serverTiming).map(([k, v]) => `${k} ${f(v)}`).join(', ')} ms`);
     console.log(`still-http: p50 ${f(result.http.p50)} ms (target <= 60), ${result.ratio.toFixed(2)} x the engine alone`);
   }
 }

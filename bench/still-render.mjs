@@ -27,9 +27,13 @@ sharp.concurrency(Math.min(2, availableParallelism()));
 const log = (...a) => { if (!args.json) console.error(...a); };
 const quantile = (xs, q) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor(q * s.length))]; };
 
-// A photo-like 2400×1600 JPEG (gradient + noise: it costs what a real photo costs to decode and encode).
-const photo = await sharp({ create: { width: 2400, height: 1600, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 120, sigma: 30 } } })
-  .composite([{ input: Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="2400" height="1600"><defs><linearGradient id="g" x2="1" y2="1"><stop offset="0" stop-color="#f4a261" stop-opacity="0.8"/><stop offset="1" stop-color="#264653" stop-opacity="0.8"/></linearGradient></defs><rect width="2400" height="1600" fill="url(#g)"/></svg>') }])
+// A photo-like 2400×1600 JPEG: smooth structure (blurred coarse noise, a gradient) plus sensor-like
+// grain (σ 4), JPEG q85 — it decodes and compresses like a real photograph, unlike flat art or white noise.
+const coarse = await sharp({ create: { width: 240, height: 160, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 60 } } })
+  .blur(3).resize(2400, 1600, { kernel: 'cubic' }).raw().toBuffer();
+const grain = await sharp({ create: { width: 2400, height: 1600, channels: 3, background: '#000000', noise: { type: 'gaussian', mean: 0, sigma: 4 } } }).png().toBuffer();
+const photo = await sharp(coarse, { raw: { width: 2400, height: 1600, channels: 3 } })
+  .composite([{ input: grain, blend: 'add' }])
   .jpeg({ quality: 85 })
   .toBuffer();
 const PHOTO_URL = 'https://cdn.example.com/photo.jpg';

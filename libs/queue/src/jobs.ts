@@ -45,7 +45,11 @@ export interface JobError {
 }
 
 export type StillRenderResult =
-  | { ok: true; key: string; url: string; format: 'png' | 'jpeg' | 'pdf'; contentType: string; width: number; height: number; sizeBytes: number; renderMs: number }
+  | {
+      ok: true; key: string; url: string; format: 'png' | 'jpeg' | 'pdf'; contentType: string; width: number; height: number; sizeBytes: number; renderMs: number;
+      /** Milliseconds per step in the worker: draw (the engine), store (storage write), settle (database). */
+      timings?: { draw: number; store: number; settle?: number };
+    }
   | { ok: false; error: JobError };
 
 export interface JobResults {

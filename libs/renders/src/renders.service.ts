@@ -49,6 +49,8 @@ export interface CreateResult {
   render: Render;
   /** True when an earlier request with the same idempotency key made this render. */
   replayed: boolean;
+  /** Milliseconds per step, for the Server-Timing header. */
+  timing?: Record<string, number>;
 }
 
 /**
@@ -121,8 +123,10 @@ export class RendersService {
       const prior = await this.byKey(caller.workspaceId, input.idempotencyKey);
       if (prior) return { render: await this.replay(prior, hash), replayed: true };
     }
+    const t0 = performance.now();
     const planned = await this.plan(caller, input);
     await this.deps.credits.ensureOpen(caller.workspaceId, caller.plan.code);
+    const t1 = performance.now();
 
     const watermarked = caller.mode === 'test' || caller.plan.watermark;
     const id = newId('render');
@@ -154,10 +158,12 @@ export class RendersService {
       if (!winner) throw err;
       return { render: await this.replay(winner, hash), replayed: true };
     }
-    return { render: await this.drawStill(render, planned.edit, planned.aspectRules), replayed: false };
+    const t2 = performance.now();
+    const timing: Record<string, number> = { plan: t1 - t0, claim: t2 - t1 };
+    return { render: await this.drawStill(render, planned.edit, planned.aspectRules, timing), replayed: false, timing };
   }
 
-  private async drawStill(render: Render, edit: EditSpec, rules: AspectRule[]): Promise<Render> {
+  private async drawStill(render: Render, edit: EditSpec, rules: AspectRule[], timing: Record<string, number>): Promise<Render> {
     const ext = render.format === 'jpeg' ? 'jpg' : render.format;
     let result: StillRenderResult;
     try {
@@ -167,7 +173,10 @@ export class RendersService {
         { edit: edit as never, key: outputKey(render.id, ext), scale: render.scale, watermark: render.watermarked, renderId: render.id, aspectRules: rules },
         { jobId: render.id, priority: 1 },
       );
+      const queued = performance.now();
       result = (await job.waitUntilFinished(events, STILL_TIMEOUT_MS)) as StillRenderResult;
+      const worker = result.ok && result.timings ? result.timings : undefined;
+      if (worker) Object.assign(timing, worker, { queue: performance.now() - queued - worker.draw - worker.store - (worker.settle ?? 0) });
     } catch (err) {
       const timedOut = /timed out|timeout/i.test((err as Error).message);
       this.logger.warn(`still ${render.id} failed in the worker: ${(err as Error).message}`);

@@ -18,22 +18,53 @@ export async function encodePng(raw: Buffer, width: number, height: number, chan
   const inStride = width * inputChannels;
   if (raw.length !== inStride * height) throw new Error(`expected ${inStride * height} bytes of pixels, got ${raw.length}`);
   if (inputChannels < channels) throw new Error('cannot add channels');
+  // Filter (Sub) and checksum in one pass: the zlib trailer's Adler-32 is summed row by row (a row is
+  // shorter than 5552 bytes, the most that can be summed before the modulo without overflow).
   const filtered = Buffer.allocUnsafe((stride + 1) * height);
+  let a = 1;
+  let b = 0;
   for (let y = 0; y < height; y++) {
     let out = y * (stride + 1);
     const row = y * inStride;
     filtered[out++] = 1; // Sub
-    if (inputChannels === channels) {
-      for (let i = 0; i < channels; i++) filtered[out + i] = raw[row + i]!;
-      for (let i = channels; i < stride; i++) filtered[out + i] = (raw[row + i]! - raw[row + i - channels]!) & 0xff;
+    a += 1;
+    b += a;
+    for (let i = 0; i < channels; i++) {
+      const v = raw[row + i]!;
+      filtered[out + i] = v;
+      a += v;
+      b += a;
+    }
+    // Doubles hold a row's sums exactly (a row is at most 65,536 bytes: b < 2^41).
+    if (channels === 3) {
+      for (let x = 1, src = row + inputChannels, dst = out + 3; x < width; x++, src += inputChannels, dst += 3) {
+        const r = (raw[src]! - raw[src - inputChannels]!) & 0xff;
+        const g = (raw[src + 1]! - raw[src + 1 - inputChannels]!) & 0xff;
+        const bl = (raw[src + 2]! - raw[src + 2 - inputChannels]!) & 0xff;
+        filtered[dst] = r;
+        filtered[dst + 1] = g;
+        filtered[dst + 2] = bl;
+        a += r;
+        b += a;
+        a += g;
+        b += a;
+        a += bl;
+        b += a;
+      }
     } else {
-      // RGBA in, RGB out: the alpha of an opaque frame is dropped while filtering.
-      for (let i = 0; i < channels; i++) filtered[out + i] = raw[row + i]!;
-      for (let x = 1, src = row + inputChannels, dst = out + channels; x < width; x++, src += inputChannels, dst += channels) {
-        for (let c = 0; c < channels; c++) filtered[dst + c] = (raw[src + c]! - raw[src + c - inputChannels]!) & 0xff;
+      for (let x = 1, src = row + 4, dst = out + 4; x < width; x++, src += 4, dst += 4) {
+        for (let c = 0; c < 4; c++) {
+          const v = (raw[src + c]! - raw[src + c - 4]!) & 0xff;
+          filtered[dst + c] = v;
+          a += v;
+          b += a;
+        }
       }
     }
+    a %= 65521;
+    b %= 65521;
   }
+  const checksum = ((b << 16) | a) >>> 0;
   const n = Math.max(1, Math.min(bands, height));
   const rowsPer = Math.ceil(height / n);
   const parts = await Promise.all(
@@ -42,6 +73,8 @@ export async function encodePng(raw: Buffer, width: number, height: number, chan
       const end = Math.min(height, (i + 1) * rowsPer) * (stride + 1);
       const last = i === n - 1;
       return deflateRaw(filtered.subarray(start, end), {
+        // One output buffer per band: the default 16 KB chunks cost a main-thread round trip each.
+        chunkSize: Math.max(64 * 1024, end - start + 1024),
         level: 1,
         strategy: zlib.constants.Z_RLE,
         finishFlush: last ? zlib.constants.Z_FINISH : zlib.constants.Z_SYNC_FLUSH,
@@ -50,7 +83,7 @@ export async function encodePng(raw: Buffer, width: number, height: number, chan
   );
   const header = Buffer.from([0x78, 0x01]);
   const trailer = Buffer.alloc(4);
-  trailer.writeUInt32BE(adler32(filtered));
+  trailer.writeUInt32BE(checksum);
   const idat = Buffer.concat([header, ...parts, trailer]);
 
   const ihdr = Buffer.alloc(13);

@@ -38,8 +38,9 @@ export class RendersController {
     @Headers('idempotency-key') idempotencyKey: string | undefined,
     @Res({ passthrough: true }) reply: FastifyReply,
   ) {
-    const { render, replayed } = await this.renders.create(p, body, query, idempotencyKey);
+    const { render, replayed, timing } = await this.renders.create(p, body, query, idempotencyKey);
     reply.header('x-render-id', render.id);
+    if (timing) reply.header('server-timing', Object.entries(timing).map(([k, ms]) => `${k};dur=${Math.round(ms * 10) / 10}`).join(', '));
     if (replayed) reply.header('idempotent-replayed', 'true');
     if (query.format === 'binary') {
       const out = await this.renders.output(render);

@@ -24,8 +24,10 @@ export class StillRenderProcessor implements JobProcessor<'still.render'> {
   async process(data: JobPayloads['still.render']): Promise<JobResults['still.render']> {
     const result = await this.draw(data);
     if (data.renderId && this.settler) {
+      const started = performance.now();
       if (result.ok) await this.settler.complete(data.renderId, result);
       else await this.settler.fail(data.renderId, errorInfo(result.error));
+      if (result.ok && result.timings) result.timings.settle = Math.round(performance.now() - started);
     }
     return result;
   }
@@ -33,8 +35,11 @@ export class StillRenderProcessor implements JobProcessor<'still.render'> {
   private async draw(data: JobPayloads['still.render']): Promise<JobResults['still.render']> {
     const started = performance.now();
     try {
+      const drawStarted = performance.now();
       const out = await this.engine.render(data.edit as unknown as EditSpec, { scale: data.scale, watermark: data.watermark, aspectRules: data.aspectRules ?? [] });
+      const storeStarted = performance.now();
       const stored = await this.storage.put(data.key, out.bytes, { contentType: out.contentType });
+      const timings = { draw: Math.round(storeStarted - drawStarted), store: Math.round(performance.now() - storeStarted) };
       return {
         ok: true,
         key: stored.key,
@@ -45,6 +50,7 @@ export class StillRenderProcessor implements JobProcessor<'still.render'> {
         height: out.height,
         sizeBytes: stored.sizeBytes,
         renderMs: Math.round(performance.now() - started),
+        timings,
       };
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
