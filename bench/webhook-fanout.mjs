@@ -2,7 +2,8 @@
 /**
  * Webhook fan-out benchmark: deliveries per second from ONE worker (outbox → dispatcher → BullMQ →
  * signed HTTP POST) to a loopback receiver answering 200, against a bare loop of signed JSON POSTs
- * sent from one Node process to the same receiver in the same run. See docs/benchmarks.md.
+ * sent from one Node process to the same receiver in the same run, on kept-alive connections as the
+ * product sends them (and, for comparison, on a fresh connection each). See docs/benchmarks.md.
  *
  *   node bench/webhook-fanout.mjs [--events 2000] [--endpoints 4] [--concurrency 50] [--timeout 120]
  *                                 [--pg postgres://user@host:port] [--profile DIR] [--json]
@@ -14,7 +15,7 @@
 import { spawn } from 'node:child_process';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { createServer as createHttpServer, request as httpRequest } from 'node:http';
+import { Agent as HttpAgent, createServer as createHttpServer, request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -41,7 +42,7 @@ function usage() {
   return `Usage: node bench/webhook-fanout.mjs [options]
   --events N        outbox events to publish (default 2000)
   --endpoints K     endpoints subscribed to ${EVENT_TYPE} (default 4); deliveries = N × K
-  --concurrency C   in-flight requests of the bare loop (default 50, the worker's WEBHOOK_CONCURRENCY default)
+  --concurrency C   in-flight requests of the bare loops (default 50, the worker's WEBHOOK_CONCURRENCY default)
   --timeout S       fail when the worker has not delivered N × K within S seconds (default 120)
   --pg URL          PostgreSQL server (postgres://user@host:port): a fresh database is created and dropped
   --profile DIR     run the worker with --cpu-prof and write its .cpuprofile to DIR; prints the top costs
@@ -351,13 +352,15 @@ function receiverClient(child) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The bare loop: the same kind of signed JSON POST, fresh connection per request (agent: false)
+// The bare loop: the same kind of signed JSON POST, on kept-alive connections as the product sends
+// them (keepAlive), or on a fresh connection per request (agent: false, as the product did before)
 // ---------------------------------------------------------------------------------------------
 
-async function bareLoop({ port, endpoints, events, concurrency }) {
+async function bareLoop({ port, endpoints, events, concurrency, keepAlive }) {
   const total = events * endpoints.length;
   let next = 0;
   let failures = 0;
+  const agent = keepAlive ? new HttpAgent({ keepAlive: true, timeout: 4000 }) : false;
   const one = (i) => new Promise((done) => {
     const endpoint = endpoints[i % endpoints.length];
     const n = Math.floor(i / endpoints.length);
@@ -366,7 +369,7 @@ async function bareLoop({ port, endpoints, events, concurrency }) {
     const ts = Math.floor(Date.now() / 1000);
     const signature = `sha256=${createHmac('sha256', endpoint.secret).update(`${ts}.`).update(body).digest('hex')}`;
     const req = httpRequest({
-      host: '127.0.0.1', port, path: endpoint.path, method: 'POST', agent: false,
+      host: '127.0.0.1', port, path: endpoint.path, method: 'POST', agent,
       headers: {
         'Content-Type': 'application/json', 'User-Agent': 'service-webhooks/1.0', 'X-Service-Event': EVENT_TYPE,
         'X-Service-Timestamp': String(ts), 'X-Service-Attempt': '1', 'X-Service-Signature': signature, 'Content-Length': String(body.length),
@@ -384,7 +387,9 @@ async function bareLoop({ port, endpoints, events, concurrency }) {
   await Promise.all(Array.from({ length: Math.min(concurrency, total) }, async () => {
     while (next < total) await one(next++);
   }));
-  return { started, finished: nowMs(), failures };
+  const finished = nowMs();
+  if (agent) agent.destroy();
+  return { started, finished, failures };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -583,23 +588,28 @@ async function bench(opts) {
   }
   const procs = { worker: worker.pid, api: api.pid, receiver: receiver.pid, redis: redis?.pid ?? null, bench: process.pid };
 
-  // 6. Baseline: the bare signed POST loop from this process.
-  let bare;
-  {
-    const done = rc.expect('bare', total);
+  // 6. Baselines: the bare signed POST loop from this process, on fresh connections and then on
+  //    kept-alive ones (the product keeps connections alive; that is the like-for-like figure).
+  const runBare = async (phase, keepAlive) => {
+    const done = rc.expect(phase, total);
     const cpu0 = cpuSnapshot(procs);
     const sys0 = cpuTimes();
-    bare = await bareLoop({ port: receiverPort, endpoints, events: opts.events, concurrency: opts.concurrency });
+    const b = await bareLoop({ port: receiverPort, endpoints, events: opts.events, concurrency: opts.concurrency, keepAlive });
     const seen = await Promise.race([done, raceTimer(10_000).then(() => null)]);
-    if (!seen) throw new Error(`bare loop: the receiver saw ${(await rc.stats()).distinct} of ${total} requests`);
-    if (bare.failures) throw new Error(`bare loop: ${bare.failures} requests failed`);
-    bare.stats = seen.stats;
-    bare.cpuSec = cpuDelta(cpu0, cpuSnapshot(procs));
-    bare.stealPct = stealPct(sys0, cpuTimes());
-    bare.seconds = (bare.finished - bare.started) / 1000;
-    bare.perSec = total / bare.seconds;
-    log(`bare loop   ${bare.perSec.toFixed(0).padStart(6)} req/s  (${total} in ${bare.seconds.toFixed(2)} s, concurrency ${opts.concurrency})`);
-  }
+    if (!seen) throw new Error(`${phase} loop: the receiver saw ${(await rc.stats()).distinct} of ${total} requests`);
+    if (b.failures) throw new Error(`${phase} loop: ${b.failures} requests failed`);
+    b.stats = seen.stats;
+    b.cpuSec = cpuDelta(cpu0, cpuSnapshot(procs));
+    b.stealPct = stealPct(sys0, cpuTimes());
+    b.seconds = (b.finished - b.started) / 1000;
+    b.perSec = total / b.seconds;
+    log(`${phase.padEnd(10)}  ${b.perSec.toFixed(0).padStart(6)} req/s  (${total} in ${b.seconds.toFixed(2)} s, concurrency ${opts.concurrency}, ` +
+      `${keepAlive ? 'kept-alive connections' : 'a fresh connection per request'})`);
+    return b;
+  };
+  const bareFresh = await runBare('bare-fresh', false);
+  await sleep(500);
+  const bare = await runBare('bare', true);
   await sleep(500);
 
   // 7. The product: outbox rows → dispatcher → deliveries → the receiver.
@@ -690,8 +700,10 @@ async function bench(opts) {
     bareConcurrency: opts.concurrency,
     busyBeforePct: busyBefore,
     bare,
+    bareFresh,
     product,
     ratio: product.perSec / bare.perSec,
+    ratioFresh: product.perSec / bareFresh.perSec,
     targets: { perSec: TARGET_RATE, ratio: TARGET_RATIO },
     meetsTargets: product.perSec >= TARGET_RATE && product.perSec / bare.perSec >= TARGET_RATIO,
     profileSince,
@@ -705,16 +717,20 @@ function print(r, opts) {
   }
   const p = r.product;
   const b = r.bare;
+  const f = r.bareFresh;
   const cpu = (c) => Object.entries(c).filter(([, v]) => v !== null).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ');
   console.log(`\n${r.cpus} CPUs, Node ${r.node}, ${r.database}, ${r.events} events × ${r.endpoints} endpoints = ${r.deliveries} deliveries, ` +
     `worker concurrency ${r.workerConcurrency}, bare loop concurrency ${r.bareConcurrency}`);
-  console.log(`bare loop : ${b.seconds.toFixed(2)} s, cpu s: ${cpu(b.cpuSec)}${b.stealPct === null ? '' : `, steal ${b.stealPct} %`}`);
+  console.log(`bare loop : ${b.seconds.toFixed(2)} s (kept-alive connections), cpu s: ${cpu(b.cpuSec)}${b.stealPct === null ? '' : `, steal ${b.stealPct} %`}`);
+  console.log(`            ${f.seconds.toFixed(2)} s (a fresh connection per request: ${f.perSec.toFixed(0)}/s, ratio ${(r.ratioFresh * 100).toFixed(1)} %), ` +
+    `cpu s: ${cpu(f.cpuSec)}${f.stealPct === null ? '' : `, steal ${f.stealPct} %`}`);
   console.log(`worker    : ${p.seconds.toFixed(2)} s from the first publish (publishing ${((p.published - p.started) / 1000).toFixed(2)} s, ` +
     `first delivery after ${p.firstDeliveryAfterSec.toFixed(2)} s, ${p.steadyPerSec.toFixed(0)}/s from first to last), ` +
     `retries seen ${p.stats.retries}, cpu s: ${cpu(p.cpuSec)}${p.stealPct === null ? '' : `, steal ${p.stealPct} %`}`);
   if (p.cpuSec.worker) console.log(`worker CPU per delivery: ${((p.cpuSec.worker * 1e6) / r.deliveries).toFixed(0)} µs`);
-  console.log(`signatures verified on a sample: ${b.stats.verified + p.stats.verified}, bad: ${b.stats.badSignatures + p.stats.badSignatures}; delivery rows ${JSON.stringify(p.deliveryStates)}`);
-  const steal = Math.max(b.stealPct ?? 0, p.stealPct ?? 0);
+  console.log(`signatures verified on a sample: ${b.stats.verified + f.stats.verified + p.stats.verified}, ` +
+    `bad: ${b.stats.badSignatures + f.stats.badSignatures + p.stats.badSignatures}; delivery rows ${JSON.stringify(p.deliveryStates)}`);
+  const steal = Math.max(b.stealPct ?? 0, f.stealPct ?? 0, p.stealPct ?? 0);
   if (steal >= 10) console.log(`note: the hypervisor stole up to ${steal} % of the CPU time during a run; figures are noisy`);
   if (r.profile) {
     if (r.profile.error) console.log(`profile: ${r.profile.error}`);
@@ -730,7 +746,7 @@ function print(r, opts) {
   }
   console.log('');
   console.log(`webhook-fanout: ${p.perSec.toFixed(0)}/s deliveries vs bare signed POST loop ${b.perSec.toFixed(0)}/s = ${(r.ratio * 100).toFixed(1)} % ` +
-    `(targets: >= ${TARGET_RATE}/s and >= ${TARGET_RATIO * 100} %)`);
+    `(targets: >= ${TARGET_RATE}/s and >= ${TARGET_RATIO * 100} %; vs fresh connections ${f.perSec.toFixed(0)}/s = ${(r.ratioFresh * 100).toFixed(1)} %)`);
 }
 
 if (process.argv[2] === '--receiver') {

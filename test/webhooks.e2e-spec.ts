@@ -4,7 +4,8 @@ import type { AddressInfo } from 'node:net';
 import type { INestApplicationContext } from '@nestjs/common';
 import { openDatabase, type Orm } from '#libs/db';
 import { recordEvent } from '#libs/events';
-import { WebhookEndpoint } from '#libs/webhooks';
+import { createRedis } from '#libs/redis';
+import { DeliveryAllowance, LAST_SUCCESS_GRANULARITY_MS, WebhookEndpoint } from '#libs/webhooks';
 import { createWorkerApp } from '../apps/worker/src/app.js';
 import { startApi, type TestApi } from './harness.js';
 
@@ -49,9 +50,9 @@ describe('webhooks: endpoints and signed, retried deliveries', () => {
       await new Promise((r) => setTimeout(r, 50));
     }
   }
-  async function publish(type: 'render.completed' | 'render.failed', data: Record<string, unknown>): Promise<string> {
+  async function publish(type: 'render.completed' | 'render.failed' | 'render.cancelled', data: Record<string, unknown>, ws = workspaceId): Promise<string> {
     const em = orm.em.fork();
-    const ev = recordEvent(em, workspaceId, type, data);
+    const ev = recordEvent(em, ws, type, data);
     await em.flush();
     return ev.id;
   }
@@ -195,6 +196,52 @@ describe('webhooks: endpoints and signed, retried deliveries', () => {
     const re = await call('PATCH', `/v1/webhooks/${id}`, { isActive: true });
     expect(re.json().data).toMatchObject({ isActive: true, disabled: false, consecutiveFailures: 0 });
   }, 40_000);
+
+  it('a success clears a streak even right after another success, and keeps lastSuccessAt within its granularity', async () => {
+    const { id } = await register({ url: `${base}/streak`, events: ['render.cancelled'] });
+    const first = await publish('render.cancelled', { id: 'rnd_7' });
+    await until(() => hitsOn('/streak').find((h) => JSON.parse(h.body.toString()).id === first));
+    await waitFor(async () => (await call('GET', `/v1/webhooks/${id}`)).json().data.lastSuccessAt !== null);
+    // Failures counted elsewhere (another worker) since that success, which was a moment ago.
+    await orm.em.fork().nativeUpdate(WebhookEndpoint, { id }, { consecutiveFailures: 7 });
+    const sentAt = Date.now();
+    await publish('render.cancelled', { id: 'rnd_8' });
+    await waitFor(async () => (await call('GET', `/v1/webhooks/${id}`)).json().data.consecutiveFailures === 0);
+    const view = (await call('GET', `/v1/webhooks/${id}`)).json().data;
+    expect(Date.parse(view.lastSuccessAt)).toBeGreaterThanOrEqual(sentAt - LAST_SUCCESS_GRANULARITY_MS);
+  });
+
+  it('beyond the monthly allowance deliveries are skipped (all of an event or none) and a test answers 402', async () => {
+    const ws = (await api.cli('workspace:create', '--name', 'Allowance', '--plan', 'free')).json as { workspaceId: string; liveKey: string };
+    const as = (method: 'GET' | 'POST', url: string, payload?: object) =>
+      api.app.inject({ method, url: `/api${url}`, headers: { 'x-api-key': ws.liveKey }, ...(payload ? { payload } : {}) });
+    const one = (await as('POST', '/v1/webhooks', { url: `${base}/quota-1`, events: ['render.completed'] })).json().data;
+    await as('POST', '/v1/webhooks', { url: `${base}/quota-2`, events: ['render.completed'] });
+    // The free plan's 1,000 deliveries a month, 999 of them used.
+    const redis = createRedis(api.config, 'test');
+    try {
+      const key = new DeliveryAllowance(api.config.redisPrefix, async () => 0).key(ws.workspaceId, new Date());
+      await redis.set(key, 999, 'EX', 600);
+      const eventId = await publish('render.completed', { id: 'rnd_9' }, ws.workspaceId);
+      let log: { eventId: string; state: string; attempts: number }[] = [];
+      await waitFor(async () => {
+        log = (await as('GET', `/v1/webhooks/${one.id}/deliveries`)).json().data;
+        return log.some((d) => d.eventId === eventId);
+      });
+      expect(log.find((d) => d.eventId === eventId)).toMatchObject({ state: 'skipped', attempts: 0 });
+      await new Promise((r) => setTimeout(r, 300));
+      expect(hitsOn('/quota-1')).toHaveLength(0);
+      expect(hitsOn('/quota-2')).toHaveLength(0);
+      // The last delivery of the month fits; the next one does not.
+      expect((await as('POST', `/v1/webhooks/${one.id}/test`)).json().data).toEqual({ ok: true, status: 200 });
+      const refused = await as('POST', `/v1/webhooks/${one.id}/test`);
+      expect(refused.statusCode).toBe(402);
+      expect(refused.json().code).toBe('LIMIT_WEBHOOKDELIVERIES');
+      expect(await redis.get(key)).toBe('1000');
+    } finally {
+      redis.disconnect();
+    }
+  });
 
   it('a paused endpoint gets nothing; a deleted endpoint gets nothing', async () => {
     const paused = await register({ url: `${base}/paused`, events: ['render.completed'] });

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { resolveOutbound } from '#libs/core';
 import { buildDelivery, type DeliveryRequest } from './build.js';
 import { classifyResponse } from './retry.js';
-import { sendDelivery, type Resolver } from './send.js';
+import { closeDeliveryConnections, sendDelivery, type Resolver } from './send.js';
 import { verifySignature } from './sign.js';
 import type { EndpointConfig, EventEnvelope } from './types.js';
 
@@ -48,6 +48,7 @@ describe('sending a delivery', () => {
   });
 
   afterAll(async () => {
+    closeDeliveryConnections();
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
   });
@@ -91,6 +92,43 @@ describe('sending a delivery', () => {
     expect(result.status).toBe(204);
     expect(lookups).toEqual(['hooks.invalid']);
     expect(seen[0].headers.host).toBe(`hooks.invalid:${port}`);
+  });
+
+  it('keeps the connection to a checked address for the next delivery to that address', async () => {
+    closeDeliveryConnections();
+    const sockets = new Set<unknown>();
+    const count = (socket: unknown) => sockets.add(socket);
+    server.on('connection', count);
+    try {
+      for (let i = 0; i < 3; i++) expect((await sendDelivery(build('/status/200'), dev)).status).toBe(200);
+    } finally {
+      server.off('connection', count);
+    }
+    expect(seen).toHaveLength(3);
+    expect(sockets.size).toBe(1);
+  });
+
+  it('opens a new connection when the host is checked to another address (no reuse across a DNS change)', async () => {
+    // A second receiver on another loopback address and the same port (Linux routes 127.0.0.0/8 to lo).
+    const other = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(202).end('other'));
+    });
+    await new Promise<void>((resolve) => other.listen(port, '127.0.0.2', resolve));
+    try {
+      let address = '127.0.0.1';
+      const resolve: Resolver = async () => [{ address, family: 4 }];
+      const url = `http://hooks.invalid:${port}/status/200`;
+      expect((await sendDelivery(build('/', { url }), { ...dev, resolve })).status).toBe(200);
+      address = '127.0.0.2';
+      const moved = await sendDelivery(build('/', { url }), { ...dev, resolve });
+      expect(moved).toMatchObject({ status: 202, responseSnippet: 'other' });
+      address = '127.0.0.1';
+      expect((await sendDelivery(build('/', { url }), { ...dev, resolve })).status).toBe(200);
+    } finally {
+      other.closeAllConnections();
+      await new Promise((resolve) => other.close(resolve));
+    }
   });
 
   it.each([

@@ -1,7 +1,7 @@
 import type { LookupAddress, LookupOptions } from 'node:dns';
 import { lookup as dnsLookup } from 'node:dns/promises';
-import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { OutboundRefused, resolveOutbound, type OutboundPolicy, type ResolvedTarget } from '#libs/core';
 import type { DeliveryRequest } from './build.js';
 import { RESPONSE_TIMEOUT_MS, type DeliveryErrorKind } from './retry.js';
@@ -57,9 +57,10 @@ function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
 }
 
 /**
- * Sends one attempt (§6). The URL is checked by `resolveOutbound` after DNS resolution and the
- * connection is pinned to the checked address (TLS still sends SNI for, and verifies, the URL's host
- * name, since the request keeps that name and only its lookup is replaced); redirects
+ * Sends one attempt (§6). The URL is checked by `resolveOutbound` after DNS resolution, every
+ * attempt, and the connection is pinned to the checked address (TLS still sends SNI for, and
+ * verifies, the URL's host name, since the request keeps that name and only its lookup is
+ * replaced); a kept-alive connection is reused only when it goes to that same address; redirects
  * are never followed (a 3xx is a status like any other); the attempt is abandoned at `timeoutMs`;
  * at most `maxResponseBytes` of the answer are read. Never throws: every failure is a result.
  */
@@ -105,7 +106,59 @@ interface ExchangeOptions {
   failed: (error: DeliveryErrorKind, message: string) => DeliveryResult;
 }
 
-/** The HTTP exchange itself, on a fresh connection (no agent: a pooled socket could outlive the check). */
+/*
+ * Why not `requestPinned` (libs/core/src/outbound-http.ts), the other pinned-request implementation:
+ * it always opens a fresh connection (`agent: false`, no option to pass one), and keep-alive is
+ * a large part of the delivery speed (docs/benchmarks.md, webhook fan-out); it also rejects a
+ * timeout or a broken body after the status has arrived, where a delivery counts that as an answer
+ * (§6: the status decides), and lets Node's synchronous refusal of a header value escape as a plain
+ * error instead of a non-retryable `refused`. Merging them means giving `PinnedRequest` an `agent`
+ * and an "answered" result in libs/core; until then this file keeps its own exchange. Both use the
+ * one SSRF check (`resolveOutbound`) and pin the connection the same way (a lookup that answers
+ * the checked address).
+ */
+
+/** Idle keep-alive connections are closed after this (Node shortens it to a server's `Keep-Alive: timeout` hint). */
+const IDLE_SOCKET_MS = 4000;
+/** Pinned origins whose connections are kept; the least recently used one is dropped beyond this. */
+const MAX_AGENTS = 256;
+const agents = new Map<string, HttpAgent>();
+
+/**
+ * The keep-alive pool of one pinned target: the URL's origin AND the address its host was checked
+ * to (`resolveOutbound`, before every attempt). A socket is therefore only reused for a request
+ * whose own check chose that same address; when DNS moves the host, the next request gets a new
+ * pool and a new connection to the newly checked address, through the pinned lookup. Connecting
+ * (and TLS, with SNI and certificate checks for the URL's host) happens once per socket instead
+ * of once per delivery.
+ */
+function agentFor(target: ResolvedTarget): HttpAgent {
+  const key = `${target.url.protocol}//${target.url.host} ${target.address}`;
+  let agent = agents.get(key);
+  if (agent) {
+    agents.delete(key);
+  } else {
+    const options = { keepAlive: true, timeout: IDLE_SOCKET_MS, maxFreeSockets: 64, scheduling: 'lifo' as const };
+    agent = target.url.protocol === 'https:' ? new HttpsAgent(options) : new HttpAgent(options);
+    // Forgetting the least recently used pool is enough: its requests in flight finish, and its
+    // idle sockets close on their own after IDLE_SOCKET_MS.
+    if (agents.size >= MAX_AGENTS) agents.delete(agents.keys().next().value as string);
+  }
+  agents.set(key, agent);
+  return agent;
+}
+
+/** Closes every kept connection (tests, shutdown). */
+export function closeDeliveryConnections(): void {
+  for (const agent of agents.values()) agent.destroy();
+  agents.clear();
+}
+
+/**
+ * The HTTP exchange itself, on a kept connection to the checked address when one is free. A
+ * response read to its end leaves the socket to the pool; anything else (timeout, cap reached,
+ * error) destroys it.
+ */
 function exchange(req: DeliveryRequest, target: ResolvedTarget, o: ExchangeOptions): Promise<DeliveryResult> {
   const { url } = target;
   const secure = url.protocol === 'https:';
@@ -122,21 +175,21 @@ function exchange(req: DeliveryRequest, target: ResolvedTarget, o: ExchangeOptio
     let size = 0;
     let truncated = false;
 
-    const settle = (result: DeliveryResult) => {
+    const settle = (result: DeliveryResult, keep = false) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      outgoing?.destroy();
+      if (!keep) outgoing?.destroy();
       done(result);
     };
     // Once a status has arrived the receiver has answered; whatever happens to the body afterwards
     // (cap reached, too slow, cut off) only shortens the snippet.
-    const answered = (res: IncomingMessage) => settle({
+    const answered = (res: IncomingMessage, complete = false) => settle({
       status: res.statusCode ?? 0,
       durationMs: o.elapsed(),
       responseSnippet: Buffer.concat(chunks).toString('utf8'),
       truncated,
-    });
+    }, complete);
     const timer = setTimeout(() => {
       if (response) answered(response);
       else settle(o.failed('timeout', `No answer within ${o.timeoutMs} ms`));
@@ -152,7 +205,7 @@ function exchange(req: DeliveryRequest, target: ResolvedTarget, o: ExchangeOptio
           method: req.method,
           headers,
           lookup: pinnedLookup(target),
-          agent: false,
+          agent: agentFor(target),
         },
         (res) => {
           response = res;
@@ -169,7 +222,7 @@ function exchange(req: DeliveryRequest, target: ResolvedTarget, o: ExchangeOptio
             chunks.push(chunk);
             size += chunk.length;
           });
-          res.on('end', () => answered(res));
+          res.on('end', () => answered(res, true));
           res.on('error', () => answered(res));
           res.on('close', () => answered(res));
         },

@@ -1,21 +1,35 @@
-import { raw, UniqueConstraintViolationException, type FilterQuery, type MikroORM } from '@mikro-orm/core';
+import { UniqueConstraintViolationException, type FilterQuery, type MikroORM } from '@mikro-orm/core';
+import type { Redis } from 'ioredis';
 import {
   ApiError, decryptSecret, deriveKey, encryptSecret, newId, orderBy, PLANS,
   type AppConfig, type ListQuery, type OutboundPolicy, type PlanCode,
 } from '#libs/core';
-import { OutboxEvent } from '#libs/events';
+import { createRedis } from '#libs/redis';
 import { Workspace } from '#libs/workspaces';
+import { DeliveryAllowance } from './allowance.js';
 import { buildDelivery, type DeliveryRequest } from './build.js';
 import { WebhookAttempt, WebhookDelivery, WebhookEndpoint, type DeliveryState } from './entities.js';
 import { classifyResponse, MAX_ATTEMPTS, type AttemptOutcome } from './retry.js';
 import { generateSecret, secretHint } from './secret.js';
 import { sendDelivery, type DeliveryResult, type SendOptions } from './send.js';
+import { openDeliveryStore, type DeliveryStore, type NewDelivery } from './store.js';
 import { TemplateRefused } from './template.js';
 import type { EventEnvelope, WebhookEvent } from './types.js';
 import { mergeEndpointUpdate, validateEndpointInput, type EndpointSettings } from './validate.js';
 
 /** Consecutive failed deliveries that disable an endpoint (§6 "Retries" 4). */
 export const DISABLE_AFTER_FAILURES = 20;
+
+/**
+ * A success writes the endpoint row only when its streak is not 0 or its lastSuccessAt is older
+ * than this: lastSuccessAt is exact to within this much (docs/benchmarks.md, webhook fan-out).
+ */
+export const LAST_SUCCESS_GRANULARITY_MS = 1000;
+
+const SKIPPED_ERROR = 'LIMIT_WEBHOOKDELIVERIES: the month\'s webhook deliveries are used up';
+
+/** Decrypted secrets kept per process, by their sealed text (a new secret is a new sealed text). */
+const MAX_CACHED_SECRETS = 1000;
 
 export type EndpointView = ReturnType<WebhooksService['view']>;
 
@@ -30,15 +44,40 @@ export class WebhooksService {
   private readonly sealKey: Buffer;
   private readonly policy: OutboundPolicy;
   private readonly send: NonNullable<WebhooksOptions['send']>;
+  private storeOpened: Promise<DeliveryStore> | null = null;
+  private ownRedis: Redis | null = null;
+  private readonly allowance: DeliveryAllowance;
+  private readonly secrets = new Map<string, string>();
 
   constructor(
     private readonly orm: MikroORM,
-    config: Pick<AppConfig, 'appSecret' | 'env'>,
+    private readonly config: Pick<AppConfig, 'appSecret' | 'env' | 'database' | 'redisUrl' | 'redisPrefix'>,
     private readonly options: WebhooksOptions = {},
   ) {
     this.sealKey = deriveKey(config.appSecret, 'encryption');
     this.policy = config.env;
     this.send = options.send ?? sendDelivery;
+    this.allowance = new DeliveryAllowance(config.redisPrefix, async (ws, since) => (await this.store()).countUsed(ws, since));
+  }
+
+  /** Closes the Redis connection the service opened itself (Nest calls this on the API's shutdown). */
+  onModuleDestroy(): void {
+    this.ownRedis?.disconnect();
+    this.ownRedis = null;
+  }
+
+  private store(): Promise<DeliveryStore> {
+    this.storeOpened ??= openDeliveryStore(this.orm, this.config.database);
+    return this.storeOpened;
+  }
+
+  /**
+   * The service's own Redis connection for the allowance of tests and redeliveries (API), opened
+   * on first use. The worker's dispatcher passes the worker's connection to `dispatch` instead.
+   */
+  private redis(): Redis {
+    this.ownRedis ??= createRedis(this.config, 'webhooks');
+    return this.ownRedis;
   }
 
   view(e: WebhookEndpoint) {
@@ -131,7 +170,7 @@ export class WebhooksService {
    */
   async test(workspaceId: string, id: string): Promise<{ ok: boolean; status: number | null; error?: string }> {
     const endpoint = await this.get(workspaceId, id);
-    await this.allowance(workspaceId, 1);
+    await this.takeOne(workspaceId);
     const event: EventEnvelope = {
       id: newId('event'),
       type: 'render.completed',
@@ -170,42 +209,61 @@ export class WebhooksService {
     const em = this.orm.em.fork();
     const past = await em.findOne(WebhookDelivery, { id: deliveryId, endpointId, workspaceId });
     if (!past || past.test) throw new ApiError('DELIVERY_NOT_FOUND', `Delivery ${deliveryId} does not exist`);
-    await this.allowance(workspaceId, 1);
+    await this.takeOne(workspaceId);
     const last = await em.findOne(WebhookDelivery, { endpointId, eventId: past.eventId }, { orderBy: { sequence: 'desc' } });
     return this.record(endpoint, past.event as unknown as EventEnvelope, { test: false, sequence: (last?.sequence ?? 0) + 1 });
   }
 
   /**
-   * Fans undispatched outbox events out to every active endpoint subscribed to them: one delivery
-   * row per (event, endpoint), then the event is stamped. Safe to run twice or crash half-way: the
-   * unique (endpoint, event, sequence) finds the rows made before. Each event's deliveries are
-   * handed to `enqueue` before the event is stamped, so a crash never strands a delivery without its
-   * job. Returns how many deliveries were enqueued.
+   * Fans a batch of undispatched outbox events out to every active endpoint subscribed to them:
+   * one delivery row per (event, endpoint), all inserted in one transaction (or one statement);
+   * then the batch's pending deliveries are handed to `enqueue`, and only then are the events
+   * stamped. Safe to run twice or crash half-way: the unique (endpoint, event, sequence) keeps the
+   * rows made before and they are enqueued again (the job id is the delivery id, and an attempt on
+   * a settled delivery does nothing), so a crash never strands a delivery without its job. The
+   * monthly allowance is taken per workspace in one Redis call for the batch, on `redis` (the
+   * worker's connection; the service's own when omitted).
    */
-  async dispatch(enqueue: (deliveryIds: string[]) => Promise<void>, batch = 200): Promise<number> {
-    const em = this.orm.em.fork();
-    const events = await em.find(OutboxEvent, { dispatchedAt: null }, { orderBy: { id: 'asc' }, limit: batch });
-    let count = 0;
-    const endpointsOf = new Map<string, WebhookEndpoint[]>();
+  async dispatch(
+    enqueue: (deliveryIds: string[]) => Promise<void>,
+    opts: { batch?: number; redis?: Redis } = {},
+  ): Promise<{ events: number; deliveries: number }> {
+    const store = await this.store();
+    const events = await store.undispatched(opts.batch ?? 200);
+    if (!events.length) return { events: 0, deliveries: 0 };
+    const now = new Date();
+    const byWorkspace = new Map<string, typeof events>();
     for (const ev of events) {
-      let endpoints = endpointsOf.get(ev.workspaceId);
-      if (!endpoints) {
-        endpoints = await em.find(WebhookEndpoint, { workspaceId: ev.workspaceId, isActive: true });
-        endpointsOf.set(ev.workspaceId, endpoints);
-      }
-      const envelope: EventEnvelope = { id: ev.id, type: ev.type, created: ev.createdAt.toISOString(), data: ev.data };
-      const targets = endpoints.filter((e) => e.events.includes(ev.type));
-      const overLimit = targets.length ? await this.overAllowance(ev.workspaceId, targets.length) : false;
-      const ids: string[] = [];
-      for (const endpoint of targets) {
-        const d = await this.record(endpoint, envelope, { test: false, sequence: 0, skip: overLimit });
-        if (d.state === 'pending') ids.push(d.id);
-      }
-      if (ids.length) await enqueue(ids);
-      count += ids.length;
-      await em.nativeUpdate(OutboxEvent, { id: ev.id }, { dispatchedAt: new Date() });
+      const list = byWorkspace.get(ev.workspaceId);
+      if (list) list.push(ev);
+      else byWorkspace.set(ev.workspaceId, [ev]);
     }
-    return count;
+    const rows: NewDelivery[] = [];
+    for (const [workspaceId, wsEvents] of byWorkspace) {
+      const endpoints = await store.subscribers(workspaceId);
+      const fanned = wsEvents
+        .map((ev) => ({ ev, targets: endpoints.filter((e) => e.events.includes(ev.type)) }))
+        .filter((f) => f.targets.length > 0);
+      if (!fanned.length) continue;
+      const plan = PLANS[((await store.plan(workspaceId)) ?? 'free') as PlanCode] ?? PLANS.free;
+      const sizes = fanned.map((f) => f.targets.length);
+      const fits = await this.allowance.take(opts.redis ?? this.redis(), workspaceId, sizes, plan.webhookDeliveriesPerMonth, now);
+      fanned.forEach(({ ev, targets }, i) => {
+        const envelope: EventEnvelope = { id: ev.id, type: ev.type, created: ev.createdAt.toISOString(), data: ev.data };
+        const eventJson = JSON.stringify(envelope);
+        for (const endpoint of targets) {
+          rows.push({
+            id: newId('delivery'), workspaceId, endpointId: endpoint.id, eventId: ev.id, eventType: ev.type, eventJson,
+            state: fits[i] ? 'pending' : 'skipped', lastError: fits[i] ? null : SKIPPED_ERROR,
+          });
+        }
+      });
+    }
+    const stored = await store.insertDeliveries(rows, now);
+    const ids = stored.filter((d) => d.state === 'pending').map((d) => d.id);
+    if (ids.length) await enqueue(ids);
+    await store.stampDispatched(events.map((e) => e.id), new Date());
+    return { events: events.length, deliveries: ids.length };
   }
 
   /**
@@ -213,35 +271,34 @@ export class WebhooksService {
    * job id is the delivery id, so a delivery whose job still exists is not enqueued twice).
    */
   async stalePending(olderThanMs: number, limit = 200): Promise<string[]> {
-    const rows = await this.orm.em.fork().find(
-      WebhookDelivery,
-      { state: 'pending', test: false, createdAt: { $lt: new Date(Date.now() - olderThanMs) } },
-      { fields: ['id'], orderBy: { id: 'asc' }, limit },
-    );
-    return rows.map((r) => r.id);
+    return (await this.store()).stalePending(new Date(Date.now() - olderThanMs), limit);
   }
 
   /**
    * One HTTP attempt of a delivery, recorded in the log. On success, or when the delivery ends
    * (non-retryable answer, or the last attempt), settles it and the endpoint's streak.
    * Returns the outcome; `retry` means another attempt is due.
+   *
+   * One prepared read (the delivery with its endpoint, so a pause or deletion is seen at once) and
+   * one write (one transaction, or one statement); the endpoint's secret is decrypted once per
+   * process and sealed text.
    */
   async attempt(deliveryId: string, attempt: number, opts: { final?: boolean } = {}): Promise<AttemptOutcome | 'cancelled'> {
-    const em = this.orm.em.fork();
-    const delivery = await em.findOne(WebhookDelivery, { id: deliveryId });
-    if (!delivery || delivery.state !== 'pending') return 'cancelled';
-    const endpoint = await em.findOne(WebhookEndpoint, { id: delivery.endpointId });
-    if (!endpoint || (!endpoint.isActive && !delivery.test)) {
-      await em.nativeUpdate(WebhookDelivery, { id: deliveryId, state: 'pending' }, { state: 'cancelled', completedAt: new Date() });
+    const store = await this.store();
+    const row = await store.loadAttempt(deliveryId);
+    if (!row || row.state !== 'pending') return 'cancelled';
+    const endpoint = row.endpoint;
+    if (!endpoint || (!endpoint.isActive && !row.test)) {
+      await store.cancel(deliveryId, new Date());
       return 'cancelled';
     }
     const timestamp = Math.floor(Date.now() / 1000);
     let result: DeliveryResult;
     try {
       const req = buildDelivery(
-        { ...this.settingsOf(endpoint), id: endpoint.id, secret: decryptSecret(this.sealKey, endpoint.secretSealed) },
-        delivery.event as unknown as EventEnvelope,
-        { orgId: endpoint.workspaceId, endpointId: endpoint.id, attempt, timestamp, test: delivery.test },
+        { ...endpoint, id: row.endpointId, secret: this.secretOf(endpoint.secretSealed) },
+        row.event as unknown as EventEnvelope,
+        { orgId: row.workspaceId, endpointId: row.endpointId, attempt, timestamp, test: row.test },
       );
       result = await this.send(req, { policy: this.policy, timeoutMs: this.options.timeoutMs });
     } catch (err) {
@@ -250,31 +307,28 @@ export class WebhooksService {
     }
     const outcome = classifyResponse(result.error ? { error: result.error } : { status: result.status as number });
     const error = result.error ? `${result.error}: ${result.errorMessage}` : outcome === 'success' ? null : `HTTP ${result.status}`;
-    await em.transactional(async (tx) => {
-      await tx.insert(WebhookAttempt, {
-        id: `${deliveryId}:${attempt}`, deliveryId, attempt, status: result.status ?? null, error, durationMs: result.durationMs, signedAt: timestamp,
-        createdAt: new Date(),
-      });
-      const last = outcome !== 'retry' || attempt >= MAX_ATTEMPTS || opts.final === true;
-      const state: DeliveryState = outcome === 'success' ? 'succeeded' : outcome === 'fail' ? 'refused' : 'failed';
-      await tx.nativeUpdate(WebhookDelivery, { id: deliveryId }, {
-        attempts: attempt, lastStatus: result.status ?? null, lastError: error, lastDurationMs: result.durationMs,
-        ...(last ? { state, completedAt: new Date() } : {}),
-      });
-      if (delivery.test) return;
-      const now = new Date();
-      if (outcome === 'success') {
-        await tx.nativeUpdate(WebhookEndpoint, { id: endpoint.id }, { consecutiveFailures: 0, lastSuccessAt: now });
-      } else if (last) {
-        await tx.nativeUpdate(WebhookEndpoint, { id: endpoint.id }, { consecutiveFailures: raw('consecutive_failures + 1'), lastFailureAt: now });
-        await tx.nativeUpdate(
-          WebhookEndpoint,
-          { id: endpoint.id, isActive: true, consecutiveFailures: { $gte: DISABLE_AFTER_FAILURES } },
-          { isActive: false, disabledAt: now },
-        );
-      }
+    const last = outcome !== 'retry' || attempt >= MAX_ATTEMPTS || opts.final === true;
+    const state: DeliveryState = outcome === 'success' ? 'succeeded' : outcome === 'fail' ? 'refused' : 'failed';
+    const at = new Date();
+    await store.recordAttempt({
+      deliveryId, endpointId: row.endpointId, attempt, status: result.status ?? null, error, durationMs: result.durationMs,
+      signedAt: timestamp, at, state: last ? state : null,
+      // Test deliveries never touch the streak (§6).
+      streak: row.test ? null : outcome === 'success' ? 'success' : last ? 'failure' : null,
+      disableAfter: DISABLE_AFTER_FAILURES,
+      successStampAfter: new Date(at.getTime() - LAST_SUCCESS_GRANULARITY_MS),
     });
     return outcome;
+  }
+
+  private secretOf(sealed: string): string {
+    let secret = this.secrets.get(sealed);
+    if (secret === undefined) {
+      if (this.secrets.size >= MAX_CACHED_SECRETS) this.secrets.clear();
+      secret = decryptSecret(this.sealKey, sealed);
+      this.secrets.set(sealed, secret);
+    }
+    return secret;
   }
 
   private settingsOf(e: WebhookEndpoint) {
@@ -284,14 +338,13 @@ export class WebhooksService {
     };
   }
 
-  private async record(endpoint: WebhookEndpoint, event: EventEnvelope, o: { test: boolean; sequence: number; skip?: boolean }): Promise<WebhookDelivery> {
+  /** A test delivery or a redelivery (the dispatcher inserts its rows in bulk, `dispatch`). */
+  private async record(endpoint: WebhookEndpoint, event: EventEnvelope, o: { test: boolean; sequence: number }): Promise<WebhookDelivery> {
     const em = this.orm.em.fork();
     const row = em.create(WebhookDelivery, {
       id: newId('delivery'), workspaceId: endpoint.workspaceId, endpointId: endpoint.id, eventId: event.id, eventType: event.type,
       sequence: o.test ? 0 : o.sequence, test: o.test, event: event as unknown as Record<string, unknown>,
-      state: o.skip ? 'skipped' : 'pending', attempts: 0, lastStatus: null,
-      lastError: o.skip ? 'LIMIT_WEBHOOKDELIVERIES: the month\'s webhook deliveries are used up' : null,
-      lastDurationMs: null, completedAt: o.skip ? new Date() : null,
+      state: 'pending', attempts: 0, lastStatus: null, lastError: null, lastDurationMs: null, completedAt: null,
     });
     try {
       await em.flush();
@@ -302,20 +355,12 @@ export class WebhooksService {
     }
   }
 
-  private async overAllowance(workspaceId: string, adding: number): Promise<boolean> {
-    const em = this.orm.em.fork();
-    const ws = await em.findOne(Workspace, { id: workspaceId });
-    const plan = PLANS[(ws?.plan ?? 'free') as PlanCode];
-    const now = new Date();
-    const monthStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
-    const used = await em.count(WebhookDelivery, { workspaceId, createdAt: { $gte: monthStart }, state: { $ne: 'skipped' } });
-    return used + adding > plan.webhookDeliveriesPerMonth;
-  }
-
-  private async allowance(workspaceId: string, adding: number): Promise<void> {
-    if (await this.overAllowance(workspaceId, adding)) {
-      throw new ApiError('LIMIT_WEBHOOKDELIVERIES', 'This month\'s webhook deliveries are used up');
-    }
+  /** One delivery from the month's allowance (a test or a redelivery), or 402 LIMIT_WEBHOOKDELIVERIES. */
+  private async takeOne(workspaceId: string): Promise<void> {
+    const ws = await this.orm.em.fork().findOne(Workspace, { id: workspaceId });
+    const plan = PLANS[(ws?.plan ?? 'free') as PlanCode] ?? PLANS.free;
+    const [fits] = await this.allowance.take(this.redis(), workspaceId, [1], plan.webhookDeliveriesPerMonth);
+    if (!fits) throw new ApiError('LIMIT_WEBHOOKDELIVERIES', 'This month\'s webhook deliveries are used up');
   }
 }
 

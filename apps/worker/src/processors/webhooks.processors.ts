@@ -6,15 +6,29 @@ import type { JobProcessor } from './processor.js';
 /** Options of every delivery job: 5 attempts on the §6 schedule (the worker's backoff strategy). */
 export const DELIVERY_JOB = { attempts: MAX_ATTEMPTS, backoff: { type: 'custom' as const } };
 
-/** How long one dispatcher holds the deployment-wide dispatch lock at most. */
-const DISPATCH_LOCK_MS = 60_000;
+/**
+ * The deployment-wide dispatch lock's lifetime, renewed at every batch and every poll: a killed
+ * dispatcher holds the others off for at most this long. (A batch slower than this lets a second
+ * dispatcher in; that is safe, only wasted work.)
+ */
+const DISPATCH_LOCK_MS = 10_000;
+/**
+ * A run keeps watching the outbox for this long, polling every DISPATCH_POLL_MS, so an event
+ * waits about DISPATCH_POLL_MS for its fan-out instead of up to the scheduler's 1 s; the next
+ * scheduled run (every second) then takes over.
+ */
+const DISPATCH_WATCH_MS = 900;
+const DISPATCH_POLL_MS = 50;
 /** Pending deliveries this old are re-enqueued (their job was lost with a killed worker). */
 const STALE_PENDING_MS = 120_000;
+/** Events taken per dispatch batch (the deliveries of a batch are inserted and enqueued together). */
+const DISPATCH_BATCH = 200;
 
 /**
  * Outbox → deliveries → one job per delivery (the job id is the delivery id: enqueued once).
  * Single-flight across every worker: the scheduler starts a run each second, and a run that finds
- * another one in progress returns at once instead of redoing its events.
+ * another one in progress returns at once instead of redoing its events. A run drains the outbox
+ * batch by batch, then watches it until DISPATCH_WATCH_MS have passed.
  */
 export class WebhooksDispatchProcessor implements JobProcessor<'webhooks.dispatch'> {
   readonly job = 'webhooks.dispatch' as const;
@@ -34,11 +48,15 @@ export class WebhooksDispatchProcessor implements JobProcessor<'webhooks.dispatc
       await this.queue.queue.addBulk(ids.map((deliveryId) => ({ name: 'webhooks.deliver', data: { deliveryId }, opts: { jobId: deliveryId, ...DELIVERY_JOB, removeOnComplete: 1000, removeOnFail: 5000 } })));
     };
     try {
+      const started = Date.now();
       let total = 0;
       for (;;) {
-        const n = await this.webhooks.dispatch(enqueue, 200);
-        total += n;
-        if (n === 0) break;
+        const { events, deliveries } = await this.webhooks.dispatch(enqueue, { batch: DISPATCH_BATCH, redis });
+        total += deliveries;
+        if (events === 0) {
+          if (Date.now() - started >= DISPATCH_WATCH_MS) break;
+          await new Promise((r) => setTimeout(r, DISPATCH_POLL_MS));
+        }
         await redis.pexpire(this.lockKey, DISPATCH_LOCK_MS);
       }
       const stale = await this.webhooks.stalePending(STALE_PENDING_MS);
