@@ -12,6 +12,8 @@ export const OutboxEvent = defineEntity({
     workspaceId: p.string().length(32).index(),
     type: p.string().length(40),
     data: p.json<Record<string, unknown>>(),
+    /** A render's callback URL for its settle event (decisions.md "Webhooks"); null for the rest. */
+    target: p.text().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
     dispatchedAt: p.datetime().nullable().index(),
   },

@@ -10,6 +10,6 @@ export const EVENT_TYPES = [
 export type EventType = (typeof EVENT_TYPES)[number];
 
 /** Writes an event within the caller's transaction (`em` must be the transaction's manager). */
-export function recordEvent(em: EntityManager, workspaceId: string, type: EventType, data: Record<string, unknown>): OutboxEvent {
-  return em.create(OutboxEvent, { id: newId('event'), workspaceId, type, data, dispatchedAt: null });
+export function recordEvent(em: EntityManager, workspaceId: string, type: EventType, data: Record<string, unknown>, opts: { target?: string | null } = {}): OutboxEvent {
+  return em.create(OutboxEvent, { id: newId('event'), workspaceId, type, data, target: opts.target ?? null, dispatchedAt: null });
 }

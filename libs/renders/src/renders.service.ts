@@ -8,6 +8,7 @@ import { recordEvent } from '#libs/events';
 import type { JobQueue, StillRenderResult } from '#libs/queue';
 import { outputKey, type StorageDriver } from '#libs/storage';
 import { aspectRules, normaliseValues, validateValues, type TemplatesService } from '#libs/templates';
+import { validateCallbackUrl } from '#libs/webhooks';
 import { Render, TERMINAL_STATUSES, type RenderStatus } from './entities.js';
 import { estimate, type Estimate } from './pricing.js';
 import { errorInfo, purgeExpired, RenderSettler } from './settle.js';
@@ -30,6 +31,8 @@ export interface RendersDeps {
   stills: JobQueue<'stills'>;
   /** Completion events of the stills queue (one listener per process). */
   stillEvents: () => Promise<QueueEvents>;
+  /** Outbound URL policy for `callback` (development allows plain HTTP and loopback). */
+  env: 'development' | 'production';
 }
 
 type AspectRule = { path: string; url: string; aspectRatio: string };
@@ -123,6 +126,10 @@ export class RendersService {
       const prior = await this.byKey(caller.workspaceId, input.idempotencyKey);
       if (prior) return { render: await this.replay(prior, hash), replayed: true };
     }
+    if (input.callback !== undefined) {
+      const checked = validateCallbackUrl(input.callback, this.deps.env, 'callback');
+      if (!checked.ok) throw new ApiError('INVALID_REQUEST', 'The callback URL is not usable', { errors: checked.errors });
+    }
     const t0 = performance.now();
     const planned = await this.plan(caller, input);
     await this.deps.credits.ensureOpen(caller.workspaceId, caller.plan.code);
@@ -215,7 +222,7 @@ export class RendersService {
       Object.assign(row, { status: 'cancelled' satisfies RenderStatus, cancelRequested: true, completedAt: new Date() });
       await em.flush();
       await this.deps.credits.settleIn(em, id, 'release');
-      recordEvent(em, workspaceId, 'render.cancelled', this.settler.eventData(row));
+      recordEvent(em, workspaceId, 'render.cancelled', this.settler.eventData(row), { target: row.callback });
       await em.flush();
       return row;
     }));

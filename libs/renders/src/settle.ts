@@ -40,7 +40,7 @@ export class RenderSettler {
       });
       await em.flush();
       await this.credits.settleIn(em, id, 'capture');
-      recordEvent(em, row.workspaceId, 'render.completed', this.eventData(row));
+      recordEvent(em, row.workspaceId, 'render.completed', this.eventData(row), { target: row.callback });
       await em.flush();
       return row;
     }));
@@ -54,7 +54,7 @@ export class RenderSettler {
       Object.assign(row, { status: 'failed' satisfies RenderStatus, error, completedAt: new Date() });
       await em.flush();
       await this.credits.settleIn(em, id, 'release');
-      recordEvent(em, row.workspaceId, 'render.failed', this.eventData(row));
+      recordEvent(em, row.workspaceId, 'render.failed', this.eventData(row), { target: row.callback });
       await em.flush();
       return row;
     }));

@@ -5,12 +5,16 @@ import type { BodyFormat, HeaderPair, HttpMethod, PayloadMode } from './types.js
  * A workspace's webhook endpoint (§2). States (§3): active (isActive), paused (isActive false, no
  * disabledAt), disabled (isActive false after 20 consecutive failed deliveries, disabledAt set).
  */
+export type EndpointKind = 'endpoint' | 'callback';
+
 export const WebhookEndpoint = defineEntity({
   name: 'WebhookEndpoint',
   tableName: 'webhook_endpoint',
   properties: {
     id: p.string().primary().length(32),
     workspaceId: p.string().length(32).index(),
+    /** `endpoint`: registered by the workspace (§4.6); `callback`: a render callback URL's target, hidden from the lists. */
+    kind: p.string().length(10).$type<EndpointKind>().default('endpoint'),
     url: p.text(),
     description: p.string().length(200).nullable(),
     events: p.json<string[]>(),

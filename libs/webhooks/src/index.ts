@@ -2,7 +2,7 @@ export { WEBHOOK_EVENTS, DEFAULT_EVENTS, HTTP_METHODS, BODY_FORMATS, PAYLOAD_MOD
 export type { WebhookEvent, HttpMethod, BodyFormat, PayloadMode, HeaderPair, EndpointConfig, EventEnvelope, DeliveryContext } from './types.js';
 export { isReservedHeader } from './headers.js';
 export { TemplateRefused, isKnownVariable, renderPayload, renderTemplate, renderUrl, renderHeaderValue, type TemplateVars } from './template.js';
-export { LIMITS, validateEndpointInput, mergeEndpointUpdate, type EndpointSettings, type FieldErrors, type Validated, type ValidateOptions } from './validate.js';
+export { LIMITS, validateCallbackUrl, validateEndpointInput, mergeEndpointUpdate, type EndpointSettings, type FieldErrors, type Validated, type ValidateOptions } from './validate.js';
 export { generateSecret, secretHint } from './secret.js';
 export { SIGNATURE_TOLERANCE_SEC, signPayload, verifySignature } from './sign.js';
 export { USER_AGENT, buildDelivery, deliveryVars, type DeliveryRequest } from './build.js';

@@ -69,6 +69,8 @@ export interface OutboxRow {
   type: string;
   data: Record<string, unknown>;
   createdAt: Date;
+  /** A render's callback URL (settle events only). */
+  target: string | null;
 }
 
 export interface SubscriberRow {
@@ -144,6 +146,7 @@ function outboxRow(r: Record<string, unknown>): OutboxRow {
     type: r.type as string,
     data: columnJson<Record<string, unknown>>(r.data),
     createdAt: columnDate(r.created_at) as Date,
+    target: (r.target as string | null | undefined) ?? null,
   };
 }
 
@@ -151,13 +154,14 @@ function outboxRow(r: Record<string, unknown>): OutboxRow {
  * The endpoint's streak after an attempt that ended a delivery, in one UPDATE whose right-hand
  * sides all see the row as it was: a success clears the streak (written only when there is
  * something to change, see `successStampAfter`); a failure lengthens it and, at the limit,
- * disables an endpoint that is still active (a paused one stays paused). `:false` is the dialect's false.
+ * disables an endpoint that is still active (a paused one stays paused). Render callback targets
+ * (kind `callback`) are never disabled: each render names its own URL. `:false` is the dialect's false.
  */
 const STREAK_SET = `consecutive_failures = case when :kind = 'success' then 0 else consecutive_failures + 1 end,
   last_success_at = case when :kind = 'success' then :at else last_success_at end,
   last_failure_at = case when :kind = 'failure' then :at else last_failure_at end,
-  is_active = case when :kind = 'failure' and is_active and consecutive_failures + 1 >= :limit then :false else is_active end,
-  disabled_at = case when :kind = 'failure' and is_active and consecutive_failures + 1 >= :limit then :at else disabled_at end`;
+  is_active = case when :kind = 'failure' and is_active and kind = 'endpoint' and consecutive_failures + 1 >= :limit then :false else is_active end,
+  disabled_at = case when :kind = 'failure' and is_active and kind = 'endpoint' and consecutive_failures + 1 >= :limit then :at else disabled_at end`;
 const STREAK_WHERE = `(:kind = 'failure' or consecutive_failures <> 0 or last_success_at is null or last_success_at < :fresh)`;
 /** A `:name` placeholder (not the second colon of a PostgreSQL `::type` cast). */
 const PARAM = /(?<!:):(\w+)/g;
@@ -250,13 +254,13 @@ class SqliteStore implements DeliveryStore {
 
   async undispatched(limit: number): Promise<OutboxRow[]> {
     await this.idle();
-    const rows = this.stmt('select id, workspace_id, type, data, created_at from outbox_event where dispatched_at is null order by id limit ?').all(limit);
+    const rows = this.stmt('select id, workspace_id, type, data, created_at, target from outbox_event where dispatched_at is null order by id limit ?').all(limit);
     return (rows as Record<string, unknown>[]).map(outboxRow);
   }
 
   async subscribers(workspaceId: string): Promise<SubscriberRow[]> {
     await this.idle();
-    const rows = this.stmt('select id, events from webhook_endpoint where workspace_id = ? and is_active = 1 order by id').all(workspaceId);
+    const rows = this.stmt("select id, events from webhook_endpoint where workspace_id = ? and is_active = 1 and kind = 'endpoint' order by id").all(workspaceId);
     return (rows as Record<string, unknown>[]).map((r) => ({ id: r.id as string, events: columnJson<string[]>(r.events) }));
   }
 
@@ -372,12 +376,12 @@ class PgStore implements DeliveryStore {
   }
 
   async undispatched(limit: number): Promise<OutboxRow[]> {
-    const rows = await this.rows('outbox-undispatched', 'select id, workspace_id, type, data, created_at from outbox_event where dispatched_at is null order by id limit $1', [limit]);
+    const rows = await this.rows('outbox-undispatched', 'select id, workspace_id, type, data, created_at, target from outbox_event where dispatched_at is null order by id limit $1', [limit]);
     return rows.map(outboxRow);
   }
 
   async subscribers(workspaceId: string): Promise<SubscriberRow[]> {
-    const rows = await this.rows('subscribers', 'select id, events from webhook_endpoint where workspace_id = $1 and is_active = true order by id', [workspaceId]);
+    const rows = await this.rows('subscribers', "select id, events from webhook_endpoint where workspace_id = $1 and is_active = true and kind = 'endpoint' order by id", [workspaceId]);
     return rows.map((r) => ({ id: r.id as string, events: columnJson<string[]>(r.events) }));
   }
 

@@ -232,3 +232,11 @@ export function mergeEndpointUpdate(current: EndpointSettings, patch: unknown, o
   if (current.method === 'GET' && merged.method !== 'GET' && checked.value.bodyFormat === undefined) merged.bodyFormat = 'json';
   return validateEndpointInput(merged, { env: opts.env });
 }
+
+/** A render's or the workspace's callback URL (decisions.md "Webhooks"): the rules of an endpoint's url. */
+export function validateCallbackUrl(value: unknown, env: ValidateOptions['env'], path: string): { ok: true; url: string } | { ok: false; errors: FieldErrors } {
+  const errors = new Collector();
+  const url = checkUrl(value, env, errors);
+  if (errors.empty && url !== undefined) return { ok: true, url };
+  return { ok: false, errors: { [path]: Object.values(errors.errors).flat() } };
+}

@@ -12,13 +12,16 @@ import { WebhookAttempt, WebhookDelivery, WebhookEndpoint, type DeliveryState } 
 import { classifyResponse, MAX_ATTEMPTS, type AttemptOutcome } from './retry.js';
 import { generateSecret, secretHint } from './secret.js';
 import { sendDelivery, type DeliveryResult, type SendOptions } from './send.js';
-import { openDeliveryStore, type DeliveryStore, type NewDelivery } from './store.js';
+import { openDeliveryStore, type DeliveryStore, type NewDelivery, type OutboxRow } from './store.js';
 import { TemplateRefused } from './template.js';
 import type { EventEnvelope, WebhookEvent } from './types.js';
 import { mergeEndpointUpdate, validateEndpointInput, type EndpointSettings } from './validate.js';
 
 /** Consecutive failed deliveries that disable an endpoint (§6 "Retries" 4). */
 export const DISABLE_AFTER_FAILURES = 20;
+
+/** The settle events a render's callback URL receives (decisions.md "Webhooks"). */
+export const CALLBACK_EVENTS = ['render.completed', 'render.failed', 'render.cancelled'] as const;
 
 /**
  * A success writes the endpoint row only when its streak is not 0 or its lastSuccessAt is older
@@ -103,7 +106,7 @@ export class WebhooksService {
   }
 
   async list(workspaceId: string, q: ListQuery): Promise<{ rows: WebhookEndpoint[]; total: number }> {
-    const where: FilterQuery<WebhookEndpoint> = { workspaceId };
+    const where: FilterQuery<WebhookEndpoint> = { workspaceId, kind: 'endpoint' };
     if (q.booleans.isActive !== undefined) where.isActive = q.booleans.isActive;
     if (q.search) {
       const like = `%${q.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
@@ -117,7 +120,7 @@ export class WebhooksService {
   }
 
   async get(workspaceId: string, id: string): Promise<WebhookEndpoint> {
-    const row = await this.orm.em.fork().findOne(WebhookEndpoint, { id, workspaceId });
+    const row = await this.orm.em.fork().findOne(WebhookEndpoint, { id, workspaceId, kind: 'endpoint' });
     if (!row) throw new ApiError('WEBHOOK_NOT_FOUND', `Webhook endpoint ${id} does not exist`);
     return row;
   }
@@ -129,7 +132,7 @@ export class WebhooksService {
     const secret = generateSecret();
     const em = this.orm.em.fork();
     const endpoint = em.create(WebhookEndpoint, {
-      id: newId('webhook'), workspaceId, url: s.url, description: s.description || null, events: s.events, method: s.method,
+      id: newId('webhook'), workspaceId, kind: 'endpoint', url: s.url, description: s.description || null, events: s.events, method: s.method,
       bodyFormat: s.bodyFormat, payloadMode: s.payloadMode, payloadTemplate: s.payloadTemplate, headers: s.headers,
       secretSealed: encryptSecret(this.sealKey, secret), secretHint: secretHint(secret), isActive: s.isActive,
       disabledAt: null, consecutiveFailures: 0, lastSuccessAt: null, lastFailureAt: null,
@@ -159,7 +162,7 @@ export class WebhooksService {
 
   async remove(workspaceId: string, id: string): Promise<void> {
     const em = this.orm.em.fork();
-    const removed = await em.nativeDelete(WebhookEndpoint, { id, workspaceId });
+    const removed = await em.nativeDelete(WebhookEndpoint, { id, workspaceId, kind: 'endpoint' });
     if (removed === 0) throw new ApiError('WEBHOOK_NOT_FOUND', `Webhook endpoint ${id} does not exist`);
     await em.nativeUpdate(WebhookDelivery, { endpointId: id, state: 'pending' }, { state: 'cancelled', completedAt: new Date() });
   }
@@ -241,8 +244,14 @@ export class WebhooksService {
     const rows: NewDelivery[] = [];
     for (const [workspaceId, wsEvents] of byWorkspace) {
       const endpoints = await store.subscribers(workspaceId);
+      const callbacks = await this.callbackTargets(workspaceId, wsEvents);
       const fanned = wsEvents
-        .map((ev) => ({ ev, targets: endpoints.filter((e) => e.events.includes(ev.type)) }))
+        .map((ev) => {
+          const targets: { id: string }[] = endpoints.filter((e) => e.events.includes(ev.type));
+          const callback = callbacks.get(ev.id);
+          if (callback) targets.push(callback);
+          return { ev, targets };
+        })
         .filter((f) => f.targets.length > 0);
       if (!fanned.length) continue;
       const plan = PLANS[((await store.plan(workspaceId)) ?? 'free') as PlanCode] ?? PLANS.free;
@@ -264,6 +273,51 @@ export class WebhooksService {
     if (ids.length) await enqueue(ids);
     await store.stampDispatched(events.map((e) => e.id), new Date());
     return { events: events.length, deliveries: ids.length };
+  }
+
+  /**
+   * Where render settle events go besides subscribed endpoints (decisions.md "Webhooks"): the render's
+   * `callback`, else the workspace's default callback URL. Each URL is a hidden endpoint row (kind
+   * `callback`, the default payload, signed with the workspace's callback secret), so deliveries,
+   * retries, the log and the allowance work as for any endpoint; callback failures never disable it.
+   */
+  private async callbackTargets(workspaceId: string, events: readonly OutboxRow[]): Promise<Map<string, { id: string }>> {
+    const settles = events.filter((ev) => (CALLBACK_EVENTS as readonly string[]).includes(ev.type));
+    const out = new Map<string, { id: string }>();
+    if (settles.length === 0) return out;
+    const em = this.orm.em.fork();
+    const workspace = await em.findOne(Workspace, { id: workspaceId });
+    if (!workspace) return out;
+    const byUrl = new Map<string, { id: string }>();
+    for (const ev of settles) {
+      const url = ev.target ?? workspace.defaultCallbackUrl;
+      if (!url) continue;
+      let endpoint = byUrl.get(url);
+      if (!endpoint) {
+        endpoint = await this.callbackEndpoint(workspaceId, url, workspace.callbackSecretSealed);
+        byUrl.set(url, endpoint);
+      }
+      out.set(ev.id, endpoint);
+    }
+    return out;
+  }
+
+  private async callbackEndpoint(workspaceId: string, url: string, secretSealed: string): Promise<{ id: string }> {
+    const em = this.orm.em.fork();
+    const found = await em.findOne(WebhookEndpoint, { workspaceId, kind: 'callback', url }, { fields: ['id'] });
+    if (found) return { id: found.id };
+    const row = em.create(WebhookEndpoint, {
+      id: newId('webhook'), workspaceId, kind: 'callback', url, description: 'render callback', events: [...CALLBACK_EVENTS], method: 'POST',
+      bodyFormat: 'json', payloadMode: 'default', payloadTemplate: null, headers: [], secretSealed, secretHint: 'whsec_...',
+      isActive: true, disabledAt: null, consecutiveFailures: 0, lastSuccessAt: null, lastFailureAt: null,
+    });
+    await em.flush();
+    return { id: row.id };
+  }
+
+  /** Signs future callback deliveries with a rotated workspace secret (pending retries included). */
+  async resealCallbacks(workspaceId: string, secretSealed: string): Promise<void> {
+    await this.orm.em.fork().nativeUpdate(WebhookEndpoint, { workspaceId, kind: 'callback' }, { secretSealed });
   }
 
   /**

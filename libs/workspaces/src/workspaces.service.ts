@@ -1,7 +1,7 @@
 import type { MikroORM } from '@mikro-orm/core';
 import type { Redis } from 'ioredis';
 import {
-  ApiError, deriveKey, encryptSecret, isPlanCode, newId, PLAN_CODES, randomToken,
+  ApiError, decryptSecret, deriveKey, encryptSecret, isPlanCode, newId, PLAN_CODES, randomToken,
   type AppConfig, type PlanCode,
 } from '#libs/core';
 import { bumpAuthVersion, type RedisKeys } from '#libs/redis';
@@ -61,6 +61,32 @@ export class WorkspacesService {
     return this.update(workspaceId, (ws) => {
       ws.plan = code;
     });
+  }
+
+  /** The dashboard's callback settings: the default URL and a hint of the signing secret. */
+  async callbackSettings(workspaceId: string): Promise<{ defaultCallbackUrl: string | null; secretHint: string }> {
+    const ws = await this.get(workspaceId);
+    const secret = decryptSecret(this.sealKey, ws.callbackSecretSealed);
+    return { defaultCallbackUrl: ws.defaultCallbackUrl ?? null, secretHint: `whsec_...${secret.slice(-4)}` };
+  }
+
+  /** Sets (or clears, with null) the URL that receives render settle events when a render names none. */
+  async setDefaultCallback(workspaceId: string, url: string | null): Promise<Workspace> {
+    const em = this.orm.em.fork();
+    const ws = await em.findOne(Workspace, { id: workspaceId });
+    if (!ws) throw new ApiError('NOT_FOUND', `Workspace ${workspaceId} does not exist`);
+    ws.defaultCallbackUrl = url;
+    await em.flush();
+    return ws;
+  }
+
+  /** A new callback signing secret (shown once); returns it and its sealed form for the callback targets. */
+  async rotateCallbackSecret(workspaceId: string): Promise<{ secret: string; sealed: string }> {
+    const secret = `whsec_${randomToken(32)}`;
+    const sealed = encryptSecret(this.sealKey, secret);
+    const changed = await this.orm.em.fork().nativeUpdate(Workspace, { id: workspaceId }, { callbackSecretSealed: sealed });
+    if (changed === 0) throw new ApiError('NOT_FOUND', `Workspace ${workspaceId} does not exist`);
+    return { secret, sealed };
   }
 
   private plan(value: string): PlanCode {

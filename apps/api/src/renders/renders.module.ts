@@ -42,9 +42,9 @@ class StillEvents {
     { provide: StillEvents, inject: [STILLS_QUEUE], useFactory: (queue: JobQueue<'stills'>) => new StillEvents(queue) },
     {
       provide: RendersService,
-      inject: [ORM, CreditsService, TemplatesService, STORAGE, STILLS_QUEUE, StillEvents],
-      useFactory: (orm: Orm, credits: CreditsService, templates: TemplatesService, storage: StorageDriver, stills: JobQueue<'stills'>, events: StillEvents) =>
-        new RendersService({ orm, credits, templates, storage, stills, stillEvents: () => events.get() }),
+      inject: [ORM, CreditsService, TemplatesService, STORAGE, STILLS_QUEUE, StillEvents, APP_CONFIG],
+      useFactory: (orm: Orm, credits: CreditsService, templates: TemplatesService, storage: StorageDriver, stills: JobQueue<'stills'>, events: StillEvents, config: AppConfig) =>
+        new RendersService({ orm, credits, templates, storage, stills, stillEvents: () => events.get(), env: config.env }),
     },
   ],
   exports: [RendersService],

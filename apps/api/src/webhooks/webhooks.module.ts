@@ -4,13 +4,14 @@ import type { Orm } from '#libs/db';
 import { JobQueue } from '#libs/queue';
 import { WebhooksService } from '#libs/webhooks';
 import { APP_CONFIG, ORM } from '../infra/tokens.js';
+import { OrganizationCallbackController } from './callback.controller.js';
 import { OrganizationWebhooksController, WebhooksController } from './webhooks.controller.js';
 import { WebhookHandlers } from './webhooks.handlers.js';
 
 const WEBHOOKS_QUEUE = Symbol('WEBHOOKS_QUEUE');
 
 @Module({
-  controllers: [WebhooksController, OrganizationWebhooksController],
+  controllers: [WebhooksController, OrganizationWebhooksController, OrganizationCallbackController],
   providers: [
     { provide: WEBHOOKS_QUEUE, inject: [APP_CONFIG], useFactory: (config: AppConfig) => new JobQueue(config, 'webhooks') },
     { provide: WebhooksService, inject: [ORM, APP_CONFIG], useFactory: (orm: Orm, config: AppConfig) => new WebhooksService(orm, config) },

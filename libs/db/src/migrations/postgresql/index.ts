@@ -6,5 +6,6 @@ import { Migration20261122031912 } from './Migration20261122031912.js';
 import { Migration20261122051212 } from './Migration20261122051212.js';
 import { Migration20261122053326 } from './Migration20261122053326.js';
 import { Migration20261122053722 } from './Migration20261122053722.js';
+import { Migration20261122060754 } from './Migration20261122060754.js';
 
-export const postgresqlMigrations = [{ name: 'Migration20261122021141', class: Migration20261122021141 }, { name: 'Migration20261122023443', class: Migration20261122023443 }, { name: 'Migration20261122025114', class: Migration20261122025114 }, { name: 'Migration20261122031912', class: Migration20261122031912 }, { name: 'Migration20261122051212', class: Migration20261122051212 }, { name: 'Migration20261122053326', class: Migration20261122053326 }, { name: 'Migration20261122053722', class: Migration20261122053722 }];
+export const postgresqlMigrations = [{ name: 'Migration20261122021141', class: Migration20261122021141 }, { name: 'Migration20261122023443', class: Migration20261122023443 }, { name: 'Migration20261122025114', class: Migration20261122025114 }, { name: 'Migration20261122031912', class: Migration20261122031912 }, { name: 'Migration20261122051212', class: Migration20261122051212 }, { name: 'Migration20261122053326', class: Migration20261122053326 }, { name: 'Migration20261122053722', class: Migration20261122053722 }, { name: 'Migration20261122060754', class: Migration20261122060754 }];

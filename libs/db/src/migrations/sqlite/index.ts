@@ -6,5 +6,6 @@ import { Migration20261122031912 } from './Migration20261122031912.js';
 import { Migration20261122051211 } from './Migration20261122051211.js';
 import { Migration20261122053326 } from './Migration20261122053326.js';
 import { Migration20261122053721 } from './Migration20261122053721.js';
+import { Migration20261122060753 } from './Migration20261122060753.js';
 
-export const sqliteMigrations = [{ name: 'Migration20261122021141', class: Migration20261122021141 }, { name: 'Migration20261122023443', class: Migration20261122023443 }, { name: 'Migration20261122025114', class: Migration20261122025114 }, { name: 'Migration20261122031912', class: Migration20261122031912 }, { name: 'Migration20261122051211', class: Migration20261122051211 }, { name: 'Migration20261122053326', class: Migration20261122053326 }, { name: 'Migration20261122053721', class: Migration20261122053721 }];
+export const sqliteMigrations = [{ name: 'Migration20261122021141', class: Migration20261122021141 }, { name: 'Migration20261122023443', class: Migration20261122023443 }, { name: 'Migration20261122025114', class: Migration20261122025114 }, { name: 'Migration20261122031912', class: Migration20261122031912 }, { name: 'Migration20261122051211', class: Migration20261122051211 }, { name: 'Migration20261122053326', class: Migration20261122053326 }, { name: 'Migration20261122053721', class: Migration20261122053721 }, { name: 'Migration20261122060753', class: Migration20261122060753 }];

@@ -1,0 +1,58 @@
+import { Body, Controller, Get, HttpCode, Inject, Patch, Post } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiError, ok, type AppConfig } from '#libs/core';
+import { validateCallbackUrl, WebhooksService } from '#libs/webhooks';
+import { WorkspacesService } from '#libs/workspaces';
+import { ApiErrors, Session } from '../http/decorators.js';
+import { SessionUser, type SessionPrincipal } from '../http/principal.js';
+import { APP_CONFIG } from '../infra/tokens.js';
+
+/**
+ * The workspace's render callbacks (decisions.md "Webhooks"): the default callback URL used when a
+ * render names none, and the secret that signs callbacks (rotated here, shown once).
+ */
+@ApiTags('organization')
+@Controller('organization/callback')
+export class OrganizationCallbackController {
+  constructor(
+    private readonly workspaces: WorkspacesService,
+    private readonly webhooks: WebhooksService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  @Get()
+  @Session()
+  @ApiOperation({ summary: 'Default callback URL and a hint of the callback signing secret' })
+  async get(@SessionUser() s: SessionPrincipal) {
+    return ok(await this.workspaces.callbackSettings(s.workspaceId));
+  }
+
+  @Patch()
+  @Session({ role: 'owner' })
+  @ApiOperation({ summary: 'Set or clear (null) the default callback URL of render settle events' })
+  @ApiErrors('INVALID_REQUEST')
+  async set(@SessionUser() s: SessionPrincipal, @Body() body: Record<string, unknown>) {
+    const keys = Object.keys(body ?? {});
+    if (keys.length !== 1 || keys[0] !== 'defaultCallbackUrl') {
+      throw new ApiError('INVALID_REQUEST', 'Send { "defaultCallbackUrl": "https://…" } or null to clear it', { errors: { defaultCallbackUrl: ['is required (a URL or null)'] } });
+    }
+    let url: string | null = null;
+    if (body.defaultCallbackUrl !== null) {
+      const checked = validateCallbackUrl(body.defaultCallbackUrl, this.config.env, 'defaultCallbackUrl');
+      if (!checked.ok) throw new ApiError('INVALID_REQUEST', 'The default callback URL is not usable', { errors: checked.errors });
+      url = checked.url;
+    }
+    await this.workspaces.setDefaultCallback(s.workspaceId, url);
+    return ok(await this.workspaces.callbackSettings(s.workspaceId), url ? 'Renders without a callback now notify this URL' : 'Default callback cleared');
+  }
+
+  @Post('rotate-secret')
+  @HttpCode(200)
+  @Session({ role: 'owner' })
+  @ApiOperation({ summary: 'Replace the callback signing secret; the new one is in this answer only (data.secret)' })
+  async rotate(@SessionUser() s: SessionPrincipal) {
+    const { secret, sealed } = await this.workspaces.rotateCallbackSecret(s.workspaceId);
+    await this.webhooks.resealCallbacks(s.workspaceId, sealed);
+    return ok({ secret, secretHint: `whsec_...${secret.slice(-4)}` }, 'Callback secret rotated. Store it now: it is not shown again; callbacks are signed with it from now on');
+  }
+}
