@@ -144,6 +144,29 @@ describe('inputs refused with the contract code and the clip path', () => {
   });
 });
 
+describe('frames with html, video, luma or caption clips (the browser still path)', () => {
+  test('are drawn whole by the browser engine when one is configured, then watermarked and encoded as asked', async () => {
+    const calls: { time: number; scale: number }[] = [];
+    const browser = new StillEngine({
+      fonts: await FontCatalog.system(),
+      fetch: async () => {
+        throw new Error('not used');
+      },
+      browserStill: async (_edit, opts) => {
+        calls.push(opts);
+        return sharp({ create: { width: 400, height: 240, channels: 4, background: '#ff0000' } }).png().toBuffer();
+      },
+    });
+    const edit = frame([clip({ type: 'html', html: '<p>x</p>', width: 100, height: 50 })], { format: 'jpeg', poster: { capture: 1 } });
+    const out = await browser.render(edit, { scale: 2, watermark: true });
+    expect(calls).toEqual([{ time: 1, scale: 2 }]);
+    expect([out.contentType, out.width, out.height]).toEqual(['image/jpeg', 400, 240]);
+    expect(await redPixels(out.bytes)).toBeGreaterThan(400 * 240 * 0.8);
+    const live = await browser.render(edit, { scale: 2 });
+    expect((await compareImages(out.bytes, live.bytes)).meanAbsDiff).toBeGreaterThan(1);
+  });
+});
+
 describe('security of drawn content', () => {
   test('user text cannot inject Pango markup (no red from a foreground attribute)', async () => {
     const out = await engine.render(frame([text('<span foreground="#ff0000">RED RED RED</span>')]));

@@ -27,6 +27,12 @@ export interface StillEngineOptions {
   cacheBytes?: number;
   /** Largest decoded input image, in pixels; default 40 megapixels (sharp's own is 268). */
   limitInputPixels?: number;
+  /**
+   * Draws a whole frame in the browser (the video engine's composition, as a PNG of the output size):
+   * used for frames with html, video, luma or caption clips, which this engine cannot draw. Without
+   * it those frames answer 422 UNSUPPORTED_ASSET.
+   */
+  browserStill?: (edit: EditSpec, opts: { scale: number; time: number }) => Promise<Buffer>;
 }
 
 export interface StillRenderOptions {
@@ -69,10 +75,10 @@ const MAX_LAYER_PIXELS = 64_000_000;
 
 /** Assets a still cannot draw yet, and why (the Remotion still path arrives with the video engine). */
 const UNSUPPORTED: Readonly<Partial<Record<string, string>>> = {
-  html: 'html assets are drawn by the browser engine, which is not available for stills yet',
-  video: 'video frames in stills come with the video engine; use an image of the frame',
-  luma: 'luma mattes apply to video renders only',
-  caption: 'captions are burnt into videos; use a text asset in a still',
+  html: 'html assets are drawn by the browser engine, which is not available on this deployment',
+  video: 'video frames in stills are drawn by the browser engine, which is not available on this deployment',
+  luma: 'luma mattes are drawn by the browser engine, which is not available on this deployment',
+  caption: 'captions are drawn by the browser engine, which is not available on this deployment',
 };
 
 interface Drawable {
@@ -138,7 +144,10 @@ export class StillEngine {
       if (why) addError(unsupported, `${clipPath(c)}.asset.type`, why);
     }
     if (Object.keys(unsupported).length) {
-      throw new ApiError('UNSUPPORTED_ASSET', `The still engine cannot draw ${Object.keys(unsupported).join(', ')}`, { errors: unsupported });
+      if (!this.opts.browserStill) {
+        throw new ApiError('UNSUPPORTED_ASSET', `The still engine cannot draw ${Object.keys(unsupported).join(', ')}`, { errors: unsupported });
+      }
+      return this.renderInBrowser(edit, format, size, time, opts, started);
     }
 
     const media = new RenderMediaCache(this.opts.fetch);
@@ -162,6 +171,29 @@ export class StillEngine {
       contentType: CONTENT_TYPES[format],
       width: size.width,
       height: size.height,
+      timings: { inputs: inputsDone - started, draw: drawDone - inputsDone, encode: finished - drawDone, total: finished - started },
+    };
+  }
+
+  /** The whole frame drawn by the browser engine, then watermarked and encoded like any still. */
+  private async renderInBrowser(
+    edit: EditSpec,
+    format: 'png' | 'jpeg' | 'pdf',
+    size: ReturnType<typeof outputSize>,
+    time: number,
+    opts: StillRenderOptions,
+    started: number,
+  ): Promise<StillOutput> {
+    const png = await this.opts.browserStill!(edit, { scale: Math.min(3, Math.max(1, opts.scale ?? 1)), time });
+    const frame = await toRaster(sharp(png, { limitInputPixels: MAX_PIXELS }).resize(size.width, size.height, { fit: 'fill' }));
+    const inputsDone = performance.now();
+    const layers: Placed[] = [{ raster: frame, left: 0, top: 0 }];
+    if (opts.watermark) layers.push(await watermarkLayer(size.width, size.height));
+    const drawDone = performance.now();
+    const bytes = await this.encode(format, edit.output.quality, size, layers, { r: 0, g: 0, b: 0, alpha: 0 }, [], []);
+    const finished = performance.now();
+    return {
+      bytes, format, contentType: CONTENT_TYPES[format], width: size.width, height: size.height,
       timings: { inputs: inputsDone - started, draw: drawDone - inputsDone, encode: finished - drawDone, total: finished - started },
     };
   }
