@@ -31,6 +31,8 @@ ensure_system_packages() {
   # ensure_system_packages [test]: Redis always; PostgreSQL and docker-compose (config checks) for tests.
   need_apt redis-server redis-server
   ensure_fonts
+  # Debian's Chromium: the video engine (Remotion) renders with it; never a downloaded browser.
+  need_apt chromium chromium
   if [ "${1:-}" = test ]; then
     pg_bin_dir >/dev/null || need_apt /usr/lib/postgresql/15/bin/postgres postgresql
     need_apt docker-compose docker-compose

@@ -33,6 +33,9 @@ export async function testContext(overrides: Record<string, string> = {}): Promi
     REDIS_URL: process.env.REDIS_URL ?? '',
     REDIS_PREFIX: `t${tag}`,
     APP_SECRET: randomBytes(32).toString('hex'),
+    // The video engine (bundle + Chromium) only where a test asks for it; one bundle per machine.
+    VIDEO_ENGINE: 'off',
+    VIDEO_BUNDLE_DIR: join(tmpdir(), 'mr-test-video-bundle'),
   };
   let dropDb: (() => Promise<void>) | null = null;
   if (process.env.TEST_DB === 'postgres') {

@@ -4,8 +4,8 @@ import type { AppConfig } from '#libs/core';
 import { CreditsService } from '#libs/credits';
 import { openDatabase, type Orm } from '#libs/db';
 import { ALL_JOBS, bullConnection, bullPrefix, JobQueue, QUEUES, validatePayload, type JobName, type QueueName } from '#libs/queue';
-import { createRedis } from '#libs/redis';
-import { RenderSettler } from '#libs/renders';
+import { createRedis, RedisKeys } from '#libs/redis';
+import { RenderSettler, VIDEO_ATTEMPTS } from '#libs/renders';
 import { FontCatalog, StillEngine, storageAwareFetcher } from '#libs/still';
 import { createStorage } from '#libs/storage';
 import { RETRY_DELAYS_MS, WebhooksService } from '#libs/webhooks';
@@ -16,12 +16,16 @@ import { PingProcessor } from './processors/ping.processor.js';
 import { PROCESSORS, type JobProcessor } from './processors/processor.js';
 import { RendersPurgeProcessor } from './processors/renders-purge.processor.js';
 import { StillRenderProcessor } from './processors/still.processor.js';
+import { VideoRenderProcessor } from './processors/video.processor.js';
+import { VideoEngineHolder } from './video-engine.holder.js';
 import { RetryDelivery, WebhooksDeliverProcessor, WebhooksDispatchProcessor } from './processors/webhooks.processors.js';
 
 const WORKER_CONFIG = Symbol('WORKER_CONFIG');
 const WORKER_ORM = Symbol('WORKER_ORM');
 const WEBHOOKS_QUEUE = Symbol('WEBHOOKS_QUEUE');
 const WORKER_REDIS = Symbol('WORKER_REDIS');
+const VIDEO = Symbol('VIDEO');
+const SETTLER = Symbol('SETTLER');
 
 /** Recurring jobs, one schedule per deployment whatever the number of workers. */
 export const SCHEDULES = [
@@ -56,18 +60,37 @@ export class WorkerModule implements OnApplicationBootstrap, OnApplicationShutdo
         { provide: WEBHOOKS_QUEUE, useFactory: () => new JobQueue(config, 'webhooks') },
         { provide: WORKER_REDIS, useFactory: () => createRedis(config, 'worker') },
         {
+          provide: VIDEO,
+          inject: [WORKER_REDIS],
+          useFactory: async (redis: Redis): Promise<{ holder: VideoEngineHolder; enabled: boolean; fonts: FontCatalog }> => {
+            const fonts = await FontCatalog.system();
+            const holder = new VideoEngineHolder(config, createStorage(config), fonts, redis, new RedisKeys(config.redisPrefix));
+            return { holder, enabled: await holder.enabled(), fonts };
+          },
+        },
+        {
+          provide: SETTLER,
+          inject: [WORKER_ORM],
+          useFactory: (orm: Orm) => new RenderSettler(orm, new CreditsService(orm, { lowThreshold: config.creditsLowThreshold }), createStorage(config)),
+        },
+        {
           provide: PROCESSORS,
-          inject: [WORKER_ORM, WEBHOOKS_QUEUE, WORKER_REDIS],
-          useFactory: async (orm: Orm, webhooksQueue: JobQueue<'webhooks'>, redis: Redis): Promise<JobProcessor[]> => {
+          inject: [WORKER_ORM, WEBHOOKS_QUEUE, WORKER_REDIS, VIDEO, SETTLER],
+          useFactory: async (
+            orm: Orm, webhooksQueue: JobQueue<'webhooks'>, redis: Redis, video: { holder: VideoEngineHolder; enabled: boolean; fonts: FontCatalog }, settler: RenderSettler,
+          ): Promise<JobProcessor[]> => {
             const webhooks = new WebhooksService(orm, config);
             const storage = createStorage(config);
             // libvips defaults to one thread here; two lets one still use both cores.
             sharp.concurrency(2);
-            const stills = new StillEngine({ fonts: await FontCatalog.system(), fetch: storageAwareFetcher(config, storage) });
-            const credits = new CreditsService(orm, { lowThreshold: config.creditsLowThreshold });
-            const settler = new RenderSettler(orm, credits, storage);
+            const stills = new StillEngine({
+              fonts: video.fonts,
+              fetch: storageAwareFetcher(config, storage),
+              ...(video.enabled ? { browserStill: video.holder.browserStill } : {}),
+            });
             return [
               new StillRenderProcessor(stills, storage, settler),
+              new VideoRenderProcessor(orm, video.holder, storage, settler, redis, new RedisKeys(config.redisPrefix)),
               new RendersPurgeProcessor(orm, storage, settler),
               new PingProcessor(),
               new CreditsSweepProcessor(new CreditsService(orm, { lowThreshold: config.creditsLowThreshold }), config.maxRenderAgeSec),
@@ -86,19 +109,23 @@ export class WorkerModule implements OnApplicationBootstrap, OnApplicationShutdo
     @Inject(WORKER_ORM) private readonly orm: Orm,
     @Inject(WEBHOOKS_QUEUE) private readonly webhooksQueue: JobQueue<'webhooks'>,
     @Inject(WORKER_REDIS) private readonly redis: Redis,
+    @Inject(VIDEO) private readonly video: { holder: VideoEngineHolder; enabled: boolean },
+    @Inject(SETTLER) private readonly settler: RenderSettler,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
     const handlers = processorMap(this.processors);
-    const concurrency: Record<QueueName, number> = { system: this.config.workerConcurrency, webhooks: this.config.webhookConcurrency, stills: this.config.stillConcurrency };
-    for (const queue of Object.keys(QUEUES) as QueueName[]) {
+    const concurrency: Record<QueueName, number> = {
+      system: this.config.workerConcurrency, webhooks: this.config.webhookConcurrency, stills: this.config.stillConcurrency, videos: this.config.video.concurrency,
+    };
+    const consume = (queue: QueueName) => {
       const worker = new Worker(
         queue,
-        async (job) => {
+        async (job, token) => {
           const handler = handlers.get(job.name as JobName);
           if (!handler) throw new Error(`No processor for ${job.name}`);
           const data = validatePayload(job.name as JobName, job.data);
-          return handler.process(data as never, { id: job.id ?? '', attempt: job.attemptsMade + 1 });
+          return handler.process(data as never, { id: job.id ?? '', attempt: job.attemptsMade + 1, job, ...(token === undefined ? {} : { token }) });
         },
         {
           connection: bullConnection(this.config),
@@ -106,12 +133,27 @@ export class WorkerModule implements OnApplicationBootstrap, OnApplicationShutdo
           concurrency: concurrency[queue],
           // Webhook retries: 1 s, 4 s, 9 s, 16 s (§6).
           settings: { backoffStrategy: (attemptsMade: number) => RETRY_DELAYS_MS[Math.min(attemptsMade, RETRY_DELAYS_MS.length) - 1] ?? 1000 },
+          // A video whose worker died is run again by another, up to VIDEO_ATTEMPTS runs in all.
+          ...(queue === 'videos' ? { maxStalledCount: VIDEO_ATTEMPTS - 1, lockDuration: this.config.video.lockMs, stalledInterval: this.config.video.lockMs } : {}),
         },
       );
       worker.on('failed', (job, err) => {
-        if (!(err instanceof RetryDelivery)) this.logger.warn(`${job?.name} ${job?.id} failed: ${err.message}`);
+        if (err instanceof RetryDelivery) return;
+        this.logger.warn(`${job?.name} ${job?.id} failed: ${err.message}`);
+        // A render whose job stalled past its runs (workers killed mid-render): WORKER_LOST, credits released.
+        if (job?.name === 'video.render' && /stalled/i.test(err.message)) {
+          void this.settler.fail((job.data as { renderId: string }).renderId, { code: 'WORKER_LOST', message: `The render's worker stopped ${VIDEO_ATTEMPTS} times`, stage: 'rendering' });
+        }
       });
       this.workers.push(worker);
+    };
+    for (const queue of Object.keys(QUEUES) as QueueName[]) if (queue !== 'videos') consume(queue);
+    // Videos are taken only once this worker's engine is ready (bundle and browser), in the background.
+    if (this.video.enabled) {
+      void this.video.holder.start().then(
+        () => consume('videos'),
+        (err: Error) => this.logger.error(`video engine did not start: ${err.message}`),
+      );
     }
     for (const s of SCHEDULES) {
       const q = new JobQueue(this.config, s.queue);
@@ -122,6 +164,7 @@ export class WorkerModule implements OnApplicationBootstrap, OnApplicationShutdo
 
   async onApplicationShutdown(): Promise<void> {
     await Promise.all(this.workers.map((w) => w.close()));
+    await this.video.holder.close();
     await this.webhooksQueue.close();
     this.redis.disconnect();
     await this.orm.close(true);

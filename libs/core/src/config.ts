@@ -30,6 +30,8 @@ export interface AppConfig {
   webhookConcurrency: number;
   /** Stills a worker draws at once (libvips uses the cores within each). */
   stillConcurrency: number;
+  /** The video engine (Remotion + Chromium) in workers: `auto` starts it when Chromium is found. */
+  video: { engine: 'auto' | 'on' | 'off'; browserExecutable?: string; bundleDir: string; concurrency: number; lockMs: number };
   /** Operator setting: multiplies every plan's per-minute rate (self-hosters with bigger machines; benchmarks). */
   rateLimitMultiplier: number;
   sms: SmsConfig;
@@ -207,6 +209,13 @@ export function loadConfig(rawEnv: Env = process.env): AppConfig {
     workerConcurrency: integer(env, 'WORKER_CONCURRENCY', 2, 1, 64),
     webhookConcurrency: integer(env, 'WEBHOOK_CONCURRENCY', 50, 1, 1000),
     stillConcurrency: integer(env, 'STILL_CONCURRENCY', 4, 1, 64),
+    video: {
+      engine: oneOf(env, 'VIDEO_ENGINE', ['auto', 'on', 'off'] as const, 'auto'),
+      ...(env.BROWSER_EXECUTABLE ? { browserExecutable: env.BROWSER_EXECUTABLE } : {}),
+      bundleDir: env.VIDEO_BUNDLE_DIR || join(dataDir, 'video-bundle'),
+      concurrency: integer(env, 'VIDEO_CONCURRENCY', 1, 1, 16),
+      lockMs: integer(env, 'VIDEO_LOCK_MS', 30_000, 1_000, 600_000),
+    },
     rateLimitMultiplier: integer(env, 'RATE_LIMIT_MULTIPLIER', 1, 1, 1_000_000),
     sms: sms(env),
     creditsLowThreshold: {

@@ -7,6 +7,8 @@ export const QUEUES = {
   webhooks: ['webhooks.dispatch', 'webhooks.deliver'],
   /** Stills only: a render waits on these synchronously, so nothing slow ever queues in front of them. */
   stills: ['still.render'],
+  /** Videos: one job per render (or per chunk), retried on another worker when one dies. */
+  videos: ['video.render'],
 } as const;
 
 export type QueueName = keyof typeof QUEUES;
@@ -22,6 +24,8 @@ export interface JobPayloads {
   'webhooks.dispatch': Record<string, never>;
   /** One attempt of one delivery; BullMQ retries it on the §6 schedule. */
   'webhooks.deliver': { deliveryId: string };
+  /** Renders one video render (the record holds the edit); the worker moves it through its states. */
+  'video.render': { renderId: string };
   /** Draws one still (a normalised edit spec) and stores it under `key`. */
   'still.render': {
     edit: EditSpecJson;
@@ -59,6 +63,7 @@ export interface JobResults {
   'webhooks.dispatch': { deliveries: number };
   'webhooks.deliver': { outcome: string };
   'still.render': StillRenderResult;
+  'video.render': { status: string };
 }
 
 export type JobOf<N extends JobName> = { name: N; data: JobPayloads[N] };
@@ -87,6 +92,9 @@ export function validatePayload<N extends JobName>(name: N, data: unknown): JobP
       return d as unknown as JobPayloads[N];
     case 'webhooks.deliver':
       if (typeof d.deliveryId !== 'string' || !d.deliveryId.startsWith('dlv_')) fail('deliveryId must be a delivery id');
+      return d as unknown as JobPayloads[N];
+    case 'video.render':
+      if (typeof d.renderId !== 'string' || !d.renderId.startsWith('rnd_')) fail('renderId must be a render id');
       return d as unknown as JobPayloads[N];
     case 'still.render': {
       const edit = d.edit as Record<string, unknown> | null;

@@ -37,6 +37,16 @@ export class RedisKeys {
   monthlyRequests(workspaceId: string, month: string): string {
     return `${this.prefix}:{ws:${workspaceId}}:req:${month}`;
   }
+
+  /** Set (with a TTL, refreshed) by every worker whose video engine is running; the API's 503 check. */
+  videoEngine(): string {
+    return `${this.prefix}:video:engine`;
+  }
+
+  /** The workspace's video renders in progress (a sorted set of render ids scored by lease expiry). */
+  videoSlots(workspaceId: string): string {
+    return `${this.prefix}:{ws:${workspaceId}}:video:slots`;
+  }
 }
 
 /**

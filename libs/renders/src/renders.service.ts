@@ -3,7 +3,7 @@ import { Logger } from '@nestjs/common';
 import type { QueueEvents } from 'bullmq';
 import { ApiError, isErrorCode, newId, orderBy, retryBusy, type KeyMode, type ListQuery, type Plan } from '#libs/core';
 import type { CreditsService } from '#libs/credits';
-import { applyMerge, assertEdit, assertTiming, outputKind, type EditSpec, type JsonValue } from '#libs/edit-spec';
+import { applyMerge, assertEdit, assertTiming, outputFps, outputKind, outputSize, RESOLUTION_SHORT_SIDE, type EditSpec, type JsonValue } from '#libs/edit-spec';
 import { recordEvent } from '#libs/events';
 import type { JobQueue, StillRenderResult } from '#libs/queue';
 import { outputKey, type StorageDriver } from '#libs/storage';
@@ -33,9 +33,32 @@ export interface RendersDeps {
   stillEvents: () => Promise<QueueEvents>;
   /** Outbound URL policy for `callback` (development allows plain HTTP and loopback). */
   env: 'development' | 'production';
+  /** The video queue (one job per render). */
+  videos?: JobQueue<'videos'>;
+  /** Whether a worker with the video engine is running (its heartbeat in Redis). */
+  videoAvailable?: () => Promise<boolean>;
 }
 
 type AspectRule = { path: string; url: string; aspectRatio: string };
+
+/** §7, §8 plan ceilings of a video, checked before anything is queued or held (duration: after timing). */
+export function checkVideoPlan(plan: Plan, edit: EditSpec): void {
+  if (!plan.videoEnabled) throw new ApiError('FEATURE_VIDEOENABLED', `Video rendering is not part of the ${plan.name} plan`);
+  const size = outputSize(edit.output);
+  const short = Math.min(size.width, size.height);
+  const ceiling = RESOLUTION_SHORT_SIDE[plan.maxVideoResolution];
+  if (short > ceiling) {
+    throw new ApiError('LIMIT_VIDEO_RESOLUTION', `A ${size.width}×${size.height} video is above the ${plan.name} plan's ${plan.maxVideoResolution} (${ceiling} px short side)`);
+  }
+  if (edit.output.codec === 'h265' && !plan.h265Enabled) {
+    throw new ApiError('LIMIT_VIDEO_RESOLUTION', `h265 output is not part of the ${plan.name} plan; use h264`);
+  }
+  const fps = outputFps(edit.output);
+  if (fps > plan.maxVideoFps) throw new ApiError('LIMIT_VIDEO_FPS', `${fps} fps is above the ${plan.name} plan's ${plan.maxVideoFps} fps`);
+}
+
+/** Runs of a video job before it fails: a worker that dies mid-render hands it on (decisions.md). */
+export const VIDEO_ATTEMPTS = 3;
 
 /** A render request resolved to the edit it will draw. */
 interface Planned {
@@ -101,8 +124,16 @@ export class RendersService {
     const edit = assertEdit({ ...spec, output }, { root });
     const kind = outputKind(edit.output.format);
     if (input.binary && kind !== 'image') throw new ApiError('INVALID_REQUEST', 'format=binary returns still images only; poll the render for a video', { errors: { 'query.format': ['binary is for png, jpeg and pdf'] } });
-    if (kind === 'video') throw new ApiError('ENGINE_NOT_CONFIGURED', 'Video rendering is not available on this deployment yet');
+    if (kind === 'video') {
+      checkVideoPlan(caller.plan, edit);
+      if (!this.deps.videos || !this.deps.videoAvailable || !(await this.deps.videoAvailable())) {
+        throw new ApiError('ENGINE_NOT_CONFIGURED', 'Video rendering is unavailable on this deployment: no worker runs the video engine');
+      }
+    }
     const timing = assertTiming(edit, { root });
+    if (kind === 'video' && timing.window.length > caller.plan.maxVideoDurationSec) {
+      throw new ApiError('LIMIT_VIDEO_DURATION', `The edit lasts ${timing.window.length} s; the ${caller.plan.name} plan renders up to ${caller.plan.maxVideoDurationSec} s`);
+    }
     const cost = estimate(edit, timing, input.scale);
     if (Math.max(cost.size.width, cost.size.height) > caller.plan.maxImageDimension) {
       throw new ApiError('LIMIT_IMAGE_SIZE', `A ${cost.size.width}×${cost.size.height} still is larger than the ${caller.plan.name} plan allows (${caller.plan.maxImageDimension} px a side)`);
@@ -135,6 +166,13 @@ export class RendersService {
     await this.deps.credits.ensureOpen(caller.workspaceId, caller.plan.code);
     const t1 = performance.now();
 
+    const video = planned.estimate.kind === 'video';
+    if (video) {
+      const queued = await this.deps.orm.em.fork().count(Render, { workspaceId: caller.workspaceId, status: 'queued' });
+      if (queued >= caller.plan.queueDepth) {
+        throw new ApiError('LIMIT_QUEUE_DEPTH', `${queued} renders are already waiting; the ${caller.plan.name} plan queues up to ${caller.plan.queueDepth}`);
+      }
+    }
     const watermarked = caller.mode === 'test' || caller.plan.watermark;
     const id = newId('render');
     const credits = caller.mode === 'test' ? 0 : planned.estimate.credits;
@@ -142,21 +180,23 @@ export class RendersService {
     try {
       render = await retryBusy(() => this.deps.orm.em.fork().transactional(async (em) => {
         const row = em.create(Render, {
-          id, workspaceId: caller.workspaceId, status: 'rendering', kind: planned.estimate.kind, mode: caller.mode,
+          id, workspaceId: caller.workspaceId, status: video ? 'queued' : 'rendering', kind: planned.estimate.kind, mode: caller.mode,
           templateId: planned.templateId, templateVersion: planned.templateVersion, format: planned.edit.output.format,
-          width: planned.estimate.size.width, height: planned.estimate.size.height, duration: null, fps: null, scale: input.scale,
+          width: planned.estimate.size.width, height: planned.estimate.size.height, duration: video ? planned.estimate.durationSec : null,
+          fps: video ? planned.estimate.breakdown.fps : null, scale: input.scale,
           fileSizeBytes: null, renderTime: null, credits, watermarked, outputKey: null, posterKey: null, thumbnailKey: null,
           expiresAt: null, purgedAt: null, error: null, progress: 0, cancelRequested: false, metadata: input.metadata ?? null,
           callback: input.callback ?? planned.edit.callback ?? null, edit: planned.edit as unknown as Record<string, unknown>,
           idempotencyKey: input.idempotencyKey ?? null, requestHash: input.idempotencyKey ? hash : null, attempts: 1,
-          startedAt: new Date(), completedAt: null,
+          startedAt: video ? null : new Date(), completedAt: null,
         });
         // The insert claims the idempotency key: a concurrent duplicate fails here and replays.
         await em.flush();
         if (credits > 0) {
-          await this.deps.credits.holdIn(em, { workspaceId: caller.workspaceId, plan: caller.plan.code, kind: 'image', amount: credits, renderId: id, mode: caller.mode });
+          await this.deps.credits.holdIn(em, { workspaceId: caller.workspaceId, plan: caller.plan.code, kind: planned.estimate.kind, amount: credits, renderId: id, mode: caller.mode });
         }
         if (planned.templateId) await this.deps.templates.recordUsage(planned.templateId, em);
+        if (video) recordEvent(em, caller.workspaceId, 'render.queued', this.settler.eventData(row));
         return row;
       }));
     } catch (err) {
@@ -165,9 +205,22 @@ export class RendersService {
       if (!winner) throw err;
       return { render: await this.replay(winner, hash), replayed: true };
     }
+    if (video) return { render: await this.enqueueVideo(render), replayed: false };
     const t2 = performance.now();
     const timing: Record<string, number> = { plan: t1 - t0, claim: t2 - t1 };
     return { render: await this.drawStill(render, planned.edit, planned.aspectRules, timing), replayed: false, timing };
+  }
+
+  /** Hands a queued video to the workers; a queue that refuses it fails the render (credits released). */
+  private async enqueueVideo(render: Render): Promise<Render> {
+    try {
+      await this.deps.videos!.add('video.render', { renderId: render.id }, { jobId: render.id, attempts: VIDEO_ATTEMPTS, backoff: { type: 'fixed', delay: 1000 } });
+      return render;
+    } catch (err) {
+      this.logger.warn(`video ${render.id} could not be queued: ${(err as Error).message}`);
+      await this.settler.fail(render.id, { code: 'INTERNAL_ERROR', message: 'The render could not be queued; the credits were released', stage: 'queued' });
+      throw new ApiError('INTERNAL_ERROR', 'The render could not be queued', { data: { id: render.id, status: 'failed' } });
+    }
   }
 
   private async drawStill(render: Render, edit: EditSpec, rules: AspectRule[], timing: Record<string, number>): Promise<Render> {

@@ -9,6 +9,18 @@ import { Render, TERMINAL_STATUSES, type RenderErrorInfo, type RenderStatus } fr
 /** Output retention (decisions.md "Plans"): 30 days for live renders, 7 for test renders. */
 export const RETENTION_DAYS = { live: 30, test: 7 } as const;
 
+/** What a finished render stored (a still's job result satisfies it). */
+export interface CompletedOutput {
+  key: string;
+  width: number;
+  height: number;
+  sizeBytes: number;
+  duration?: number;
+  fps?: number;
+  posterKey?: string;
+  thumbnailKey?: string;
+}
+
 export function errorInfo(error: JobError, stage = 'rendering'): RenderErrorInfo {
   const info: RenderErrorInfo = { code: error.code, message: error.message, stage };
   if (error.errors) info.errors = error.errors;
@@ -28,7 +40,7 @@ export class RenderSettler {
   ) {}
 
   /** Settles a render as done: output recorded, credits captured and `render.completed` written together. */
-  async complete(id: string, out: Extract<StillRenderResult, { ok: true }>): Promise<Render> {
+  async complete(id: string, out: CompletedOutput): Promise<Render> {
     return retryBusy(() => this.orm.em.fork().transactional(async (em) => {
       const row = await em.findOneOrFail(Render, { id });
       if (TERMINAL_STATUSES.includes(row.status)) return row;
@@ -38,6 +50,10 @@ export class RenderSettler {
         renderTime: now.getTime() - row.createdAt.getTime(), progress: 1, completedAt: now,
         expiresAt: new Date(now.getTime() + RETENTION_DAYS[row.mode] * 86_400_000),
       });
+      if (out.duration !== undefined) row.duration = out.duration;
+      if (out.fps !== undefined) row.fps = out.fps;
+      if (out.posterKey !== undefined) row.posterKey = out.posterKey;
+      if (out.thumbnailKey !== undefined) row.thumbnailKey = out.thumbnailKey;
       await em.flush();
       await this.credits.settleIn(em, id, 'capture');
       recordEvent(em, row.workspaceId, 'render.completed', this.eventData(row), { target: row.callback });
@@ -60,6 +76,34 @@ export class RenderSettler {
     }));
   }
 
+
+  /** A worker takes a queued render: `fetching`, `startedAt`, `render.started` (only from queued). */
+  async start(id: string, attempt: number): Promise<Render | null> {
+    return retryBusy(() => this.orm.em.fork().transactional(async (em) => {
+      const row = await em.findOneOrFail(Render, { id });
+      if (TERMINAL_STATUSES.includes(row.status)) return null;
+      const first = row.startedAt === null || row.startedAt === undefined;
+      Object.assign(row, { status: 'fetching' satisfies RenderStatus, startedAt: row.startedAt ?? new Date(), attempts: attempt, progress: 0 });
+      await em.flush();
+      if (first) recordEvent(em, row.workspaceId, 'render.started', this.eventData(row));
+      await em.flush();
+      return row;
+    }));
+  }
+
+  /** Settles a render as cancelled: credits released and `render.cancelled` written together. */
+  async cancel(id: string, stage: string): Promise<Render> {
+    return retryBusy(() => this.orm.em.fork().transactional(async (em) => {
+      const row = await em.findOneOrFail(Render, { id });
+      if (TERMINAL_STATUSES.includes(row.status)) return row;
+      Object.assign(row, { status: 'cancelled' satisfies RenderStatus, cancelRequested: true, completedAt: new Date() });
+      await em.flush();
+      await this.credits.settleIn(em, id, 'release');
+      recordEvent(em, row.workspaceId, 'render.cancelled', { ...this.eventData(row), stage }, { target: row.callback });
+      await em.flush();
+      return row;
+    }));
+  }
 
   private url(key: string | null | undefined, row: Render): string | null {
     return key && !row.purgedAt ? this.storage.url(key) : null;

@@ -18,6 +18,7 @@ export const RENDER_LIST: ListSpec = {
 const CREATE_ERRORS = [
   'INVALID_REQUEST', 'TEMPLATE_NOT_FOUND', 'TEMPLATE_NOT_OWNED', 'TEMPLATE_NOT_PUBLISHED', 'TEMPLATE_VALIDATION_FAILED', 'EMPTY_TIMELINE',
   'UNSUPPORTED_ASSET', 'MEDIA_UNAVAILABLE', 'IDEMPOTENCY_KEY_REUSED', 'LIMIT_IMAGE_SIZE', 'INSUFFICIENT_CREDITS', 'ENGINE_NOT_CONFIGURED', 'RENDER_TIMEOUT',
+  'FEATURE_VIDEOENABLED', 'LIMIT_VIDEO_DURATION', 'LIMIT_VIDEO_RESOLUTION', 'LIMIT_VIDEO_FPS', 'LIMIT_QUEUE_DEPTH',
 ] as const;
 
 /** §4.1 Renders. */
@@ -40,6 +41,8 @@ export class RendersController {
   ) {
     const { render, replayed, timing } = await this.renders.create(p, body, query, idempotencyKey);
     reply.header('x-render-id', render.id);
+    // A video is accepted into the queue (§3): 202, poll the record or wait for the webhook.
+    if (render.kind === 'video') reply.status(202);
     if (timing) reply.header('server-timing', Object.entries(timing).map(([k, ms]) => `${k};dur=${Math.round(ms * 10) / 10}`).join(', '));
     if (replayed) reply.header('idempotent-replayed', 'true');
     if (query.format === 'binary') {
@@ -48,7 +51,8 @@ export class RendersController {
       reply.header('content-disposition', `inline; filename="${render.id}.${ext}"`);
       return new StreamableFile(out.stream as never, { type: out.contentType, length: out.sizeBytes });
     }
-    return ok(this.renders.view(render), replayed ? 'The render of this idempotency key' : 'Rendered');
+    const message = replayed ? 'The render of this idempotency key' : render.kind === 'video' ? 'Queued; poll GET /v1/render/{id} or wait for the webhook' : 'Rendered';
+    return ok(this.renders.view(render), message);
   }
 
   @Get('estimate')

@@ -4,15 +4,18 @@ import type { AppConfig } from '#libs/core';
 import { CreditsService } from '#libs/credits';
 import type { Orm } from '#libs/db';
 import { JobQueue } from '#libs/queue';
+import { RedisKeys } from '#libs/redis';
+import type { Redis } from 'ioredis';
 import { RendersService } from '#libs/renders';
 import type { StorageDriver } from '#libs/storage';
 import { TemplatesService } from '#libs/templates';
 import { STORAGE } from '../files/tokens.js';
-import { APP_CONFIG, ORM } from '../infra/tokens.js';
+import { APP_CONFIG, ORM, REDIS } from '../infra/tokens.js';
 import { TemplatesModule } from '../templates/templates.module.js';
 import { RendersController } from './renders.controller.js';
 
 const STILLS_QUEUE = Symbol('STILLS_QUEUE');
+const VIDEOS_QUEUE = Symbol('VIDEOS_QUEUE');
 
 /** One listener for finished still jobs per API process, opened on the first still. */
 class StillEvents {
@@ -40,11 +43,18 @@ class StillEvents {
   providers: [
     { provide: STILLS_QUEUE, inject: [APP_CONFIG], useFactory: (config: AppConfig) => new JobQueue(config, 'stills') },
     { provide: StillEvents, inject: [STILLS_QUEUE], useFactory: (queue: JobQueue<'stills'>) => new StillEvents(queue) },
+    { provide: VIDEOS_QUEUE, inject: [APP_CONFIG], useFactory: (config: AppConfig) => new JobQueue(config, 'videos') },
     {
       provide: RendersService,
-      inject: [ORM, CreditsService, TemplatesService, STORAGE, STILLS_QUEUE, StillEvents, APP_CONFIG],
-      useFactory: (orm: Orm, credits: CreditsService, templates: TemplatesService, storage: StorageDriver, stills: JobQueue<'stills'>, events: StillEvents, config: AppConfig) =>
-        new RendersService({ orm, credits, templates, storage, stills, stillEvents: () => events.get(), env: config.env }),
+      inject: [ORM, CreditsService, TemplatesService, STORAGE, STILLS_QUEUE, StillEvents, APP_CONFIG, VIDEOS_QUEUE, REDIS, RedisKeys],
+      useFactory: (
+        orm: Orm, credits: CreditsService, templates: TemplatesService, storage: StorageDriver, stills: JobQueue<'stills'>,
+        events: StillEvents, config: AppConfig, videos: JobQueue<'videos'>, redis: Redis, keys: RedisKeys,
+      ) =>
+        new RendersService({
+          orm, credits, templates, storage, stills, stillEvents: () => events.get(), env: config.env, videos,
+          videoAvailable: async () => (await redis.exists(keys.videoEngine())) === 1,
+        }),
     },
   ],
   exports: [RendersService],
@@ -52,11 +62,13 @@ class StillEvents {
 export class RendersModule implements OnApplicationShutdown {
   constructor(
     @Inject(STILLS_QUEUE) private readonly queue: JobQueue<'stills'>,
+    @Inject(VIDEOS_QUEUE) private readonly videos: JobQueue<'videos'>,
     private readonly events: StillEvents,
   ) {}
 
   async onApplicationShutdown(): Promise<void> {
     await this.events.close();
     await this.queue.close();
+    await this.videos.close();
   }
 }

@@ -1,0 +1,81 @@
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { Logger } from '@nestjs/common';
+import type { Redis } from 'ioredis';
+import { ApiError, type AppConfig } from '#libs/core';
+import type { EditSpec } from '#libs/edit-spec';
+import type { RedisKeys } from '#libs/redis';
+import { storageAwareFetcher, type FontCatalog } from '#libs/still';
+import type { StorageDriver } from '#libs/storage';
+import { engineAvailable, storageAwareTextFetcher, VideoEngine } from '#libs/video';
+import type { VideoEngineRef } from './processors/video.processor.js';
+
+/** The heartbeat the API reads for its 503 ENGINE_NOT_CONFIGURED check. */
+const HEARTBEAT_MS = 10_000;
+
+/**
+ * The worker's video engine (Remotion + Chromium): started in the background at worker start when
+ * VIDEO_ENGINE is `on`, or `auto` and a browser is found, so stills and webhooks do not wait for the
+ * bundle and the browser. While it runs, a key in Redis tells the API that videos can be rendered.
+ */
+export class VideoEngineHolder implements VideoEngineRef {
+  private readonly logger = new Logger('video');
+  private starting: Promise<VideoEngine> | undefined;
+  private engine: VideoEngine | undefined;
+  private heartbeat: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly config: AppConfig,
+    private readonly storage: StorageDriver,
+    private readonly fonts: FontCatalog,
+    private readonly redis: Redis,
+    private readonly keys: RedisKeys,
+  ) {}
+
+  /** Whether this worker should run video at all (VIDEO_ENGINE and the machine); `on` without a browser is an error. */
+  async enabled(): Promise<boolean> {
+    if (this.config.video.engine === 'off') return false;
+    const status = await engineAvailable({ ...(this.config.video.browserExecutable ? { browserExecutable: this.config.video.browserExecutable } : {}), bundleDir: this.config.video.bundleDir });
+    if (status.ok) return true;
+    if (this.config.video.engine === 'on') throw new Error(`VIDEO_ENGINE=on but the video engine cannot start: ${status.reason}`);
+    this.logger.warn(`video rendering off on this worker: ${status.reason}`);
+    return false;
+  }
+
+  /** Starts the engine (bundle once, browser once) and the heartbeat; resolves when it is ready. */
+  start(): Promise<VideoEngine> {
+    this.starting ??= (async () => {
+      const started = Date.now();
+      const engine = await VideoEngine.start({
+        fetch: storageAwareFetcher(this.config, this.storage),
+        fetchText: storageAwareTextFetcher(this.config, this.storage),
+        fonts: this.fonts,
+        bundleDir: this.config.video.bundleDir,
+        workDir: join(this.config.dataDir, 'video-work'),
+        ...(this.config.video.browserExecutable ? { browserExecutable: this.config.video.browserExecutable } : {}),
+      });
+      this.engine = engine;
+      const beat = () => void this.redis.set(this.keys.videoEngine(), `${hostname()}:${process.pid}`, 'PX', HEARTBEAT_MS * 3).catch(() => undefined);
+      beat();
+      this.heartbeat = setInterval(beat, HEARTBEAT_MS);
+      this.logger.log(`video engine ready in ${Date.now() - started} ms`);
+      return engine;
+    })();
+    return this.starting;
+  }
+
+  current(): Promise<VideoEngine> {
+    return this.start();
+  }
+
+  /** The still engine's browser path (html, video, luma, caption clips): 422 while no engine runs here. */
+  browserStill = async (edit: EditSpec, opts: { scale: number; time: number }): Promise<Buffer> => {
+    if (!this.engine) throw new ApiError('UNSUPPORTED_ASSET', 'This frame needs the browser engine (html, video, luma or caption clips), which is not running on this worker');
+    return this.engine.renderHtmlStill(edit, opts);
+  };
+
+  async close(): Promise<void> {
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    await this.engine?.close();
+  }
+}

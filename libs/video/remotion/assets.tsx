@@ -1,0 +1,177 @@
+import type { CSSProperties, ReactNode } from 'react';
+import { Audio, IFrame, Img, OffthreadVideo, Sequence } from 'remotion';
+import { Video } from '@remotion/media';
+import { cssColor, valueAt, type CaptionAsset, type Rect, type Size, type TimedClip } from '#libs/edit-spec';
+import type { CaptionInput, ClipInputs, EditProps, MediaInput } from '../src/props.js';
+import { TextBlockView } from './text';
+import { fadeVolume } from './volume';
+
+/** How the asset maps into the clip's content rectangle: `crop` (source px) is drawn at kx × ky. */
+export interface Draw {
+  crop: Rect;
+  kx: number;
+  ky: number;
+  source: Size;
+}
+
+interface AssetProps {
+  c: TimedClip;
+  inputs: ClipInputs;
+  props: EditProps;
+  clipTime: number;
+  draw?: Draw;
+}
+
+/** A media file (its `cut` being the asset) placed so the shown crop fills the content box. */
+function mediaStyle(draw: Draw, inputs: ClipInputs, media: MediaInput): CSSProperties {
+  const cut = inputs.cut ?? { x: 0, y: 0 };
+  const width = media.width ?? draw.source.width;
+  const height = media.height ?? draw.source.height;
+  return {
+    position: 'absolute',
+    left: -(draw.crop.x + cut.x) * draw.kx,
+    top: -(draw.crop.y + cut.y) * draw.ky,
+    width: width * draw.kx,
+    height: height * draw.ky,
+    maxWidth: 'none',
+    objectFit: 'fill',
+  };
+}
+
+/** Content laid out at its design size (text, html, captions), scaled into place. */
+function Scaled({ draw, children }: { draw: Draw; children: ReactNode }) {
+  return (
+    <div
+      style={{
+        position: 'absolute',
+        left: -draw.crop.x * draw.kx,
+        top: -draw.crop.y * draw.ky,
+        width: draw.source.width,
+        height: draw.source.height,
+        transform: `scale(${draw.kx}, ${draw.ky})`,
+        transformOrigin: '0 0',
+      }}
+    >
+      {children}
+    </div>
+  );
+}
+
+/** Frames a media file can play from `trim` at `speed` (it stops when the file ends, as in Shotstack). */
+function playableFrames(media: MediaInput, trim: number, speed: number, fps: number): number {
+  if (media.duration === undefined) return Infinity;
+  return Math.max(1, Math.floor(((media.duration - trim) / (speed > 0 ? speed : 1)) * fps));
+}
+
+export function AssetView({ c, inputs, props, clipTime, draw }: AssetProps) {
+  const asset = c.clip.asset;
+  const media = inputs.media;
+  const fps = props.fps;
+  switch (asset.type) {
+    case 'image':
+      return draw && media ? <Img src={media.url} style={mediaStyle(draw, inputs, media)} /> : null;
+    case 'video': {
+      if (!draw || !media) return null;
+      const style = mediaStyle(draw, inputs, media);
+      if (props.still) {
+        return <OffthreadVideo src={media.url} trimBefore={asset.trim * fps + clipTime * asset.speed * fps} muted style={style} />;
+      }
+      return (
+        <Sequence durationInFrames={playableFrames(media, asset.trim, asset.speed, fps)} layout="none">
+          <Video
+            src={media.url}
+            objectFit="fill"
+            trimBefore={asset.trim * fps}
+            playbackRate={asset.speed}
+            muted={props.muted || media.hasAudio === false}
+            volume={(f) => valueAt(asset.volume, f / fps) * fadeVolume(asset.volumeEffect, f / fps, c.length)}
+            allowAmplificationDuringRender
+            style={style}
+          />
+        </Sequence>
+      );
+    }
+    case 'audio': {
+      if (!media || props.still || props.muted) return null;
+      return (
+        <Sequence durationInFrames={playableFrames(media, asset.trim, asset.speed, fps)} layout="none">
+          <Audio
+            src={media.url}
+            trimBefore={asset.trim * fps}
+            playbackRate={asset.speed}
+            volume={(f) => valueAt(asset.volume, f / fps) * fadeVolume(asset.effect, f / fps, c.length)}
+            allowAmplificationDuringRender
+          />
+        </Sequence>
+      );
+    }
+    case 'text':
+    case 'title':
+    case 'rich-text':
+      return draw && inputs.text ? (
+        <Scaled draw={draw}>
+          <TextBlockView block={inputs.text} animation={asset.type === 'title' ? undefined : asset.animation} time={props.still ? Infinity : clipTime} />
+        </Scaled>
+      ) : null;
+    case 'shape':
+    case 'svg':
+      return draw && inputs.svg ? (
+        <Img
+          src={inputs.svg}
+          style={{ position: 'absolute', left: -draw.crop.x * draw.kx, top: -draw.crop.y * draw.ky, width: draw.source.width * draw.kx, height: draw.source.height * draw.ky, maxWidth: 'none' }}
+        />
+      ) : null;
+    case 'html':
+      return draw && inputs.html !== undefined ? (
+        <Scaled draw={draw}>
+          <IFrame
+            srcDoc={inputs.html}
+            sandbox=""
+            style={{ border: 0, width: draw.source.width, height: draw.source.height, background: 'transparent', colorScheme: 'normal' }}
+          />
+        </Scaled>
+      ) : null;
+    case 'caption':
+      return draw && inputs.caption ? (
+        <Scaled draw={draw}>
+          <CaptionView asset={asset} input={inputs.caption} size={draw.source} fileTime={asset.trim + clipTime * asset.speed} />
+        </Scaled>
+      ) : null;
+    case 'luma':
+      return null;
+  }
+}
+
+/** The cue showing at `fileTime` seconds of the caption file, in a plate near the bottom (or at margin.top). */
+function CaptionView({ asset, input, size, fileTime }: { asset: CaptionAsset; input: CaptionInput; size: Size; fileTime: number }) {
+  const cue = input.cues.find((q) => q.start <= fileTime && fileTime < q.end);
+  if (!cue) return null;
+  const font = asset.font ?? {};
+  const bg = asset.background;
+  const fontSize = font.size ?? Math.round(Math.min(size.width, size.height) * 0.05);
+  const margin = asset.margin ?? {};
+  const place: CSSProperties = margin.top !== undefined ? { top: margin.top * size.height } : { bottom: size.height * 0.06 };
+  const text: CSSProperties = {
+    display: 'inline-block',
+    fontFamily: `"${input.family}"`,
+    fontSize,
+    lineHeight: font.lineHeight ?? 1.25,
+    color: cssColor(font.color ?? '#ffffff', font.opacity ?? 1),
+    whiteSpace: 'pre-wrap',
+    overflowWrap: 'anywhere',
+  };
+  if (font.stroke && (font.strokeWidth ?? 0) > 0) {
+    text.WebkitTextStroke = `${(font.strokeWidth ?? 0) * 2}px ${cssColor(font.stroke)}`;
+    text.paintOrder = 'stroke fill';
+  }
+  if (bg?.color) {
+    text.backgroundColor = cssColor(bg.color, bg.opacity ?? 1);
+    text.padding = bg.padding ?? 0;
+    text.borderRadius = bg.borderRadius ?? 0;
+  }
+  return (
+    <div style={{ position: 'absolute', left: (margin.left ?? 0.05) * size.width, right: (margin.right ?? 0.05) * size.width, textAlign: 'center', ...place }}>
+      <span style={text}>{cue.text}</span>
+    </div>
+  );
+}

@@ -1,0 +1,532 @@
+import { randomUUID } from 'node:crypto';
+import { mkdir, rm, stat } from 'node:fs/promises';
+import { availableParallelism, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import {
+  combineChunks, makeCancelSignal, openBrowser, renderMedia, renderStill,
+  type HeadlessBrowser, type RenderMediaOptions, type X264Preset,
+} from '@remotion/renderer';
+import type { VideoConfig } from 'remotion';
+import { isStillFormat, outputFps, type EditSpec } from '#libs/edit-spec';
+import { FontCatalog, type MediaFetcher } from '#libs/still';
+import { runBinary } from './binaries.js';
+import { chooseBrowser } from './browser.js';
+import { ensureBundle, isBundle } from './bundle.js';
+import { encodingFor, type Encoding } from './encode.js';
+import type { TextFetcher } from './fetch-text.js';
+import { prepareRender, type PreparedRender } from './inputs.js';
+import { MediaServer } from './media-server.js';
+import type { EditProps } from './props.js';
+
+export const COMPOSITION_ID = 'Edit';
+
+export interface VideoEngineOptions {
+  /** Downloads a media URL (SSRF-checked, capped, sniffed) or reads one of our stored files. */
+  fetch: MediaFetcher;
+  /** Downloads caption files (SRT/VTT); without it, caption assets with a URL fail. */
+  fetchText?: TextFetcher;
+  /** Installed font families; default: fontconfig's list (FontCatalog.system()). */
+  fonts?: FontCatalog;
+  /** BROWSER_EXECUTABLE: used as it is. Default: Chromium found on this machine, through a wrapper script. */
+  browserExecutable?: string;
+  /** VIDEO_BUNDLE_DIR: where the composition bundle is built (or a prebuilt one is reused). */
+  bundleDir?: string;
+  /** Per-render folders (downloads, chunks) and the browser wrapper; default <tmp>/video-engine. */
+  workDir?: string;
+  /** Browser tabs rendering frames at once (Remotion `concurrency`); default: the number of cores. */
+  concurrency?: number;
+  /** x264 speed/size trade-off; default `veryfast` (docs/benchmarks.md). */
+  x264Preset?: X264Preset;
+  /** JPEG quality of the frames handed to the encoder; default 80. */
+  jpegQuality?: number;
+  /** Decoded video frames Remotion keeps; default 256 MiB. */
+  offthreadVideoCacheSizeInBytes?: number;
+  /** Extra threads of the frame extractor; default 2. */
+  offthreadVideoThreads?: number;
+  /** Remotion's log level; default `error`. */
+  logLevel?: 'error' | 'warn' | 'info' | 'verbose';
+}
+
+export interface VideoRenderOptions {
+  /** Where to write the output; default a new file in `outputDir` (default: the engine's work folder). */
+  outputPath?: string;
+  outputDir?: string;
+  /** 0..1, at most a few times a second. */
+  onProgress?: (progress: number) => void;
+  /** Aborting stops the render (downloads, browser, encoder) and rejects with VideoRenderCancelled. */
+  signal?: AbortSignal;
+  /** Only these frames of the output window (inclusive), e.g. a chunk. */
+  frameRange?: [number, number];
+  /** Multiplies the output size (Remotion `scale`): 0.5 for a half-size preview. */
+  scale?: number;
+}
+
+export interface VideoOutput {
+  file: string;
+  format: 'mp4' | 'gif';
+  contentType: string;
+  width: number;
+  height: number;
+  durationSec: number;
+  fps: number;
+  frames: number;
+  fileSizeBytes: number;
+  renderMs: number;
+  /** JPEG of `output.poster.capture` (default: the first frame). */
+  posterFile: string;
+  /** JPEG of `output.thumbnail.capture` at `output.thumbnail.scale`, when the edit asks for one. */
+  thumbnailFile?: string;
+}
+
+export interface ChunkOptions {
+  /** Frames of the output window, inclusive. */
+  frameRange: [number, number];
+  /** Browser tabs for this chunk (default: the engine's concurrency). */
+  concurrency?: number;
+  outputDir?: string;
+  onProgress?: (progress: number) => void;
+  signal?: AbortSignal;
+}
+
+/** One rendered chunk: hand these (JSON-serialisable) to `combine`, in frame order. */
+export interface VideoChunk {
+  frameRange: [number, number];
+  /** MPEG-TS (h264, joined without re-encoding) or mp4 (h265). */
+  videoFile: string;
+  /** AAC of the chunk, padded for gapless joining; absent for a silent edit. */
+  audioFile?: string;
+  fps: number;
+  /** Frames of the whole output window. */
+  totalFrames: number;
+  codec: 'h264' | 'h265';
+}
+
+/** A render stopped by its AbortSignal. */
+export class VideoRenderCancelled extends Error {
+  constructor() {
+    super('The render was cancelled');
+    this.name = 'VideoRenderCancelled';
+  }
+}
+
+export type EngineStatus = { ok: true; browserExecutable: string; bundleDir: string } | { ok: false; reason: string };
+
+/** Frames per chunk recommended for splitting long renders across workers (docs/video.md). */
+export const RECOMMENDED_CHUNK_FRAMES = 20 * 30;
+
+const DEFAULT_WORK_DIR = join(tmpdir(), 'video-engine');
+
+/**
+ * Whether this machine can render video, without starting anything: a browser is configured or
+ * found, and the composition bundle exists or can be built (its sources are present). The API
+ * answers 503 ENGINE_NOT_CONFIGURED with the reason otherwise.
+ */
+export async function engineAvailable(opts: { browserExecutable?: string; bundleDir?: string; workDir?: string } = {}): Promise<EngineStatus> {
+  const browser = chooseBrowser(opts.browserExecutable, opts.workDir ?? DEFAULT_WORK_DIR);
+  if (!browser.ok) return { ok: false, reason: browser.reason };
+  const bundleDir = opts.bundleDir ?? join(opts.workDir ?? DEFAULT_WORK_DIR, 'bundle');
+  if (!isBundle(bundleDir)) {
+    try {
+      const { projectRoot } = await import('./bundle.js');
+      projectRoot();
+    } catch (err) {
+      return { ok: false, reason: `no composition bundle in ${bundleDir} and ${(err as Error).message}` };
+    }
+  }
+  return { ok: true, browserExecutable: browser.executable, bundleDir };
+}
+
+/**
+ * The video engine: plays a normalised edit in Remotion's `Edit` composition (libs/video/remotion)
+ * with Debian's Chromium and encodes mp4 or gif. `start` bundles once and opens the browser once;
+ * each render downloads its media into a folder served on loopback, renders, makes the poster and
+ * thumbnail from the output, and cleans up. Knows nothing of the queue, the database or HTTP.
+ */
+export class VideoEngine {
+  private browser: HeadlessBrowser | undefined;
+  private opening: Promise<HeadlessBrowser> | undefined;
+  private closed = false;
+
+  private constructor(
+    private readonly opts: VideoEngineOptions,
+    private readonly fonts: FontCatalog,
+    private readonly server: MediaServer,
+    readonly browserExecutable: string,
+    readonly bundleDir: string,
+    private readonly workDir: string,
+  ) {}
+
+  /**
+   * Bundles the composition (or reuses the bundle in bundleDir made from the same sources), opens the
+   * browser and starts the loopback media server. Fails with a message saying what is missing when
+   * there is no Chromium; a browser download is never attempted (it fails the start instead).
+   */
+  static async start(opts: VideoEngineOptions): Promise<VideoEngine> {
+    const workDir = opts.workDir ?? DEFAULT_WORK_DIR;
+    await mkdir(workDir, { recursive: true });
+    const browser = chooseBrowser(opts.browserExecutable, workDir);
+    if (!browser.ok) throw new Error(`Video engine: ${browser.reason}`);
+    const bundleDir = opts.bundleDir ?? join(workDir, 'bundle');
+    const [{ dir }, fonts, server] = await Promise.all([
+      ensureBundle(bundleDir),
+      opts.fonts ? Promise.resolve(opts.fonts) : FontCatalog.system(join(workDir, 'fonts')),
+      MediaServer.start(),
+    ]);
+    const engine = new VideoEngine(opts, fonts, server, browser.executable, dir, workDir);
+    try {
+      await engine.openBrowser();
+    } catch (err) {
+      await server.close();
+      throw err;
+    }
+    return engine;
+  }
+
+  get status(): EngineStatus {
+    return this.closed ? { ok: false, reason: 'the video engine is closed' } : { ok: true, browserExecutable: this.browserExecutable, bundleDir: this.bundleDir };
+  }
+
+  private openBrowser(): Promise<HeadlessBrowser> {
+    if (this.browser) return Promise.resolve(this.browser);
+    this.opening ??= openBrowser('chrome', {
+      browserExecutable: this.browserExecutable,
+      chromiumOptions: { enableMultiProcessOnLinux: true },
+      logLevel: this.opts.logLevel ?? 'error',
+      onBrowserDownload: noBrowserDownload,
+    } as Parameters<typeof openBrowser>[1])
+      .then((browser) => {
+        this.browser = browser;
+        // A browser that crashed or was killed is opened again by the next render.
+        browser.on('closed', () => {
+          if (this.browser === browser) this.browser = undefined;
+        });
+        return browser;
+      })
+      .catch((err: unknown) => {
+        throw new Error(`Video engine: Chromium (${this.browserExecutable}) did not start: ${(err as Error).message}`, { cause: err });
+      })
+      .finally(() => {
+        this.opening = undefined;
+      });
+    return this.opening;
+  }
+
+  private sources() {
+    return { fetch: this.opts.fetch, fonts: this.fonts, server: this.server, workDir: this.workDir, ...(this.opts.fetchText ? { fetchText: this.opts.fetchText } : {}) };
+  }
+
+  /** Renders an mp4 or gif edit to a file, with its poster (and thumbnail when asked for). */
+  async render(edit: EditSpec, opts: VideoRenderOptions = {}): Promise<VideoOutput> {
+    const started = performance.now();
+    const encoding = encodingFor(edit.output);
+    const file = opts.outputPath ?? join(opts.outputDir ?? join(this.workDir, 'out'), `${randomUUID()}.${encoding.extension}`);
+    await mkdir(dirname(file), { recursive: true });
+    return this.cancellable(opts.signal, async (cancelSignal) => {
+      const prepared = await prepareRender(edit, this.sources(), opts.signal ? { signal: opts.signal } : {});
+      try {
+        const props = prepared.props;
+        const range = frameRangeWithin(opts.frameRange, props.durationInFrames);
+        await renderMedia({
+          ...this.mediaOptions(props, encoding, opts.scale),
+          codec: encoding.codec,
+          outputLocation: file,
+          frameRange: range,
+          cancelSignal,
+          onProgress: throttled(opts.onProgress, (p) => p.progress * 0.97),
+          ...(encoding.codec === 'gif' ? { numberOfGifLoops: encoding.gifLoops ?? null } : {}),
+        });
+        const frames = range[1] - range[0] + 1;
+        const { width, height } = scaled(props, opts.scale);
+        const firstTime = props.windowStart + range[0] / props.fps;
+        const images = await this.stills(edit, file, firstTime, frames, props.fps, opts.signal);
+        opts.onProgress?.(1);
+        const out: VideoOutput = {
+          file,
+          format: encoding.extension,
+          contentType: encoding.contentType,
+          width,
+          height,
+          durationSec: Math.round((frames / props.fps) * 1e6) / 1e6,
+          fps: props.fps,
+          frames,
+          fileSizeBytes: (await stat(file)).size,
+          renderMs: Math.round(performance.now() - started),
+          posterFile: images.poster,
+        };
+        if (images.thumbnail) out.thumbnailFile = images.thumbnail;
+        return out;
+      } catch (err) {
+        await rm(file, { force: true });
+        throw err;
+      } finally {
+        await prepared.dispose();
+      }
+    });
+  }
+
+  /**
+   * Renders the frames `frameRange` of an mp4 edit as a chunk (video and audio apart, cut for gapless
+   * joining), so several workers can share one long render; `combine` joins the chunks.
+   */
+  async renderChunk(edit: EditSpec, opts: ChunkOptions): Promise<VideoChunk> {
+    const encoding = encodingFor(edit.output);
+    const codec = encoding.codec;
+    if (codec === 'gif') throw new Error('gif renders are not split into chunks');
+    const dir = opts.outputDir ?? join(this.workDir, 'chunks');
+    await mkdir(dir, { recursive: true });
+    const base = join(dir, `chunk-${opts.frameRange[0]}-${randomUUID().slice(0, 8)}`);
+    return this.cancellable(opts.signal, async (cancelSignal) => {
+      const prepared = await prepareRender(edit, this.sources(), opts.signal ? { signal: opts.signal } : {});
+      try {
+        const props = prepared.props;
+        const range = frameRangeWithin(opts.frameRange, props.durationInFrames);
+        const audio = !props.muted && hasAudio(props);
+        const seamless = codec === 'h264';
+        const chunk: VideoChunk = {
+          frameRange: range,
+          videoFile: `${base}.${seamless ? 'ts' : 'mp4'}`,
+          fps: props.fps,
+          totalFrames: props.durationInFrames,
+          codec,
+        };
+        if (audio) chunk.audioFile = `${base}.aac`;
+        await renderMedia({
+          ...this.mediaOptions(props, encoding),
+          ...(opts.concurrency ? { concurrency: opts.concurrency } : {}),
+          codec: seamless ? 'h264-ts' : codec,
+          outputLocation: chunk.videoFile,
+          frameRange: range,
+          cancelSignal,
+          onProgress: throttled(opts.onProgress, (p) => p.progress),
+          ...(audio ? { separateAudioTo: chunk.audioFile, forSeamlessAacConcatenation: true, enforceAudioTrack: true } : { muted: true }),
+        });
+        opts.onProgress?.(1);
+        return chunk;
+      } catch (err) {
+        await Promise.all([`${base}.ts`, `${base}.mp4`, `${base}.aac`].map((f) => rm(f, { force: true })));
+        throw err;
+      } finally {
+        await prepared.dispose();
+      }
+    });
+  }
+
+  /** Joins chunks (in frame order, covering the window without gaps) into the output with its poster and thumbnail. */
+  async combine(edit: EditSpec, chunks: readonly VideoChunk[], opts: Omit<VideoRenderOptions, 'frameRange' | 'scale'> = {}): Promise<VideoOutput> {
+    const started = performance.now();
+    const encoding = encodingFor(edit.output);
+    const ordered = [...chunks].sort((a, b) => a.frameRange[0] - b.frameRange[0]);
+    const first = ordered[0];
+    if (!first) throw new Error('no chunks to combine');
+    let next = first.frameRange[0];
+    for (const c of ordered) {
+      if (c.frameRange[0] !== next) throw new Error(`the chunks do not cover frames ${next}–${c.frameRange[0] - 1}`);
+      next = c.frameRange[1] + 1;
+    }
+    const framesPerChunk = first.frameRange[1] - first.frameRange[0] + 1;
+    const file = opts.outputPath ?? join(opts.outputDir ?? join(this.workDir, 'out'), `${randomUUID()}.${encoding.extension}`);
+    await mkdir(dirname(file), { recursive: true });
+    return this.cancellable(opts.signal, async (cancelSignal) => {
+      const audioFiles = ordered.map((c) => c.audioFile).filter((f): f is string => f !== undefined);
+      await combineChunks({
+        outputLocation: file,
+        videoFiles: ordered.map((c) => c.videoFile),
+        audioFiles: audioFiles.length === ordered.length ? audioFiles : [],
+        codec: first.codec,
+        audioCodec: 'aac',
+        fps: first.fps,
+        framesPerChunk,
+        preferLossless: false,
+        compositionDurationInFrames: first.totalFrames,
+        frameRange: [first.frameRange[0], next - 1],
+        cancelSignal,
+        logLevel: this.opts.logLevel ?? 'error',
+        onProgress: throttled(opts.onProgress, (p) => p.totalProgress * 0.95),
+      });
+      const frames = next - first.frameRange[0];
+      const timingStart = edit.output.range?.start ?? 0;
+      const images = await this.stills(edit, file, timingStart + first.frameRange[0] / first.fps, frames, first.fps, opts.signal);
+      opts.onProgress?.(1);
+      const probe = await runBinary('ffprobe', ['-v', 'error', '-select_streams', 'v:0', '-show_entries', 'stream=width,height', '-of', 'csv=p=0', file]);
+      const [width, height] = probe.stdout.trim().split(',').map(Number);
+      const out: VideoOutput = {
+        file,
+        format: encoding.extension,
+        contentType: encoding.contentType,
+        width: width ?? 0,
+        height: height ?? 0,
+        durationSec: Math.round((frames / first.fps) * 1e6) / 1e6,
+        fps: first.fps,
+        frames,
+        fileSizeBytes: (await stat(file)).size,
+        renderMs: Math.round(performance.now() - started),
+        posterFile: images.poster,
+      };
+      if (images.thumbnail) out.thumbnailFile = images.thumbnail;
+      return out;
+    });
+  }
+
+  /**
+   * One frame of an edit drawn by the browser, as PNG (the still engine's path for html assets): the
+   * frame at `output.poster.capture` (else the window's start), clips at rest, at the still's device
+   * `scale` (1–3).
+   */
+  async renderHtmlStill(edit: EditSpec, opts: { scale?: number; time?: number; signal?: AbortSignal; durations?: ReadonlyMap<string, number> | Readonly<Record<string, number>> } = {}): Promise<Buffer> {
+    if (!isStillFormat(edit.output.format)) throw new Error(`renderHtmlStill draws a still, not ${edit.output.format}`);
+    return this.cancellable(opts.signal, async (cancelSignal) => {
+      const still: NonNullable<Parameters<typeof prepareRender>[2]>['still'] = {};
+      if (opts.scale !== undefined) still.scale = opts.scale;
+      if (opts.time !== undefined) still.time = opts.time;
+      if (opts.durations !== undefined) still.durations = opts.durations;
+      const prepared = await prepareRender(edit, this.sources(), { still, ...(opts.signal ? { signal: opts.signal } : {}) });
+      try {
+        const props = prepared.props;
+        const { buffer } = await renderStill({
+          composition: composition(props),
+          serveUrl: this.bundleDir,
+          inputProps: props,
+          frame: 0,
+          imageFormat: 'png',
+          puppeteerInstance: await this.openBrowser(),
+          browserExecutable: this.browserExecutable,
+          onBrowserDownload: noBrowserDownload,
+          cancelSignal,
+          logLevel: this.opts.logLevel ?? 'error',
+          offthreadVideoCacheSizeInBytes: this.opts.offthreadVideoCacheSizeInBytes ?? 256 * 1024 * 1024,
+        } as Parameters<typeof renderStill>[0]);
+        if (!buffer) throw new Error('renderStill returned no image');
+        return buffer;
+      } finally {
+        await prepared.dispose();
+      }
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const browser = this.browser ?? (await this.opening?.catch(() => undefined));
+    this.browser = undefined;
+    await Promise.all([browser?.close({ silent: true }).catch(() => undefined), this.server.close()]);
+  }
+
+  /** Options every renderMedia call shares. */
+  private mediaOptions(props: EditProps, encoding: Encoding, scale?: number): Omit<RenderMediaOptions, 'codec'> {
+    return {
+      composition: composition(props),
+      serveUrl: this.bundleDir,
+      inputProps: props,
+      puppeteerInstance: this.browser,
+      browserExecutable: this.browserExecutable,
+      onBrowserDownload: noBrowserDownload,
+      concurrency: this.opts.concurrency ?? availableParallelism(),
+      imageFormat: 'jpeg',
+      jpegQuality: this.opts.jpegQuality ?? 80,
+      ...(encoding.crf !== undefined ? { crf: encoding.crf } : {}),
+      ...(encoding.codec === 'h264' ? { x264Preset: this.opts.x264Preset ?? 'veryfast' } : {}),
+      pixelFormat: 'yuv420p',
+      // A gif has no audio track (Remotion refuses an audio codec with it).
+      ...(encoding.codec === 'gif' ? { muted: true } : { audioCodec: 'aac', muted: props.muted }),
+      scale: scale ?? 1,
+      offthreadVideoCacheSizeInBytes: this.opts.offthreadVideoCacheSizeInBytes ?? 256 * 1024 * 1024,
+      offthreadVideoThreads: this.opts.offthreadVideoThreads ?? 2,
+      logLevel: this.opts.logLevel ?? 'error',
+      chromiumOptions: { enableMultiProcessOnLinux: true },
+    } as Omit<RenderMediaOptions, 'codec'>;
+  }
+
+  /** Runs `work` with a Remotion cancel signal tied to `signal`; a cancelled render rejects with VideoRenderCancelled. */
+  private async cancellable<T>(signal: AbortSignal | undefined, work: (cancelSignal: ReturnType<typeof makeCancelSignal>['cancelSignal']) => Promise<T>): Promise<T> {
+    if (this.closed) throw new Error('the video engine is closed');
+    if (signal?.aborted) throw new VideoRenderCancelled();
+    await this.openBrowser();
+    const { cancelSignal, cancel } = makeCancelSignal();
+    const onAbort = () => cancel();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      return await work(cancelSignal);
+    } catch (err) {
+      if (signal?.aborted) throw new VideoRenderCancelled();
+      throw err;
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /** Poster (and thumbnail) cut from the output: the frames at their capture times, clamped to it. */
+  private async stills(edit: EditSpec, file: string, firstTime: number, frames: number, fps: number, signal?: AbortSignal): Promise<{ poster: string; thumbnail?: string }> {
+    const base = file.replace(/\.[^./]+$/, '');
+    const at = (capture: number | undefined) => {
+      const offset = capture === undefined ? 0 : capture - firstTime;
+      return Math.min(Math.max(0, offset), Math.max(0, (frames - 1) / fps));
+    };
+    const grab = async (target: string, seconds: number, scale: number) => {
+      const filters = [scale !== 1 ? `scale=trunc(iw*${scale}/2)*2:trunc(ih*${scale}/2)*2` : 'null'];
+      await runBinary('ffmpeg', ['-v', 'error', '-y', '-ss', seconds.toFixed(6), '-i', file, '-frames:v', '1', '-vf', filters.join(','), '-q:v', '3', '-update', '1', target], signal ? { signal } : {});
+      await stat(target);
+      return target;
+    };
+    const poster = await grab(`${base}-poster.jpg`, at(edit.output.poster?.capture), 1);
+    const thumb = edit.output.thumbnail;
+    if (!thumb) return { poster };
+    return { poster, thumbnail: await grab(`${base}-thumbnail.jpg`, at(thumb.capture), thumb.scale) };
+  }
+}
+
+/** Remotion asks before downloading a browser: the answer is always no. */
+function noBrowserDownload(): never {
+  throw new Error('Video engine: Remotion tried to download a browser; this deployment only uses the configured Chromium (BROWSER_EXECUTABLE, or Debian\'s chromium package)');
+}
+
+/** The composition's metadata, from the props (no page load to ask calculateMetadata). */
+function composition(props: EditProps): VideoConfig {
+  return {
+    id: COMPOSITION_ID,
+    width: props.width,
+    height: props.height,
+    fps: props.fps,
+    durationInFrames: props.durationInFrames,
+    defaultProps: {},
+    props: props as unknown as Record<string, unknown>,
+    defaultCodec: null,
+    defaultOutName: null,
+    defaultVideoImageFormat: null,
+    defaultPixelFormat: null,
+    defaultProResProfile: null,
+    defaultSampleRate: null,
+  };
+}
+
+function scaled(props: EditProps, scale = 1): { width: number; height: number } {
+  const even = (n: number) => Math.max(2, Math.round(n / 2) * 2);
+  return scale === 1 ? { width: props.width, height: props.height } : { width: even(props.width * scale), height: even(props.height * scale) };
+}
+
+function frameRangeWithin(range: [number, number] | undefined, total: number): [number, number] {
+  if (!range) return [0, total - 1];
+  const [from, to] = range;
+  if (!Number.isInteger(from) || !Number.isInteger(to) || from < 0 || to < from || to >= total) {
+    throw new Error(`frameRange [${from}, ${to}] is not within the ${total} frames of the output`);
+  }
+  return [from, to];
+}
+
+function hasAudio(props: EditProps): boolean {
+  return props.soundtrack !== undefined || Object.values(props.clips).some((c) => c.media?.kind === 'audio' || (c.media?.kind === 'video' && c.media.hasAudio === true));
+}
+
+/** Progress callbacks at most ~5 times a second, never going backwards. */
+function throttled<T>(report: ((p: number) => void) | undefined, map: (value: T) => number): ((value: T) => void) | undefined {
+  if (!report) return undefined;
+  let last = -1;
+  let at = 0;
+  return (value) => {
+    const p = Math.min(1, Math.max(0, map(value)));
+    const now = Date.now();
+    if (p <= last || (now - at < 200 && p < 1)) return;
+    last = p;
+    at = now;
+    report(p);
+  };
+}

@@ -1,0 +1,10 @@
+export * from './engine.js';
+export { chooseBrowser, findChromium, writeBrowserWrapper, WRAPPER_FLAGS, type BrowserChoice } from './browser.js';
+export { ensureBundle, bundleKey, isBundle } from './bundle.js';
+export { CRF, DEFAULT_QUALITY, encodingFor, type Encoding } from './encode.js';
+export { storageAwareTextFetcher, type TextFetcher } from './fetch-text.js';
+export { parseSubtitles } from './captions.js';
+export { probeMedia, type ProbedMedia } from './probe.js';
+export { runBinary, compositorDir } from './binaries.js';
+export { planChunks } from './chunks.js';
+export type { EditProps, Cue } from './props.js';

@@ -1,0 +1,86 @@
+import type { Rect, Size, SoundtrackEffect, Timing } from '#libs/edit-spec';
+// The still engine's text-block model: the composition draws the same blocks with CSS.
+import type { TextBlock } from '../../still/src/text.js';
+
+/**
+ * The input props of the `Edit` composition (libs/video/remotion): a normalised, timed edit plus
+ * everything the page cannot work out itself (media URLs on the loopback media server, probed sizes,
+ * text blocks with their fonts resolved, caption cues, sanitised html documents). Made by the Node
+ * side (inputs.ts); plain JSON.
+ */
+export type EditProps = {
+  /** Output frame in pixels (even for mp4/gif). */
+  width: number;
+  height: number;
+  /** The design viewport the layout is computed in, and output pixels per viewport pixel. */
+  viewport: Size;
+  pixelRatio: number;
+  fps: number;
+  /** Frames of the output window. */
+  durationInFrames: number;
+  /** Timeline seconds at frame 0 (`output.range.start`, or a still's capture time). */
+  windowStart: number;
+  /** Edit colour of timeline.background. */
+  background: string;
+  timing: Pick<Timing, 'tracks'>;
+  /** Per clip, keyed `track:index`. */
+  clips: Record<string, ClipInputs>;
+  soundtrack?: SoundtrackInput;
+  /** `@font-face` rules of timeline.fonts (served by the media server). */
+  fontFaces: string;
+  /** A still: clips at rest (no effects, no transitions), no media playback. */
+  still: boolean;
+  muted: boolean;
+};
+
+export interface MediaInput {
+  /** Where the page (or Remotion's frame extractor) loads the file. */
+  url: string;
+  kind: 'image' | 'video' | 'audio';
+  /** Display size of a picture. */
+  width?: number;
+  height?: number;
+  /** Seconds (video, audio). */
+  duration?: number;
+  hasAudio?: boolean;
+}
+
+export interface ClipInputs {
+  /** The asset's layout size (intrinsicSize): what clipVisualAt fits, crops and scales. */
+  source?: Size;
+  /** The part of the media file that is the asset (its `crop`), in media pixels. */
+  cut?: Rect;
+  media?: MediaInput;
+  text?: TextBlock;
+  /** SVG markup as a data: URL. */
+  svg?: string;
+  /** The complete document of an html asset, shown in a sandboxed frame (no scripts, local files only). */
+  html?: string;
+  caption?: CaptionInput;
+}
+
+export interface Cue {
+  /** Seconds of the caption file. */
+  start: number;
+  end: number;
+  text: string;
+}
+
+export interface CaptionInput {
+  cues: Cue[];
+  family: string;
+}
+
+export interface SoundtrackInput {
+  url: string;
+  volume: number;
+  effect?: SoundtrackEffect;
+  duration: number;
+}
+
+export const clipKey = (track: number, index: number): string => `${track}:${index}`;
+
+/** Seconds of the fades of `volumeEffect` / soundtrack `effect` (capped at half the clip). */
+export const VOLUME_FADE_SECONDS = 2;
+
+export type { TextBlock };

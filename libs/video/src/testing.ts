@@ -1,0 +1,90 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import sharp from 'sharp';
+import { MediaFetchError, sniff, type FetchedMedia } from '#libs/media';
+import { runBinary } from './binaries.js';
+
+/**
+ * Test and benchmark media made with the ffmpeg shipped with Remotion (its build has no testsrc):
+ * a striped, grainy picture twice as wide as the video, panned across by `crop`, so every frame
+ * differs as in real footage; optionally a sine tone as the audio track.
+ */
+export async function makeTestVideo(opts: { width: number; height: number; seconds: number; fps: number; audio?: boolean; preset?: string }): Promise<Buffer> {
+  const dir = await mkdtemp(join(tmpdir(), 'video-test-'));
+  try {
+    const picture = join(dir, 'pan.png');
+    const w = opts.width * 2;
+    const stripes = Array.from({ length: 8 }, (_, i) => `<rect x="${(i * w) / 8}" width="${w / 8}" height="${opts.height}" fill="hsl(${i * 45}, 70%, 50%)"/>`).join('');
+    await sharp({ create: { width: w, height: opts.height, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 12 } } })
+      .composite([{ input: Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${opts.height}"><g opacity="0.8">${stripes}</g></svg>`) }])
+      .png()
+      .toFile(picture);
+    const out = join(dir, 'video.mp4');
+    const speed = opts.width / opts.seconds;
+    const args = ['-v', 'error', '-y', '-loop', '1', '-framerate', String(opts.fps), '-t', String(opts.seconds), '-i', picture];
+    if (opts.audio) args.push('-f', 'lavfi', '-i', `sine=frequency=440:duration=${opts.seconds}`);
+    args.push('-vf', `crop=${opts.width}:${opts.height}:x='min(t*${speed},${opts.width})':y=0,format=yuv420p`, '-c:v', 'libx264', '-preset', opts.preset ?? 'ultrafast', '-r', String(opts.fps));
+    if (opts.audio) args.push('-c:a', 'aac', '-shortest');
+    args.push(out);
+    await runBinary('ffmpeg', args, { timeoutMs: 120_000 });
+    return await readFile(out);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** A mono 16-bit WAV of a sine tone. */
+export function sineWav(seconds: number, frequency = 440, sampleRate = 48_000): Buffer {
+  const samples = Math.round(seconds * sampleRate);
+  const wav = Buffer.alloc(44 + samples * 2);
+  wav.write('RIFF', 0, 'latin1');
+  wav.writeUInt32LE(36 + samples * 2, 4);
+  wav.write('WAVEfmt ', 8, 'latin1');
+  wav.writeUInt32LE(16, 16);
+  wav.writeUInt16LE(1, 20);
+  wav.writeUInt16LE(1, 22);
+  wav.writeUInt32LE(sampleRate, 24);
+  wav.writeUInt32LE(sampleRate * 2, 28);
+  wav.writeUInt16LE(2, 32);
+  wav.writeUInt16LE(16, 34);
+  wav.write('data', 36, 'latin1');
+  wav.writeUInt32LE(samples * 2, 40);
+  for (let i = 0; i < samples; i++) wav.writeInt16LE(Math.round(Math.sin((2 * Math.PI * frequency * i) / sampleRate) * 0.3 * 32767), 44 + i * 2);
+  return wav;
+}
+
+/** A MediaFetcher over an in-memory map of URL → bytes (unknown URLs fail like a 404). */
+export function mapFetcher(files: ReadonlyMap<string, Buffer>) {
+  return async (url: string): Promise<FetchedMedia> => {
+    const bytes = files.get(url);
+    if (!bytes) throw new MediaFetchError(url, 'The server answered 404');
+    const type = sniff(bytes);
+    if (!type) throw new MediaFetchError(url, 'The file is not a media type the renderer reads');
+    return { url, bytes, ...type };
+  };
+}
+
+/** Stream facts of a rendered file, from ffprobe. */
+export async function probeStreams(file: string): Promise<{ codec?: string; width?: number; height?: number; duration: number; frames?: number; audio?: string; loop?: string }> {
+  const { stdout } = await runBinary('ffprobe', ['-v', 'error', '-show_entries', 'stream=codec_type,codec_name,width,height,nb_frames:format=duration', '-of', 'json', file]);
+  const data = JSON.parse(stdout) as { streams: { codec_type: string; codec_name: string; width?: number; height?: number; nb_frames?: string }[]; format: { duration?: string } };
+  const video = data.streams.find((s) => s.codec_type === 'video');
+  const audio = data.streams.find((s) => s.codec_type === 'audio');
+  const out: Awaited<ReturnType<typeof probeStreams>> = { duration: Number(data.format.duration ?? 0) };
+  if (video) Object.assign(out, { codec: video.codec_name, width: video.width, height: video.height, frames: video.nb_frames ? Number(video.nb_frames) : undefined });
+  if (audio) out.audio = audio.codec_name;
+  return out;
+}
+
+/** One frame of a video as PNG bytes. */
+export async function frameAt(file: string, seconds: number): Promise<Buffer> {
+  const dir = await mkdtemp(join(tmpdir(), 'video-frame-'));
+  try {
+    const png = join(dir, 'f.png');
+    await runBinary('ffmpeg', ['-v', 'error', '-y', '-ss', seconds.toFixed(6), '-i', file, '-frames:v', '1', '-update', '1', png]);
+    return await readFile(png);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,169 @@
+import type { INestApplicationContext } from '@nestjs/common';
+import sharp from 'sharp';
+import { LedgerEntry } from '#libs/credits';
+import { openDatabase, type Orm } from '#libs/db';
+import { OutboxEvent } from '#libs/events';
+import { createRedis, RedisKeys } from '#libs/redis';
+import { Render } from '#libs/renders';
+import { createWorkerApp } from '../apps/worker/src/app.js';
+import { startApi, type TestApi } from './harness.js';
+
+// Contract §3 (Render status and every transition), §4.1 (202 queued), §6 (render events), §7 (402
+// codes, ENGINE_NOT_CONFIGURED), §8 (concurrency, queue depth); decisions.md "Render record".
+
+const tiny = (seconds = 1, output: Record<string, unknown> = {}) => ({
+  timeline: {
+    background: '#1d3557',
+    tracks: [
+      { clips: [{ asset: { type: 'text', text: 'Hi', font: { family: 'Open Sans', size: 30, color: '#ffffff' } }, start: 0, length: seconds, transition: { in: 'fade' } }] },
+      { clips: [{ asset: { type: 'shape', shape: 'circle', circle: { radius: 30 }, fill: { color: '#e63946' } }, start: 0, length: seconds, effect: 'zoomIn' }] },
+    ],
+  },
+  output: { format: 'mp4', size: { width: 160, height: 90 }, fps: 12, ...output },
+});
+
+describe('video renders through the API and a worker (issue 6)', () => {
+  let api: TestApi;
+  let worker: INestApplicationContext;
+  let orm: Orm;
+  let key: string;
+  let workspaceId: string;
+
+  const post = (k: string, body: unknown) => api.app.inject({ method: 'POST', url: '/api/v1/render', headers: { 'x-api-key': k }, payload: body as object });
+  const get = (id: string, k = key) => api.app.inject({ method: 'GET', url: `/api/v1/render/${id}`, headers: { 'x-api-key': k } });
+  const cancel = (id: string) => api.app.inject({ method: 'POST', url: `/api/v1/render/${id}/cancel`, headers: { 'x-api-key': key } });
+  async function until<T>(fn: () => Promise<T | undefined | false>, ms = 120_000): Promise<T> {
+    const end = Date.now() + ms;
+    for (;;) {
+      const v = await fn();
+      if (v) return v;
+      if (Date.now() > end) throw new Error('timed out waiting');
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  const settled = (id: string) => until(async () => {
+    const data = (await get(id)).json().data;
+    return ['done', 'failed', 'cancelled'].includes(data.status) ? data : undefined;
+  });
+  const events = async (renderId: string) =>
+    (await orm.em.fork().find(OutboxEvent, { workspaceId }, { orderBy: { id: 'asc' } })).filter((e) => e.data.id === renderId).map((e) => e.type);
+
+  beforeAll(async () => {
+    api = await startApi({ VIDEO_ENGINE: 'on' });
+    worker = await createWorkerApp(api.config);
+    orm = await openDatabase(api.config.database, { migrate: false });
+    const ws = (await api.cli('workspace:create', '--name', 'Video', '--plan', 'pro')).json as { workspaceId: string; liveKey: string };
+    ({ workspaceId, liveKey: key } = ws);
+    // The engine starts in the background (bundle + browser); the API answers 503 until it is up.
+    await until(async () => (await post(key, { edit: tiny(), output: { format: 'mp4' } })).statusCode !== 503 || undefined, 180_000).catch(() => undefined);
+  }, 240_000);
+  afterAll(async () => {
+    await orm.close(true);
+    await worker.close();
+    await api.close();
+  });
+
+  it('§4.1/§3: an mp4 answers 202 queued, moves through its states and settles done with output, poster and events in order', async () => {
+    const res = await post(key, { edit: tiny() });
+    expect(res.statusCode).toBe(202);
+    const queued = res.json().data;
+    expect(queued).toMatchObject({ status: 'queued', kind: 'video', format: 'mp4', url: null, progress: 0 });
+    const done = await settled(queued.id);
+    expect(done).toMatchObject({ status: 'done', width: 160, height: 90, progress: 1, credits: 1, error: null });
+    expect(done.duration).toBeCloseTo(1, 1);
+    const file = await api.app.inject({ method: 'GET', url: new URL(done.url).pathname });
+    expect([file.statusCode, file.headers['content-type']]).toEqual([200, 'video/mp4']);
+    expect(file.rawPayload.subarray(4, 8).toString('latin1')).toBe('ftyp');
+    const poster = await api.app.inject({ method: 'GET', url: new URL(done.posterUrl).pathname });
+    expect(poster.rawPayload.subarray(0, 3)).toEqual(Buffer.from([0xff, 0xd8, 0xff]));
+    expect(await events(queued.id)).toEqual(['render.queued', 'render.started', 'render.completed']);
+    const ledger = await orm.em.fork().find(LedgerEntry, { renderId: queued.id }, { orderBy: { id: 'asc' } });
+    expect(ledger.map((e) => [e.kind, e.reason])).toEqual([['video', 'hold'], ['video', 'capture']]);
+  }, 180_000);
+
+  it('a gif renders too', async () => {
+    const res = await post(key, { edit: tiny(1, { format: 'gif', repeat: true }) });
+    expect(res.statusCode).toBe(202);
+    const done = await settled(res.json().data.id);
+    expect(done.error).toBeNull();
+    expect(done.status).toBe('done');
+    const file = await api.app.inject({ method: 'GET', url: new URL(done.url).pathname });
+    expect(file.rawPayload.subarray(0, 4).toString('latin1')).toBe('GIF8');
+  }, 180_000);
+
+  it('§3 cancel: a queued render is cancelled at once (200, credits released, render.cancelled); concurrency beyond the plan waits', async () => {
+    // Fill the workspace's concurrent slots (pro: 5) with leases, so its next render waits in the queue.
+    const redis = createRedis(api.config, 'test');
+    const slots = new RedisKeys(api.config.redisPrefix).videoSlots(workspaceId);
+    await redis.zadd(slots, ...Array.from({ length: 5 }, (_, i) => [String(Date.now() + 60_000), `rnd_busy_${i}`]).flat());
+    const id = (await post(key, { edit: tiny() })).json().data.id as string;
+    await new Promise((r) => setTimeout(r, 1500));
+    expect((await get(id)).json().data.status).toBe('queued');
+    const res = await cancel(id);
+    expect(res.statusCode).toBe(200);
+    expect(res.json().data).toMatchObject({ id, status: 'cancelled', cancelRequested: true });
+    expect((await cancel(id)).json().code).toBe('ALREADY_SETTLED');
+    await redis.del(slots);
+    redis.disconnect();
+    expect(await events(id)).toEqual(['render.queued', 'render.cancelled']);
+    const ledger = await orm.em.fork().find(LedgerEntry, { renderId: id }, { orderBy: { id: 'asc' } });
+    expect(ledger.map((e) => e.reason)).toEqual(['hold', 'release']);
+  }, 60_000);
+
+  it('§3 cancel: a working render answers 202 cancelRequested and the worker settles it cancelled', async () => {
+    const id = (await post(key, { edit: tiny(6) })).json().data.id as string;
+    await until(async () => ['fetching', 'rendering'].includes((await get(id)).json().data.status) || undefined, 60_000);
+    const res = await cancel(id);
+    expect(res.statusCode).toBe(202);
+    expect(res.json().data.cancelRequested).toBe(true);
+    const end = await settled(id);
+    expect(end.status).toBe('cancelled');
+    expect((await events(id)).at(-1)).toBe('render.cancelled');
+    const ledger = await orm.em.fork().find(LedgerEntry, { renderId: id }, { orderBy: { id: 'asc' } });
+    expect(ledger.map((e) => e.reason)).toEqual(['hold', 'release']);
+  }, 120_000);
+
+  it('§7/§8: plan ceilings answer 402 before anything is queued or held', async () => {
+    const free = (await api.cli('workspace:create', '--name', 'Free video', '--plan', 'free')).json as { workspaceId: string; liveKey: string };
+    const code = async (edit: unknown) => (await post(free.liveKey, { edit })).json().code;
+    expect(await code(tiny(1, { size: { width: 1280, height: 720 } }))).toBe('LIMIT_VIDEO_RESOLUTION');
+    expect(await code(tiny(1, { fps: 60 }))).toBe('LIMIT_VIDEO_FPS');
+    expect(await code(tiny(40))).toBe('LIMIT_VIDEO_DURATION');
+    expect(await code(tiny(1, { codec: 'h265' }))).toBe('LIMIT_VIDEO_RESOLUTION');
+    // Queue depth (free: 5 waiting renders).
+    const em = orm.em.fork();
+    for (let i = 0; i < 5; i++) {
+      em.create(Render, {
+        id: `rnd_waiting_${i}`, workspaceId: free.workspaceId, status: 'queued', kind: 'video', mode: 'live', templateId: null, templateVersion: null, format: 'mp4',
+        width: 160, height: 90, duration: 1, fps: 12, scale: 1, fileSizeBytes: null, renderTime: null, credits: 1, watermarked: true, outputKey: null,
+        posterKey: null, thumbnailKey: null, expiresAt: null, purgedAt: null, error: null, progress: 0, cancelRequested: false, metadata: null, callback: null,
+        edit: tiny(), idempotencyKey: null, requestHash: null, attempts: 0, startedAt: null, completedAt: null,
+      });
+    }
+    await em.flush();
+    expect(await code(tiny())).toBe('LIMIT_QUEUE_DEPTH');
+    expect(await orm.em.fork().count(LedgerEntry, { workspaceId: free.workspaceId, reason: 'hold' })).toBe(0);
+  });
+
+  it('a still with an html clip is drawn by the browser engine (no more 422 where the engine runs)', async () => {
+    const res = await api.app.inject({
+      method: 'POST', url: '/api/v1/render?format=binary', headers: { 'x-api-key': key },
+      payload: { edit: { timeline: { background: '#ffffff', tracks: [{ clips: [{ asset: { type: 'html', html: '<p>Hello</p>', css: 'p { color: #ff0000; font-size: 40px; }', width: 200, height: 80 }, start: 0, length: 2 }] }] }, output: { format: 'png', size: { width: 240, height: 120 } } } },
+    });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toBe('image/png');
+    const { data, info } = await sharp(res.rawPayload).raw().toBuffer({ resolveWithObject: true });
+    expect([info.width, info.height]).toEqual([240, 120]);
+    let red = 0;
+    for (let i = 0; i < data.length; i += info.channels) if (data[i]! > 180 && data[i + 1]! < 90 && data[i + 2]! < 90) red++;
+    expect(red).toBeGreaterThan(50);
+  }, 60_000);
+
+  it('§7: without a worker running the video engine the API answers 503 ENGINE_NOT_CONFIGURED', async () => {
+    const other = await startApi();
+    const ws = (await other.cli('workspace:create', '--name', 'No engine', '--plan', 'pro')).json as { liveKey: string };
+    const res = await other.app.inject({ method: 'POST', url: '/api/v1/render', headers: { 'x-api-key': ws.liveKey }, payload: { edit: tiny() } });
+    expect([res.statusCode, res.json().code]).toEqual([503, 'ENGINE_NOT_CONFIGURED']);
+    await other.close();
+  });
+});
