@@ -31,8 +31,10 @@ ensure_system_packages() {
   # ensure_system_packages [test]: Redis always; PostgreSQL and docker-compose (config checks) for tests.
   need_apt redis-server redis-server
   ensure_fonts
-  # Debian's Chromium: the video engine (Remotion) renders with it; never a downloaded browser.
-  need_apt chromium chromium
+  # Debian's Chromium in its old headless shell: the video engine (Remotion) renders with it (about
+  # twice the frames per second of the full chromium package: docs/benchmarks.md); never a
+  # downloaded browser. Needed by `npm run up` as well as the tests, as the worker renders videos.
+  need_apt chromium-headless-shell chromium-headless-shell
   if [ "${1:-}" = test ]; then
     pg_bin_dir >/dev/null || need_apt /usr/lib/postgresql/15/bin/postgres postgresql
     need_apt docker-compose docker-compose

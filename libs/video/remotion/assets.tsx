@@ -1,6 +1,6 @@
 import type { CSSProperties, ReactNode } from 'react';
-import { Audio, IFrame, Img, OffthreadVideo, Sequence } from 'remotion';
 import { Video } from '@remotion/media';
+import { Audio, IFrame, Img, Sequence } from 'remotion';
 import { cssColor, valueAt, type CaptionAsset, type Rect, type Size, type TimedClip } from '#libs/edit-spec';
 import type { CaptionInput, ClipInputs, EditProps, MediaInput } from '../src/props.js';
 import { TextBlockView } from './text';
@@ -34,7 +34,6 @@ function mediaStyle(draw: Draw, inputs: ClipInputs, media: MediaInput): CSSPrope
     width: width * draw.kx,
     height: height * draw.ky,
     maxWidth: 'none',
-    objectFit: 'fill',
   };
 }
 
@@ -69,13 +68,13 @@ export function AssetView({ c, inputs, props, clipTime, draw }: AssetProps) {
   const fps = props.fps;
   switch (asset.type) {
     case 'image':
-      return draw && media ? <Img src={media.url} style={mediaStyle(draw, inputs, media)} /> : null;
+      return draw && media ? <Img src={media.url} style={{ ...mediaStyle(draw, inputs, media), objectFit: 'fill' }} /> : null;
     case 'video': {
       if (!draw || !media) return null;
+      // @remotion/media decodes in the page (WebCodecs): about half the CPU of OffthreadVideo's
+      // frame extractor, whose uncompressed frames travel over HTTP (docs/benchmarks.md).
       const style = mediaStyle(draw, inputs, media);
-      if (props.still) {
-        return <OffthreadVideo src={media.url} trimBefore={asset.trim * fps + clipTime * asset.speed * fps} muted style={style} />;
-      }
+      if (props.still) return <Video src={media.url} objectFit="fill" trimBefore={(asset.trim + clipTime * asset.speed) * fps} muted style={style} />;
       return (
         <Sequence durationInFrames={playableFrames(media, asset.trim, asset.speed, fps)} layout="none">
           <Video
@@ -85,7 +84,6 @@ export function AssetView({ c, inputs, props, clipTime, draw }: AssetProps) {
             playbackRate={asset.speed}
             muted={props.muted || media.hasAudio === false}
             volume={(f) => valueAt(asset.volume, f / fps) * fadeVolume(asset.volumeEffect, f / fps, c.length)}
-            allowAmplificationDuringRender
             style={style}
           />
         </Sequence>

@@ -4,17 +4,18 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import {
   combineChunks, makeCancelSignal, openBrowser, renderMedia, renderStill,
-  type HeadlessBrowser, type RenderMediaOptions, type X264Preset,
+  type CancelSignal, type HeadlessBrowser, type RenderMediaOptions, type X264Preset,
 } from '@remotion/renderer';
 import type { VideoConfig } from 'remotion';
-import { isStillFormat, outputFps, type EditSpec } from '#libs/edit-spec';
+import { isStillFormat, type EditSpec } from '#libs/edit-spec';
 import { FontCatalog, type MediaFetcher } from '#libs/still';
 import { runBinary } from './binaries.js';
+import { planChunks } from './chunks.js';
 import { chooseBrowser } from './browser.js';
-import { ensureBundle, isBundle } from './bundle.js';
+import { ensureBundle, isBundle, projectRoot } from './bundle.js';
 import { encodingFor, type Encoding } from './encode.js';
 import type { TextFetcher } from './fetch-text.js';
-import { prepareRender, type PreparedRender } from './inputs.js';
+import { prepareRender } from './inputs.js';
 import { MediaServer } from './media-server.js';
 import type { EditProps } from './props.js';
 
@@ -33,16 +34,16 @@ export interface VideoEngineOptions {
   bundleDir?: string;
   /** Per-render folders (downloads, chunks) and the browser wrapper; default <tmp>/video-engine. */
   workDir?: string;
-  /** Browser tabs rendering frames at once (Remotion `concurrency`); default: the number of cores. */
+  /** Browser tabs of a render that is not split into parts (gif, short mp4); default: the number of cores. */
   concurrency?: number;
+  /** Parts an mp4 render is split into, rendered at once with one tab each; default: the number of cores (1 = never split). */
+  parallelism?: number;
   /** x264 speed/size trade-off; default `veryfast` (docs/benchmarks.md). */
   x264Preset?: X264Preset;
   /** JPEG quality of the frames handed to the encoder; default 80. */
   jpegQuality?: number;
-  /** Decoded video frames Remotion keeps; default 256 MiB. */
-  offthreadVideoCacheSizeInBytes?: number;
-  /** Extra threads of the frame extractor; default 2. */
-  offthreadVideoThreads?: number;
+  /** Decoded video frames each browser tab keeps (@remotion/media); default 240 MiB, Remotion's minimum (its own default is half the machine's memory per tab). */
+  mediaCacheSizeInBytes?: number;
   /** Remotion's log level; default `error`. */
   logLevel?: 'error' | 'warn' | 'info' | 'verbose';
 }
@@ -114,7 +115,11 @@ export type EngineStatus = { ok: true; browserExecutable: string; bundleDir: str
 /** Frames per chunk recommended for splitting long renders across workers (docs/video.md). */
 export const RECOMMENDED_CHUNK_FRAMES = 20 * 30;
 
+/** An mp4 shorter than this is rendered in one part (the split's fixed costs outweigh its gain). */
+export const SPLIT_MIN_FRAMES = 48;
+
 const DEFAULT_WORK_DIR = join(tmpdir(), 'video-engine');
+const MIN_MEDIA_CACHE = 240 * 1024 * 1024;
 
 /**
  * Whether this machine can render video, without starting anything: a browser is configured or
@@ -127,7 +132,6 @@ export async function engineAvailable(opts: { browserExecutable?: string; bundle
   const bundleDir = opts.bundleDir ?? join(opts.workDir ?? DEFAULT_WORK_DIR, 'bundle');
   if (!isBundle(bundleDir)) {
     try {
-      const { projectRoot } = await import('./bundle.js');
       projectRoot();
     } catch (err) {
       return { ok: false, reason: `no composition bundle in ${bundleDir} and ${(err as Error).message}` };
@@ -215,50 +219,65 @@ export class VideoEngine {
     return { fetch: this.opts.fetch, fonts: this.fonts, server: this.server, workDir: this.workDir, ...(this.opts.fetchText ? { fetchText: this.opts.fetchText } : {}) };
   }
 
-  /** Renders an mp4 or gif edit to a file, with its poster (and thumbnail when asked for). */
+  /**
+   * Renders an mp4 or gif edit to a file, with its poster (and thumbnail when asked for). An mp4 of at
+   * least SPLIT_MIN_FRAMES frames is rendered as `parallelism` contiguous parts at once, one browser
+   * tab each, joined without re-encoding: each tab decodes only its part of the source videos and the
+   * tabs' screenshot waits overlap (docs/benchmarks.md).
+   */
   async render(edit: EditSpec, opts: VideoRenderOptions = {}): Promise<VideoOutput> {
     const started = performance.now();
     const encoding = encodingFor(edit.output);
     const file = opts.outputPath ?? join(opts.outputDir ?? join(this.workDir, 'out'), `${randomUUID()}.${encoding.extension}`);
     await mkdir(dirname(file), { recursive: true });
-    return this.cancellable(opts.signal, async (cancelSignal) => {
+    return this.cancellable(opts.signal, async (cancelSignal, cancel) => {
       const prepared = await prepareRender(edit, this.sources(), opts.signal ? { signal: opts.signal } : {});
+      const parts: VideoChunk[] = [];
       try {
         const props = prepared.props;
         const range = frameRangeWithin(opts.frameRange, props.durationInFrames);
-        await renderMedia({
-          ...this.mediaOptions(props, encoding, opts.scale),
-          codec: encoding.codec,
-          outputLocation: file,
-          frameRange: range,
-          cancelSignal,
-          onProgress: throttled(opts.onProgress, (p) => p.progress * 0.97),
-          ...(encoding.codec === 'gif' ? { numberOfGifLoops: encoding.gifLoops ?? null } : {}),
-        });
         const frames = range[1] - range[0] + 1;
+        const parallelism = this.opts.parallelism ?? availableParallelism();
+        if (encoding.codec !== 'gif' && parallelism > 1 && frames >= SPLIT_MIN_FRAMES && (opts.scale ?? 1) === 1) {
+          const per = Math.ceil(frames / parallelism);
+          const ranges = planChunks(frames, per).map(([a, b]): [number, number] => [range[0] + a, range[0] + b]);
+          const progress = ranges.map(() => 0);
+          const report = throttled(opts.onProgress, (p: number) => p);
+          // All parts settle before the folder is removed; the first failure stops the others.
+          const settled = await Promise.allSettled(ranges.map((r, i) => this.renderPart(props, encoding, r, {
+            dir: prepared.dir,
+            concurrency: 1,
+            cancelSignal,
+            onProgress: (p) => {
+              progress[i] = p * (r[1] - r[0] + 1);
+              report?.((progress.reduce((a, b) => a + b, 0) / frames) * 0.9);
+            },
+          }).catch((err: unknown) => {
+            cancel();
+            throw err;
+          })));
+          for (const r of settled) if (r.status === 'fulfilled') parts.push(r.value);
+          const failed = settled.find((r) => r.status === 'rejected');
+          if (failed) throw failed.reason;
+          await this.join(parts, file, cancelSignal, (p) => report?.(0.9 + p * 0.07));
+        } else {
+          await renderMedia({
+            ...this.mediaOptions(props, encoding, opts.scale),
+            codec: encoding.codec,
+            outputLocation: file,
+            frameRange: range,
+            cancelSignal,
+            onProgress: throttled(opts.onProgress, (p) => p.progress * 0.97),
+            ...(encoding.codec === 'gif' ? { numberOfGifLoops: encoding.gifLoops ?? null } : {}),
+          });
+        }
         const { width, height } = scaled(props, opts.scale);
-        const firstTime = props.windowStart + range[0] / props.fps;
-        const images = await this.stills(edit, file, firstTime, frames, props.fps, opts.signal);
-        opts.onProgress?.(1);
-        const out: VideoOutput = {
-          file,
-          format: encoding.extension,
-          contentType: encoding.contentType,
-          width,
-          height,
-          durationSec: Math.round((frames / props.fps) * 1e6) / 1e6,
-          fps: props.fps,
-          frames,
-          fileSizeBytes: (await stat(file)).size,
-          renderMs: Math.round(performance.now() - started),
-          posterFile: images.poster,
-        };
-        if (images.thumbnail) out.thumbnailFile = images.thumbnail;
-        return out;
+        return await this.finish(edit, file, encoding, { width, height, fps: props.fps, frames, firstTime: props.windowStart + range[0] / props.fps, started, signal: opts.signal, onProgress: opts.onProgress });
       } catch (err) {
         await rm(file, { force: true });
         throw err;
       } finally {
+        await Promise.all(parts.flatMap((c) => [c.videoFile, c.audioFile].filter((f) => f !== undefined).map((f) => rm(f, { force: true }))));
         await prepared.dispose();
       }
     });
@@ -270,101 +289,138 @@ export class VideoEngine {
    */
   async renderChunk(edit: EditSpec, opts: ChunkOptions): Promise<VideoChunk> {
     const encoding = encodingFor(edit.output);
-    const codec = encoding.codec;
-    if (codec === 'gif') throw new Error('gif renders are not split into chunks');
+    if (encoding.codec === 'gif') throw new Error('gif renders are not split into chunks');
     const dir = opts.outputDir ?? join(this.workDir, 'chunks');
     await mkdir(dir, { recursive: true });
-    const base = join(dir, `chunk-${opts.frameRange[0]}-${randomUUID().slice(0, 8)}`);
     return this.cancellable(opts.signal, async (cancelSignal) => {
       const prepared = await prepareRender(edit, this.sources(), opts.signal ? { signal: opts.signal } : {});
       try {
-        const props = prepared.props;
-        const range = frameRangeWithin(opts.frameRange, props.durationInFrames);
-        const audio = !props.muted && hasAudio(props);
-        const seamless = codec === 'h264';
-        const chunk: VideoChunk = {
-          frameRange: range,
-          videoFile: `${base}.${seamless ? 'ts' : 'mp4'}`,
-          fps: props.fps,
-          totalFrames: props.durationInFrames,
-          codec,
-        };
-        if (audio) chunk.audioFile = `${base}.aac`;
-        await renderMedia({
-          ...this.mediaOptions(props, encoding),
-          ...(opts.concurrency ? { concurrency: opts.concurrency } : {}),
-          codec: seamless ? 'h264-ts' : codec,
-          outputLocation: chunk.videoFile,
-          frameRange: range,
+        const range = frameRangeWithin(opts.frameRange, prepared.props.durationInFrames);
+        const chunk = await this.renderPart(prepared.props, encoding, range, {
+          dir,
+          concurrency: opts.concurrency ?? this.opts.concurrency ?? availableParallelism(),
           cancelSignal,
-          onProgress: throttled(opts.onProgress, (p) => p.progress),
-          ...(audio ? { separateAudioTo: chunk.audioFile, forSeamlessAacConcatenation: true, enforceAudioTrack: true } : { muted: true }),
+          ...(opts.onProgress ? { onProgress: throttled(opts.onProgress, (p: number) => p) } : {}),
         });
         opts.onProgress?.(1);
         return chunk;
-      } catch (err) {
-        await Promise.all([`${base}.ts`, `${base}.mp4`, `${base}.aac`].map((f) => rm(f, { force: true })));
-        throw err;
       } finally {
         await prepared.dispose();
       }
     });
   }
 
-  /** Joins chunks (in frame order, covering the window without gaps) into the output with its poster and thumbnail. */
+  /** Joins chunks (in frame order, covering a stretch of the window without gaps) into the output with its poster and thumbnail. */
   async combine(edit: EditSpec, chunks: readonly VideoChunk[], opts: Omit<VideoRenderOptions, 'frameRange' | 'scale'> = {}): Promise<VideoOutput> {
     const started = performance.now();
     const encoding = encodingFor(edit.output);
     const ordered = [...chunks].sort((a, b) => a.frameRange[0] - b.frameRange[0]);
     const first = ordered[0];
     if (!first) throw new Error('no chunks to combine');
-    let next = first.frameRange[0];
-    for (const c of ordered) {
-      if (c.frameRange[0] !== next) throw new Error(`the chunks do not cover frames ${next}–${c.frameRange[0] - 1}`);
-      next = c.frameRange[1] + 1;
-    }
-    const framesPerChunk = first.frameRange[1] - first.frameRange[0] + 1;
+    const last = ordered[ordered.length - 1]!;
     const file = opts.outputPath ?? join(opts.outputDir ?? join(this.workDir, 'out'), `${randomUUID()}.${encoding.extension}`);
     await mkdir(dirname(file), { recursive: true });
     return this.cancellable(opts.signal, async (cancelSignal) => {
-      const audioFiles = ordered.map((c) => c.audioFile).filter((f): f is string => f !== undefined);
-      await combineChunks({
-        outputLocation: file,
-        videoFiles: ordered.map((c) => c.videoFile),
-        audioFiles: audioFiles.length === ordered.length ? audioFiles : [],
-        codec: first.codec,
-        audioCodec: 'aac',
-        fps: first.fps,
-        framesPerChunk,
-        preferLossless: false,
-        compositionDurationInFrames: first.totalFrames,
-        frameRange: [first.frameRange[0], next - 1],
-        cancelSignal,
-        logLevel: this.opts.logLevel ?? 'error',
-        onProgress: throttled(opts.onProgress, (p) => p.totalProgress * 0.95),
-      });
-      const frames = next - first.frameRange[0];
-      const timingStart = edit.output.range?.start ?? 0;
-      const images = await this.stills(edit, file, timingStart + first.frameRange[0] / first.fps, frames, first.fps, opts.signal);
-      opts.onProgress?.(1);
-      const probe = await runBinary('ffprobe', ['-v', 'error', '-select_streams', 'v:0', '-show_entries', 'stream=width,height', '-of', 'csv=p=0', file]);
-      const [width, height] = probe.stdout.trim().split(',').map(Number);
-      const out: VideoOutput = {
-        file,
-        format: encoding.extension,
-        contentType: encoding.contentType,
-        width: width ?? 0,
-        height: height ?? 0,
-        durationSec: Math.round((frames / first.fps) * 1e6) / 1e6,
-        fps: first.fps,
-        frames,
-        fileSizeBytes: (await stat(file)).size,
-        renderMs: Math.round(performance.now() - started),
-        posterFile: images.poster,
-      };
-      if (images.thumbnail) out.thumbnailFile = images.thumbnail;
-      return out;
+      try {
+        await this.join(ordered, file, cancelSignal, throttled(opts.onProgress, (p: number) => p * 0.95));
+        const probe = await runBinary('ffprobe', ['-v', 'error', '-select_streams', 'v:0', '-show_entries', 'stream=width,height', '-of', 'csv=p=0', file]);
+        const [width = 0, height = 0] = probe.stdout.trim().split(',').map(Number);
+        const windowStart = edit.output.range?.start ?? 0;
+        return await this.finish(edit, file, encoding, {
+          width, height, fps: first.fps, frames: last.frameRange[1] - first.frameRange[0] + 1,
+          firstTime: windowStart + first.frameRange[0] / first.fps, started, signal: opts.signal, onProgress: opts.onProgress,
+        });
+      } catch (err) {
+        await rm(file, { force: true });
+        throw err;
+      }
     });
+  }
+
+  /** One part of an mp4: MPEG-TS video (h264; mp4 for h265) and, when the edit has sound, padded AAC. */
+  private async renderPart(
+    props: EditProps,
+    encoding: Encoding,
+    range: [number, number],
+    opts: { dir: string; concurrency: number; cancelSignal: CancelSignal; onProgress?: ((p: number) => void) | undefined },
+  ): Promise<VideoChunk> {
+    const codec = encoding.codec;
+    if (codec === 'gif') throw new Error('gif renders are not split into parts');
+    const base = join(opts.dir, `part-${range[0]}-${randomUUID().slice(0, 8)}`);
+    const audio = !props.muted && hasAudio(props);
+    const seamless = codec === 'h264';
+    const chunk: VideoChunk = { frameRange: range, videoFile: `${base}.${seamless ? 'ts' : 'mp4'}`, fps: props.fps, totalFrames: props.durationInFrames, codec };
+    if (audio) chunk.audioFile = `${base}.aac`;
+    try {
+      await renderMedia({
+        ...this.mediaOptions(props, encoding),
+        concurrency: opts.concurrency,
+        codec: seamless ? 'h264-ts' : codec,
+        outputLocation: chunk.videoFile,
+        frameRange: range,
+        cancelSignal: opts.cancelSignal,
+        ...(opts.onProgress ? { onProgress: (p: { progress: number }) => opts.onProgress?.(p.progress) } : {}),
+        ...(audio ? { separateAudioTo: chunk.audioFile, forSeamlessAacConcatenation: true, enforceAudioTrack: true } : { muted: true }),
+      });
+    } catch (err) {
+      await Promise.all([chunk.videoFile, chunk.audioFile].filter((f) => f !== undefined).map((f) => rm(f, { force: true })));
+      throw err;
+    }
+    return chunk;
+  }
+
+  /** Remotion's combineChunks: h264 MPEG-TS parts are concatenated without re-encoding, AAC gaplessly. */
+  private async join(ordered: readonly VideoChunk[], file: string, cancelSignal: CancelSignal, onProgress?: (p: number) => void): Promise<void> {
+    const first = ordered[0]!;
+    let next = first.frameRange[0];
+    for (const c of ordered) {
+      if (c.frameRange[0] !== next) throw new Error(`the chunks do not cover frames ${next}–${c.frameRange[0] - 1}`);
+      if (c.codec !== first.codec || c.fps !== first.fps || c.totalFrames !== first.totalFrames) throw new Error('the chunks come from different renders');
+      next = c.frameRange[1] + 1;
+    }
+    const audioFiles = ordered.map((c) => c.audioFile).filter((f): f is string => f !== undefined);
+    if (audioFiles.length !== 0 && audioFiles.length !== ordered.length) throw new Error('some chunks have sound and others do not');
+    await combineChunks({
+      outputLocation: file,
+      videoFiles: ordered.map((c) => c.videoFile),
+      audioFiles,
+      codec: first.codec,
+      audioCodec: 'aac',
+      fps: first.fps,
+      framesPerChunk: first.frameRange[1] - first.frameRange[0] + 1,
+      preferLossless: false,
+      compositionDurationInFrames: first.totalFrames,
+      frameRange: [first.frameRange[0], next - 1],
+      cancelSignal,
+      logLevel: this.opts.logLevel ?? 'error',
+      ...(onProgress ? { onProgress: (p: { totalProgress: number }) => onProgress(p.totalProgress) } : {}),
+    });
+  }
+
+  /** Poster, thumbnail and the facts of a finished output. */
+  private async finish(
+    edit: EditSpec,
+    file: string,
+    encoding: Encoding,
+    o: { width: number; height: number; fps: number; frames: number; firstTime: number; started: number; signal?: AbortSignal | undefined; onProgress?: ((p: number) => void) | undefined },
+  ): Promise<VideoOutput> {
+    const images = await this.stills(edit, file, o.firstTime, o.frames, o.fps, o.signal);
+    o.onProgress?.(1);
+    const out: VideoOutput = {
+      file,
+      format: encoding.extension,
+      contentType: encoding.contentType,
+      width: o.width,
+      height: o.height,
+      durationSec: Math.round((o.frames / o.fps) * 1e6) / 1e6,
+      fps: o.fps,
+      frames: o.frames,
+      fileSizeBytes: (await stat(file)).size,
+      renderMs: Math.round(performance.now() - o.started),
+      posterFile: images.poster,
+    };
+    if (images.thumbnail) out.thumbnailFile = images.thumbnail;
+    return out;
   }
 
   /**
@@ -393,7 +449,8 @@ export class VideoEngine {
           onBrowserDownload: noBrowserDownload,
           cancelSignal,
           logLevel: this.opts.logLevel ?? 'error',
-          offthreadVideoCacheSizeInBytes: this.opts.offthreadVideoCacheSizeInBytes ?? 256 * 1024 * 1024,
+          mediaCacheSizeInBytes: this.opts.mediaCacheSizeInBytes ?? MIN_MEDIA_CACHE,
+          offthreadVideoCacheSizeInBytes: 64 * 1024 * 1024,
         } as Parameters<typeof renderStill>[0]);
         if (!buffer) throw new Error('renderStill returned no image');
         return buffer;
@@ -429,15 +486,17 @@ export class VideoEngine {
       // A gif has no audio track (Remotion refuses an audio codec with it).
       ...(encoding.codec === 'gif' ? { muted: true } : { audioCodec: 'aac', muted: props.muted }),
       scale: scale ?? 1,
-      offthreadVideoCacheSizeInBytes: this.opts.offthreadVideoCacheSizeInBytes ?? 256 * 1024 * 1024,
-      offthreadVideoThreads: this.opts.offthreadVideoThreads ?? 2,
+      mediaCacheSizeInBytes: this.opts.mediaCacheSizeInBytes ?? MIN_MEDIA_CACHE,
+      // Luma mattes of video files go through Remotion's frame extractor: a small cache will do.
+      offthreadVideoCacheSizeInBytes: 64 * 1024 * 1024,
+      offthreadVideoThreads: 1,
       logLevel: this.opts.logLevel ?? 'error',
       chromiumOptions: { enableMultiProcessOnLinux: true },
     } as Omit<RenderMediaOptions, 'codec'>;
   }
 
   /** Runs `work` with a Remotion cancel signal tied to `signal`; a cancelled render rejects with VideoRenderCancelled. */
-  private async cancellable<T>(signal: AbortSignal | undefined, work: (cancelSignal: ReturnType<typeof makeCancelSignal>['cancelSignal']) => Promise<T>): Promise<T> {
+  private async cancellable<T>(signal: AbortSignal | undefined, work: (cancelSignal: CancelSignal, cancel: () => void) => Promise<T>): Promise<T> {
     if (this.closed) throw new Error('the video engine is closed');
     if (signal?.aborted) throw new VideoRenderCancelled();
     await this.openBrowser();
@@ -445,7 +504,7 @@ export class VideoEngine {
     const onAbort = () => cancel();
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      return await work(cancelSignal);
+      return await work(cancelSignal, cancel);
     } catch (err) {
       if (signal?.aborted) throw new VideoRenderCancelled();
       throw err;

@@ -3,7 +3,7 @@ import { cssColor, type HtmlAsset, type Position, type Size } from '#libs/edit-s
 /** Files an html asset may pull in (images, fonts) are downloaded beforehand; at most this many. */
 export const MAX_HTML_RESOURCES = 16;
 
-const ATTRIBUTE_URL = /\b(?:src|href|poster|xlink:href)\s*=\s*["']\s*(https?:\/\/[^"'\s]+)\s*["']/gi;
+const ATTRIBUTE_URL = /(?<![\w-])(?:src|poster|xlink:href)\s*=\s*["']\s*(https?:\/\/[^"'\s]+)\s*["']/gi;
 const CSS_URL = /url\(\s*["']?\s*(https?:\/\/[^"')\s]+)\s*["']?\s*\)/gi;
 
 /** http(s) URLs the html and css of an asset load (attributes and CSS url()), in order, once each. */

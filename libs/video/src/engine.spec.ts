@@ -1,0 +1,180 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import sharp from 'sharp';
+import { ApiError } from '#libs/core';
+import { assertEdit, type JsonValue } from '#libs/edit-spec';
+import { FontCatalog, StillEngine } from '#libs/still';
+import { VideoEngine, VideoRenderCancelled } from './engine.js';
+import { frameAt, makeTestVideo, mapFetcher, probeStreams, sineWav } from './testing.js';
+// The still engine's perceptual comparison (test helper of libs/still).
+import { compareImages } from '../../still/src/testing.js';
+
+/**
+ * Real renders of tiny videos (issue 6): Remotion with the machine's Chromium, checked with ffprobe
+ * and by their pixels. One engine (bundle + browser) serves every test; about a minute in all.
+ */
+const CDN = 'https://cdn.example.com';
+const files = new Map<string, Buffer>();
+let engine: VideoEngine;
+let out: string;
+
+function edit(tracks: JsonValue[], output: Record<string, JsonValue> = {}, timeline: Record<string, JsonValue> = {}) {
+  return assertEdit({
+    timeline: { background: '#224488', ...timeline, tracks: tracks.map((c) => ({ clips: Array.isArray(c) ? c : [c] })) },
+    output: { format: 'mp4', size: { width: 160, height: 90 }, fps: 12, ...output },
+  });
+}
+const text = (t: string, extra: Record<string, JsonValue> = {}): JsonValue => ({ asset: { type: 'text', text: t, font: { family: 'Open Sans', size: 20, color: '#ffffff' } }, start: 0, length: 1, ...extra });
+const redBox = (extra: Record<string, JsonValue> = {}): JsonValue => ({
+  asset: { type: 'shape', shape: 'rectangle', width: 60, height: 30, rectangle: { width: 60, height: 30, cornerRadius: 0 }, fill: { color: '#ff0000' } },
+  start: 0, length: 1, position: 'bottomRight', ...extra,
+});
+
+/** Mean colour of a rectangle of a PNG. */
+async function meanColour(png: Buffer, left: number, top: number, width: number, height: number): Promise<[number, number, number]> {
+  const { data } = await sharp(png).extract({ left, top, width, height }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  const sum = [0, 0, 0];
+  for (let i = 0; i < data.length; i += 3) for (let c = 0; c < 3; c++) sum[c]! += data[i + c]!;
+  const n = data.length / 3;
+  return [sum[0]! / n, sum[1]! / n, sum[2]! / n];
+}
+
+const near = (actual: number[], expected: number[], tolerance = 20) => actual.every((v, i) => Math.abs(v - expected[i]!) <= tolerance);
+
+beforeAll(async () => {
+  out = await mkdtemp(join(tmpdir(), 'video-engine-test-'));
+  files.set(`${CDN}/clip.mp4`, await makeTestVideo({ width: 160, height: 90, seconds: 2, fps: 12, audio: true }));
+  files.set(`${CDN}/tone.wav`, sineWav(2));
+  engine = await VideoEngine.start({ fetch: mapFetcher(files), fetchText: async (url) => files.get(url)?.toString('utf8') ?? '' });
+}, 60_000);
+
+afterAll(async () => {
+  await engine?.close();
+  await rm(out, { recursive: true, force: true });
+});
+
+describe('VideoEngine', () => {
+  it('renders an h264 mp4 of the edit: background, text and shape where the layout puts them', async () => {
+    const e = edit([text('Hi'), redBox()], { poster: { capture: 0.5 }, thumbnail: { capture: 0.5, scale: 0.5 } });
+    const progress: number[] = [];
+    const result = await engine.render(e, { outputDir: out, onProgress: (p) => progress.push(p) });
+    expect(result).toMatchObject({ format: 'mp4', contentType: 'video/mp4', width: 160, height: 90, fps: 12, frames: 12, durationSec: 1 });
+    expect(result.fileSizeBytes).toBeGreaterThan(1000);
+    const probed = await probeStreams(result.file);
+    expect(probed).toMatchObject({ codec: 'h264', width: 160, height: 90, frames: 12 });
+    expect(probed.duration).toBeCloseTo(1, 1);
+    expect(progress.at(-1)).toBe(1);
+    expect(progress).toEqual([...progress].sort((a, b) => a - b));
+
+    const frame = await frameAt(result.file, 0.5);
+    expect(near(await meanColour(frame, 2, 2, 20, 10), [0x22, 0x44, 0x88])).toBe(true);
+    expect(near(await meanColour(frame, 110, 68, 40, 16), [255, 0, 0], 40)).toBe(true);
+
+    // The poster and thumbnail are the frame at their capture time, the thumbnail at its scale.
+    expect((await sharp(result.posterFile).metadata()) ).toMatchObject({ format: 'jpeg', width: 160, height: 90 });
+    expect(await sharp(result.thumbnailFile!).metadata()).toMatchObject({ format: 'jpeg', width: 80, height: 44 });
+
+    // The same frame drawn by the still engine: the two renderers share the layout math.
+    const still = await new StillEngine({ fonts: await FontCatalog.system(), fetch: mapFetcher(files) }).render(edit([text('Hi'), redBox()], { format: 'png', poster: { capture: 0.5 } }));
+    const similarity = await compareImages(await sharp(frame).png().toBuffer(), still.bytes);
+    expect(similarity.sameSize).toBe(true);
+    expect(similarity.ssim).toBeGreaterThan(0.93);
+    expect(similarity.meanAbsDiff).toBeLessThan(8);
+  });
+
+  it('renders a gif that loops when repeat is true', async () => {
+    const result = await engine.render(edit([redBox({ transition: { in: 'fade' } })], { format: 'gif', repeat: true }), { outputDir: out });
+    expect(result).toMatchObject({ format: 'gif', contentType: 'image/gif', width: 160, height: 90 });
+    const gif = readFileSync(result.file);
+    expect(gif.subarray(0, 6).toString('latin1')).toBe('GIF89a');
+    const loop = gif.indexOf('NETSCAPE2.0');
+    expect(loop).toBeGreaterThan(0);
+    expect(gif.readUInt16LE(loop + 13)).toBe(0); // 0 = forever
+    expect(await sharp(result.posterFile).metadata()).toMatchObject({ width: 160, height: 90 });
+  });
+
+  it('plays a video clip trimmed, placed and with its sound, with an `auto` length from probing', async () => {
+    const e = edit([
+      { asset: { type: 'video', src: `${CDN}/clip.mp4`, trim: 0.5, volume: 0.8 }, start: 0, length: 'auto', width: 80, height: 45, position: 'topLeft' },
+    ], {}, { background: '#000000', soundtrack: { src: `${CDN}/tone.wav`, effect: 'fadeOut', volume: 0.5 } });
+    const result = await engine.render(e, { outputDir: out });
+    // 2 s of source less 0.5 s of trim.
+    expect(result).toMatchObject({ frames: 18, durationSec: 1.5 });
+    const probed = await probeStreams(result.file);
+    expect(probed).toMatchObject({ codec: 'h264', audio: 'aac', frames: 18 });
+    // Output time t shows source time t + 0.5, in the top-left 80×45 box; the rest stays black.
+    const source = join(out, 'source.mp4');
+    await writeFile(source, files.get(`${CDN}/clip.mp4`)!);
+    const frame = await frameAt(result.file, 0.5);
+    const shown = await sharp(frame).extract({ left: 0, top: 0, width: 80, height: 45 }).png().toBuffer();
+    const similarity = async (t: number) => (await compareImages(shown, await sharp(await frameAt(source, t)).resize(80, 45, { fit: 'fill' }).png().toBuffer())).ssim;
+    const [right, untrimmed] = [await similarity(1), await similarity(0.5)];
+    expect(right).toBeGreaterThan(0.9);
+    expect(right).toBeGreaterThan(untrimmed + 0.1);
+    expect(near(await meanColour(frame, 100, 55, 50, 30), [0, 0, 0], 12)).toBe(true);
+  });
+
+  it('renders frame-range chunks that combine into the whole video', async () => {
+    const e = edit([text('Chunks'), redBox({ length: 2 })], { fps: 12 }, { soundtrack: { src: `${CDN}/tone.wav` } });
+    const chunks = await Promise.all([engine.renderChunk(e, { frameRange: [0, 11], concurrency: 1, outputDir: out }), engine.renderChunk(e, { frameRange: [12, 23], concurrency: 1, outputDir: out })]);
+    expect(chunks.map((c) => c.frameRange)).toEqual([[0, 11], [12, 23]]);
+    const result = await engine.combine(e, chunks, { outputDir: out });
+    expect(result).toMatchObject({ frames: 24, durationSec: 2, width: 160, height: 90 });
+    const probed = await probeStreams(result.file);
+    expect(probed).toMatchObject({ codec: 'h264', audio: 'aac', frames: 24 });
+    expect(probed.duration).toBeCloseTo(2, 1);
+    await expect(engine.combine(e, [chunks[1]!], { outputDir: out })).resolves.toMatchObject({ frames: 12 });
+    await expect(engine.combine(e, [chunks[0]!, { ...chunks[1]!, frameRange: [13, 23] }], { outputDir: out })).rejects.toThrow(/do not cover frames 12–12/);
+  });
+
+  it('stops a render when its signal aborts, quickly, leaving no output', async () => {
+    const long = edit([text('Long', { length: 20 }), redBox({ length: 20, effect: 'zoomIn' })], { size: { width: 320, height: 180 }, fps: 25 });
+    const abort = new AbortController();
+    const target = join(out, 'cancelled.mp4');
+    let abortedAt = 0;
+    const render = engine.render(long, {
+      outputPath: target,
+      signal: abort.signal,
+      onProgress: (p) => {
+        if (p > 0.02 && !abortedAt) {
+          abortedAt = Date.now();
+          abort.abort();
+        }
+      },
+    });
+    await expect(render).rejects.toBeInstanceOf(VideoRenderCancelled);
+    expect(abortedAt).toBeGreaterThan(0);
+    expect(Date.now() - abortedAt).toBeLessThan(5_000);
+    expect(existsSync(target)).toBe(false);
+    // The engine renders on afterwards.
+    await expect(engine.render(edit([redBox()]), { outputDir: out })).resolves.toMatchObject({ frames: 12 });
+  });
+
+  it('fails with MEDIA_UNAVAILABLE naming the clip whose file cannot be had', async () => {
+    const e = edit([text('x'), [redBox(), { asset: { type: 'image', src: `${CDN}/missing.png` }, start: 1, length: 1 }]]);
+    const err = await engine.render(e, { outputDir: out }).then(() => undefined, (x: unknown) => x);
+    expect(err).toBeInstanceOf(ApiError);
+    expect((err as ApiError).code).toBe('MEDIA_UNAVAILABLE');
+    expect((err as ApiError).extras.errors).toEqual({ 'edit.timeline.tracks[1].clips[1].asset.src': ['The server answered 404'] });
+  });
+
+  it('draws a still with an html asset as PNG (the still engine falls back to it)', async () => {
+    const e = edit([
+      { asset: { type: 'html', html: '<p>Hi <b>there</b></p>', css: 'p { color: #ffff00; font-size: 28px; margin: 0 } b { color: #00ff00 }', width: 160, height: 60 }, start: 0, length: 1 },
+    ], { format: 'png', size: { width: 160, height: 90 } }, { background: '#000000' });
+    const png = await engine.renderHtmlStill(e, { scale: 2 });
+    const meta = await sharp(png).metadata();
+    expect(meta).toMatchObject({ format: 'png', width: 320, height: 180 });
+    const { data } = await sharp(png).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+    let yellow = 0;
+    let green = 0;
+    for (let i = 0; i < data.length; i += 3) {
+      if (data[i]! > 200 && data[i + 1]! > 200 && data[i + 2]! < 80) yellow++;
+      if (data[i]! < 80 && data[i + 1]! > 200 && data[i + 2]! < 80) green++;
+    }
+    expect(yellow).toBeGreaterThan(100);
+    expect(green).toBeGreaterThan(100);
+  });
+});
