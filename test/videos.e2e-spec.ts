@@ -1,3 +1,5 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { INestApplicationContext } from '@nestjs/common';
 import sharp from 'sharp';
 import { LedgerEntry } from '#libs/credits';
@@ -6,6 +8,7 @@ import { OutboxEvent } from '#libs/events';
 import { createRedis, RedisKeys } from '#libs/redis';
 import { Render } from '#libs/renders';
 import { createWorkerApp } from '../apps/worker/src/app.js';
+import { makeTestVideo, probeStreams } from '../libs/video/src/testing.js';
 import { startApi, type TestApi } from './harness.js';
 
 // Contract §3 (Render status and every transition), §4.1 (202 queued), §6 (render events), §7 (402
@@ -28,6 +31,8 @@ describe('video renders through the API and a worker (issue 6)', () => {
   let orm: Orm;
   let key: string;
   let workspaceId: string;
+  let media: Server;
+  let origin: string;
 
   const post = (k: string, body: unknown) => api.app.inject({ method: 'POST', url: '/api/v1/render', headers: { 'x-api-key': k }, payload: body as object });
   const get = (id: string, k = key) => api.app.inject({ method: 'GET', url: `/api/v1/render/${id}`, headers: { 'x-api-key': k } });
@@ -49,6 +54,15 @@ describe('video renders through the API and a worker (issue 6)', () => {
     (await orm.em.fork().find(OutboxEvent, { workspaceId }, { orderBy: { id: 'asc' } })).filter((e) => e.data.id === renderId).map((e) => e.type);
 
   beforeAll(async () => {
+    // Media for `auto` lengths: a 2.5 s clip with sound, a file that is not media, a missing one.
+    const clip = await makeTestVideo({ width: 160, height: 90, seconds: 2.5, fps: 12, audio: true });
+    media = createServer((req, res) => {
+      if (req.url === '/clip.mp4') return void res.writeHead(200, { 'content-type': 'video/mp4' }).end(clip);
+      if (req.url === '/not-media.mp4') return void res.writeHead(200, { 'content-type': 'video/mp4' }).end('<html>hello</html>');
+      res.writeHead(404).end();
+    });
+    await new Promise<void>((r) => media.listen(0, '127.0.0.1', r));
+    origin = `http://127.0.0.1:${(media.address() as AddressInfo).port}`;
     api = await startApi({ VIDEO_ENGINE: 'on' });
     worker = await createWorkerApp(api.config);
     orm = await openDatabase(api.config.database, { migrate: false });
@@ -61,6 +75,7 @@ describe('video renders through the API and a worker (issue 6)', () => {
     await orm.close(true);
     await worker.close();
     await api.close();
+    media.close();
   });
 
   it('§4.1/§3: an mp4 answers 202 queued, moves through its states and settles done with output, poster and events in order', async () => {
@@ -144,6 +159,47 @@ describe('video renders through the API and a worker (issue 6)', () => {
     expect(await code(tiny())).toBe('LIMIT_QUEUE_DEPTH');
     expect(await orm.em.fork().count(LedgerEntry, { workspaceId: free.workspaceId, reason: 'hold' })).toBe(0);
   });
+
+  it('§4.1: `length: "auto"` of a video clip is measured at acceptance: timed, priced and ceiling-checked before anything is queued', async () => {
+    const withClip = (extra: Record<string, unknown>) => ({
+      timeline: { tracks: [{ clips: [{ asset: { type: 'video', src: `${origin}/clip.mp4`, trim: 0.5, ...extra }, start: 0, length: 'auto' }] }] },
+      output: { format: 'mp4', size: { width: 160, height: 90 }, fps: 12 },
+    });
+    const estimate = await api.app.inject({ method: 'POST', url: '/api/v1/render/estimate', headers: { 'x-api-key': key }, payload: { edit: withClip({}) } });
+    expect(estimate.statusCode).toBe(200);
+    expect(estimate.json().data.durationSec).toBeCloseTo(2, 2);
+    const res = await post(key, { edit: withClip({}) });
+    expect(res.statusCode).toBe(202);
+    expect(res.json().data.duration).toBeCloseTo(2, 2);
+    const done = await settled(res.json().data.id);
+    expect(done).toMatchObject({ status: 'done', error: null });
+    const file = await api.app.inject({ method: 'GET', url: new URL(done.url).pathname });
+    const out = `${api.config.dataDir}/auto-length.mp4`;
+    await import('node:fs/promises').then((fs) => fs.writeFile(out, file.rawPayload));
+    const probed = await probeStreams(out);
+    expect(probed).toMatchObject({ codec: 'h264', audio: 'aac', frames: 24 });
+    expect(probed.duration).toBeCloseTo(2, 1);
+
+    // A slowed clip that runs past the free plan's 30 s: 402 with nothing held or queued.
+    const free = (await api.cli('workspace:create', '--name', 'Free auto', '--plan', 'free')).json as { workspaceId: string; liveKey: string };
+    const slow = await post(free.liveKey, { edit: withClip({ speed: 0.05 }) });
+    expect([slow.statusCode, slow.json().code]).toEqual([402, 'LIMIT_VIDEO_DURATION']);
+    expect(slow.json().message).toMatch(/lasts 40 s/);
+    // A file that is not media, and one that is missing: 422 naming each clip.
+    const bad = await post(free.liveKey, {
+      edit: {
+        timeline: { tracks: [{ clips: [{ asset: { type: 'video', src: `${origin}/not-media.mp4` }, start: 0, length: 'auto' }] }, { clips: [{ asset: { type: 'audio', src: `${origin}/gone.mp3` }, start: 0, length: 'auto' }] }] },
+        output: { format: 'mp4', size: { width: 160, height: 90 } },
+      },
+    });
+    expect([bad.statusCode, bad.json().code]).toEqual([422, 'MEDIA_UNAVAILABLE']);
+    expect(bad.json().errors).toEqual({
+      'edit.timeline.tracks[0].clips[0].asset.src': ['The file is not a media type the renderer reads'],
+      'edit.timeline.tracks[1].clips[0].asset.src': ['The server answered 404'],
+    });
+    expect(await orm.em.fork().count(Render, { workspaceId: free.workspaceId })).toBe(0);
+    expect(await orm.em.fork().count(LedgerEntry, { workspaceId: free.workspaceId, reason: 'hold' })).toBe(0);
+  }, 180_000);
 
   it('a still with an html clip is drawn by the browser engine (no more 422 where the engine runs)', async () => {
     const res = await api.app.inject({

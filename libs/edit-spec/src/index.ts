@@ -1,7 +1,7 @@
 export * from './model.js';
 export * from './merge.js';
 export * from './parse.js';
-export { DEFAULT_AUTO_LENGTH, assertTiming, clipCount, clipsAt, resolveTiming, type Durations, type TimedClip, type Timing, type TimingOptions, type TimingResult } from './timing.js';
+export { DEFAULT_AUTO_LENGTH, assertTiming, autoLengthSources, clipCount, clipsAt, resolveTiming, type Durations, type TimedClip, type Timing, type TimingOptions, type TimingResult } from './timing.js';
 export * from './geometry.js';
 export * from './layout.js';
 export * from './easing.js';

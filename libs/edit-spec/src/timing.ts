@@ -300,6 +300,23 @@ function outputWindow(edit: EditSpec, duration: number, issues: Issues, root: st
   return { start, length: roundTime(Math.min(range?.length ?? available, available)) };
 }
 
+/**
+ * The media whose durations the timing needs: `src` of every video, audio and luma clip with
+ * `length: "auto"` (their own duration), with the path of that `src` for errors. Probing these
+ * before `assertTiming` lets an edit with `auto` media lengths be timed, checked and priced.
+ */
+export function autoLengthSources(edit: EditSpec, root = 'edit'): { src: string; path: string; type: 'video' | 'audio' | 'luma' }[] {
+  const out: { src: string; path: string; type: 'video' | 'audio' | 'luma' }[] = [];
+  edit.timeline.tracks.forEach((track, t) => track.clips.forEach((clip, c) => {
+    const asset = clip.asset;
+    if (clip.length !== 'auto') return;
+    if (asset.type === 'video' || asset.type === 'audio' || asset.type === 'luma') {
+      out.push({ src: asset.src, path: `${root}.timeline.tracks[${t}].clips[${c}].asset.src`, type: asset.type });
+    }
+  }));
+  return out;
+}
+
 /** Number of clips over all tracks. */
 export function clipCount(edit: EditSpec): number {
   return edit.timeline.tracks.reduce((n, t) => n + t.clips.length, 0);

@@ -14,6 +14,9 @@ export interface FetchedMedia extends Sniffed {
   bytes: Buffer;
 }
 
+/** Where renderers get media: a URL (and the kinds it may be) → its bytes, typed. */
+export type MediaFetcher = (url: string, expect?: readonly MediaKind[]) => Promise<FetchedMedia>;
+
 /** Why a media URL could not be used; the renderers turn it into an error naming the clip. */
 export class MediaFetchError extends Error {
   constructor(

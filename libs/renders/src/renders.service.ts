@@ -3,8 +3,9 @@ import { Logger } from '@nestjs/common';
 import type { QueueEvents } from 'bullmq';
 import { ApiError, isErrorCode, newId, orderBy, retryBusy, type KeyMode, type ListQuery, type Plan } from '#libs/core';
 import type { CreditsService } from '#libs/credits';
-import { applyMerge, assertEdit, assertTiming, outputFps, outputKind, outputSize, RESOLUTION_SHORT_SIDE, type EditSpec, type JsonValue } from '#libs/edit-spec';
+import { applyMerge, assertEdit, assertTiming, autoLengthSources, outputFps, outputKind, outputSize, RESOLUTION_SHORT_SIDE, type EditSpec, type JsonValue, type Timing } from '#libs/edit-spec';
 import { recordEvent } from '#libs/events';
+import type { DurationSource } from '#libs/media';
 import type { JobQueue, StillRenderResult } from '#libs/queue';
 import { outputKey, type StorageDriver } from '#libs/storage';
 import { aspectRules, normaliseValues, validateValues, type TemplatesService } from '#libs/templates';
@@ -37,6 +38,22 @@ export interface RendersDeps {
   videos?: JobQueue<'videos'>;
   /** Whether a worker with the video engine is running (its heartbeat in Redis). */
   videoAvailable?: () => Promise<boolean>;
+  /** Measures media for `length: "auto"` clips (fetch + ffprobe); 422 MEDIA_UNAVAILABLE naming the clips it cannot. */
+  probeDurations?: (sources: DurationSource[]) => Promise<Map<string, number>>;
+}
+
+/** The edit with every `length: "auto"` media clip given the length its measured file gave it. */
+export function withMeasuredLengths(edit: EditSpec, timing: Timing): EditSpec {
+  return {
+    ...edit,
+    timeline: {
+      ...edit.timeline,
+      tracks: edit.timeline.tracks.map((track, t) => ({
+        ...track,
+        clips: track.clips.map((clip, c) => (clip.length === 'auto' ? { ...clip, length: timing.tracks[t]![c]!.length } : clip)),
+      })),
+    },
+  };
 }
 
 type AspectRule = { path: string; url: string; aspectRatio: string };
@@ -121,7 +138,7 @@ export class RendersService {
       delete output.size;
     }
     if (input.overrides.fps !== undefined) output.fps = input.overrides.fps;
-    const edit = assertEdit({ ...spec, output }, { root });
+    let edit = assertEdit({ ...spec, output }, { root });
     const kind = outputKind(edit.output.format);
     if (input.binary && kind !== 'image') throw new ApiError('INVALID_REQUEST', 'format=binary returns still images only; poll the render for a video', { errors: { 'query.format': ['binary is for png, jpeg and pdf'] } });
     if (kind === 'video') {
@@ -130,7 +147,17 @@ export class RendersService {
         throw new ApiError('ENGINE_NOT_CONFIGURED', 'Video rendering is unavailable on this deployment: no worker runs the video engine');
       }
     }
-    const timing = assertTiming(edit, { root });
+    // `length: "auto"` of video, audio and luma clips: the files are measured now, so that the
+    // duration ceiling and the price hold, and the lengths are written into the stored edit, so the
+    // worker plays exactly what was checked and billed (decisions.md "auto media lengths").
+    const sources = autoLengthSources(edit, root);
+    let durations: Map<string, number> | undefined;
+    if (sources.length) {
+      if (!this.deps.probeDurations) throw new ApiError('UNSUPPORTED_ASSET', 'Clips with `length: "auto"` of media cannot be measured on this deployment', { errors: Object.fromEntries(sources.map((s) => [s.path.replace(/\.asset\.src$/, '.length'), ['give the length in seconds']])) });
+      durations = await this.deps.probeDurations(sources);
+    }
+    const timing = assertTiming(edit, durations ? { root, durations } : { root });
+    if (durations) edit = withMeasuredLengths(edit, timing);
     if (kind === 'video' && timing.window.length > caller.plan.maxVideoDurationSec) {
       throw new ApiError('LIMIT_VIDEO_DURATION', `The edit lasts ${timing.window.length} s; the ${caller.plan.name} plan renders up to ${caller.plan.maxVideoDurationSec} s`);
     }

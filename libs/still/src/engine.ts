@@ -5,7 +5,7 @@ import {
   aspectMismatch, assertTiming, clipsAt, clipVisualAt, intrinsicSize, isStillFormat, outputSize, parseColor,
   type Clip, type Durations, type EditSpec, type ImageAsset, type Quality, type Rect, type Size, type TimedClip,
 } from '#libs/edit-spec';
-import { MediaFetchError, RenderMediaCache, type FetchedMedia, type MediaKind } from '#libs/media';
+import { MediaFetchError, RenderMediaCache, type FetchedMedia, type MediaFetcher, type MediaKind } from '#libs/media';
 import { requestedFamily, richTextBlock, shapeSvg, svgSize, textAssetBlock, titleBlock, type FontChoice } from './assets.js';
 import { ByteLru } from './cache.js';
 import { clipToCanvas, flatten, type Background, type Placed } from './compose.js';
@@ -17,7 +17,7 @@ import { applyFilter, cropRaster, fromRaster, RAW, toRaster, withOpacity, type R
 import { renderTextBlock, type TextBlock } from './text.js';
 import { watermarkLayer } from './watermark.js';
 
-export type MediaFetcher = (url: string, expect?: readonly MediaKind[]) => Promise<FetchedMedia>;
+export type { MediaFetcher } from '#libs/media';
 
 export interface StillEngineOptions {
   fonts: FontCatalog;

@@ -9,7 +9,7 @@ import {
 import type { VideoConfig } from 'remotion';
 import { isStillFormat, type EditSpec } from '#libs/edit-spec';
 import { FontCatalog, type MediaFetcher } from '#libs/still';
-import { runBinary } from './binaries.js';
+import { runBinary } from '#libs/media';
 import { planChunks } from './chunks.js';
 import { chooseBrowser } from './browser.js';
 import { ensureBundle, isBundle, projectRoot } from './bundle.js';

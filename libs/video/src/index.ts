@@ -4,7 +4,6 @@ export { ensureBundle, bundleKey, isBundle } from './bundle.js';
 export { CRF, DEFAULT_QUALITY, encodingFor, type Encoding } from './encode.js';
 export { storageAwareTextFetcher, type TextFetcher } from './fetch-text.js';
 export { parseSubtitles } from './captions.js';
-export { probeMedia, type ProbedMedia } from './probe.js';
-export { runBinary, compositorDir } from './binaries.js';
+export { compositorDir, probeMedia, readProbe, runBinary, type ProbedMedia } from '#libs/media';
 export { planChunks } from './chunks.js';
 export type { EditProps, Cue } from './props.js';

@@ -6,7 +6,7 @@ import {
   assertTiming, clipsAt, intrinsicSize, outputFps, outputSize, svgSize,
   type Asset, type Crop, type Durations, type EditSpec, type OutputSize, type Rect, type Size, type TimedClip, type Timing,
 } from '#libs/edit-spec';
-import { MediaFetchError, RenderMediaCache, type FetchedMedia, type MediaKind } from '#libs/media';
+import { MediaFetchError, probeMedia, RenderMediaCache, type FetchedMedia, type MediaKind, type ProbedMedia } from '#libs/media';
 import { FontFileError, RenderFonts, type FontCatalog, type MediaFetcher, type RenderFont } from '#libs/still';
 // The still engine's mapping of text, rich-text and title assets to text blocks, and of shapes to SVG:
 // the video draws exactly what a still of the same frame draws (libs/still exports only its engine).
@@ -16,7 +16,6 @@ import type { TextFetcher } from './fetch-text.js';
 import { faceTraits, fontFaceRules } from './font-face.js';
 import { htmlDocument, MAX_HTML_RESOURCES, remoteUrls } from './html.js';
 import type { MediaServer } from './media-server.js';
-import { probeMedia, type ProbedMedia } from './probe.js';
 import { clipKey, type ClipInputs, type EditProps, type MediaInput, type SoundtrackInput } from './props.js';
 
 export interface InputSources {

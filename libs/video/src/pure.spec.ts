@@ -8,7 +8,7 @@ import { planChunks } from './chunks.js';
 import { CRF, encodingFor } from './encode.js';
 import { faceTraits, fontFaceRules } from './font-face.js';
 import { htmlDocument, remoteUrls } from './html.js';
-import { readProbe } from './probe.js';
+import { readProbe } from '#libs/media';
 
 /** The video engine's pure parts: captions, encoding choices, chunk plans, probing, html, fonts, browser. */
 describe('video engine helpers', () => {

@@ -2,8 +2,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
-import { MediaFetchError, sniff, type FetchedMedia } from '#libs/media';
-import { runBinary } from './binaries.js';
+import { MediaFetchError, runBinary, sniff, type FetchedMedia } from '#libs/media';
 
 /**
  * Test and benchmark media made with the ffmpeg shipped with Remotion (its build has no testsrc):

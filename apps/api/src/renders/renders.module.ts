@@ -1,8 +1,10 @@
+import { join } from 'node:path';
 import { Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
 import type { QueueEvents } from 'bullmq';
 import type { AppConfig } from '#libs/core';
 import { CreditsService } from '#libs/credits';
 import type { Orm } from '#libs/db';
+import { probeDurations, storageAwareFetcher } from '#libs/media';
 import { JobQueue } from '#libs/queue';
 import { RedisKeys } from '#libs/redis';
 import type { Redis } from 'ioredis';
@@ -54,6 +56,7 @@ class StillEvents {
         new RendersService({
           orm, credits, templates, storage, stills, stillEvents: () => events.get(), env: config.env, videos,
           videoAvailable: async () => (await redis.exists(keys.videoEngine())) === 1,
+          probeDurations: (sources) => probeDurations(sources, storageAwareFetcher(config, storage), { dir: join(config.dataDir, 'probe') }),
         }),
     },
   ],

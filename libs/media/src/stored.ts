@@ -1,7 +1,7 @@
 import type { AppConfig } from '#libs/core';
-import { fetchMedia, MediaFetchError, sniff, type FetchLimits } from '#libs/media';
+import { fetchMedia, MediaFetchError, type FetchLimits, type MediaFetcher } from './fetch.js';
+import { sniff } from './sniff.js';
 import { StoredFileNotFoundError, type StorageDriver } from '#libs/storage';
-import type { MediaFetcher } from './engine.js';
 
 /**
  * The engine's media source in a deployment: our own stored files (`<PUBLIC_URL>/files/…`: library
