@@ -1,11 +1,11 @@
 import { Inject, Logger, Module, type DynamicModule, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { Worker } from 'bullmq';
-import type { AppConfig } from '#libs/core';
+import { retryBusy, type AppConfig } from '#libs/core';
 import { CreditsService } from '#libs/credits';
 import { openDatabase, type Orm } from '#libs/db';
 import { ALL_JOBS, bullConnection, bullPrefix, JobQueue, QUEUES, validatePayload, type JobName, type QueueName } from '#libs/queue';
 import { createRedis, RedisKeys } from '#libs/redis';
-import { RenderSettler, VIDEO_ATTEMPTS } from '#libs/renders';
+import { Render, RenderSettler, TERMINAL_STATUSES, VIDEO_ATTEMPTS } from '#libs/renders';
 import { FontCatalog, StillEngine, storageAwareFetcher } from '#libs/still';
 import { createStorage } from '#libs/storage';
 import { RETRY_DELAYS_MS, WebhooksService } from '#libs/webhooks';
@@ -125,7 +125,7 @@ export class WorkerModule implements OnApplicationBootstrap, OnApplicationShutdo
           const handler = handlers.get(job.name as JobName);
           if (!handler) throw new Error(`No processor for ${job.name}`);
           const data = validatePayload(job.name as JobName, job.data);
-          return handler.process(data as never, { id: job.id ?? '', attempt: job.attemptsMade + 1, job, ...(token === undefined ? {} : { token }) });
+          return handler.process(data as never, { id: job.id ?? '', attempt: job.attemptsMade + job.stalledCounter + 1, job, ...(token === undefined ? {} : { token }) });
         },
         {
           connection: bullConnection(this.config),
@@ -145,6 +145,13 @@ export class WorkerModule implements OnApplicationBootstrap, OnApplicationShutdo
           void this.settler.fail((job.data as { renderId: string }).renderId, { code: 'WORKER_LOST', message: `The render's worker stopped ${VIDEO_ATTEMPTS} times`, stage: 'rendering' });
         }
       });
+      if (queue === 'videos') {
+        // A render whose worker died goes back to `queued` (its job back in the wait list) until another takes it.
+        worker.on('stalled', (jobId) => {
+          this.logger.warn(`video job ${jobId} stalled: its worker stopped; it runs again`);
+          void retryBusy(() => this.orm.em.fork().nativeUpdate(Render, { id: jobId, status: { $nin: [...TERMINAL_STATUSES] } }, { status: 'queued', progress: 0 })).catch(() => undefined);
+        });
+      }
       this.workers.push(worker);
     };
     for (const queue of Object.keys(QUEUES) as QueueName[]) if (queue !== 'videos') consume(queue);

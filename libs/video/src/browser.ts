@@ -39,12 +39,37 @@ export function findChromium(env: Record<string, string | undefined> = process.e
 }
 
 /**
+ * The binary a one-line launcher script runs (Debian's /usr/bin/chromium-headless-shell is
+ * `/usr/lib/chromium/chromium-headless-shell "$@"` without exec: a parent-death signal would reach
+ * the shell, not the browser), or undefined when `file` is not such a script.
+ */
+export function launcherTarget(file: string): string | undefined {
+  let text: string;
+  try {
+    text = readFileSync(file, { encoding: 'latin1' }).slice(0, 4096);
+  } catch {
+    return undefined;
+  }
+  if (!text.startsWith('#!')) return undefined;
+  const lines = text.split('\n').slice(1).map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+  const m = lines.length === 1 ? /^(?:exec\s+)?(\/[^\s'"]+)\s+"\$@"$/.exec(lines[0]!) : null;
+  return m && executable(m[1]!) ? m[1] : undefined;
+}
+
+/** util-linux `setpriv`, to give the browser a parent-death signal. */
+const SETPRIV = ['/usr/bin/setpriv', '/bin/setpriv'].find(executable);
+
+/**
  * A shell script that runs `browser` with the component-updater flag appended, written once under
- * `dir` (mode 755). Returns its path.
+ * `dir` (mode 755). Returns its path. Where util-linux's setpriv exists the browser is killed when
+ * the worker process dies (a worker killed mid-render must not leave Chromium running: Puppeteer
+ * starts it in its own process group, out of reach of a signal to the worker's group).
  */
 export function writeBrowserWrapper(browser: string, dir = join(tmpdir(), 'video-engine')): string {
   const path = join(dir, 'chromium-wrapper.sh');
-  const script = `#!/bin/sh\nexec '${browser.replace(/'/g, `'\\''`)}' "$@" ${WRAPPER_FLAGS.join(' ')}\n`;
+  const guard = SETPRIV ? `${SETPRIV} --pdeathsig KILL ` : '';
+  const target = launcherTarget(browser) ?? browser;
+  const script = `#!/bin/sh\nexec ${guard}'${target.replace(/'/g, `'\\''`)}' "$@" ${WRAPPER_FLAGS.join(' ')}\n`;
   const current = (() => {
     try {
       return readFileSync(path, 'utf8');

@@ -1,8 +1,8 @@
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { assertEdit } from '#libs/edit-spec';
-import { chooseBrowser, WRAPPER_FLAGS, writeBrowserWrapper } from './browser.js';
+import { chooseBrowser, launcherTarget, WRAPPER_FLAGS, writeBrowserWrapper } from './browser.js';
 import { parseSubtitles } from './captions.js';
 import { planChunks } from './chunks.js';
 import { CRF, encodingFor } from './encode.js';
@@ -85,8 +85,19 @@ describe('video engine helpers', () => {
   it('runs Chromium through a wrapper that never lets it phone home, and reports a missing browser', () => {
     const dir = mkdtempSync(join(tmpdir(), 'video-wrapper-'));
     const path = writeBrowserWrapper("/opt/it's/chromium", dir);
-    expect(readFileSync(path, 'utf8')).toBe(`#!/bin/sh\nexec '/opt/it'\\''s/chromium' "$@" ${WRAPPER_FLAGS.join(' ')}\n`);
+    // The browser dies with the worker (setpriv's parent-death signal; util-linux is on every Debian).
+    expect(readFileSync(path, 'utf8')).toBe(`#!/bin/sh\nexec /usr/bin/setpriv --pdeathsig KILL '/opt/it'\\''s/chromium' "$@" ${WRAPPER_FLAGS.join(' ')}\n`);
     expect(statSync(path).mode & 0o777).toBe(0o755);
+    // A launcher script that runs the browser without exec (Debian's chromium-headless-shell) is
+    // skipped, so the signal reaches the browser itself.
+    const binary = join(dir, 'real-browser');
+    writeFileSync(binary, '#!/bin/sh\n', { mode: 0o755 });
+    const launcher = join(dir, 'launcher');
+    writeFileSync(launcher, `#!/bin/sh -e\n\n${binary} "$@"\n`, { mode: 0o755 });
+    expect(launcherTarget(launcher)).toBe(binary);
+    expect(readFileSync(writeBrowserWrapper(launcher, dir), 'utf8')).toContain(`KILL '${binary}' "$@"`);
+    writeFileSync(launcher, `#!/bin/sh\nexport X=1\n${binary} "$@"\n`, { mode: 0o755 });
+    expect(launcherTarget(launcher)).toBeUndefined();
     expect(WRAPPER_FLAGS).toContain('--component-updater=url-source=http://127.0.0.1:9/');
     expect(chooseBrowser('/nonexistent/chromium')).toEqual({ ok: false, reason: 'BROWSER_EXECUTABLE /nonexistent/chromium is not an executable file' });
   });
