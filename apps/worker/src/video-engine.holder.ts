@@ -53,6 +53,8 @@ export class VideoEngineHolder implements VideoEngineRef {
         bundleDir: this.config.video.bundleDir,
         workDir: join(this.config.dataDir, 'video-work'),
         ...(this.config.video.browserExecutable ? { browserExecutable: this.config.video.browserExecutable } : {}),
+        ...(this.config.video.licenseKey ? { licenseKey: this.config.video.licenseKey } : {}),
+        onUsageError: (err) => this.logger.warn(`Remotion usage event not sent: ${err.message}`),
       });
       this.engine = engine;
       const beat = () => void this.redis.set(this.keys.videoEngine(), `${hostname()}:${process.pid}`, 'PX', HEARTBEAT_MS * 3).catch(() => undefined);

@@ -31,7 +31,7 @@ export interface AppConfig {
   /** Stills a worker draws at once (libvips uses the cores within each). */
   stillConcurrency: number;
   /** The video engine (Remotion + Chromium) in workers: `auto` starts it when Chromium is found. */
-  video: { engine: 'auto' | 'on' | 'off'; browserExecutable?: string; bundleDir: string; concurrency: number; lockMs: number };
+  video: { engine: 'auto' | 'on' | 'off'; browserExecutable?: string; bundleDir: string; concurrency: number; lockMs: number; licenseKey?: string };
   /** Operator setting: multiplies every plan's per-minute rate (self-hosters with bigger machines; benchmarks). */
   rateLimitMultiplier: number;
   sms: SmsConfig;
@@ -215,6 +215,8 @@ export function loadConfig(rawEnv: Env = process.env): AppConfig {
       bundleDir: env.VIDEO_BUNDLE_DIR || join(dataDir, 'video-bundle'),
       concurrency: integer(env, 'VIDEO_CONCURRENCY', 1, 1, 16),
       lockMs: integer(env, 'VIDEO_LOCK_MS', 30_000, 1_000, 600_000),
+      // A Remotion company licence key (README "Remotion's licence"); unset: no usage events are sent.
+      ...(env.REMOTION_LICENSE_KEY ? { licenseKey: env.REMOTION_LICENSE_KEY } : {}),
     },
     rateLimitMultiplier: integer(env, 'RATE_LIMIT_MULTIPLIER', 1, 1, 1_000_000),
     sms: sms(env),

@@ -178,3 +178,37 @@ describe('VideoEngine', () => {
     expect(green).toBeGreaterThan(100);
   });
 });
+
+describe('Remotion licence usage events (REMOTION_LICENSE_KEY, README)', () => {
+  it('sends one event per finished output however many parts drew it, one per browser still; a failed send never fails a render', async () => {
+    const sent: { licenseKey: string | null; isStill: boolean | undefined; event: string }[] = [];
+    const errors: string[] = [];
+    let fail = false;
+    const licensed = await VideoEngine.start({
+      fetch: mapFetcher(files),
+      licenseKey: 'rm_test_key',
+      registerUsage: async (e) => {
+        if (fail) throw new Error('remotion.pro unreachable');
+        sent.push({ licenseKey: 'licenseKey' in e ? e.licenseKey : null, isStill: e.isStill, event: e.event });
+      },
+      onUsageError: (err) => errors.push(err.message),
+      parallelism: 2,
+    });
+    try {
+      // 4 s at 12 fps = 48 frames: drawn as two parts, joined; still one output.
+      const video = await licensed.render(edit([text('Licensed', { length: 4 })]), { outputDir: out });
+      expect(video.frames).toBe(48);
+      await licensed.renderHtmlStill(edit([{ asset: { type: 'html', html: '<p>x</p>', width: 100, height: 40 }, start: 0, length: 1 }], { format: 'png' }));
+      expect(sent).toEqual([
+        { licenseKey: 'rm_test_key', isStill: false, event: 'cloud-render' },
+        { licenseKey: 'rm_test_key', isStill: true, event: 'cloud-render' },
+      ]);
+      fail = true;
+      await expect(licensed.render(edit([redBox()]), { outputDir: out })).resolves.toMatchObject({ frames: 12 });
+      await new Promise((r) => setTimeout(r, 50));
+      expect(errors).toEqual(['remotion.pro unreachable']);
+    } finally {
+      await licensed.close();
+    }
+  }, 60_000);
+});

@@ -6,6 +6,7 @@ import {
   combineChunks, makeCancelSignal, openBrowser, renderMedia, renderStill,
   type CancelSignal, type HeadlessBrowser, type RenderMediaOptions, type X264Preset,
 } from '@remotion/renderer';
+import { registerUsageEvent } from '@remotion/licensing';
 import type { VideoConfig } from 'remotion';
 import { isStillFormat, type EditSpec } from '#libs/edit-spec';
 import { FontCatalog, type MediaFetcher } from '#libs/still';
@@ -46,6 +47,12 @@ export interface VideoEngineOptions {
   mediaCacheSizeInBytes?: number;
   /** Remotion's log level; default `error`. */
   logLevel?: 'error' | 'warn' | 'info' | 'verbose';
+  /** REMOTION_LICENSE_KEY: a Remotion company licence key; each finished output sends one usage event (README). */
+  licenseKey?: string;
+  /** Sends a usage event (default: @remotion/licensing's registerUsageEvent, to remotion.pro). */
+  registerUsage?: (event: Parameters<typeof registerUsageEvent>[0]) => Promise<unknown>;
+  /** A usage event that could not be sent (the render is unaffected). */
+  onUsageError?: (err: Error) => void;
 }
 
 export interface VideoRenderOptions {
@@ -420,7 +427,21 @@ export class VideoEngine {
       posterFile: images.poster,
     };
     if (images.thumbnail) out.thumbnailFile = images.thumbnail;
+    this.reportUsage(false);
     return out;
+  }
+
+  /**
+   * Remotion's usage event for a company licence (REMOTION_LICENSE_KEY): one per finished output,
+   * however many parts or chunks it was drawn in (the renderer's own event would count each part).
+   * It never delays or fails a render; without a key nothing is sent.
+   */
+  private reportUsage(isStill: boolean): void {
+    const licenseKey = this.opts.licenseKey;
+    if (!licenseKey) return;
+    const send = this.opts.registerUsage ?? registerUsageEvent;
+    void send({ licenseKey, event: 'cloud-render', host: null, succeeded: true, isStill, isProduction: true })
+      .catch((err: unknown) => this.opts.onUsageError?.(err as Error));
   }
 
   /**
@@ -453,6 +474,7 @@ export class VideoEngine {
           offthreadVideoCacheSizeInBytes: 64 * 1024 * 1024,
         } as Parameters<typeof renderStill>[0]);
         if (!buffer) throw new Error('renderStill returned no image');
+        this.reportUsage(true);
         return buffer;
       } finally {
         await prepared.dispose();
