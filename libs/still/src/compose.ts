@@ -50,6 +50,14 @@ export function paintOver(dst: Raster, src: Raster, left: number, top: number): 
       const sa = s[si + 3]!;
       if (sa === 0) continue;
       const da = d[di + 3]!;
+      if (da === 255 && sa !== 255) {
+        // Over an opaque pixel (a photo, a filled background): integer blend, alpha stays 255.
+        const ka = 255 - sa;
+        d[di] = ((s[si]! * sa + d[di]! * ka + 127) / 255) | 0;
+        d[di + 1] = ((s[si + 1]! * sa + d[di + 1]! * ka + 127) / 255) | 0;
+        d[di + 2] = ((s[si + 2]! * sa + d[di + 2]! * ka + 127) / 255) | 0;
+        continue;
+      }
       if (sa === 255 || da === 0) {
         d[di] = s[si]!;
         d[di + 1] = s[si + 1]!;
@@ -65,6 +73,13 @@ export function paintOver(dst: Raster, src: Raster, left: number, top: number): 
       d[di + 3] = Math.round(outA);
     }
   }
+}
+
+/** A width × height raster of one colour (alpha 0..1 as 0..255). */
+export function solidRaster(width: number, height: number, colour: Background): Raster {
+  const data = Buffer.allocUnsafe(width * height * 4);
+  data.fill(Buffer.from([colour.r, colour.g, colour.b, Math.round(colour.alpha * 255)]));
+  return { data, width, height };
 }
 
 /** Below this many canvas pixels, flatten() composites in JavaScript. */
