@@ -178,6 +178,7 @@ export class RendersService {
    * in one transaction, has a worker draw it, and settles it (capture or release) with its event.
    */
   async create(caller: Caller, body: unknown, query: Record<string, unknown>, idempotencyHeader?: string): Promise<CreateResult> {
+    const arrived = performance.now();
     const input = parseRenderInput(body, query, idempotencyHeader);
     const hash = requestHash(body, query);
     if (input.idempotencyKey !== undefined) {
@@ -234,7 +235,7 @@ export class RendersService {
     }
     if (video) return { render: await this.enqueueVideo(render), replayed: false };
     const t2 = performance.now();
-    const timing: Record<string, number> = { plan: t1 - t0, claim: t2 - t1 };
+    const timing: Record<string, number> = { parse: t0 - arrived, plan: t1 - t0, claim: t2 - t1 };
     return { render: await this.drawStill(render, planned.edit, planned.aspectRules, timing), replayed: false, timing };
   }
 
@@ -254,6 +255,7 @@ export class RendersService {
     const ext = render.format === 'jpeg' ? 'jpg' : render.format;
     let result: StillRenderResult;
     try {
+      const enqueue = performance.now();
       const events = await this.deps.stillEvents();
       const job = await this.deps.stills.add(
         'still.render',
@@ -261,6 +263,7 @@ export class RendersService {
         { jobId: render.id, priority: 1 },
       );
       const queued = performance.now();
+      timing.enqueue = queued - enqueue;
       result = (await job.waitUntilFinished(events, STILL_TIMEOUT_MS)) as StillRenderResult;
       const worker = result.ok && result.timings ? result.timings : undefined;
       if (worker) Object.assign(timing, worker, { queue: performance.now() - queued - worker.draw - worker.store - (worker.settle ?? 0) });
@@ -274,9 +277,14 @@ export class RendersService {
       });
       throw new ApiError(timedOut ? 'RENDER_TIMEOUT' : 'INTERNAL_ERROR', failed.error?.message ?? 'The render failed', { data: { id: render.id, status: failed.status } });
     }
-    // The worker settled the render (done or failed) with its credits and event; this is the backstop
-    // for a worker too old to do so.
-    const settled = result.ok ? await this.settler.complete(render.id, result) : await this.settler.fail(render.id, errorInfo(result.error));
+    // The worker settled the render (done or failed) with its credits and event: read the record.
+    // The settle here is the backstop for a worker too old to do so (its timings have no `settle`).
+    const read = performance.now();
+    const byWorker = result.ok && result.timings?.settle !== undefined ? await this.deps.orm.em.fork().findOne(Render, { id: render.id }) : null;
+    const settled = byWorker && TERMINAL_STATUSES.includes(byWorker.status)
+      ? byWorker
+      : result.ok ? await this.settler.complete(render.id, result) : await this.settler.fail(render.id, errorInfo(result.error));
+    timing.read = performance.now() - read;
     if (settled.status === 'failed') throw this.errorOf(settled);
     return settled;
   }
@@ -359,12 +367,19 @@ export class RendersService {
     return { rows, total };
   }
 
-  /** The bytes of a done still (format=binary). */
-  async output(render: Render): Promise<{ stream: NodeJS.ReadableStream; contentType: string; sizeBytes: number }> {
+  /**
+   * The bytes of a done still (format=binary): read whole into memory up to 64 MiB (the response is
+   * then written at once: streaming a 2 MB frame in 64 KB chunks cost ~10–20 ms), streamed beyond.
+   */
+  async output(render: Render): Promise<{ body: Buffer | NodeJS.ReadableStream; contentType: string; sizeBytes: number }> {
     if (!render.outputKey || render.purgedAt) throw new ApiError('RENDER_NOT_FOUND', `Render ${render.id} has no output (expired or not done)`);
     const stat = await this.deps.storage.stat(render.outputKey);
     if (!stat) throw new ApiError('RENDER_NOT_FOUND', `Render ${render.id}'s output is gone`);
-    return { stream: await this.deps.storage.read(render.outputKey), contentType: stat.contentType, sizeBytes: stat.sizeBytes };
+    const stream = await this.deps.storage.read(render.outputKey);
+    if (stat.sizeBytes > 64 * 1024 * 1024) return { body: stream, contentType: stat.contentType, sizeBytes: stat.sizeBytes };
+    const chunks: Buffer[] = [];
+    for await (const chunk of stream) chunks.push(chunk as Buffer);
+    return { body: Buffer.concat(chunks), contentType: stat.contentType, sizeBytes: stat.sizeBytes };
   }
 
   // --- expiry ------------------------------------------------------------------------------------

@@ -39,17 +39,23 @@ export class RendersController {
     @Headers('idempotency-key') idempotencyKey: string | undefined,
     @Res({ passthrough: true }) reply: FastifyReply,
   ) {
+    const pre = reply.elapsedTime;
     const { render, replayed, timing } = await this.renders.create(p, body, query, idempotencyKey);
     reply.header('x-render-id', render.id);
     // A video is accepted into the queue (§3): 202, poll the record or wait for the webhook.
     if (render.kind === 'video') reply.status(202);
-    if (timing) reply.header('server-timing', Object.entries(timing).map(([k, ms]) => `${k};dur=${Math.round(ms * 10) / 10}`).join(', '));
+    // `app`: from the request's arrival to here (parsing, authentication, the render itself).
+    if (timing) reply.header('server-timing', Object.entries({ ...timing, pre, app: reply.elapsedTime }).map(([k, ms]) => `${k};dur=${Math.round(ms * 10) / 10}`).join(', '));
     if (replayed) reply.header('idempotent-replayed', 'true');
     if (query.format === 'binary') {
       const out = await this.renders.output(render);
       const ext = render.format === 'jpeg' ? 'jpg' : render.format;
       reply.header('content-disposition', `inline; filename="${render.id}.${ext}"`);
-      return new StreamableFile(out.stream as never, { type: out.contentType, length: out.sizeBytes });
+      if (Buffer.isBuffer(out.body)) {
+        reply.header('content-type', out.contentType);
+        return out.body;
+      }
+      return new StreamableFile(out.body as never, { type: out.contentType, length: out.sizeBytes });
     }
     const message = replayed ? 'The render of this idempotency key' : render.kind === 'video' ? 'Queued; poll GET /v1/render/{id} or wait for the webhook' : 'Rendered';
     return ok(this.renders.view(render), message);
