@@ -96,6 +96,27 @@ describe('video renders through the API and a worker (issue 6)', () => {
     expect(ledger.map((e) => [e.kind, e.reason])).toEqual([['video', 'hold'], ['video', 'capture']]);
   }, 180_000);
 
+  it('§3: the record moves through the states in order, with progress rising while it renders', async () => {
+    const id = (await post(key, { edit: tiny(4) })).json().data.id as string;
+    const order = ['queued', 'fetching', 'rendering', 'saving', 'done'];
+    const seen: string[] = [];
+    const progress: number[] = [];
+    for (const end = Date.now() + 120_000; Date.now() < end;) {
+      const r = await orm.em.fork().findOneOrFail(Render, { id }, { fields: ['status', 'progress'] });
+      if (seen.at(-1) !== r.status) seen.push(r.status);
+      if (r.status === 'rendering') progress.push(Number(r.progress));
+      if (['done', 'failed', 'cancelled'].includes(r.status)) break;
+      await new Promise((res) => setTimeout(res, 25));
+    }
+    expect(seen.at(-1)).toBe('done');
+    // Never backwards, never skipping rendering (saving can be too quick to be seen).
+    expect(seen.map((st) => order.indexOf(st))).toEqual([...seen.map((st) => order.indexOf(st))].sort((a, b) => a - b));
+    expect(seen).toContain('rendering');
+    expect(new Set(progress).size).toBeGreaterThan(1);
+    expect(progress).toEqual([...progress].sort((a, b) => a - b));
+    expect(progress.every((v) => v >= 0 && v <= 1)).toBe(true);
+  }, 180_000);
+
   it('a gif renders too', async () => {
     const res = await post(key, { edit: tiny(1, { format: 'gif', repeat: true }) });
     expect(res.statusCode).toBe(202);
