@@ -185,12 +185,16 @@ describe('security of drawn content', () => {
 describe('output formats (§2 output.format, §4.1 scale)', () => {
   const scene = () => frame([text('Invoice 42'), clip({ type: 'image', src: `${CDN}/photo.jpg` })], {}, { background: '#ffffff' });
 
-  test('png: the size of output.size, RGB when the background is opaque, alpha when transparent', async () => {
+  test('png: the size of output.size, opaque when the background is, see-through where it is transparent', async () => {
     const out = await engine.render(scene());
     const meta = await sharp(out.bytes).metadata();
-    expect([out.contentType, meta.format, meta.width, meta.height, meta.channels]).toEqual(['image/png', 'png', 200, 120, 3]);
+    expect([out.contentType, meta.format, meta.width, meta.height]).toEqual(['image/png', 'png', 200, 120]);
+    expect((await sharp(out.bytes).stats()).isOpaque).toBe(true);
     const clear = await engine.render(frame([text('x')], {}, { background: 'transparent' }));
-    expect((await sharp(clear.bytes).metadata()).channels).toBe(4);
+    const { data, info } = await sharp(clear.bytes).raw().toBuffer({ resolveWithObject: true });
+    expect(info.channels).toBe(4);
+    expect(data[3]).toBe(0); // the top-left corner shows through
+    expect((await sharp(clear.bytes).stats()).isOpaque).toBe(false);
   });
 
   test('jpeg: quality follows output.quality', async () => {

@@ -12,7 +12,7 @@ import { clipToCanvas, flatten, paintOver, solidRaster, type Background, type Pl
 import { FontCatalog, RenderFonts, type RenderFont } from './fonts.js';
 import { FontFileError } from './opentype.js';
 import { encodePdf, type PdfText } from './pdf.js';
-import { encodePng } from './png.js';
+import { encodeFramePng, encodePng } from './png.js';
 import { applyFilter, cropRaster, fromRaster, RAW, toRaster, withOpacity, type Raster } from './raster.js';
 import { renderTextBlock, type TextBlock } from './text.js';
 import { watermarkLayer } from './watermark.js';
@@ -469,9 +469,9 @@ export class StillEngine {
       const opaque = background.alpha >= 1 ? background : { r: 255, g: 255, b: 255 };
       return sharp(pixels, { raw: { width: size.width, height: size.height, channels: 4 } }).flatten({ background: opaque }).jpeg({ quality: JPEG_QUALITY[quality ?? 'high'], chromaSubsampling: quality === 'veryhigh' ? '4:4:4' : '4:2:0' }).toBuffer();
     }
-    // An opaque frame is written as RGB: a quarter fewer bytes to filter and deflate.
+    if (format === 'png') return encodeFramePng(pixels, size.width, size.height);
+    // The PDF's page image: RGB when the frame is opaque (no soft mask in the PDF).
     const png = await encodePng(pixels, size.width, size.height, background.alpha >= 1 || fills ? 3 : 4, 4, 4);
-    if (format === 'png') return png;
     const texts: PdfText[] = [];
     active.forEach((c, i) => {
       const d = drawables[i];

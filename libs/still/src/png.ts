@@ -1,11 +1,26 @@
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
+import { CompressionType, FilterType, Transformer } from '@napi-rs/image';
 
 const deflateRaw = promisify(zlib.deflateRaw);
 const deflate = promisify(zlib.deflate);
 
 /**
- * A PNG encoder tuned for rendered frames: every row uses the Sub filter and the filtered bytes are
+ * The PNG of a frame (RGBA pixels, straight alpha), as the still engine writes it: the Rust `png`
+ * crate's fast mode (fdeflate: one pass, a Huffman code for filtered image bytes, runs only) with
+ * adaptive filtering, through @napi-rs/image, off the main thread. A photographic 1080² frame takes
+ * ~15 ms on one core where zlib's fastest settings took ~45 ms of CPU (encodePng below), for about
+ * the same size (2.4 MB against 2.3 MB); flat designs ~6 ms (+15–20 % bytes). Always RGBA: an
+ * opaque frame has alpha 255 throughout (a constant channel costs ~3 % after compression).
+ */
+export function encodeFramePng(rgba: Buffer, width: number, height: number): Promise<Buffer> {
+  if (rgba.length !== width * height * 4) return Promise.reject(new Error(`expected ${width * height * 4} bytes of RGBA pixels, got ${rgba.length}`));
+  return Transformer.fromRgbaPixels(rgba, width, height).png({ compressionType: CompressionType.Fast, filterType: FilterType.Adaptive });
+}
+
+/**
+ * A PNG encoder tuned for rendered frames, written in RGB or RGBA (the PDF page image, RGB, so that
+ * the PDF needs no soft mask): every row uses the Sub filter and the filtered bytes are
  * deflated with zlib's run-length strategy, in row bands compressed in parallel on the libuv pool and
  * joined into one stream (each band but the last ends on a sync flush, as pigz does).
  *
