@@ -125,7 +125,9 @@ export class WorkerModule implements OnApplicationBootstrap, OnApplicationShutdo
           const handler = handlers.get(job.name as JobName);
           if (!handler) throw new Error(`No processor for ${job.name}`);
           const data = validatePayload(job.name as JobName, job.data);
-          return handler.process(data as never, { id: job.id ?? '', attempt: job.attemptsMade + job.stalledCounter + 1, job, ...(token === undefined ? {} : { token }) });
+          // A video's runs include those its dead workers started (the render record counts them);
+          // webhook deliveries number their own attempts (a rerun after a crash resends the same one).
+          return handler.process(data as never, { id: job.id ?? '', attempt: job.attemptsMade + 1 + (queue === 'videos' ? job.stalledCounter : 0), job, ...(token === undefined ? {} : { token }) });
         },
         {
           connection: bullConnection(this.config),
