@@ -174,15 +174,20 @@ export class CreditsService {
    * move exactly when the render settles. A render already settled is left alone (null).
    */
   async settleIn(em: EntityManager, renderId: string, reason: 'capture' | 'release'): Promise<LedgerEntry | null> {
+    // One read for the render's holds and settlements (a settled kind is skipped).
+    const entries = await em.find(LedgerEntry, { renderId, phase: { $in: ['hold', 'settle'] } });
+    const settled = new Set(entries.filter((e) => e.phase === 'settle').map((e) => e.kind));
     let last: LedgerEntry | null = null;
-    for (const hold of await em.find(LedgerEntry, { renderId, phase: 'hold' })) last = (await this.settleHold(em, hold, reason)) ?? last;
+    for (const hold of entries) {
+      if (hold.phase === 'hold' && !settled.has(hold.kind)) last = (await this.settleHold(em, hold, reason, true)) ?? last;
+    }
     return last;
   }
 
-  private async settleHold(em: EntityManager, hold: LedgerEntry, reason: 'capture' | 'release'): Promise<LedgerEntry | null> {
+  private async settleHold(em: EntityManager, hold: LedgerEntry, reason: 'capture' | 'release', checked = false): Promise<LedgerEntry | null> {
     const { renderId, kind } = hold;
     const n = hold.credits;
-    if (await em.findOne(LedgerEntry, { renderId, kind, phase: 'settle' })) return null;
+    if (!checked && (await em.findOne(LedgerEntry, { renderId, kind, phase: 'settle' }))) return null;
     const delta = reason === 'capture' ? 0 : n;
     // Claim the settlement first: a concurrent capture/release waits on the unique index, then fails.
     const entry = em.create(LedgerEntry, { ...this.entry(hold.workspaceId, kind, reason, delta, n, 0), renderId, phase: 'settle' });

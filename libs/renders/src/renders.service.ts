@@ -218,8 +218,8 @@ export class RendersService {
           idempotencyKey: input.idempotencyKey ?? null, requestHash: input.idempotencyKey ? hash : null, attempts: 1,
           startedAt: video ? null : new Date(), completedAt: null,
         });
-        // The insert claims the idempotency key: a concurrent duplicate fails here and replays.
-        await em.flush();
+        // The insert claims the idempotency key: a concurrent duplicate fails on it and replays. It is
+        // flushed with the hold's ledger entry (or at commit), one round trip fewer.
         if (credits > 0) {
           await this.deps.credits.holdIn(em, { workspaceId: caller.workspaceId, plan: caller.plan.code, kind: planned.estimate.kind, amount: credits, renderId: id, mode: caller.mode });
         }

@@ -54,9 +54,9 @@ export class RenderSettler {
       if (out.fps !== undefined) row.fps = out.fps;
       if (out.posterKey !== undefined) row.posterKey = out.posterKey;
       if (out.thumbnailKey !== undefined) row.thumbnailKey = out.thumbnailKey;
-      await em.flush();
-      await this.credits.settleIn(em, id, 'capture');
+      // The record, its event and the settlement's ledger entry are written by one flush (settleIn's).
       recordEvent(em, row.workspaceId, 'render.completed', this.eventData(row), { target: row.callback });
+      await this.credits.settleIn(em, id, 'capture');
       await em.flush();
       return row;
     }));
@@ -68,9 +68,8 @@ export class RenderSettler {
       const row = await em.findOneOrFail(Render, { id });
       if (TERMINAL_STATUSES.includes(row.status)) return row;
       Object.assign(row, { status: 'failed' satisfies RenderStatus, error, completedAt: new Date() });
-      await em.flush();
-      await this.credits.settleIn(em, id, 'release');
       recordEvent(em, row.workspaceId, 'render.failed', this.eventData(row), { target: row.callback });
+      await this.credits.settleIn(em, id, 'release');
       await em.flush();
       return row;
     }));
