@@ -7,7 +7,7 @@ import { ALL_JOBS, bullConnection, bullPrefix, JobQueue, QUEUES, validatePayload
 import { createRedis, RedisKeys } from '#libs/redis';
 import { Render, RenderSettler, TERMINAL_STATUSES, VIDEO_ATTEMPTS } from '#libs/renders';
 import { FontCatalog, StillEngine, storageAwareFetcher } from '#libs/still';
-import { createStorage } from '#libs/storage';
+import { createStorage, type StorageDriver } from '#libs/storage';
 import { RETRY_DELAYS_MS, WebhooksService } from '#libs/webhooks';
 import sharp from 'sharp';
 import type { Redis } from 'ioredis';
@@ -16,7 +16,7 @@ import { PingProcessor } from './processors/ping.processor.js';
 import { PROCESSORS, type JobProcessor } from './processors/processor.js';
 import { RendersPurgeProcessor } from './processors/renders-purge.processor.js';
 import { StillRenderProcessor } from './processors/still.processor.js';
-import { VideoRenderProcessor } from './processors/video.processor.js';
+import { cleanupChunks, VideoChunkProcessor, VideoCombineProcessor, VideoRenderProcessor } from './processors/video.processor.js';
 import { VideoEngineHolder } from './video-engine.holder.js';
 import { RetryDelivery, WebhooksDeliverProcessor, WebhooksDispatchProcessor } from './processors/webhooks.processors.js';
 
@@ -50,6 +50,8 @@ export function processorMap(processors: readonly JobProcessor[]): Map<JobName, 
 export class WorkerModule implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('worker');
   private readonly workers: Worker[] = [];
+  private readonly storage: StorageDriver;
+  private readonly keys: RedisKeys;
 
   static forRoot(config: AppConfig): DynamicModule {
     return {
@@ -90,7 +92,9 @@ export class WorkerModule implements OnApplicationBootstrap, OnApplicationShutdo
             });
             return [
               new StillRenderProcessor(stills, storage, settler),
-              new VideoRenderProcessor(orm, video.holder, storage, settler, redis, new RedisKeys(config.redisPrefix)),
+              ...[VideoRenderProcessor, VideoChunkProcessor, VideoCombineProcessor].map(
+                (P) => new P({ orm, engine: video.holder, storage, settler, redis, keys: new RedisKeys(config.redisPrefix), config }),
+              ),
               new RendersPurgeProcessor(orm, storage, settler),
               new PingProcessor(),
               new CreditsSweepProcessor(new CreditsService(orm, { lowThreshold: config.creditsLowThreshold }), config.maxRenderAgeSec),
@@ -111,7 +115,10 @@ export class WorkerModule implements OnApplicationBootstrap, OnApplicationShutdo
     @Inject(WORKER_REDIS) private readonly redis: Redis,
     @Inject(VIDEO) private readonly video: { holder: VideoEngineHolder; enabled: boolean },
     @Inject(SETTLER) private readonly settler: RenderSettler,
-  ) {}
+  ) {
+    this.storage = createStorage(config);
+    this.keys = new RedisKeys(config.redisPrefix);
+  }
 
   async onApplicationBootstrap(): Promise<void> {
     const handlers = processorMap(this.processors);
@@ -143,8 +150,15 @@ export class WorkerModule implements OnApplicationBootstrap, OnApplicationShutdo
         if (err instanceof RetryDelivery) return;
         this.logger.warn(`${job?.name} ${job?.id} failed: ${err.message}`);
         // A render whose job stalled past its runs (workers killed mid-render): WORKER_LOST, credits released.
-        if (job?.name === 'video.render' && /stalled/i.test(err.message)) {
+        const video = job?.name === 'video.render' || job?.name === 'video.chunk' || job?.name === 'video.combine';
+        if (video && /stalled/i.test(err.message)) {
           void this.settler.fail((job.data as { renderId: string }).renderId, { code: 'WORKER_LOST', message: `The render's worker stopped ${VIDEO_ATTEMPTS} times`, stage: 'rendering' });
+        } else if (job?.name === 'video.combine') {
+          // A chunked render whose chunk or join gave up (failParentOnFailure): failed once, chunks removed.
+          const { renderId, token } = job.data as { renderId: string; token: string };
+          void this.settler.fail(renderId, { code: 'INTERNAL_ERROR', message: `The render could not be finished: ${err.message}`, stage: 'rendering' })
+            .then(() => cleanupChunks({ storage: this.storage, redis: this.redis, keys: this.keys }, renderId, token))
+            .catch(() => undefined);
         }
       });
       if (queue === 'videos') {

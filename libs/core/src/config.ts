@@ -31,7 +31,7 @@ export interface AppConfig {
   /** Stills a worker draws at once (libvips uses the cores within each). */
   stillConcurrency: number;
   /** The video engine (Remotion + Chromium) in workers: `auto` starts it when Chromium is found. */
-  video: { engine: 'auto' | 'on' | 'off'; browserExecutable?: string; bundleDir: string; concurrency: number; lockMs: number; licenseKey?: string };
+  video: { engine: 'auto' | 'on' | 'off'; browserExecutable?: string; bundleDir: string; concurrency: number; lockMs: number; licenseKey?: string; chunkFrames: number; chunkMinFrames: number };
   /** Operator setting: multiplies every plan's per-minute rate (self-hosters with bigger machines; benchmarks). */
   rateLimitMultiplier: number;
   sms: SmsConfig;
@@ -215,6 +215,10 @@ export function loadConfig(rawEnv: Env = process.env): AppConfig {
       bundleDir: env.VIDEO_BUNDLE_DIR || join(dataDir, 'video-bundle'),
       concurrency: integer(env, 'VIDEO_CONCURRENCY', 1, 1, 16),
       lockMs: integer(env, 'VIDEO_LOCK_MS', 30_000, 1_000, 600_000),
+      // Long mp4s are split into chunks of this many frames, rendered by any workers, then joined.
+      chunkFrames: integer(env, 'VIDEO_CHUNK_FRAMES', 600, 5, 100_000),
+      // Only outputs of more frames than this are chunked (0: never).
+      chunkMinFrames: integer(env, 'VIDEO_CHUNK_MIN_FRAMES', 1_200, 0, 10_000_000),
       // A Remotion company licence key (README "Remotion's licence"); unset: no usage events are sent.
       ...(env.REMOTION_LICENSE_KEY ? { licenseKey: env.REMOTION_LICENSE_KEY } : {}),
     },

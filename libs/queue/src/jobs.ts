@@ -7,8 +7,11 @@ export const QUEUES = {
   webhooks: ['webhooks.dispatch', 'webhooks.deliver'],
   /** Stills only: a render waits on these synchronously, so nothing slow ever queues in front of them. */
   stills: ['still.render'],
-  /** Videos: one job per render (or per chunk), retried on another worker when one dies. */
-  videos: ['video.render'],
+  /**
+   * Videos: one job per render, retried on another worker when one dies; a long mp4 becomes a flow of
+   * `video.chunk` jobs (frame ranges, any worker) under a `video.combine` job that joins them.
+   */
+  videos: ['video.render', 'video.chunk', 'video.combine'],
 } as const;
 
 export type QueueName = keyof typeof QUEUES;
@@ -26,6 +29,10 @@ export interface JobPayloads {
   'webhooks.deliver': { deliveryId: string };
   /** Renders one video render (the record holds the edit); the worker moves it through its states. */
   'video.render': { renderId: string };
+  /** Frames `from`..`to` (inclusive) of a chunked render, stored under `work/chunks/<renderId>-<token>/`. */
+  'video.chunk': { renderId: string; token: string; index: number; from: number; to: number; totalFrames: number };
+  /** Joins a chunked render's chunks (its children), stores the output and settles the render. */
+  'video.combine': { renderId: string; token: string };
   /** Draws one still (a normalised edit spec) and stores it under `key`. */
   'still.render': {
     edit: EditSpecJson;
@@ -64,7 +71,14 @@ export interface JobResults {
   'webhooks.deliver': { outcome: string };
   'still.render': StillRenderResult;
   'video.render': { status: string };
+  'video.chunk': VideoChunkResult;
+  'video.combine': { status: string };
 }
+
+/** A stored chunk (libs/video VideoChunk with storage keys for files), or why there is none. */
+export type VideoChunkResult =
+  | { ok: true; index: number; frameRange: [number, number]; videoKey: string; audioKey?: string; fps: number; totalFrames: number; codec: 'h264' | 'h265'; worker: string }
+  | { ok: false; status: string };
 
 export type JobOf<N extends JobName> = { name: N; data: JobPayloads[N] };
 
@@ -95,6 +109,15 @@ export function validatePayload<N extends JobName>(name: N, data: unknown): JobP
       return d as unknown as JobPayloads[N];
     case 'video.render':
       if (typeof d.renderId !== 'string' || !d.renderId.startsWith('rnd_')) fail('renderId must be a render id');
+      return d as unknown as JobPayloads[N];
+    case 'video.chunk':
+    case 'video.combine':
+      if (typeof d.renderId !== 'string' || !d.renderId.startsWith('rnd_')) fail('renderId must be a render id');
+      if (typeof d.token !== 'string' || !/^[a-f0-9]{16,64}$/.test(d.token)) fail('token must be hex');
+      if (name === 'video.chunk') {
+        for (const k of ['index', 'from', 'to', 'totalFrames']) if (!Number.isInteger(d[k]) || (d[k] as number) < 0) fail(`${k} must be a non-negative integer`);
+        if ((d.to as number) < (d.from as number)) fail('to must not be before from');
+      }
       return d as unknown as JobPayloads[N];
     case 'still.render': {
       const edit = d.edit as Record<string, unknown> | null;

@@ -43,6 +43,11 @@ export class RedisKeys {
     return `${this.prefix}:video:engine`;
   }
 
+  /** Frames drawn so far by each chunk of a chunked render (a hash: chunk index → frames). */
+  videoChunkProgress(renderId: string): string {
+    return `${this.prefix}:video:chunks:${renderId}`;
+  }
+
   /** The workspace's video renders in progress (a sorted set of render ids scored by lease expiry). */
   videoSlots(workspaceId: string): string {
     return `${this.prefix}:{ws:${workspaceId}}:video:slots`;

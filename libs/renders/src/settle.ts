@@ -1,4 +1,4 @@
-import type { MikroORM } from '@mikro-orm/core';
+import type { EntityManager, MikroORM } from '@mikro-orm/core';
 import { retryBusy } from '#libs/core';
 import type { CreditsService } from '#libs/credits';
 import { recordEvent } from '#libs/events';
@@ -42,9 +42,9 @@ export class RenderSettler {
   /** Settles a render as done: output recorded, credits captured and `render.completed` written together. */
   async complete(id: string, out: CompletedOutput): Promise<Render> {
     return retryBusy(() => this.orm.em.fork().transactional(async (em) => {
-      const row = await em.findOneOrFail(Render, { id });
-      if (TERMINAL_STATUSES.includes(row.status)) return row;
       const now = new Date();
+      const row = await this.claim(em, id, now);
+      if (TERMINAL_STATUSES.includes(row.status)) return row;
       Object.assign(row, {
         status: 'done' satisfies RenderStatus, outputKey: out.key, width: out.width, height: out.height, fileSizeBytes: out.sizeBytes,
         renderTime: now.getTime() - row.createdAt.getTime(), progress: 1, completedAt: now,
@@ -65,9 +65,10 @@ export class RenderSettler {
   /** Settles a render as failed: error recorded, credits released and `render.failed` written together. */
   async fail(id: string, error: RenderErrorInfo): Promise<Render> {
     return retryBusy(() => this.orm.em.fork().transactional(async (em) => {
-      const row = await em.findOneOrFail(Render, { id });
+      const now = new Date();
+      const row = await this.claim(em, id, now);
       if (TERMINAL_STATUSES.includes(row.status)) return row;
-      Object.assign(row, { status: 'failed' satisfies RenderStatus, error, completedAt: new Date() });
+      Object.assign(row, { status: 'failed' satisfies RenderStatus, error, completedAt: now });
       recordEvent(em, row.workspaceId, 'render.failed', this.eventData(row), { target: row.callback });
       await this.credits.settleIn(em, id, 'release');
       await em.flush();
@@ -93,15 +94,27 @@ export class RenderSettler {
   /** Settles a render as cancelled: credits released and `render.cancelled` written together. */
   async cancel(id: string, stage: string): Promise<Render> {
     return retryBusy(() => this.orm.em.fork().transactional(async (em) => {
-      const row = await em.findOneOrFail(Render, { id });
+      const now = new Date();
+      const row = await this.claim(em, id, now);
       if (TERMINAL_STATUSES.includes(row.status)) return row;
-      Object.assign(row, { status: 'cancelled' satisfies RenderStatus, cancelRequested: true, completedAt: new Date() });
-      await em.flush();
-      await this.credits.settleIn(em, id, 'release');
+      Object.assign(row, { status: 'cancelled' satisfies RenderStatus, cancelRequested: true, completedAt: now });
       recordEvent(em, row.workspaceId, 'render.cancelled', { ...this.eventData(row), stage }, { target: row.callback });
+      await this.credits.settleIn(em, id, 'release');
       await em.flush();
       return row;
     }));
+  }
+
+  /**
+   * The render, taken for settling by a conditional update that locks its row: of two settles at
+   * once (chunks of one render on two workers; PostgreSQL runs their transactions side by side) the
+   * second waits, finds it settled and returns it as it is (status terminal), writing nothing.
+   */
+  private async claim(em: EntityManager, id: string, now: Date): Promise<Render> {
+    const row = await em.findOneOrFail(Render, { id });
+    if (TERMINAL_STATUSES.includes(row.status)) return row;
+    const won = await em.nativeUpdate(Render, { id, status: { $nin: [...TERMINAL_STATUSES] } }, { completedAt: now });
+    return won === 1 ? row : em.findOneOrFail(Render, { id }, { refresh: true });
   }
 
   private url(key: string | null | undefined, row: Render): string | null {

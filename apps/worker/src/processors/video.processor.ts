@@ -1,15 +1,19 @@
-import { createReadStream } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import type { MikroORM } from '@mikro-orm/core';
-import { DelayedError, type Job } from 'bullmq';
+import { DelayedError, FlowProducer, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { ApiError, PLANS, retryBusy, type PlanCode } from '#libs/core';
-import type { EditSpec } from '#libs/edit-spec';
-import type { JobPayloads, JobResults } from '#libs/queue';
+import { ApiError, PLANS, retryBusy, type AppConfig, type PlanCode } from '#libs/core';
+import { assertTiming, outputFps, type EditSpec } from '#libs/edit-spec';
+import { bullConnection, bullPrefix, type JobPayloads, type JobResults, type VideoChunkResult } from '#libs/queue';
 import type { RedisKeys } from '#libs/redis';
 import { Render, TERMINAL_STATUSES, VIDEO_ATTEMPTS, type RenderSettler, type RenderStatus } from '#libs/renders';
 import { outputKey, type StorageDriver } from '#libs/storage';
-import { VideoRenderCancelled, type VideoEngine } from '#libs/video';
+import { planChunks, VideoRenderCancelled, type VideoChunk, type VideoEngine, type VideoOutput } from '#libs/video';
 import { Workspace } from '#libs/workspaces';
 import type { JobProcessor } from './processor.js';
 
@@ -40,6 +44,106 @@ export interface VideoEngineRef {
   current(): Promise<VideoEngine>;
 }
 
+/** What every video job needs. */
+export interface VideoJobDeps {
+  orm: MikroORM;
+  engine: VideoEngineRef;
+  storage: StorageDriver;
+  settler: RenderSettler;
+  redis: Redis;
+  keys: RedisKeys;
+  config: Pick<AppConfig, 'redisUrl' | 'redisPrefix'> & { video: Pick<AppConfig['video'], 'chunkFrames' | 'chunkMinFrames'> };
+}
+
+/** Storage folder of a chunked render's chunk files (the token keeps it unguessable under /files). */
+export const chunkFolder = (renderId: string, token: string) => `work/chunks/${renderId}-${token}/`;
+
+/** Removes a chunked render's chunk files and progress (after it is settled, however). */
+export async function cleanupChunks(deps: Pick<VideoJobDeps, 'storage' | 'redis' | 'keys'>, renderId: string, token: string): Promise<void> {
+  await deps.storage.deletePrefix(chunkFolder(renderId, token)).catch(() => undefined);
+  await deps.redis.del(deps.keys.videoChunkProgress(renderId)).catch(() => undefined);
+}
+
+/**
+ * The pieces the video jobs share: the workspace's slot lease, the cancel watch, progress, and the
+ * saving stage (output, poster, thumbnail stored; settled done).
+ */
+class VideoJobBase {
+  constructor(protected readonly deps: VideoJobDeps) {}
+
+  protected lease = () => String(Date.now() + LEASE_MS);
+
+  /** Renews the render's slot lease while `work` runs (a dead worker's lapses). */
+  protected keepLease(row: Render): () => void {
+    const slots = this.deps.keys.videoSlots(row.workspaceId);
+    void this.deps.redis.zadd(slots, this.lease(), row.id).catch(() => undefined);
+    const renew = setInterval(() => void this.deps.redis.zadd(slots, this.lease(), row.id).catch(() => undefined), LEASE_MS / 3);
+    return () => clearInterval(renew);
+  }
+
+  protected async releaseSlot(row: Render): Promise<void> {
+    await this.deps.redis.zrem(this.deps.keys.videoSlots(row.workspaceId), row.id).catch(() => undefined);
+  }
+
+  /** Aborts when the render's cancelRequested is set or it was settled elsewhere (checked twice a second). */
+  protected watchCancel(id: string): { signal: AbortSignal; stop: () => void } {
+    const abort = new AbortController();
+    const watch = setInterval(() => {
+      void this.deps.orm.em.fork().findOne(Render, { id }, { fields: ['cancelRequested', 'status'] }).then((r) => {
+        if (r?.cancelRequested || (r && TERMINAL_STATUSES.includes(r.status))) abort.abort();
+      }).catch(() => undefined);
+    }, 500);
+    return { signal: abort.signal, stop: () => clearInterval(watch) };
+  }
+
+  /** Progress 0..1 on the record (rising only), status `rendering`. */
+  protected writeProgress(id: string, progress: number): void {
+    void this.deps.orm.em.fork()
+      .nativeUpdate(Render, { id, status: { $in: ['fetching', 'rendering'] }, progress: { $lt: progress } }, { status: 'rendering', progress: Math.round(progress * 1000) / 1000 })
+      .catch(() => undefined);
+  }
+
+  /** `saving`: the output, poster and thumbnail stored, then `done` (credits captured, event written). */
+  protected async saveAndSettle(row: Render, out: VideoOutput): Promise<Render> {
+    await retryBusy(() => this.deps.orm.em.fork().nativeUpdate(Render, { id: row.id, status: { $nin: [...TERMINAL_STATUSES] } }, { status: 'saving', progress: 1 }));
+    const key = outputKey(row.id, out.format);
+    await this.deps.storage.put(key, createReadStream(out.file), { contentType: out.contentType });
+    const posterKey = outputKey(row.id, 'jpg');
+    await this.deps.storage.put(posterKey, createReadStream(out.posterFile));
+    let thumbnailKey: string | undefined;
+    if (out.thumbnailFile) {
+      thumbnailKey = outputKey(row.id, 'jpg');
+      await this.deps.storage.put(thumbnailKey, createReadStream(out.thumbnailFile));
+    }
+    if ((await this.deps.orm.em.fork().findOne(Render, { id: row.id }, { fields: ['cancelRequested'] }))?.cancelRequested) throw new VideoRenderCancelled();
+    return this.deps.settler.complete(row.id, {
+      key, width: out.width, height: out.height, sizeBytes: out.fileSizeBytes, duration: out.durationSec, fps: out.fps, posterKey,
+      ...(thumbnailKey ? { thumbnailKey } : {}),
+    });
+  }
+
+  /** How a job's error ends the render: cancelled, failed with its code, or (returning false) run again. */
+  protected async settleError(row: Render, err: unknown, stage: RenderStatus, cancelled: boolean, attempt: number): Promise<string | false> {
+    if (err instanceof VideoRenderCancelled || cancelled) return (await this.deps.settler.cancel(row.id, stage)).status;
+    if (err instanceof ApiError) {
+      return (await this.deps.settler.fail(row.id, { code: err.code, message: err.message, stage, ...(err.extras.errors ? { errors: err.extras.errors } : {}) })).status;
+    }
+    if (attempt >= VIDEO_ATTEMPTS) {
+      return (await this.deps.settler.fail(row.id, { code: 'INTERNAL_ERROR', message: `The render failed ${VIDEO_ATTEMPTS} times: ${(err as Error).message}`, stage })).status;
+    }
+    return false;
+  }
+}
+
+/** Frames of a render's output window, when its timing is known without probing (else undefined). */
+export function outputFrames(edit: EditSpec): number | undefined {
+  try {
+    return Math.max(1, Math.round(assertTiming(edit).window.length * outputFps(edit.output)));
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * One video render through its states (§3, decisions.md "Render record"): queued → fetching
  * (downloads and probes, inside the engine) → rendering (progress 0..1 on the record) → saving
@@ -47,98 +151,226 @@ export interface VideoEngineRef {
  * `cancelRequested` stops it (Remotion's cancel signal) → cancelled. Each end settles credits and
  * writes its event once. A job that dies with its worker is run again by another (BullMQ stalled
  * jobs) up to VIDEO_ATTEMPTS runs, then the render fails WORKER_LOST (see WorkerModule).
+ *
+ * An mp4 of more than VIDEO_CHUNK_MIN_FRAMES frames is not rendered here: this job hands it to a
+ * flow of `video.chunk` jobs (VIDEO_CHUNK_FRAMES each, taken by any idle worker) under a
+ * `video.combine` job that BullMQ starts once every chunk is done. The render keeps its workspace
+ * slot until the combine job settles it.
  */
-export class VideoRenderProcessor implements JobProcessor<'video.render'> {
+export class VideoRenderProcessor extends VideoJobBase implements JobProcessor<'video.render'> {
   readonly job = 'video.render' as const;
 
-  constructor(
-    private readonly orm: MikroORM,
-    private readonly engine: VideoEngineRef,
-    private readonly storage: StorageDriver,
-    private readonly settler: RenderSettler,
-    private readonly redis: Redis,
-    private readonly keys: RedisKeys,
-  ) {}
-
   async process(data: JobPayloads['video.render'], meta: { id: string; attempt: number; job?: Job; token?: string }): Promise<JobResults['video.render']> {
-    const em = this.orm.em.fork();
+    const { orm, redis, keys, settler } = this.deps;
+    const em = orm.em.fork();
     const row = await em.findOne(Render, { id: data.renderId });
     if (!row || TERMINAL_STATUSES.includes(row.status)) return { status: row?.status ?? 'gone' };
-    if (row.cancelRequested) return { status: (await this.settler.cancel(row.id, row.status)).status };
+    if (row.cancelRequested) return { status: (await settler.cancel(row.id, row.status)).status };
 
     const workspace = await em.findOne(Workspace, { id: row.workspaceId });
     const plan = PLANS[(workspace?.plan ?? 'free') as PlanCode] ?? PLANS.free;
-    const slots = this.keys.videoSlots(row.workspaceId);
-    const lease = () => String(Date.now() + LEASE_MS);
-    const took = await this.redis.eval(TAKE_SLOT, 1, slots, String(Date.now()), lease(), row.id, String(plan.concurrentRenders));
+    const slots = keys.videoSlots(row.workspaceId);
+    const took = await redis.eval(TAKE_SLOT, 1, slots, String(Date.now()), this.lease(), row.id, String(plan.concurrentRenders));
     if (took !== 1) {
       // Over the plan's concurrency: wait without using up an attempt; other workspaces' renders go on.
       if (!meta.job || meta.token === undefined) throw new Error('video jobs need their BullMQ job to wait for a slot');
       await meta.job.moveToDelayed(Date.now() + WAIT_FOR_SLOT_MS, meta.token);
       throw new DelayedError();
     }
-    const renew = setInterval(() => void this.redis.zadd(slots, lease(), row.id).catch(() => undefined), LEASE_MS / 3);
-    const abort = new AbortController();
+    const edit = row.edit as unknown as EditSpec;
+    const frames = row.format === 'mp4' ? outputFrames(edit) : undefined;
+    const { chunkFrames, chunkMinFrames } = this.deps.config.video;
+    if (frames !== undefined && chunkMinFrames > 0 && frames > chunkMinFrames) {
+      if (!(await settler.start(row.id, meta.attempt))) return { status: 'settled' };
+      await this.startChunks(row, frames, chunkFrames);
+      return { status: 'chunked' };
+    }
+
+    const stopLease = this.keepLease(row);
+    const cancel = this.watchCancel(row.id);
     let stage: RenderStatus = 'fetching';
-    const watch = setInterval(() => {
-      void this.orm.em.fork().findOne(Render, { id: row.id }, { fields: ['cancelRequested'] }).then((r) => {
-        if (r?.cancelRequested) abort.abort();
-      }).catch(() => undefined);
-    }, 500);
     const files: string[] = [];
     try {
-      if (!(await this.settler.start(row.id, meta.attempt))) return { status: 'settled' };
-      const engine = await this.engine.current();
+      if (!(await settler.start(row.id, meta.attempt))) return { status: 'settled' };
+      const engine = await this.deps.engine.current();
       let lastWrite = 0;
-      const out = await engine.render(row.edit as unknown as EditSpec, {
-        signal: abort.signal,
+      const out = await engine.render(edit, {
+        signal: cancel.signal,
         onProgress: (progress) => {
           const now = Date.now();
           if (now - lastWrite < 500 && progress < 1) return;
           lastWrite = now;
           stage = 'rendering';
-          void this.orm.em.fork()
-            .nativeUpdate(Render, { id: row.id, status: { $in: ['fetching', 'rendering'] } }, { status: 'rendering', progress: Math.round(progress * 1000) / 1000 })
-            .catch(() => undefined);
+          this.writeProgress(row.id, progress);
         },
       });
       files.push(out.file, out.posterFile, ...(out.thumbnailFile ? [out.thumbnailFile] : []));
-      if (abort.signal.aborted) throw new VideoRenderCancelled();
+      if (cancel.signal.aborted) throw new VideoRenderCancelled();
       stage = 'saving';
-      await retryBusy(() => this.orm.em.fork().nativeUpdate(Render, { id: row.id, status: { $nin: [...TERMINAL_STATUSES] } }, { status: 'saving', progress: 1 }));
-      const key = outputKey(row.id, out.format);
-      await this.storage.put(key, createReadStream(out.file), { contentType: out.contentType });
-      const posterKey = outputKey(row.id, 'jpg');
-      await this.storage.put(posterKey, createReadStream(out.posterFile));
-      let thumbnailKey: string | undefined;
-      if (out.thumbnailFile) {
-        thumbnailKey = outputKey(row.id, 'jpg');
-        await this.storage.put(thumbnailKey, createReadStream(out.thumbnailFile));
-      }
-      if ((await this.orm.em.fork().findOne(Render, { id: row.id }, { fields: ['cancelRequested'] }))?.cancelRequested) throw new VideoRenderCancelled();
-      const done = await this.settler.complete(row.id, {
-        key, width: out.width, height: out.height, sizeBytes: out.fileSizeBytes, duration: out.durationSec, fps: out.fps, posterKey,
-        ...(thumbnailKey ? { thumbnailKey } : {}),
-      });
-      return { status: done.status };
+      return { status: (await this.saveAndSettle(row, out)).status };
     } catch (err) {
-      if (err instanceof VideoRenderCancelled || abort.signal.aborted) return { status: (await this.settler.cancel(row.id, stage)).status };
-      if (err instanceof ApiError) {
-        const failed = await this.settler.fail(row.id, { code: err.code, message: err.message, stage, ...(err.extras.errors ? { errors: err.extras.errors } : {}) });
-        return { status: failed.status };
-      }
-      if (meta.attempt >= VIDEO_ATTEMPTS) {
-        await this.settler.fail(row.id, { code: 'INTERNAL_ERROR', message: `The render failed ${VIDEO_ATTEMPTS} times: ${(err as Error).message}`, stage });
-        return { status: 'failed' };
-      }
+      const settled = await this.settleError(row, err, stage, cancel.signal.aborted, meta.attempt);
+      if (settled !== false) return { status: settled };
       // Another run (BullMQ retries) starts again from queued.
-      await retryBusy(() => this.orm.em.fork().nativeUpdate(Render, { id: row.id, status: { $nin: [...TERMINAL_STATUSES] } }, { status: 'queued', progress: 0 }));
+      await retryBusy(() => orm.em.fork().nativeUpdate(Render, { id: row.id, status: { $nin: [...TERMINAL_STATUSES] } }, { status: 'queued', progress: 0 }));
       throw err;
     } finally {
-      clearInterval(renew);
-      clearInterval(watch);
-      await this.redis.zrem(slots, row.id).catch(() => undefined);
+      stopLease();
+      cancel.stop();
+      await this.releaseSlot(row);
       await Promise.all(files.map((f) => rm(f, { force: true })));
     }
   }
+
+  /**
+   * The flow: `video.combine` waits for its `video.chunk` children. Job ids are derived from the
+   * render, so a rerun of this job after a crash adds nothing twice (BullMQ keeps the first).
+   */
+  private async startChunks(row: Render, totalFrames: number, framesPerChunk: number): Promise<void> {
+    const token = (await this.deps.redis.set(`${this.deps.keys.videoChunkProgress(row.id)}:token`, randomBytes(12).toString('hex'), 'EX', 7 * 86_400, 'NX', 'GET'))
+      ?? (await this.deps.redis.get(`${this.deps.keys.videoChunkProgress(row.id)}:token`))!;
+    const flows = new FlowProducer({ connection: bullConnection(this.deps.config), prefix: bullPrefix(this.deps.config) });
+    try {
+      const attempts = { attempts: VIDEO_ATTEMPTS, backoff: { type: 'fixed', delay: 1000 } };
+      await flows.add({
+        name: 'video.combine', queueName: 'videos', data: { renderId: row.id, token } satisfies JobPayloads['video.combine'],
+        opts: { jobId: `${row.id}-combine`, ...attempts },
+        children: planChunks(totalFrames, framesPerChunk).map(([from, to], index) => ({
+          name: 'video.chunk', queueName: 'videos',
+          data: { renderId: row.id, token, index, from, to, totalFrames } satisfies JobPayloads['video.chunk'],
+          opts: { jobId: `${row.id}-chunk-${index}`, failParentOnFailure: true, ...attempts },
+        })),
+      });
+    } finally {
+      await flows.close();
+    }
+  }
+}
+
+/**
+ * One frame range of a chunked render: drawn with the engine's renderChunk (h264 as MPEG-TS and AAC,
+ * cut for gapless joining) and stored under the render's chunk folder. Progress is the frames of all
+ * chunks (a Redis hash) over the whole. Cancel and errors end the render as in a whole render.
+ */
+export class VideoChunkProcessor extends VideoJobBase implements JobProcessor<'video.chunk'> {
+  readonly job = 'video.chunk' as const;
+
+  async process(data: JobPayloads['video.chunk'], meta: { id: string; attempt: number }): Promise<VideoChunkResult> {
+    const { orm, redis, keys, storage } = this.deps;
+    const row = await orm.em.fork().findOne(Render, { id: data.renderId });
+    if (!row || TERMINAL_STATUSES.includes(row.status)) return { ok: false, status: row?.status ?? 'gone' };
+    if (row.cancelRequested) return { ok: false, status: (await this.deps.settler.cancel(row.id, row.status)).status };
+    const stopLease = this.keepLease(row);
+    const cancel = this.watchCancel(row.id);
+    const dir = await mkdtemp(join(tmpdir(), 'video-chunk-'));
+    const frames = data.to - data.from + 1;
+    const progressKey = keys.videoChunkProgress(row.id);
+    try {
+      const engine = await this.deps.engine.current();
+      let lastWrite = 0;
+      const chunk = await engine.renderChunk(row.edit as unknown as EditSpec, {
+        frameRange: [data.from, data.to],
+        outputDir: dir,
+        signal: cancel.signal,
+        onProgress: (p) => {
+          const now = Date.now();
+          if (now - lastWrite < 500 && p < 1) return;
+          lastWrite = now;
+          void redis.hset(progressKey, String(data.index), String(Math.round(p * frames)))
+            .then(() => redis.hvals(progressKey))
+            .then((done) => this.writeProgress(row.id, (0.9 * done.reduce((sum, v) => sum + Number(v), 0)) / data.totalFrames))
+            .catch(() => undefined);
+        },
+      });
+      if (cancel.signal.aborted) throw new VideoRenderCancelled();
+      await redis.pexpire(progressKey, 7 * 86_400_000).catch(() => undefined);
+      const folder = chunkFolder(row.id, data.token);
+      const videoKey = `${folder}${data.index}.${chunk.codec === 'h264' ? 'ts' : 'mp4'}`;
+      await storage.put(videoKey, createReadStream(chunk.videoFile));
+      const result: VideoChunkResult = { ok: true, index: data.index, frameRange: chunk.frameRange, videoKey, fps: chunk.fps, totalFrames: chunk.totalFrames, codec: chunk.codec, worker: `${hostname()}:${process.pid}` };
+      if (chunk.audioFile) {
+        result.audioKey = `${folder}${data.index}.aac`;
+        await storage.put(result.audioKey, createReadStream(chunk.audioFile));
+      }
+      return result;
+    } catch (err) {
+      const settled = await this.settleError(row, err, 'rendering', cancel.signal.aborted, meta.attempt);
+      if (settled !== false) return { ok: false, status: settled };
+      throw err;
+    } finally {
+      stopLease();
+      cancel.stop();
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+}
+
+/**
+ * Joins a chunked render once BullMQ has finished all its chunks: downloads them from storage,
+ * `combine`s them (no re-encoding for h264), stores output, poster and thumbnail, settles the render,
+ * and removes the chunk files. A render already settled (a chunk failed or it was cancelled) is only
+ * cleaned up.
+ */
+export class VideoCombineProcessor extends VideoJobBase implements JobProcessor<'video.combine'> {
+  readonly job = 'video.combine' as const;
+
+  async process(data: JobPayloads['video.combine'], meta: { id: string; attempt: number; job?: Job }): Promise<JobResults['video.combine']> {
+    const { orm, storage } = this.deps;
+    const row = await orm.em.fork().findOne(Render, { id: data.renderId });
+    if (!row || TERMINAL_STATUSES.includes(row.status) || row.cancelRequested) {
+      if (row && !TERMINAL_STATUSES.includes(row.status)) await this.deps.settler.cancel(row.id, row.status);
+      await this.finish(row, data);
+      return { status: row?.status ?? 'gone' };
+    }
+    if (!meta.job) throw new Error('video.combine needs its BullMQ job to read its chunks');
+    const results = Object.values(await meta.job.getChildrenValues()) as VideoChunkResult[];
+    const stopLease = this.keepLease(row);
+    const cancel = this.watchCancel(row.id);
+    const dir = await mkdtemp(join(tmpdir(), 'video-combine-'));
+    const files: string[] = [];
+    try {
+      const chunks: VideoChunk[] = [];
+      for (const r of results) {
+        if (!r.ok) throw new ApiError('INTERNAL_ERROR', `A chunk of the render did not finish (${r.status})`);
+        const chunk: VideoChunk = { frameRange: r.frameRange, videoFile: join(dir, r.videoKey.split('/').pop()!), fps: r.fps, totalFrames: r.totalFrames, codec: r.codec };
+        await download(storage, r.videoKey, chunk.videoFile);
+        if (r.audioKey) {
+          chunk.audioFile = join(dir, r.audioKey.split('/').pop()!);
+          await download(storage, r.audioKey, chunk.audioFile);
+        }
+        chunks.push(chunk);
+      }
+      const engine = await this.deps.engine.current();
+      await mkdir(join(dir, 'out'), { recursive: true });
+      const out = await engine.combine(row.edit as unknown as EditSpec, chunks, {
+        outputDir: join(dir, 'out'),
+        signal: cancel.signal,
+        onProgress: (p) => this.writeProgress(row.id, 0.9 + 0.1 * p),
+      });
+      files.push(out.file, out.posterFile, ...(out.thumbnailFile ? [out.thumbnailFile] : []));
+      if (cancel.signal.aborted) throw new VideoRenderCancelled();
+      const done = await this.saveAndSettle(row, out);
+      await this.finish(row, data);
+      return { status: done.status };
+    } catch (err) {
+      const settled = await this.settleError(row, err, 'saving', cancel.signal.aborted, meta.attempt);
+      if (settled === false) throw err;
+      await this.finish(row, data);
+      return { status: settled };
+    } finally {
+      stopLease();
+      cancel.stop();
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  private async finish(row: Render | null, data: JobPayloads['video.combine']): Promise<void> {
+    await cleanupChunks(this.deps, data.renderId, data.token);
+    await this.deps.redis.del(`${this.deps.keys.videoChunkProgress(data.renderId)}:token`).catch(() => undefined);
+    if (row) await this.releaseSlot(row);
+  }
+}
+
+async function download(storage: StorageDriver, key: string, file: string): Promise<void> {
+  await pipeline(await storage.read(key), createWriteStream(file));
 }
