@@ -68,6 +68,9 @@ export async function cleanup() {
   await Promise.all(all.filter((c) => c.label !== 'redis-server').map((c) => stopChild(c)));
   await Promise.all(redis.map((c) => stopChild(c)));
   for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+  // Ready for another stack in the same run (bench/video-chunks starts two, one after the other).
+  tempDirs.length = 0;
+  cleaned = false;
 }
 
 /** Stops everything on exit, error or a signal. */

@@ -152,7 +152,11 @@ export class WorkerModule implements OnApplicationBootstrap, OnApplicationShutdo
         // A render whose job stalled past its runs (workers killed mid-render): WORKER_LOST, credits released.
         const video = job?.name === 'video.render' || job?.name === 'video.chunk' || job?.name === 'video.combine';
         if (video && /stalled/i.test(err.message)) {
-          void this.settler.fail((job.data as { renderId: string }).renderId, { code: 'WORKER_LOST', message: `The render's worker stopped ${VIDEO_ATTEMPTS} times`, stage: 'rendering' });
+          const { renderId, token } = job.data as { renderId: string; token?: string };
+          void this.settler.fail(renderId, { code: 'WORKER_LOST', message: `The render's worker stopped ${VIDEO_ATTEMPTS} times`, stage: 'rendering' })
+            // A chunked render's parent fails with its chunk without running: remove the chunks here.
+            .then(() => (token ? cleanupChunks({ storage: this.storage, redis: this.redis, keys: this.keys }, renderId, token) : undefined))
+            .catch(() => undefined);
         } else if (job?.name === 'video.combine') {
           // A chunked render whose chunk or join gave up (failParentOnFailure): failed once, chunks removed.
           const { renderId, token } = job.data as { renderId: string; token: string };
