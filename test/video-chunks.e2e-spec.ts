@@ -5,15 +5,14 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { INestApplicationContext } from '@nestjs/common';
-import { LedgerEntry } from '#libs/credits';
 import { openDatabase, type Orm } from '#libs/db';
-import { OutboxEvent } from '#libs/events';
 import { JobQueue, type VideoChunkResult } from '#libs/queue';
 import { createRedis, RedisKeys } from '#libs/redis';
 import { Render } from '#libs/renders';
 import { createWorkerApp } from '../apps/worker/src/app.js';
 import { probeStreams, sineWav } from '../libs/video/src/testing.js';
 import { startApi, type TestApi } from './harness.js';
+import { eventsOf, ledgerOf, until } from './render-helpers.js';
 
 // Issue 6 "Long renders scale out": an mp4 longer than VIDEO_CHUNK_MIN_FRAMES is split into
 // VIDEO_CHUNK_FRAMES-frame chunks that any worker renders, then joined by one job (contract §3 states
@@ -46,22 +45,12 @@ describe('chunked video renders across workers (issue 6)', () => {
 
   const post = (body: unknown) => api.app.inject({ method: 'POST', url: '/api/v1/render', headers: { 'x-api-key': key }, payload: body as object });
   const get = (id: string) => api.app.inject({ method: 'GET', url: `/api/v1/render/${id}`, headers: { 'x-api-key': key } });
-  async function until<T>(fn: () => Promise<T | undefined | false>, what: string, ms = 150_000): Promise<T> {
-    const end = Date.now() + ms;
-    for (;;) {
-      const v = await fn();
-      if (v) return v;
-      if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
   const settled = (id: string) => until(async () => {
     const data = (await get(id)).json().data;
     return ['done', 'failed', 'cancelled'].includes(data.status) ? data : undefined;
-  }, `render ${id} to settle`);
-  const ledger = async (id: string) => (await orm.em.fork().find(LedgerEntry, { renderId: id }, { orderBy: { id: 'asc' } })).map((e) => e.reason);
-  const events = async (id: string) =>
-    (await orm.em.fork().find(OutboxEvent, { workspaceId }, { orderBy: { id: 'asc' } })).filter((e) => e.data.id === id).map((e) => e.type);
+  }, `render ${id} to settle`, 150_000);
+  const ledger = (id: string) => ledgerOf(orm, id);
+  const events = (id: string) => eventsOf(orm, workspaceId, id);
   const chunkFolders = () => {
     const dir = join(api.config.dataDir, 'files', 'work', 'chunks');
     return existsSync(dir) ? readdirSync(dir) : [];

@@ -1,14 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import type { INestApplicationContext } from '@nestjs/common';
-import { LedgerEntry } from '#libs/credits';
 import { openDatabase, type Orm } from '#libs/db';
-import { OutboxEvent } from '#libs/events';
 import { createRedis, RedisKeys } from '#libs/redis';
 import { Render } from '#libs/renders';
 import type { Redis } from 'ioredis';
 import { createWorkerApp } from '../apps/worker/src/app.js';
 import { startApi, type TestApi } from './harness.js';
+import { eventsOf, ledgerOf, until } from './render-helpers.js';
 
 // Issue 6 "A worker killed mid-render" — contract §3 (render status), §6 (render events), decisions.md
 // "Video renders": the job runs again on another worker from `queued` (at most 3 runs, then `failed`
@@ -38,16 +37,6 @@ describe('a video worker killed mid-render (issue 6)', () => {
 
   const post = (body: unknown) => api.app.inject({ method: 'POST', url: '/api/v1/render', headers: { 'x-api-key': key }, payload: body as object });
   const record = (id: string) => orm.em.fork().findOneOrFail(Render, { id }, { refresh: true });
-  async function until<T>(fn: () => Promise<T | undefined | false>, what: string, ms = 90_000): Promise<T> {
-    const end = Date.now() + ms;
-    for (;;) {
-      const v = await fn();
-      if (v) return v;
-      if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-
   /** The built worker in its own process group, with the API's configuration. */
   function spawnWorker(): ChildProcess {
     const child = spawn(process.execPath, ['dist/apps/worker/src/main.js'], { env: { ...process.env, ...api.env }, detached: true, stdio: 'ignore' });
@@ -79,9 +68,23 @@ describe('a video worker killed mid-render (issue 6)', () => {
         return false; // exited meanwhile
       }
     });
-  const ledger = async (id: string) => (await orm.em.fork().find(LedgerEntry, { renderId: id }, { orderBy: { id: 'asc' } })).map((e) => e.reason);
-  const events = async (id: string) =>
-    (await orm.em.fork().find(OutboxEvent, { workspaceId }, { orderBy: { id: 'asc' } })).filter((e) => e.data.id === id).map((e) => e.type);
+  const ledger = (id: string) => ledgerOf(orm, id);
+  const events = (id: string) => eventsOf(orm, workspaceId, id);
+  /** A worker process is spawned, a render of `seconds` accepted and drawn by it: killed mid-render. */
+  async function killFirstWorkerMidRender(seconds: number): Promise<string> {
+    const first = spawnWorker();
+    // The API takes videos once a worker's engine beats in Redis.
+    await until(async () => (await redis.exists(new RedisKeys(api.config.redisPrefix).videoEngine())) === 1, 'the video engine heartbeat', 90_000);
+    const res = await post({ edit: edit(seconds) });
+    expect(res.statusCode).toBe(202);
+    const id = res.json().data.id as string;
+    await until(async () => {
+      const r = await record(id);
+      return r.status === 'rendering' && Number(r.progress) > 0;
+    }, 'the first worker to render', 90_000);
+    await kill(first);
+    return id;
+  }
 
   beforeAll(async () => {
     // A lock of 2 s: a dead worker's job is noticed within about 4 s.
@@ -98,17 +101,7 @@ describe('a video worker killed mid-render (issue 6)', () => {
   });
 
   it('runs the render again on another worker from queued and settles it once: one capture, started and completed once', async () => {
-    const first = spawnWorker();
-    // The API takes videos once a worker's engine beats in Redis.
-    await until(async () => (await redis.exists(new RedisKeys(api.config.redisPrefix).videoEngine())) === 1, 'the video engine heartbeat');
-    const res = await post({ edit: edit(8) });
-    expect(res.statusCode).toBe(202);
-    const id = res.json().data.id as string;
-    await until(async () => {
-      const r = await record(id);
-      return r.status === 'rendering' && Number(r.progress) > 0;
-    }, 'the first worker to render');
-    await kill(first);
+    const id = await killFirstWorkerMidRender(8);
     // Its Chromium dies with it (parent-death signal), instead of rendering on for nobody.
     await until(async () => orphanBrowsers().length === 0 || undefined, 'the dead worker\'s browser to exit', 10_000);
     const progressAtDeath = (await record(id)).progress;
@@ -136,16 +129,7 @@ describe('a video worker killed mid-render (issue 6)', () => {
   }, 180_000);
 
   it('after its worker dies three times the render fails WORKER_LOST, its credits released once', async () => {
-    const first = spawnWorker();
-    await until(async () => (await redis.exists(new RedisKeys(api.config.redisPrefix).videoEngine())) === 1, 'the video engine heartbeat');
-    const res = await post({ edit: edit(20) });
-    expect(res.statusCode).toBe(202);
-    const id = res.json().data.id as string;
-    await until(async () => {
-      const r = await record(id);
-      return r.status === 'rendering' && Number(r.progress) > 0;
-    }, 'the first worker to render');
-    await kill(first);
+    const id = await killFirstWorkerMidRender(20);
     for (const attempt of [2, 3]) await killWhileRendering(id, attempt);
     // A live worker finds the job stalled a third time and fails it.
     const last = await createWorkerApp(api.config);

@@ -1,6 +1,6 @@
 import { OutboundError, OutboundRefused, requestPinned, resolveOutbound, type AppConfig } from '#libs/core';
-import { MediaFetchError } from '#libs/media';
-import { StoredFileNotFoundError, type StorageDriver } from '#libs/storage';
+import { MediaFetchError, readStored } from '#libs/media';
+import type { StorageDriver } from '#libs/storage';
 
 /** Downloads a text file (SRT/VTT captions), or throws MediaFetchError. */
 export type TextFetcher = (url: string) => Promise<string>;
@@ -18,16 +18,7 @@ export function storageAwareTextFetcher(config: Pick<AppConfig, 'env'>, storage?
   const policy = config.env === 'production' ? 'production' : 'development';
   return async (url) => {
     const key = storage?.keyFromUrl(url);
-    if (storage && key !== undefined) {
-      const chunks: Buffer[] = [];
-      try {
-        for await (const chunk of await storage.read(key)) chunks.push(chunk as Buffer);
-      } catch (err) {
-        if (err instanceof StoredFileNotFoundError) throw new MediaFetchError(url, 'No stored file at this URL');
-        throw err;
-      }
-      return decodeText(url, Buffer.concat(chunks));
-    }
+    if (storage && key !== undefined) return decodeText(url, await readStored(storage, key, url));
     const deadline = Date.now() + TIMEOUT_MS;
     let current = url;
     for (let hop = 0; ; hop++) {
