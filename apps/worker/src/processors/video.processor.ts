@@ -181,7 +181,10 @@ export class VideoRenderProcessor extends VideoJobBase implements JobProcessor<'
     const frames = row.format === 'mp4' ? outputFrames(edit) : undefined;
     const { chunkFrames, chunkMinFrames } = this.deps.config.video;
     if (frames !== undefined && chunkMinFrames > 0 && frames > chunkMinFrames) {
-      if (!(await settler.start(row.id, meta.attempt))) return { status: 'settled' };
+      if (!(await settler.start(row.id, meta.attempt))) {
+        await this.releaseSlot(row);
+        return { status: 'settled' };
+      }
       await this.startChunks(row, frames, chunkFrames);
       return { status: 'chunked' };
     }
