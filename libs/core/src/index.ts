@@ -12,3 +12,4 @@ export * from './secrets.js';
 export * from './ssrf.js';
 export * from './outbound-http.js';
 export * from './busy.js';
+export * from './sql.js';

@@ -1,5 +1,5 @@
 import { raw, UniqueConstraintViolationException, type EntityManager, type FilterQuery, type MikroORM } from '@mikro-orm/core';
-import { ApiError, newId, PLANS, type KeyMode, type PlanCode } from '#libs/core';
+import { ApiError, columnDate, newId, PLANS, SqlTx, type KeyMode, type PlanCode } from '#libs/core';
 import { recordEvent } from '#libs/events';
 import { CREDIT_KINDS, CreditBalance, LedgerEntry, type CreditKind, type LedgerReason } from './entities.js';
 
@@ -37,7 +37,48 @@ function planGrant(plan: PlanCode, kind: CreditKind): number {
   return kind === 'image' ? PLANS[plan].imageCreditsPerMonth : PLANS[plan].videoCreditsPerMonth;
 }
 
-function available(b: CreditBalance): number {
+/** A balance as the credit statements read it. */
+interface BalanceRow {
+  id: string;
+  granted: number;
+  grantUsed: number;
+  topup: number;
+  held: number;
+  lowNotified: boolean;
+  periodEnd: Date;
+}
+
+const BALANCE_COLUMNS = 'id, granted, grant_used, topup, held, low_notified, period_end';
+
+function balanceRow(r: Record<string, unknown>): BalanceRow {
+  return {
+    id: r.id as string, granted: Number(r.granted), grantUsed: Number(r.grant_used), topup: Number(r.topup), held: Number(r.held),
+    lowNotified: Boolean(r.low_notified), periodEnd: columnDate(r.period_end)!,
+  };
+}
+
+/** A hold being settled. */
+interface HoldRef {
+  renderId?: string | null;
+  workspaceId: string;
+  kind: CreditKind;
+  credits: number;
+}
+
+/** A ledger entry written by a hold or settlement. */
+export interface SettleEntry {
+  id: string;
+  workspaceId: string;
+  kind: CreditKind;
+  reason: LedgerReason;
+  amount: number;
+  credits: number;
+  renderId: string | null;
+  phase: string | null;
+  balanceAfter: number;
+}
+
+function available(b: Pick<BalanceRow, 'granted' | 'grantUsed' | 'topup' | 'held'>): number {
   return b.granted - b.grantUsed + b.topup - b.held;
 }
 
@@ -46,6 +87,9 @@ function available(b: CreditBalance): number {
  * credits.* event) commit in one transaction; hold/capture/release are idempotent per render.
  */
 export class CreditsService {
+  /** Workspaces whose balances this process has seen open (balances are never deleted). */
+  private readonly opened = new Set<string>();
+
   constructor(
     private readonly orm: MikroORM,
     private readonly settings: CreditsSettings = { lowThreshold: { image: 10, video: 2 } },
@@ -116,7 +160,9 @@ export class CreditsService {
    * query in the usual case instead of open()'s two transactions.
    */
   async ensureOpen(workspaceId: string, plan: PlanCode, now = new Date()): Promise<void> {
+    if (this.opened.has(workspaceId)) return;
     if ((await this.orm.em.fork().count(CreditBalance, { workspaceId })) < CREDIT_KINDS.length) await this.open(workspaceId, plan, now);
+    this.opened.add(workspaceId);
   }
 
   /**
@@ -128,37 +174,36 @@ export class CreditsService {
     if (input.mode === 'test') return { held: false, reason: 'test-mode' };
     if (!Number.isInteger(input.amount) || input.amount <= 0) throw new Error('A hold needs a positive integer amount');
     const { workspaceId, kind, amount, renderId } = input;
-    await this.current(em, workspaceId, kind, input.plan, new Date());
+    const tx = SqlTx.of(em);
+    const now = new Date();
+    await this.current(em, workspaceId, kind, input.plan, now);
     // Claim the render's hold first: a concurrent duplicate waits on the unique index, then fails.
-    const entry = em.create(LedgerEntry, { ...this.entry(workspaceId, kind, 'hold', -amount, amount, 0), renderId, phase: 'hold' });
-    await em.flush();
-    const changed = await em.nativeUpdate(
-      CreditBalance,
-      { workspaceId, kind, [raw(AVAILABLE)]: { $gte: amount } },
-      { held: raw('held + ?', [amount]) },
+    const entryId = await this.insertEntry(tx, { ...this.entry(workspaceId, kind, 'hold', -amount, amount, 0), renderId, phase: 'hold' }, now);
+    const b = await tx.one(
+      `update credit_balance set held = held + ?, updated_at = ? where workspace_id = ? and kind = ? and ${AVAILABLE} >= ? returning ${BALANCE_COLUMNS}`,
+      [amount, now, workspaceId, kind, amount],
     );
-    if (changed === 0) {
-      const b = await em.findOneOrFail(CreditBalance, { workspaceId, kind }, { refresh: true });
-      throw new ApiError('INSUFFICIENT_CREDITS', `This render needs ${amount} ${kind} credit${amount === 1 ? '' : 's'}; ${available(b)} available`);
+    if (!b) {
+      const current = balanceRow((await tx.one(`select ${BALANCE_COLUMNS} from credit_balance where workspace_id = ? and kind = ?`, [workspaceId, kind]))!);
+      throw new ApiError('INSUFFICIENT_CREDITS', `This render needs ${amount} ${kind} credit${amount === 1 ? '' : 's'}; ${available(current)} available`);
     }
-    entry.balanceAfter = await this.after(em, workspaceId, kind, -amount);
-    await em.flush();
-    return { held: true as const, entryId: entry.id, amount, kind };
+    await tx.run('update credit_ledger set balance_after = ? where id = ?', [await this.after(em, workspaceId, kind, -amount, balanceRow(b)), entryId]);
+    return { held: true as const, entryId, amount, kind };
   }
 
   /** Spends a render's held credits (output stored). Idempotent; no-op when nothing is held or it was settled. */
-  capture(renderId: string): Promise<LedgerEntry | null> {
+  capture(renderId: string): Promise<SettleEntry | null> {
     return this.settle(renderId, 'capture');
   }
 
   /** Returns a render's held credits (failure, cancellation, lost render). Idempotent. */
-  release(renderId: string): Promise<LedgerEntry | null> {
+  release(renderId: string): Promise<SettleEntry | null> {
     return this.settle(renderId, 'release');
   }
 
-  private async settle(renderId: string, reason: 'capture' | 'release'): Promise<LedgerEntry | null> {
+  private async settle(renderId: string, reason: 'capture' | 'release'): Promise<SettleEntry | null> {
     const holds = await this.orm.em.fork().find(LedgerEntry, { renderId, phase: 'hold' });
-    let last: LedgerEntry | null = null;
+    let last: SettleEntry | null = null;
     for (const hold of holds) {
       try {
         last = await this.orm.em.fork().transactional((em) => this.settleHold(em, hold, reason));
@@ -173,41 +218,52 @@ export class CreditsService {
    * Capture or release inside the caller's transaction, with the render's status change: the credits
    * move exactly when the render settles. A render already settled is left alone (null).
    */
-  async settleIn(em: EntityManager, renderId: string, reason: 'capture' | 'release'): Promise<LedgerEntry | null> {
+  async settleIn(em: EntityManager, renderId: string, reason: 'capture' | 'release'): Promise<SettleEntry | null> {
     // One read for the render's holds and settlements (a settled kind is skipped).
-    const entries = await em.find(LedgerEntry, { renderId, phase: { $in: ['hold', 'settle'] } });
-    const settled = new Set(entries.filter((e) => e.phase === 'settle').map((e) => e.kind));
-    let last: LedgerEntry | null = null;
-    for (const hold of entries) {
-      if (hold.phase === 'hold' && !settled.has(hold.kind)) last = (await this.settleHold(em, hold, reason, true)) ?? last;
+    const rows = await SqlTx.of(em).all("select workspace_id, kind, credits, phase from credit_ledger where render_id = ? and phase in ('hold', 'settle')", [renderId]);
+    const settled = new Set(rows.filter((e) => e.phase === 'settle').map((e) => e.kind));
+    let last: SettleEntry | null = null;
+    for (const r of rows) {
+      if (r.phase !== 'hold' || settled.has(r.kind)) continue;
+      const hold = { renderId, workspaceId: r.workspace_id as string, kind: r.kind as CreditKind, credits: Number(r.credits) };
+      last = (await this.settleHold(em, hold, reason, true)) ?? last;
     }
     return last;
   }
 
-  private async settleHold(em: EntityManager, hold: LedgerEntry, reason: 'capture' | 'release', checked = false): Promise<LedgerEntry | null> {
-    const { renderId, kind } = hold;
+  private async settleHold(em: EntityManager, hold: HoldRef, reason: 'capture' | 'release', checked = false): Promise<SettleEntry | null> {
+    const tx = SqlTx.of(em);
+    const { kind, workspaceId } = hold;
+    const renderId = hold.renderId ?? null;
     const n = hold.credits;
-    if (!checked && (await em.findOne(LedgerEntry, { renderId, kind, phase: 'settle' }))) return null;
+    if (!checked && (await tx.one("select id from credit_ledger where render_id = ? and kind = ? and phase = 'settle'", [renderId, kind]))) return null;
     const delta = reason === 'capture' ? 0 : n;
+    const now = new Date();
     // Claim the settlement first: a concurrent capture/release waits on the unique index, then fails.
-    const entry = em.create(LedgerEntry, { ...this.entry(hold.workspaceId, kind, reason, delta, n, 0), renderId, phase: 'settle' });
-    await em.flush();
-    const fits = `granted - grant_used >= ${n}`;
-    const changed = await em.nativeUpdate(
-      CreditBalance,
-      { workspaceId: hold.workspaceId, kind, held: { $gte: n } },
-      reason === 'capture'
-        ? {
-            held: raw('held - ?', [n]),
-            grantUsed: raw(`case when ${fits} then grant_used + ? else granted end`, [n]),
-            topup: raw(`case when ${fits} then topup else topup - (? - (granted - grant_used)) end`, [n]),
-          }
-        : { held: raw('held - ?', [n]) },
-    );
-    if (changed === 0) throw new Error(`Balance of ${hold.workspaceId}/${kind} holds less than render ${renderId}'s ${n}`);
-    entry.balanceAfter = await this.after(em, hold.workspaceId, kind, delta);
-    await em.flush();
+    const entry = { ...this.entry(workspaceId, kind, reason, delta, n, 0), renderId, phase: 'settle' };
+    await this.insertEntry(tx, entry, now);
+    // A capture spends the period's grant first, then top-ups.
+    const fits = 'granted - grant_used >= ?';
+    const b = reason === 'capture'
+      ? await tx.one(
+        `update credit_balance set held = held - ?, grant_used = case when ${fits} then grant_used + ? else granted end,
+           topup = case when ${fits} then topup else topup - (? - (granted - grant_used)) end, updated_at = ?
+         where workspace_id = ? and kind = ? and held >= ? returning ${BALANCE_COLUMNS}`,
+        [n, n, n, n, n, now, workspaceId, kind, n],
+      )
+      : await tx.one(`update credit_balance set held = held - ?, updated_at = ? where workspace_id = ? and kind = ? and held >= ? returning ${BALANCE_COLUMNS}`, [n, now, workspaceId, kind, n]);
+    if (!b) throw new Error(`Balance of ${workspaceId}/${kind} holds less than render ${renderId}'s ${n}`);
+    entry.balanceAfter = await this.after(em, workspaceId, kind, delta, balanceRow(b));
+    await tx.run('update credit_ledger set balance_after = ? where id = ?', [entry.balanceAfter, entry.id]);
     return entry;
+  }
+
+  private async insertEntry(tx: SqlTx, entry: Omit<SettleEntry, 'createdAt'>, at: Date): Promise<string> {
+    await tx.run(
+      'insert into credit_ledger (id, workspace_id, kind, reason, amount, credits, render_id, phase, balance_after, created_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      [entry.id, entry.workspaceId, entry.kind, entry.reason, entry.amount, entry.credits, entry.renderId, entry.phase, entry.balanceAfter, at],
+    );
+    return entry.id;
   }
 
   /** The ledger, newest first, after `beforeId` (cursor), with optional filters. */
@@ -259,8 +315,12 @@ export class CreditsService {
   }
 
   /** Balance row for a kind, rolling its period forward (with a grant entry) when it has ended. */
-  private async current(em: EntityManager, workspaceId: string, kind: CreditKind, plan: PlanCode, now: Date): Promise<CreditBalance> {
-    const b = await em.findOneOrFail(CreditBalance, { workspaceId, kind }, { refresh: true });
+  private async current(em: EntityManager, workspaceId: string, kind: CreditKind, plan: PlanCode, now: Date): Promise<BalanceRow> {
+    const tx = SqlTx.of(em);
+    const select = `select ${BALANCE_COLUMNS} from credit_balance where workspace_id = ? and kind = ?`;
+    const found = await tx.one(select, [workspaceId, kind]);
+    if (!found) throw new Error(`No ${kind} balance for workspace ${workspaceId}`);
+    const b = balanceRow(found);
     if (now < b.periodEnd) return b;
     let start = b.periodEnd;
     let end = addMonth(start);
@@ -270,31 +330,32 @@ export class CreditsService {
     }
     const grant = planGrant(plan, kind);
     const delta = grant - (b.granted - b.grantUsed);
-    const changed = await em.nativeUpdate(
-      CreditBalance,
-      { workspaceId, kind, periodEnd: b.periodEnd },
-      { granted: grant, grantUsed: 0, periodStart: start, periodEnd: end },
+    const rolled = await tx.one(
+      `update credit_balance set granted = ?, grant_used = 0, period_start = ?, period_end = ?, updated_at = ? where workspace_id = ? and kind = ? and period_end = ? returning ${BALANCE_COLUMNS}`,
+      [grant, start, end, now, workspaceId, kind, b.periodEnd],
     );
-    if (changed === 1) {
-      const after = await this.after(em, workspaceId, kind, delta);
-      em.create(LedgerEntry, this.entry(workspaceId, kind, 'grant', delta, grant, after));
-      await em.flush();
-    }
-    return em.findOneOrFail(CreditBalance, { workspaceId, kind }, { refresh: true });
+    if (!rolled) return balanceRow((await tx.one(select, [workspaceId, kind]))!);
+    const after = await this.after(em, workspaceId, kind, delta, balanceRow(rolled));
+    await this.insertEntry(tx, this.entry(workspaceId, kind, 'grant', delta, grant, after), now);
+    return balanceRow((await tx.one(select, [workspaceId, kind]))!);
   }
 
-  /** Reads the balance after a change and writes credits.low / credits.exhausted on a crossing. */
-  private async after(em: EntityManager, workspaceId: string, kind: CreditKind, delta: number): Promise<number> {
-    const b = await em.findOneOrFail(CreditBalance, { workspaceId, kind }, { refresh: true });
+  /**
+   * The balance after a change (read now unless the change returned it), with credits.low /
+   * credits.exhausted written on a crossing.
+   */
+  private async after(em: EntityManager, workspaceId: string, kind: CreditKind, delta: number, row?: BalanceRow): Promise<number> {
+    const tx = SqlTx.of(em);
+    const b = row ?? balanceRow((await tx.one(`select ${BALANCE_COLUMNS} from credit_balance where workspace_id = ? and kind = ?`, [workspaceId, kind]))!);
     const now = available(b);
     const before = now - delta;
     const threshold = this.settings.lowThreshold[kind];
     if (now < threshold && !b.lowNotified) {
-      if ((await em.nativeUpdate(CreditBalance, { id: b.id, lowNotified: false }, { lowNotified: true })) === 1) {
+      if ((await tx.run('update credit_balance set low_notified = ? where id = ? and low_notified = ?', [true, b.id, false])) === 1) {
         recordEvent(em, workspaceId, 'credits.low', { kind, available: now, threshold });
       }
     } else if (now >= threshold && b.lowNotified) {
-      await em.nativeUpdate(CreditBalance, { id: b.id }, { lowNotified: false });
+      await tx.run('update credit_balance set low_notified = ? where id = ?', [false, b.id]);
     }
     if (now <= 0 && before > 0) recordEvent(em, workspaceId, 'credits.exhausted', { kind, available: now, threshold });
     return now;

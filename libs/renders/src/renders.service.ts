@@ -1,10 +1,10 @@
 import { UniqueConstraintViolationException, type EntityManager, type FilterQuery, type MikroORM } from '@mikro-orm/core';
 import { Logger } from '@nestjs/common';
 import type { QueueEvents } from 'bullmq';
-import { ApiError, isErrorCode, newId, orderBy, retryBusy, type KeyMode, type ListQuery, type Plan } from '#libs/core';
+import { ApiError, isErrorCode, newId, orderBy, retryBusy, SqlTx, type KeyMode, type ListQuery, type Plan } from '#libs/core';
 import type { CreditsService } from '#libs/credits';
 import { applyMerge, assertEdit, assertTiming, autoLengthSources, outputFps, outputKind, outputSize, RESOLUTION_SHORT_SIDE, type EditSpec, type JsonValue, type Timing } from '#libs/edit-spec';
-import { recordEvent } from '#libs/events';
+import { insertEvent, recordEvent } from '#libs/events';
 import type { DurationSource } from '#libs/media';
 import type { JobQueue, StillRenderResult } from '#libs/queue';
 import { outputKey, type StorageDriver } from '#libs/storage';
@@ -206,25 +206,28 @@ export class RendersService {
     const credits = caller.mode === 'test' ? 0 : planned.estimate.credits;
     let render: Render;
     try {
+      const now = new Date();
+      const row = {
+        id, workspaceId: caller.workspaceId, status: video ? 'queued' : 'rendering', kind: planned.estimate.kind, mode: caller.mode,
+        templateId: planned.templateId, templateVersion: planned.templateVersion, format: planned.edit.output.format,
+        width: planned.estimate.size.width, height: planned.estimate.size.height, duration: video ? planned.estimate.durationSec : null,
+        fps: video ? planned.estimate.breakdown.fps : null, scale: input.scale,
+        fileSizeBytes: null, renderTime: null, credits, watermarked, outputKey: null, posterKey: null, thumbnailKey: null,
+        expiresAt: null, purgedAt: null, error: null, progress: 0, cancelRequested: false, metadata: input.metadata ?? null,
+        callback: input.callback ?? planned.edit.callback ?? null, edit: planned.edit as unknown as Record<string, unknown>,
+        idempotencyKey: input.idempotencyKey ?? null, requestHash: input.idempotencyKey ? hash : null, attempts: 1,
+        createdAt: now, updatedAt: now, startedAt: video ? null : now, completedAt: null,
+      } satisfies Render as Render;
       render = await retryBusy(() => this.deps.orm.em.fork().transactional(async (em) => {
-        const row = em.create(Render, {
-          id, workspaceId: caller.workspaceId, status: video ? 'queued' : 'rendering', kind: planned.estimate.kind, mode: caller.mode,
-          templateId: planned.templateId, templateVersion: planned.templateVersion, format: planned.edit.output.format,
-          width: planned.estimate.size.width, height: planned.estimate.size.height, duration: video ? planned.estimate.durationSec : null,
-          fps: video ? planned.estimate.breakdown.fps : null, scale: input.scale,
-          fileSizeBytes: null, renderTime: null, credits, watermarked, outputKey: null, posterKey: null, thumbnailKey: null,
-          expiresAt: null, purgedAt: null, error: null, progress: 0, cancelRequested: false, metadata: input.metadata ?? null,
-          callback: input.callback ?? planned.edit.callback ?? null, edit: planned.edit as unknown as Record<string, unknown>,
-          idempotencyKey: input.idempotencyKey ?? null, requestHash: input.idempotencyKey ? hash : null, attempts: 1,
-          startedAt: video ? null : new Date(), completedAt: null,
-        });
-        // The insert claims the idempotency key: a concurrent duplicate fails on it and replays. It is
-        // flushed with the hold's ledger entry (or at commit), one round trip fewer.
+        // The insert claims the idempotency key before anything else: a concurrent duplicate waits on
+        // the unique index, then fails and replays, never touching the balance (on PostgreSQL, a
+        // duplicate holding the balance row while waiting on the key deadlocks).
+        await SqlTx.of(em).insert(Render, row);
         if (credits > 0) {
           await this.deps.credits.holdIn(em, { workspaceId: caller.workspaceId, plan: caller.plan.code, kind: planned.estimate.kind, amount: credits, renderId: id, mode: caller.mode });
         }
         if (planned.templateId) await this.deps.templates.recordUsage(planned.templateId, em);
-        if (video) recordEvent(em, caller.workspaceId, 'render.queued', this.settler.eventData(row));
+        if (video) await insertEvent(SqlTx.of(em), caller.workspaceId, 'render.queued', this.settler.eventData(row));
         return row;
       }));
     } catch (err) {
@@ -280,7 +283,7 @@ export class RendersService {
     // The worker settled the render (done or failed) with its credits and event: read the record.
     // The settle here is the backstop for a worker too old to do so (its timings have no `settle`).
     const read = performance.now();
-    const byWorker = result.ok && result.timings?.settle !== undefined ? await this.deps.orm.em.fork().findOne(Render, { id: render.id }) : null;
+    const byWorker = result.ok && result.timings?.settle !== undefined ? await this.settler.find(SqlTx.auto(this.deps.orm.em.fork()), render.id) : null;
     const settled = byWorker && TERMINAL_STATUSES.includes(byWorker.status)
       ? byWorker
       : result.ok ? await this.settler.complete(render.id, result) : await this.settler.fail(render.id, errorInfo(result.error));

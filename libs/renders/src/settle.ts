@@ -1,7 +1,7 @@
-import type { EntityManager, MikroORM } from '@mikro-orm/core';
-import { retryBusy } from '#libs/core';
+import type { MikroORM } from '@mikro-orm/core';
+import { retryBusy, SqlTx } from '#libs/core';
 import type { CreditsService } from '#libs/credits';
-import { recordEvent } from '#libs/events';
+import { insertEvent, recordEvent } from '#libs/events';
 import type { JobError, StillRenderResult } from '#libs/queue';
 import { renderPrefix, type StorageDriver } from '#libs/storage';
 import { Render, TERMINAL_STATUSES, type RenderErrorInfo, type RenderStatus } from './entities.js';
@@ -40,42 +40,68 @@ export class RenderSettler {
   ) {}
 
   /** Settles a render as done: output recorded, credits captured and `render.completed` written together. */
-  async complete(id: string, out: CompletedOutput): Promise<Render> {
-    return retryBusy(() => this.orm.em.fork().transactional(async (em) => {
-      const now = new Date();
-      const row = await this.claim(em, id, now);
-      if (TERMINAL_STATUSES.includes(row.status)) return row;
-      Object.assign(row, {
-        status: 'done' satisfies RenderStatus, outputKey: out.key, width: out.width, height: out.height, fileSizeBytes: out.sizeBytes,
+  complete(id: string, out: CompletedOutput): Promise<Render> {
+    return this.settle(id, 'capture', 'render.completed', (row, now) => {
+      const set: Partial<Render> = {
+        status: 'done', outputKey: out.key, width: out.width, height: out.height, fileSizeBytes: out.sizeBytes,
         renderTime: now.getTime() - row.createdAt.getTime(), progress: 1, completedAt: now,
         expiresAt: new Date(now.getTime() + RETENTION_DAYS[row.mode] * 86_400_000),
-      });
-      if (out.duration !== undefined) row.duration = out.duration;
-      if (out.fps !== undefined) row.fps = out.fps;
-      if (out.posterKey !== undefined) row.posterKey = out.posterKey;
-      if (out.thumbnailKey !== undefined) row.thumbnailKey = out.thumbnailKey;
-      // The record, its event and the settlement's ledger entry are written by one flush (settleIn's).
-      recordEvent(em, row.workspaceId, 'render.completed', this.eventData(row), { target: row.callback });
-      await this.credits.settleIn(em, id, 'capture');
-      await em.flush();
-      return row;
-    }));
+      };
+      if (out.duration !== undefined) set.duration = out.duration;
+      if (out.fps !== undefined) set.fps = out.fps;
+      if (out.posterKey !== undefined) set.posterKey = out.posterKey;
+      if (out.thumbnailKey !== undefined) set.thumbnailKey = out.thumbnailKey;
+      return set;
+    });
   }
 
   /** Settles a render as failed: error recorded, credits released and `render.failed` written together. */
-  async fail(id: string, error: RenderErrorInfo): Promise<Render> {
+  fail(id: string, error: RenderErrorInfo): Promise<Render> {
+    return this.settle(id, 'release', 'render.failed', (_row, now) => ({ status: 'failed', error, completedAt: now }));
+  }
+
+  /** Settles a render as cancelled: credits released and `render.cancelled` written together. */
+  cancel(id: string, stage: string): Promise<Render> {
+    return this.settle(id, 'release', 'render.cancelled', (_row, now) => ({ status: 'cancelled', cancelRequested: true, completedAt: now }), { stage });
+  }
+
+  /**
+   * One settle: the record's change, its event and the credits' capture or release commit together,
+   * once. The change is a conditional update that locks the row: of two settles at once (chunks of
+   * one render on two workers; PostgreSQL runs their transactions side by side) the second waits,
+   * finds the render settled and returns it as it is, writing nothing. Hand-written statements (the
+   * hot path of every render; libs/core SqlTx).
+   */
+  private settle(
+    id: string, credit: 'capture' | 'release', type: 'render.completed' | 'render.failed' | 'render.cancelled',
+    change: (row: Render, now: Date) => Partial<Render>, extra: Record<string, unknown> = {},
+  ): Promise<Render> {
     return retryBusy(() => this.orm.em.fork().transactional(async (em) => {
+      const tx = SqlTx.of(em);
       const now = new Date();
-      const row = await this.claim(em, id, now);
+      const row = await this.read(tx, id);
       if (TERMINAL_STATUSES.includes(row.status)) return row;
-      Object.assign(row, { status: 'failed' satisfies RenderStatus, error, completedAt: now });
-      recordEvent(em, row.workspaceId, 'render.failed', this.eventData(row), { target: row.callback });
-      await this.credits.settleIn(em, id, 'release');
-      await em.flush();
+      const set = { ...change(row, now), updatedAt: now };
+      const won = await tx.update(Render, set, `id = ? and status not in (${TERMINAL_STATUSES.map(() => '?').join(', ')})`, [id, ...TERMINAL_STATUSES]);
+      if (won === 0) return this.read(tx, id);
+      Object.assign(row, set);
+      await insertEvent(tx, row.workspaceId, type, { ...this.eventData(row), ...extra }, { target: row.callback });
+      await this.credits.settleIn(em, id, credit);
       return row;
     }));
   }
 
+  private async read(tx: SqlTx, id: string): Promise<Render> {
+    const found = await this.find(tx, id);
+    if (!found) throw new Error(`Render ${id} does not exist`);
+    return found;
+  }
+
+  /** A render by id, unmanaged (one statement). */
+  async find(tx: SqlTx, id: string): Promise<Render | null> {
+    const found = await tx.one('select * from render where id = ?', [id]);
+    return found ? tx.entity(Render, found) : null;
+  }
 
   /** A worker takes a queued render: `fetching`, `startedAt`, `render.started` (only from queued). */
   async start(id: string, attempt: number): Promise<Render | null> {
@@ -89,32 +115,6 @@ export class RenderSettler {
       await em.flush();
       return row;
     }));
-  }
-
-  /** Settles a render as cancelled: credits released and `render.cancelled` written together. */
-  async cancel(id: string, stage: string): Promise<Render> {
-    return retryBusy(() => this.orm.em.fork().transactional(async (em) => {
-      const now = new Date();
-      const row = await this.claim(em, id, now);
-      if (TERMINAL_STATUSES.includes(row.status)) return row;
-      Object.assign(row, { status: 'cancelled' satisfies RenderStatus, cancelRequested: true, completedAt: now });
-      recordEvent(em, row.workspaceId, 'render.cancelled', { ...this.eventData(row), stage }, { target: row.callback });
-      await this.credits.settleIn(em, id, 'release');
-      await em.flush();
-      return row;
-    }));
-  }
-
-  /**
-   * The render, taken for settling by a conditional update that locks its row: of two settles at
-   * once (chunks of one render on two workers; PostgreSQL runs their transactions side by side) the
-   * second waits, finds it settled and returns it as it is (status terminal), writing nothing.
-   */
-  private async claim(em: EntityManager, id: string, now: Date): Promise<Render> {
-    const row = await em.findOneOrFail(Render, { id });
-    if (TERMINAL_STATUSES.includes(row.status)) return row;
-    const won = await em.nativeUpdate(Render, { id, status: { $nin: [...TERMINAL_STATUSES] } }, { completedAt: now });
-    return won === 1 ? row : em.findOneOrFail(Render, { id }, { refresh: true });
   }
 
   private url(key: string | null | undefined, row: Render): string | null {

@@ -44,11 +44,15 @@ export class RendersController {
     reply.header('x-render-id', render.id);
     // A video is accepted into the queue (§3): 202, poll the record or wait for the webhook.
     if (render.kind === 'video') reply.status(202);
-    // `app`: from the request's arrival to here (parsing, authentication, the render itself).
-    if (timing) reply.header('server-timing', Object.entries({ ...timing, pre, app: reply.elapsedTime }).map(([k, ms]) => `${k};dur=${Math.round(ms * 10) / 10}`).join(', '));
+    // `app`: from the request's arrival to here (parsing, authentication, the render itself); `out`: reading the bytes.
+    const serverTiming = (extra: Record<string, number>) => {
+      if (timing) reply.header('server-timing', Object.entries({ ...timing, pre, ...extra, app: reply.elapsedTime }).map(([k, ms]) => `${k};dur=${Math.round(ms * 10) / 10}`).join(', '));
+    };
     if (replayed) reply.header('idempotent-replayed', 'true');
     if (query.format === 'binary') {
+      const before = performance.now();
       const out = await this.renders.output(render);
+      serverTiming({ out: performance.now() - before });
       const ext = render.format === 'jpeg' ? 'jpg' : render.format;
       reply.header('content-disposition', `inline; filename="${render.id}.${ext}"`);
       if (Buffer.isBuffer(out.body)) {
@@ -57,6 +61,7 @@ export class RendersController {
       }
       return new StreamableFile(out.body as never, { type: out.contentType, length: out.sizeBytes });
     }
+    serverTiming({});
     const message = replayed ? 'The render of this idempotency key' : render.kind === 'video' ? 'Queued; poll GET /v1/render/{id} or wait for the webhook' : 'Rendered';
     return ok(this.renders.view(render), message);
   }
