@@ -16,7 +16,11 @@ echo "redis: $REDIS_URL  postgres: $PG_URL" >&2
 npm run -s build
 export TEST_PG_URL="$PG_URL"
 status=0
-node --experimental-vm-modules node_modules/jest/bin/jest.js --ci --json --outputFile="$work/jest.json" "$@" || status=$?
+# The whole run (no jest arguments) also lints: STYLE.md's rules, zero warnings (eslint.config.js).
+if [ $# -eq 0 ]; then
+  node node_modules/eslint/bin/eslint.js --max-warnings 0 . || { echo "lint: failed (npm run lint)" >&2; status=1; }
+fi
+node --experimental-vm-modules node_modules/jest/bin/jest.js --ci --json --outputFile="$work/jest.json" "$@" || status=1
 # One plain closing line for CI readers: "tests: N passed, N failed".
 [ -f "$work/jest.json" ] && node -e '
   const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ApiError } from '#libs/core';
+import { type ApiError } from '#libs/core';
 import { openDatabase, type Orm } from '#libs/db';
 import { OutboxEvent } from '#libs/events';
 import { Template, TemplatesService } from '#libs/templates';
@@ -11,6 +11,7 @@ import { secondApi, startApi, type TestApi } from './harness.js';
 
 type Ws = { workspaceId: string; liveKey: string };
 /** A decoded JSON answer (inject().json() is untyped). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- decoded answers, read field by field in assertions
 type Json = Record<string, any>;
 
 describe('templates', () => {

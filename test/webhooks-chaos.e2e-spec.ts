@@ -316,6 +316,7 @@ describe('webhooks: chaos (scripted failures, a worker killed mid-run)', () => {
         `${(err as Error).message} within ${SETTLE_MS / 1000} s: ${undispatched} outbox events undispatched, ${rows}/${TOTAL} delivery rows, ` +
           `states ${JSON.stringify(last)}; receiver saw ${stats.seen.size} pairs, ${stats.ok.size} with 2xx; ` +
           `killed after ${(killedAt - started) / 1000} s (${killPoint})\n${await stuck()}\nsecond worker output:\n${second.output}`,
+        { cause: err },
       );
     }
     const settledAt = Date.now();

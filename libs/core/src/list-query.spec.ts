@@ -1,4 +1,4 @@
-import { ApiError } from './errors.js';
+import { type ApiError } from './errors.js';
 import { MAX_LIST_OFFSET, orderBy, pagination, parseListQuery, type ListSpec } from './list-query.js';
 
 // Contract §1.5: list endpoints.

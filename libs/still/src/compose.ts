@@ -1,4 +1,5 @@
-import sharp, * as Sharp from 'sharp';
+import type * as Sharp from 'sharp';
+import sharp from 'sharp';
 import { cropRaster, RAW, toRaster, type Raster } from './raster.js';
 
 export interface Placed {

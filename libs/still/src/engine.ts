@@ -5,11 +5,11 @@ import {
   aspectMismatch, assertTiming, clipsAt, clipVisualAt, intrinsicSize, isStillFormat, outputSize, parseColor,
   type Clip, type Durations, type EditSpec, type ImageAsset, type Quality, type Rect, type Size, type TimedClip,
 } from '#libs/edit-spec';
-import { MediaFetchError, RenderMediaCache, type FetchedMedia, type MediaFetcher, type MediaKind } from '#libs/media';
+import { MediaFetchError, RenderMediaCache, type FetchedMedia, type MediaFetcher } from '#libs/media';
 import { requestedFamily, richTextBlock, shapeSvg, svgSize, textAssetBlock, titleBlock, type FontChoice } from './assets.js';
 import { ByteLru } from './cache.js';
 import { clipToCanvas, flatten, paintOver, solidRaster, type Background, type Placed } from './compose.js';
-import { FontCatalog, RenderFonts, type RenderFont } from './fonts.js';
+import { type FontCatalog, RenderFonts, type RenderFont } from './fonts.js';
 import { FontFileError } from './opentype.js';
 import { encodePdf, type PdfText } from './pdf.js';
 import { encodeFramePng, encodePng } from './png.js';

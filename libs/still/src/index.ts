@@ -3,3 +3,6 @@ export * from './fonts.js';
 export { FontFileError, parseFont } from './opentype.js';
 export { watermarkSvg } from './watermark.js';
 export { storageAwareFetcher } from '#libs/media';
+export { DEFAULT_FAMILY, requestedFamily, richTextBlock, shapeSvg, textAssetBlock, titleBlock, type FontChoice } from './assets.js';
+export type { TextBlock } from './text.js';
+export { compareImages } from './testing.js';

@@ -1,4 +1,5 @@
-import sharp, * as Sharp from 'sharp';
+import type * as Sharp from 'sharp';
+import sharp from 'sharp';
 import type { Filter } from '#libs/edit-spec';
 
 /** Straight (not premultiplied) 8-bit RGBA pixels. Every layer travels in this form between steps. */

@@ -1,4 +1,5 @@
-import sharp, * as Sharp from 'sharp';
+import type * as Sharp from 'sharp';
+import sharp from 'sharp';
 import type { Rgba, Size } from '#libs/edit-spec';
 import { ByteLru } from './cache.js';
 import { flatten, svgRaster, type Placed } from './compose.js';

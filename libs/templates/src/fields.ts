@@ -1,5 +1,5 @@
 import { findPlaceholders, placeholderName, type JsonValue } from '#libs/edit-spec';
-import { describe, isRecord, Issues, unknownKeys } from './check.js';
+import { describe, isRecord, type Issues, unknownKeys } from './check.js';
 
 /** Field types of a template's schema (contract §2 "Field definition"). */
 export const FIELD_TYPES = ['text', 'image', 'video', 'audio', 'color', 'number', 'boolean', 'select'] as const;

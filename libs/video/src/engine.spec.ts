@@ -9,7 +9,7 @@ import { FontCatalog, StillEngine } from '#libs/still';
 import { VideoEngine, VideoRenderCancelled } from './engine.js';
 import { frameAt, makeTestVideo, mapFetcher, probeStreams, sineWav } from './testing.js';
 // The still engine's perceptual comparison (test helper of libs/still).
-import { compareImages } from '../../still/src/testing.js';
+import { compareImages } from '#libs/still';
 
 /**
  * Real renders of tiny videos (issue 6): Remotion with the machine's Chromium, checked with ffprobe

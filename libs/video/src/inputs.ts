@@ -7,10 +7,9 @@ import {
   type Asset, type Crop, type Durations, type EditSpec, type OutputSize, type Rect, type Size, type TimedClip, type Timing,
 } from '#libs/edit-spec';
 import { MediaFetchError, probeMedia, RenderMediaCache, type FetchedMedia, type MediaKind, type ProbedMedia } from '#libs/media';
-import { FontFileError, RenderFonts, type FontCatalog, type MediaFetcher, type RenderFont } from '#libs/still';
+import { DEFAULT_FAMILY, FontFileError, RenderFonts, requestedFamily, richTextBlock, shapeSvg, textAssetBlock, titleBlock, type FontCatalog, type FontChoice, type MediaFetcher, type RenderFont } from '#libs/still';
 // The still engine's mapping of text, rich-text and title assets to text blocks, and of shapes to SVG:
 // the video draws exactly what a still of the same frame draws (libs/still exports only its engine).
-import { DEFAULT_FAMILY, requestedFamily, richTextBlock, shapeSvg, textAssetBlock, titleBlock, type FontChoice } from '../../still/src/assets.js';
 import { parseSubtitles } from './captions.js';
 import type { TextFetcher } from './fetch-text.js';
 import { faceTraits, fontFaceRules } from './font-face.js';

@@ -1,6 +1,6 @@
 import type { Rect, Size, SoundtrackEffect, Timing } from '#libs/edit-spec';
 // The still engine's text-block model: the composition draws the same blocks with CSS.
-import type { TextBlock } from '../../still/src/text.js';
+import type { TextBlock } from '#libs/still';
 
 /**
  * The input props of the `Edit` composition (libs/video/remotion): a normalised, timed edit plus

@@ -1,4 +1,4 @@
-import { ApiError, CursorCodec, cursorPage, ok, paged, pagination, parseListQuery, type ListSpec } from '#libs/core';
+import { ApiError, type CursorCodec, cursorPage, ok, paged, pagination, parseListQuery, type ListSpec } from '#libs/core';
 import type { JobQueue } from '#libs/queue';
 import { DEFAULT_EVENTS, WEBHOOK_EVENTS, type WebhooksService } from '#libs/webhooks';
 

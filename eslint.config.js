@@ -1,0 +1,32 @@
+// The project's lint (../shared/STYLE.md "Lint"): floating promises, type-only imports, no `any`,
+// no relative import that climbs out of a lib (libs are reached through `#libs/<name>`), zero warnings.
+// Type checking itself is `tsc` (npm run lint runs both).
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'bench/**', 'scripts/**', '**/*.js', '**/*.mjs', '**/*.cjs'] },
+  {
+    files: ['apps/**/*.ts', 'libs/**/*.ts', 'libs/**/*.tsx', 'test/**/*.ts'],
+    extends: [js.configs.recommended, ...tseslint.configs.recommended],
+    languageOptions: {
+      parserOptions: {
+        projectService: true,
+        tsconfigRootDir: import.meta.dirname,
+      },
+    },
+    linterOptions: { reportUnusedDisableDirectives: 'error' },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      // A closure that reads a variable assigned once after it is made (a server's handler and the server).
+      'prefer-const': ['error', { ignoreReadBeforeAssign: true }],
+      '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: false }],
+      '@typescript-eslint/consistent-type-imports': ['error', { prefer: 'type-imports', fixStyle: 'inline-type-imports' }],
+      '@typescript-eslint/no-explicit-any': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      'no-restricted-imports': ['error', {
+        patterns: [{ regex: '^(\\.\\./)+(\\.\\./)(auth|core|credits|db|edit-spec|events|keys|media|queue|redis|renders|still|storage|templates|video|webhooks|workspaces)/', message: 'Import another lib through #libs/<name>, not by a relative path.' }],
+      }],
+    },
+  },
+);
