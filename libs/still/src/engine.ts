@@ -8,7 +8,7 @@ import {
 import { MediaFetchError, RenderMediaCache, type FetchedMedia, type MediaFetcher } from '#libs/media';
 import { requestedFamily, richTextBlock, shapeSvg, svgSize, textAssetBlock, titleBlock, type FontChoice } from './assets.js';
 import { ByteLru } from './cache.js';
-import { clipToCanvas, flatten, paintOver, solidRaster, type Background, type Placed } from './compose.js';
+import { clipToCanvas, flatten, paintOver, releaseFrame, solidRaster, takeFrame, type Background, type Placed } from './compose.js';
 import { type FontCatalog, RenderFonts, type RenderFont } from './fonts.js';
 import { FontFileError } from './opentype.js';
 import { encodePdf, type PdfText } from './pdf.js';
@@ -457,14 +457,35 @@ export class StillEngine {
     // frame (~20 ms for three small layers on a 1080² photo). Many large layers go through libvips.
     const painted = rest.reduce((sum, l) => sum + l.raster.width * l.raster.height, 0);
     let pixels: Buffer;
+    let pooled: Buffer | undefined;
     if (painted <= size.width * size.height * JS_PAINT_MAX_FRAMES) {
-      const canvas = fills ? { ...first.raster, data: Buffer.from(first.raster.data) } : solidRaster(size.width, size.height, background);
+      pooled = takeFrame(size.width * size.height * 4);
+      if (fills) first.raster.data.copy(pooled);
+      const canvas = fills ? { ...first.raster, data: pooled } : solidRaster(size.width, size.height, background, pooled);
       for (const l of rest) paintOver(canvas, l.raster, Math.round(l.left), Math.round(l.top));
       pixels = canvas.data;
     } else {
       const base = fills ? sharp(first.raster.data, RAW(first.raster)) : sharp({ create: { width: size.width, height: size.height, channels: 4, background } });
       pixels = await base.composite(clipToCanvas(rest, size.width, size.height)).raw().toBuffer();
     }
+    try {
+      return await this.write(format, quality, size, pixels, background, fills, active, drawables);
+    } finally {
+      if (pooled) releaseFrame(pooled);
+    }
+  }
+
+  /** The frame's pixels in the output format (they are not read after this resolves). */
+  private async write(
+    format: 'png' | 'jpeg' | 'pdf',
+    quality: Quality | undefined,
+    size: ReturnType<typeof outputSize>,
+    pixels: Buffer,
+    background: Background,
+    fills: boolean | undefined,
+    active: TimedClip[],
+    drawables: Drawable[],
+  ): Promise<Buffer> {
     if (format === 'jpeg') {
       const opaque = background.alpha >= 1 ? background : { r: 255, g: 255, b: 255 };
       return sharp(pixels, { raw: { width: size.width, height: size.height, channels: 4 } }).flatten({ background: opaque }).jpeg({ quality: JPEG_QUALITY[quality ?? 'high'], chromaSubsampling: quality === 'veryhigh' ? '4:4:4' : '4:2:0' }).toBuffer();
