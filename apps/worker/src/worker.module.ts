@@ -46,10 +46,28 @@ export function processorMap(processors: readonly JobProcessor[]): Map<JobName, 
   return map;
 }
 
+/** How long a stopping worker waits for its running jobs (docker/compose.yaml gives the whole stop 45 s). */
+export const SHUTDOWN_GRACE_MS = 30_000;
+
+/** Waits for `work` at most `ms`: true when it finished (or failed) in time. */
+async function within(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([work.then(() => true, () => true), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 @Module({})
 export class WorkerModule implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('worker');
   private readonly workers: Worker[] = [];
+  /** Jobs this process is running now (a stopping worker waits only while there are some). */
+  private running = 0;
   private readonly storage: StorageDriver;
   private readonly keys: RedisKeys;
 
@@ -132,9 +150,14 @@ export class WorkerModule implements OnApplicationBootstrap, OnApplicationShutdo
           const handler = handlers.get(job.name as JobName);
           if (!handler) throw new Error(`No processor for ${job.name}`);
           const data = validatePayload(job.name as JobName, job.data);
-          // A video's runs include those its dead workers started (the render record counts them);
-          // webhook deliveries number their own attempts (a rerun after a crash resends the same one).
-          return handler.process(data as never, { id: job.id ?? '', attempt: job.attemptsMade + 1 + (queue === 'videos' ? job.stalledCounter : 0), job, ...(token === undefined ? {} : { token }) });
+          this.running++;
+          try {
+            // A video's runs include those its dead workers started (the render record counts them);
+            // webhook deliveries number their own attempts (a rerun after a crash resends the same one).
+            return await handler.process(data as never, { id: job.id ?? '', attempt: job.attemptsMade + 1 + (queue === 'videos' ? job.stalledCounter : 0), job, ...(token === undefined ? {} : { token }) });
+          } finally {
+            this.running--;
+          }
         },
         {
           connection: bullConnection(this.config),
@@ -189,11 +212,27 @@ export class WorkerModule implements OnApplicationBootstrap, OnApplicationShutdo
     }
   }
 
+  /**
+   * SIGTERM/SIGINT: stop taking jobs and let the running ones finish for up to SHUTDOWN_GRACE_MS
+   * (a video still rendering then runs again on another worker); every step is bounded, so the
+   * process exits even when Redis is gone (BullMQ's close waits for it forever).
+   */
   async onApplicationShutdown(): Promise<void> {
-    await Promise.all(this.workers.map((w) => w.close()));
-    await this.video.holder.close();
-    await this.webhooksQueue.close();
+    const closing = Promise.all(this.workers.map((w) => w.close()));
+    // Running jobs get the grace period; an idle worker (or one whose Redis is gone) gets 2 s.
+    let deadline = Date.now() + SHUTDOWN_GRACE_MS;
+    let closed = false;
+    while (!closed && Date.now() < deadline) {
+      // Once nothing runs, 2 s more for BullMQ to record the last results and let go.
+      if (this.running === 0) deadline = Math.min(deadline, Date.now() + 2_000);
+      closed = await within(closing, Math.max(1, Math.min(250, deadline - Date.now())));
+    }
+    if (!closed) {
+      if (this.running > 0) this.logger.warn(`${this.running} job(s) still running after the grace period: stopping without them (they run again elsewhere)`);
+      await within(Promise.all(this.workers.map((w) => w.close(true))), 2_000);
+    }
+    await Promise.all([within(this.video.holder.close(), 5_000), within(this.webhooksQueue.close(), 2_000)]);
     this.redis.disconnect();
-    await this.orm.close(true);
+    await within(this.orm.close(true), 2_000);
   }
 }
