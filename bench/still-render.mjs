@@ -3,10 +3,11 @@
 // blocks and a shape. Prints the engine's median and p95 render time, a bare sharp composite of the
 // same pre-made layers measured in the same run, their ratio, and stills per second sustained at a
 // given concurrency. Runs dist/ (npm run -s build first). Usage:
-//   node bench/still-render.mjs [--renders 60] [--seconds 10] [--concurrency 2] [--json]
+//   node bench/still-render.mjs [--renders 60] [--seconds 10] [--concurrency <the worker's STILL_CONCURRENCY default, 4>] [--json]
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import sharp from 'sharp';
+import { DEFAULT_STILL_CONCURRENCY } from '../dist/libs/core/src/index.js';
 import { assertEdit } from '../dist/libs/edit-spec/src/index.js';
 import { sniff } from '../dist/libs/media/src/index.js';
 import { FontCatalog, StillEngine } from '../dist/libs/still/src/index.js';
@@ -16,7 +17,7 @@ const { values: args } = parseArgs({
   options: {
     renders: { type: 'string', default: '60' },
     seconds: { type: 'string', default: '10' },
-    concurrency: { type: 'string', default: '2' },
+    concurrency: { type: 'string', default: String(DEFAULT_STILL_CONCURRENCY) },
     json: { type: 'boolean', default: false },
   },
 });

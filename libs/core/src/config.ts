@@ -60,6 +60,9 @@ export class ConfigError extends Error {
 
 type Env = Record<string, string | undefined>;
 
+/** Stills a worker draws at once unless STILL_CONCURRENCY says otherwise (bench/still-render uses it too). */
+export const DEFAULT_STILL_CONCURRENCY = 4;
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
@@ -208,7 +211,7 @@ export function loadConfig(rawEnv: Env = process.env): AppConfig {
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, appEnv === 'production' ? 'info' : 'warn'),
     workerConcurrency: integer(env, 'WORKER_CONCURRENCY', 2, 1, 64),
     webhookConcurrency: integer(env, 'WEBHOOK_CONCURRENCY', 50, 1, 1000),
-    stillConcurrency: integer(env, 'STILL_CONCURRENCY', 4, 1, 64),
+    stillConcurrency: integer(env, 'STILL_CONCURRENCY', DEFAULT_STILL_CONCURRENCY, 1, 64),
     video: {
       engine: oneOf(env, 'VIDEO_ENGINE', ['auto', 'on', 'off'] as const, 'auto'),
       ...(env.BROWSER_EXECUTABLE ? { browserExecutable: env.BROWSER_EXECUTABLE } : {}),
