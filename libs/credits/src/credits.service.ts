@@ -57,6 +57,13 @@ function balanceRow(r: Record<string, unknown>): BalanceRow {
   };
 }
 
+/** The balance of a workspace's kind as it stands in the transaction. */
+async function readBalance(tx: SqlTx, workspaceId: string, kind: CreditKind): Promise<BalanceRow> {
+  const found = await tx.one(`select ${BALANCE_COLUMNS} from credit_balance where workspace_id = ? and kind = ?`, [workspaceId, kind]);
+  if (!found) throw new Error(`No ${kind} balance for workspace ${workspaceId}`);
+  return balanceRow(found);
+}
+
 /** A hold being settled. */
 interface HoldRef {
   renderId?: string | null;
@@ -184,7 +191,7 @@ export class CreditsService {
       [amount, now, workspaceId, kind, amount],
     );
     if (!b) {
-      const current = balanceRow((await tx.one(`select ${BALANCE_COLUMNS} from credit_balance where workspace_id = ? and kind = ?`, [workspaceId, kind]))!);
+      const current = await readBalance(tx, workspaceId, kind);
       throw new ApiError('INSUFFICIENT_CREDITS', `This render needs ${amount} ${kind} credit${amount === 1 ? '' : 's'}; ${available(current)} available`);
     }
     await tx.run('update credit_ledger set balance_after = ? where id = ?', [await this.after(em, workspaceId, kind, -amount, balanceRow(b)), entryId]);
@@ -258,11 +265,8 @@ export class CreditsService {
     return entry;
   }
 
-  private async insertEntry(tx: SqlTx, entry: Omit<SettleEntry, 'createdAt'>, at: Date): Promise<string> {
-    await tx.run(
-      'insert into credit_ledger (id, workspace_id, kind, reason, amount, credits, render_id, phase, balance_after, created_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-      [entry.id, entry.workspaceId, entry.kind, entry.reason, entry.amount, entry.credits, entry.renderId, entry.phase, entry.balanceAfter, at],
-    );
+  private async insertEntry(tx: SqlTx, entry: SettleEntry, at: Date): Promise<string> {
+    await tx.insert(LedgerEntry, { ...entry, createdAt: at });
     return entry.id;
   }
 
@@ -317,10 +321,7 @@ export class CreditsService {
   /** Balance row for a kind, rolling its period forward (with a grant entry) when it has ended. */
   private async current(em: EntityManager, workspaceId: string, kind: CreditKind, plan: PlanCode, now: Date): Promise<BalanceRow> {
     const tx = SqlTx.of(em);
-    const select = `select ${BALANCE_COLUMNS} from credit_balance where workspace_id = ? and kind = ?`;
-    const found = await tx.one(select, [workspaceId, kind]);
-    if (!found) throw new Error(`No ${kind} balance for workspace ${workspaceId}`);
-    const b = balanceRow(found);
+    const b = await readBalance(tx, workspaceId, kind);
     if (now < b.periodEnd) return b;
     let start = b.periodEnd;
     let end = addMonth(start);
@@ -334,10 +335,10 @@ export class CreditsService {
       `update credit_balance set granted = ?, grant_used = 0, period_start = ?, period_end = ?, updated_at = ? where workspace_id = ? and kind = ? and period_end = ? returning ${BALANCE_COLUMNS}`,
       [grant, start, end, now, workspaceId, kind, b.periodEnd],
     );
-    if (!rolled) return balanceRow((await tx.one(select, [workspaceId, kind]))!);
+    if (!rolled) return readBalance(tx, workspaceId, kind);
     const after = await this.after(em, workspaceId, kind, delta, balanceRow(rolled));
     await this.insertEntry(tx, this.entry(workspaceId, kind, 'grant', delta, grant, after), now);
-    return balanceRow((await tx.one(select, [workspaceId, kind]))!);
+    return readBalance(tx, workspaceId, kind);
   }
 
   /**
@@ -346,7 +347,7 @@ export class CreditsService {
    */
   private async after(em: EntityManager, workspaceId: string, kind: CreditKind, delta: number, row?: BalanceRow): Promise<number> {
     const tx = SqlTx.of(em);
-    const b = row ?? balanceRow((await tx.one(`select ${BALANCE_COLUMNS} from credit_balance where workspace_id = ? and kind = ?`, [workspaceId, kind]))!);
+    const b = row ?? (await readBalance(tx, workspaceId, kind));
     const now = available(b);
     const before = now - delta;
     const threshold = this.settings.lowThreshold[kind];
