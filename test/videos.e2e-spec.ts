@@ -97,7 +97,9 @@ describe('video renders through the API and a worker (issue 6)', () => {
   }, 180_000);
 
   it('§3: the record moves through the states in order, with progress rising while it renders', async () => {
-    const id = (await post(key, { edit: tiny(4) })).json().data.id as string;
+    // Progress is written at most every 500 ms: 10 s of frames (120) keep the render in `rendering`
+    // for several writes even on a quick machine (4 s were sometimes drawn within one).
+    const id = (await post(key, { edit: tiny(10) })).json().data.id as string;
     const order = ['queued', 'fetching', 'rendering', 'saving', 'done'];
     const seen: string[] = [];
     const progress: number[] = [];
