@@ -177,6 +177,31 @@ describe('VideoEngine', () => {
     expect(yellow).toBeGreaterThan(100);
     expect(green).toBeGreaterThan(100);
   });
+
+  it('asks Chromium for each frame within the view, never resizing it around a capture (cdp.ts)', async () => {
+    // What goes over the browser's socket, below the engine's rewrite of Remotion's messages.
+    const transport = (engine as unknown as { browser: { connection: { transport: { send(m: string): void } } } }).browser.connection.transport;
+    const send = transport.send;
+    const screenshots: Record<string, unknown>[] = [];
+    transport.send = function (this: unknown, m: string) {
+      const message = JSON.parse(m) as { method?: string; params?: Record<string, unknown> };
+      if (message.method === 'Page.captureScreenshot') screenshots.push(message.params!);
+      send.call(this, m);
+    };
+    try {
+      const video = await engine.render(edit([text('Hi'), redBox()]), { outputDir: out });
+      expect(await probeStreams(video.file)).toMatchObject({ frames: 12 });
+      const frame = await frameAt(video.file, 0.5);
+      expect(near(await meanColour(frame, 110, 68, 40, 16), [255, 0, 0], 40)).toBe(true);
+      const png = await engine.renderHtmlStill(edit([redBox()], { format: 'png' }), { scale: 2 });
+      expect(await sharp(png).metadata()).toMatchObject({ width: 320, height: 180 });
+      expect(near(await meanColour(png, 220, 136, 80, 32), [255, 0, 0], 40)).toBe(true);
+    } finally {
+      transport.send = send;
+    }
+    expect(screenshots.length).toBeGreaterThanOrEqual(13);
+    for (const params of screenshots) expect(params).toMatchObject({ captureBeyondViewport: false, clip: { x: 0, y: 0 } });
+  });
 });
 
 describe('Remotion licence usage events (REMOTION_LICENSE_KEY, README)', () => {

@@ -13,6 +13,7 @@ import { FontCatalog, type MediaFetcher } from '#libs/still';
 import { runBinary } from '#libs/media';
 import { planChunks } from './chunks.js';
 import { chooseBrowser } from './browser.js';
+import { screenshotsWithinViewport } from './cdp.js';
 import { ensureBundle, isBundle, projectRoot } from './bundle.js';
 import { encodingFor, type Encoding } from './encode.js';
 import type { TextFetcher } from './fetch-text.js';
@@ -206,6 +207,7 @@ export class VideoEngine {
       onBrowserDownload: noBrowserDownload,
     } as Parameters<typeof openBrowser>[1])
       .then((browser) => {
+        screenshotsWithinViewport(browser);
         this.browser = browser;
         // A browser that crashed or was killed is opened again by the next render.
         browser.on('closed', () => {

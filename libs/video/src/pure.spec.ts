@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { assertEdit } from '#libs/edit-spec';
 import { chooseBrowser, launcherTarget, WRAPPER_FLAGS, writeBrowserWrapper } from './browser.js';
 import { parseSubtitles } from './captions.js';
+import { withinViewport } from './cdp.js';
 import { planChunks } from './chunks.js';
 import { CRF, encodingFor } from './encode.js';
 import { faceTraits, fontFaceRules } from './font-face.js';
@@ -12,6 +13,20 @@ import { readProbe } from '#libs/media';
 
 /** The video engine's pure parts: captions, encoding choices, chunk plans, probing, html, fonts, browser. */
 describe('video engine helpers', () => {
+  it('turns captureBeyondViewport off only for screenshots of the whole view read from the surface', () => {
+    const shot = (params: Record<string, unknown>) => ({ id: 7, sessionId: 's', method: 'Page.captureScreenshot', params });
+    const clip = { x: 0, y: 0, width: 1280, height: 720, scale: 1 };
+    expect(withinViewport(shot({ format: 'jpeg', clip, captureBeyondViewport: true, fromSurface: true })))
+      .toEqual(shot({ format: 'jpeg', clip, captureBeyondViewport: false, fromSurface: true }));
+    // A clip elsewhere, a screenshot not from the surface (DISABLE_FROM_SURFACE), other methods: untouched.
+    for (const m of [
+      shot({ clip: { ...clip, y: 100 }, captureBeyondViewport: true }),
+      shot({ clip, captureBeyondViewport: true, fromSurface: false }),
+      { id: 8, method: 'Page.printToPDF', params: { captureBeyondViewport: true } },
+      { id: 9, method: 'Target.activateTarget' },
+    ]) expect(withinViewport(m)).toBe(m);
+  });
+
   it('reads SRT and WebVTT cues, dropping markup, settings and notes', () => {
     const srt = '1\r\n00:00:01,500 --> 00:00:03,000\r\nHello <i>there</i>\r\nsecond line\r\n\r\n2\r\n00:00:03,000 --> 00:00:04,250\r\nFish &amp; chips\r\n';
     expect(parseSubtitles(srt)).toEqual([
@@ -99,6 +114,7 @@ describe('video engine helpers', () => {
     writeFileSync(launcher, `#!/bin/sh\nexport X=1\n${binary} "$@"\n`, { mode: 0o755 });
     expect(launcherTarget(launcher)).toBeUndefined();
     expect(WRAPPER_FLAGS).toContain('--component-updater=url-source=http://127.0.0.1:9/');
+    expect(WRAPPER_FLAGS).toContain('--in-process-gpu');
     expect(chooseBrowser('/nonexistent/chromium')).toEqual({ ok: false, reason: 'BROWSER_EXECUTABLE /nonexistent/chromium is not an executable file' });
   });
 });
