@@ -120,9 +120,10 @@ export async function cli(env, ...args) {
 
 /**
  * Redis (private, unless REDIS_URL is set), a temp DATA_DIR (SQLite, or `pg`), an enterprise
- * workspace, the API and `workers` worker processes. Returns the base URL, the keys and the env.
+ * workspace, the API and `workers` worker processes (optionally pinned to cores: `workerCpus`).
+ * Returns the base URL, the keys and the env.
  */
-export async function startStack({ name = 'bench', workers = 0, pg, extraEnv = {} } = {}) {
+export async function startStack({ name = 'bench', workers = 0, workerCpus, pg, extraEnv = {} } = {}) {
   const work = mkdtempSync(join(tmpdir(), `${name}-`));
   tempDirs.push(work);
   let redisUrl = process.env.REDIS_URL;
@@ -156,7 +157,13 @@ export async function startStack({ name = 'bench', workers = 0, pg, extraEnv = {
   const api = startChild('api', process.execPath, ['dist/apps/api/src/main.js'], env);
   await waitFor('api', api, async () => (await fetch(`${base}/api/health`)).ok, 60_000);
   // Workers are ready when they take jobs: callers warm up with real requests before measuring.
-  for (let i = 0; i < workers; i++) startChild(`worker-${i}`, process.execPath, ['dist/apps/worker/src/main.js'], env);
+  // `workerCpus[i]` (a taskset CPU list such as '0' or '2-3') pins worker i and everything it starts
+  // (Chromium, ffmpeg) to those cores: workers with cores of their own, as on separate machines.
+  for (let i = 0; i < workers; i++) {
+    const cpus = workerCpus?.[i];
+    if (cpus) startChild(`worker-${i}`, 'taskset', ['-c', cpus, process.execPath, 'dist/apps/worker/src/main.js'], env);
+    else startChild(`worker-${i}`, process.execPath, ['dist/apps/worker/src/main.js'], env);
+  }
   return { base, env, workspace, dataDir: env.DATA_DIR };
 }
 
