@@ -1,7 +1,7 @@
-import type { CSSProperties, ReactNode } from 'react';
+import { useId, useMemo, type CSSProperties, type ReactNode } from 'react';
 import { Video } from '@remotion/media';
 import { Audio, IFrame, Img, Sequence } from 'remotion';
-import { cssColor, valueAt, type CaptionAsset, type Rect, type Size, type TimedClip } from '#libs/edit-spec';
+import { chromaKeyTables, cssColor, valueAt, type CaptionAsset, type ChromaKey, type Rect, type Size, type TimedClip } from '#libs/edit-spec';
 import type { CaptionInput, ClipInputs, EditProps, MediaInput } from '../src/props.js';
 import { TextBlockView } from './text';
 import { fadeVolume } from './volume';
@@ -56,6 +56,41 @@ function Scaled({ draw, children }: { draw: Draw; children: ReactNode }) {
   );
 }
 
+/**
+ * A video asset's `chromaKey`: an SVG filter over the video's picture that removes the pixels near the
+ * key colour (chromaKeyTables: Euclidean RGB distance under `threshold` → transparent, fading back in
+ * over `halo`). Per channel (x − k)² / D² by table, summed into alpha by a colour matrix, mapped to
+ * the keyed alpha by a second table, and the picture kept where that alpha is.
+ */
+function ChromaKeyed({ chromaKey, children }: { chromaKey: ChromaKey | undefined; children: (filter: string | undefined) => ReactNode }) {
+  const id = `chroma-${useId().replace(/[^A-Za-z0-9_-]/g, '')}`;
+  const tables = useMemo(() => {
+    if (!chromaKey) return undefined;
+    const t = chromaKeyTables(chromaKey);
+    return { r: t.channel[0].join(' '), g: t.channel[1].join(' '), b: t.channel[2].join(' '), a: t.alpha.join(' ') };
+  }, [chromaKey]);
+  if (!tables) return <>{children(undefined)}</>;
+  return (
+    <>
+      <svg width={0} height={0} style={{ position: 'absolute' }} aria-hidden>
+        <filter id={id} colorInterpolationFilters="sRGB" x="0" y="0" width="1" height="1">
+          <feComponentTransfer in="SourceGraphic" result="d">
+            <feFuncR type="table" tableValues={tables.r} />
+            <feFuncG type="table" tableValues={tables.g} />
+            <feFuncB type="table" tableValues={tables.b} />
+          </feComponentTransfer>
+          <feColorMatrix in="d" type="matrix" values="0 0 0 0 0  0 0 0 0 0  0 0 0 0 0  1 1 1 0 0" result="s" />
+          <feComponentTransfer in="s" result="key">
+            <feFuncA type="table" tableValues={tables.a} />
+          </feComponentTransfer>
+          <feComposite in="SourceGraphic" in2="key" operator="in" />
+        </filter>
+      </svg>
+      {children(`url(#${id})`)}
+    </>
+  );
+}
+
 /** Frames a media file can play from `trim` at `speed` (it stops when the file ends, as in Shotstack). */
 function playableFrames(media: MediaInput, trim: number, speed: number, fps: number): number {
   if (media.duration === undefined) return Infinity;
@@ -73,20 +108,27 @@ export function AssetView({ c, inputs, props, clipTime, draw }: AssetProps) {
       if (!draw || !media) return null;
       // @remotion/media decodes in the page (WebCodecs): about half the CPU of OffthreadVideo's
       // frame extractor, whose uncompressed frames travel over HTTP (docs/benchmarks.md).
-      const style = mediaStyle(draw, inputs, media);
-      if (props.still) return <Video src={media.url} objectFit="fill" trimBefore={(asset.trim + clipTime * asset.speed) * fps} muted style={style} />;
+      const placed = mediaStyle(draw, inputs, media);
       return (
-        <Sequence durationInFrames={playableFrames(media, asset.trim, asset.speed, fps)} layout="none">
-          <Video
-            src={media.url}
-            objectFit="fill"
-            trimBefore={asset.trim * fps}
-            playbackRate={asset.speed}
-            muted={props.muted || media.hasAudio === false}
-            volume={(f) => valueAt(asset.volume, f / fps) * fadeVolume(asset.volumeEffect, f / fps, c.length)}
-            style={style}
-          />
-        </Sequence>
+        <ChromaKeyed chromaKey={asset.chromaKey}>
+          {(filter) => {
+            const style = filter ? { ...placed, filter } : placed;
+            if (props.still) return <Video src={media.url} objectFit="fill" trimBefore={(asset.trim + clipTime * asset.speed) * fps} muted style={style} />;
+            return (
+              <Sequence durationInFrames={playableFrames(media, asset.trim, asset.speed, fps)} layout="none">
+                <Video
+                  src={media.url}
+                  objectFit="fill"
+                  trimBefore={asset.trim * fps}
+                  playbackRate={asset.speed}
+                  muted={props.muted || media.hasAudio === false}
+                  volume={(f) => valueAt(asset.volume, f / fps) * fadeVolume(asset.volumeEffect, f / fps, c.length)}
+                  style={style}
+                />
+              </Sequence>
+            );
+          }}
+        </ChromaKeyed>
       );
     }
     case 'audio': {

@@ -1,11 +1,12 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { ApiError } from '#libs/core';
 import { assertEdit, type JsonValue } from '#libs/edit-spec';
 import { FontCatalog, StillEngine } from '#libs/still';
+import { runBinary } from '#libs/media';
 import { VideoEngine, VideoRenderCancelled } from './engine.js';
 import { frameAt, makeTestVideo, mapFetcher, probeStreams, sineWav } from './testing.js';
 // The still engine's perceptual comparison (test helper of libs/still).
@@ -176,6 +177,41 @@ describe('VideoEngine', () => {
     }
     expect(yellow).toBeGreaterThan(100);
     expect(green).toBeGreaterThan(100);
+  });
+
+  it('keys out a video\'s chroma colour within threshold + halo, showing what lies under it', async () => {
+    // 1 s of a green screen (#00b140) with a red box in the middle and a greenish patch (#40c060,
+    // ~73 from the key) at the top left.
+    const png = join(out, 'greenscreen.png');
+    await sharp({ create: { width: 160, height: 90, channels: 3, background: '#00b140' } })
+      .composite([
+        { input: { create: { width: 40, height: 40, channels: 3, background: '#ff0000' } }, left: 60, top: 25 },
+        { input: { create: { width: 30, height: 30, channels: 3, background: '#40c060' } }, left: 5, top: 5 },
+      ])
+      .png()
+      .toFile(png);
+    const mp4 = join(out, 'greenscreen.mp4');
+    await runBinary('ffmpeg', ['-v', 'error', '-y', '-loop', '1', '-framerate', '12', '-t', '1', '-i', png, '-c:v', 'libx264', '-preset', 'ultrafast', '-qp', '0', '-pix_fmt', 'yuv444p', mp4]);
+    files.set(`${CDN}/greenscreen.mp4`, await readFile(mp4));
+    const keyed = (chromaKey?: Record<string, JsonValue>) =>
+      edit([{ asset: { type: 'video', src: `${CDN}/greenscreen.mp4`, ...(chromaKey ? { chromaKey } : {}) }, start: 0, length: 1 }], { poster: { capture: 0.5 } }, { background: '#224488' });
+    const blue = [0x22, 0x44, 0x88];
+    const red = [255, 0, 0];
+
+    const plain = await frameAt((await engine.render(keyed(), { outputDir: out })).file, 0.5);
+    expect(near(await meanColour(plain, 120, 60, 30, 20), [0, 177, 64], 30)).toBe(true);
+
+    // Shotstack's defaults (threshold 150, halo 100): the green and the greenish patch go.
+    const loose = await frameAt((await engine.render(keyed({ color: '#00b140' }), { outputDir: out })).file, 0.5);
+    expect(near(await meanColour(loose, 120, 60, 30, 20), blue)).toBe(true);
+    expect(near(await meanColour(loose, 10, 10, 20, 20), blue)).toBe(true);
+    expect(near(await meanColour(loose, 70, 35, 20, 20), red, 40)).toBe(true);
+
+    // A tight key: only the screen's own green goes; the patch stays, with a hard edge.
+    const tight = await frameAt((await engine.render(keyed({ color: '#00b140', threshold: 50, halo: 0 }), { outputDir: out })).file, 0.5);
+    expect(near(await meanColour(tight, 120, 60, 30, 20), blue)).toBe(true);
+    expect(near(await meanColour(tight, 10, 10, 20, 20), [0x40, 0xc0, 0x60], 30)).toBe(true);
+    expect(near(await meanColour(tight, 70, 35, 20, 20), red, 40)).toBe(true);
   });
 
   it('asks Chromium for each frame within the view, never resizing it around a capture (cdp.ts)', async () => {
