@@ -11,6 +11,8 @@ import { FontCatalog } from './fonts.js';
 import { StillEngine } from './engine.js';
 import { parseFont } from './opentype.js';
 import { compareImages } from './testing.js';
+import { textAssetBlock } from './assets.js';
+import { ellipsize } from './text.js';
 
 /** Still engine behaviour beyond the pictures (issue 4): errors, fonts, limits, formats, security. */
 const CDN = 'https://cdn.example.com';
@@ -164,6 +166,42 @@ describe('frames with html, video, luma or caption clips (the browser still path
     expect(await redPixels(out.bytes)).toBeGreaterThan(400 * 240 * 0.8);
     const live = await browser.render(edit, { scale: 2 });
     expect((await compareImages(out.bytes, live.bytes)).meanAbsDiff).toBeGreaterThan(1);
+  });
+});
+
+describe('text ellipsis (a text asset\'s `ellipsis`)', () => {
+  const LONG = 'Summer collection now in stores: linen shirts, light dresses and sandals for the whole family';
+  const asset = (ellipsis?: string, height = 40): JsonValue => ({ type: 'text', text: LONG, width: 200, height, font: { family: 'Open Sans', size: 24, color: '#ffffff' }, ...(ellipsis !== undefined ? { ellipsis } : {}) });
+  const blockOf = (ellipsis: string | undefined, height: number) => {
+    const edit = frame([clip(asset(ellipsis, height) as Record<string, JsonValue>)]);
+    const a = edit.timeline.tracks[0]!.clips[0]!.asset;
+    if (a.type !== 'text') throw new Error('not a text asset');
+    return textAssetBlock(a, { width: 200, height }, { family: 'Open Sans' });
+  };
+
+  it('cuts an overflowing text after its last whole word that fits, with the ellipsis; leaves a fitting text alone', async () => {
+    const one = await ellipsize(blockOf('…', 40), '…');
+    expect(one.text.endsWith('…')).toBe(true);
+    const kept = one.text.slice(0, -1);
+    expect(kept.length).toBeGreaterThan(5);
+    expect(LONG.startsWith(kept)).toBe(true);
+    expect(LONG[kept.length]).toBe(' ');
+    // A taller box keeps more whole words; a box the text fits in keeps it all.
+    const three = await ellipsize(blockOf(' [more]', 100), ' [more]');
+    expect(three.text.endsWith(' [more]')).toBe(true);
+    expect(three.text.length).toBeGreaterThan(one.text.length + 10);
+    expect(LONG.startsWith(three.text.slice(0, -' [more]'.length))).toBe(true);
+    const roomy = blockOf('…', 400);
+    expect(await ellipsize(roomy, '…')).toBe(roomy);
+  });
+
+  it('draws the start of the text with the ellipsis where an overflowing text showed its middle lines', async () => {
+    const expected = (await ellipsize(blockOf('…', 40), '…')).text;
+    const cut = await engine.render(frame([clip(asset('…') as Record<string, JsonValue>)]));
+    const written = await engine.render(frame([clip({ ...(asset() as Record<string, JsonValue>), text: expected })]));
+    const clipped = await engine.render(frame([clip(asset() as Record<string, JsonValue>)]));
+    expect((await compareImages(cut.bytes, written.bytes)).ssim).toBeGreaterThan(0.99);
+    expect((await compareImages(cut.bytes, clipped.bytes)).ssim).toBeLessThan(0.95);
   });
 });
 

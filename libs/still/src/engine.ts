@@ -14,7 +14,7 @@ import { FontFileError } from './opentype.js';
 import { encodePdf, type PdfText } from './pdf.js';
 import { encodeFramePng, encodePng } from './png.js';
 import { applyFilter, cropRaster, fromRaster, RAW, toRaster, withOpacity, type Raster } from './raster.js';
-import { renderTextBlock, type TextBlock } from './text.js';
+import { ellipsize, renderTextBlock, type TextBlock } from './text.js';
 import { watermarkLayer } from './watermark.js';
 
 export type { MediaFetcher } from '#libs/media';
@@ -258,11 +258,12 @@ export class StillEngine {
             const familyPath = asset.type === 'title' ? `${path}.asset.style` : `${path}.asset.font.family`;
             const font = this.fontFor(requestedFamily(asset), fonts, familyErrors, familyPath);
             const source = box!;
-            const block: TextBlock = asset.type === 'text'
+            let block: TextBlock = asset.type === 'text'
               ? textAssetBlock(asset, source, font)
               : asset.type === 'rich-text'
                 ? richTextBlock(asset, source, font)
                 : titleBlock(asset, source, viewport);
+            if (asset.type === 'text' && asset.ellipsis !== undefined) block = await ellipsize(block, asset.ellipsis);
             return {
               source,
               key: digest('text', JSON.stringify(block)),

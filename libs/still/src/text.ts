@@ -108,6 +108,42 @@ async function layout(block: TextBlock, scale: number, colour: Rgba, width: numb
   return toRaster(sharp({ text: options }));
 }
 
+/**
+ * The text asset's `ellipsis`: when the block's text does not fit the height of its box (laid out by
+ * Pango at design size in the box's width less padding), the text becomes its longest start that
+ * fits with `ellipsis` appended, cut after the last whole word of that start when it has one (else
+ * between two characters), trailing spaces dropped. A text that fits is left as it is. Both engines
+ * draw the returned block, so stills and videos cut at the same place.
+ */
+export async function ellipsize(block: TextBlock, ellipsis: string): Promise<TextBlock> {
+  const pad = block.padding;
+  const innerWidth = Math.max(1, block.box.width - pad.left - pad.right);
+  const innerHeight = block.box.height - pad.top - pad.bottom;
+  const opaque: Rgba = { r: 0, g: 0, b: 0, a: 1 };
+  const fits = async (text: string) => {
+    const laid = await layout({ ...block, text }, 1, opaque, innerWidth);
+    return !laid || laid.height <= innerHeight + 0.5;
+  };
+  if (await fits(block.text)) return block;
+  const chars = [...new Intl.Segmenter(undefined, { granularity: 'grapheme' }).segment(block.text)].map((g) => g.segment);
+  const cut = (n: number) => chars.slice(0, n).join('').trimEnd() + ellipsis;
+  // The longest start that fits (fitting shrinks as the start grows); 0 characters: the ellipsis alone.
+  let lo = 0;
+  let hi = chars.length - 1;
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (await fits(cut(mid))) lo = mid;
+    else hi = mid - 1;
+  }
+  let n = lo;
+  // Whole words: back to the last space of that start, unless the cut already falls on one.
+  if (n > 0 && n < chars.length && !/\s/u.test(chars[n]!) && !/\s/u.test(chars[n - 1]!)) {
+    const space = chars.slice(0, n).findLastIndex((ch) => /\s/u.test(ch));
+    if (space > 0) n = space;
+  }
+  return { ...block, text: cut(n) };
+}
+
 function roundedRect(width: number, height: number, x: number, y: number, w: number, h: number, radius: number, fill: Rgba, stroke?: { width: number; color: Rgba }): string {
   const r = Math.max(0, Math.min(radius, w / 2, h / 2));
   const paint = stroke

@@ -85,6 +85,22 @@ describe('VideoEngine', () => {
     expect(similarity.meanAbsDiff).toBeLessThan(8);
   });
 
+  it('cuts an overflowing text with its ellipsis where the still engine does', async () => {
+    const LONG = 'Summer collection now in stores: linen shirts, light dresses and sandals';
+    const CUT = 'Summer collection…'; // what fits one line of a 160 × 30 box at 16 px
+    const textEdit = (t: string, format = 'mp4', ellipsis?: string) =>
+      edit([{ asset: { type: 'text', text: t, width: 160, height: 30, ...(ellipsis ? { ellipsis } : {}), font: { family: 'Open Sans', size: 16, color: '#ffffff' } }, start: 0, length: 1 }], { format, poster: { capture: 0.5 } });
+    const videoFrame = async (e: ReturnType<typeof edit>) => sharp(await frameAt((await engine.render(e, { outputDir: out })).file, 0.5)).png().toBuffer();
+    const stills = new StillEngine({ fonts: await FontCatalog.system(), fetch: mapFetcher(files) });
+
+    const cut = await videoFrame(textEdit(LONG, 'mp4', '…'));
+    expect((await compareImages(cut, await videoFrame(textEdit(CUT)))).ssim).toBeGreaterThan(0.98);
+    expect((await compareImages(cut, await videoFrame(textEdit(LONG)))).ssim).toBeLessThan(0.9);
+    // The still engine makes the same cut.
+    const still = (await stills.render(textEdit(LONG, 'png', '…'))).bytes;
+    expect((await compareImages(still, (await stills.render(textEdit(CUT, 'png'))).bytes)).ssim).toBeGreaterThan(0.99);
+  });
+
   it('renders a gif that loops when repeat is true', async () => {
     const result = await engine.render(edit([redBox({ transition: { in: 'fade' } })], { format: 'gif', repeat: true }), { outputDir: out });
     expect(result).toMatchObject({ format: 'gif', contentType: 'image/gif', width: 160, height: 90 });

@@ -7,7 +7,7 @@ import {
   type Asset, type Crop, type Durations, type EditSpec, type OutputSize, type Rect, type Size, type TimedClip, type Timing,
 } from '#libs/edit-spec';
 import { MediaFetchError, probeMedia, RenderMediaCache, type FetchedMedia, type MediaKind, type ProbedMedia } from '#libs/media';
-import { DEFAULT_FAMILY, FontFileError, RenderFonts, requestedFamily, richTextBlock, shapeSvg, textAssetBlock, titleBlock, type FontCatalog, type FontChoice, type MediaFetcher, type RenderFont } from '#libs/still';
+import { DEFAULT_FAMILY, ellipsize, FontFileError, RenderFonts, requestedFamily, richTextBlock, shapeSvg, textAssetBlock, titleBlock, type FontCatalog, type FontChoice, type MediaFetcher, type RenderFont } from '#libs/still';
 // The still engine's mapping of text, rich-text and title assets to text blocks, and of shapes to SVG:
 // the video draws exactly what a still of the same frame draws (libs/still exports only its engine).
 import { parseSubtitles } from './captions.js';
@@ -284,7 +284,8 @@ class Preparation {
         const familyPath = asset.type === 'title' ? `${path}.asset.style` : `${path}.asset.font.family`;
         const font = this.fontFor(requestedFamily(asset), fonts, familyPath);
         const source = box!;
-        const text = asset.type === 'text' ? textAssetBlock(asset, source, font) : asset.type === 'rich-text' ? richTextBlock(asset, source, font) : titleBlock(asset, source, viewport);
+        let text = asset.type === 'text' ? textAssetBlock(asset, source, font) : asset.type === 'rich-text' ? richTextBlock(asset, source, font) : titleBlock(asset, source, viewport);
+        if (asset.type === 'text' && asset.ellipsis !== undefined) text = await ellipsize(text, asset.ellipsis);
         return { source, text };
       }
       case 'shape':
