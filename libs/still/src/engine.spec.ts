@@ -13,6 +13,7 @@ import { parseFont } from './opentype.js';
 import { compareImages } from './testing.js';
 import { textAssetBlock } from './assets.js';
 import { ellipsize } from './text.js';
+import compressWoff2 from 'wawoff2/compress.js';
 
 /** Still engine behaviour beyond the pictures (issue 4): errors, fonts, limits, formats, security. */
 const CDN = 'https://cdn.example.com';
@@ -98,10 +99,25 @@ describe('fonts (issue 4: shipped families, timeline.fonts, unknown family is a 
     expect(err.code).toBe('TEMPLATE_VALIDATION_FAILED');
   });
 
+  test('a WOFF2 font from timeline.fonts draws as its TTF does', async () => {
+    files.set(`${CDN}/renamed.woff2`, Buffer.from(await compressWoff2(renamedFont())));
+    const woff2 = await engine.render(frame([text('Serif text', 'Zqxfnt Serif')], {}, { fonts: [{ src: `${CDN}/renamed.woff2` }] }));
+    const ttf = await engine.render(frame([text('Serif text', 'Zqxfnt Serif')], {}, { fonts: [{ src: `${CDN}/renamed.ttf` }] }));
+    const sans = await engine.render(frame([text('Serif text', 'DejaVu Sans')]));
+    expect((await compareImages(woff2.bytes, ttf.bytes)).ssim).toBeGreaterThan(0.99);
+    expect((await compareImages(woff2.bytes, sans.bytes)).ssim).toBeLessThan(0.95);
+  });
+
   test('a font file that is not a usable font answers 422 MEDIA_UNAVAILABLE at timeline.fonts[i].src', async () => {
     const woff2 = await rejection(engine.render(frame([text('x')], {}, { fonts: [{ src: `${CDN}/font.woff2` }] })));
     expect(woff2.code).toBe('MEDIA_UNAVAILABLE');
-    expect(woff2.extras.errors?.['edit.timeline.fonts[0].src']?.[0]).toMatch(/WOFF2/);
+    expect(woff2.extras.errors?.['edit.timeline.fonts[0].src']?.[0]).toMatch(/WOFF2 font could not be decoded/);
+    // A header announcing a font larger than the cap is refused before anything is unpacked.
+    const bomb = Buffer.concat([Buffer.from('wOF2'), Buffer.alloc(60)]);
+    bomb.writeUInt32BE(0x7fffffff, 16);
+    files.set(`${CDN}/bomb.woff2`, bomb);
+    const big = await rejection(engine.render(frame([text('x')], {}, { fonts: [{ src: `${CDN}/bomb.woff2` }] })));
+    expect(big.extras.errors?.['edit.timeline.fonts[0].src']?.[0]).toMatch(/unpacks to more than 32 MB/);
     const broken = await rejection(engine.render(frame([text('x')], {}, { fonts: [{ src: `${CDN}/photo.jpg` }, { src: `${CDN}/notafont.ttf` }] })));
     expect(Object.keys(broken.extras.errors ?? {}).sort()).toEqual(['edit.timeline.fonts[0].src', 'edit.timeline.fonts[1].src']);
     expect(broken.extras.errors?.['edit.timeline.fonts[0].src']?.[0]).toMatch(/Expected font/);

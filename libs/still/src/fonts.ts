@@ -4,7 +4,7 @@ import { mkdir, rename, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { parseFont } from './opentype.js';
+import { readFont } from './opentype.js';
 
 /** A font file downloaded for one render (timeline.fonts), stored once per content. */
 export interface RenderFont {
@@ -46,7 +46,7 @@ export class FontCatalog {
    * the same file is written once however many renders use it. Throws FontFileError for a bad file.
    */
   async install(bytes: Buffer): Promise<RenderFont> {
-    const parsed = parseFont(bytes);
+    const parsed = await readFont(bytes);
     const name = `${createHash('sha256').update(parsed.sfnt).digest('hex').slice(0, 32)}.${parsed.format === 'woff' ? 'ttf' : parsed.format}`;
     const path = join(this.fontDir, name);
     const exists = await stat(path).then((s) => s.size === parsed.sfnt.length, () => false);

@@ -3,7 +3,8 @@ import { inflateSync } from 'node:zlib';
 /**
  * Just enough OpenType to use a downloaded font: its family names (the `name` table, IDs 1 and 16)
  * and, for WOFF 1.0, the equivalent sfnt (tables inflated) that FreeType reads as a plain file.
- * TrueType, OpenType/CFF and collections (first face) are read as they are; WOFF2 is refused.
+ * TrueType, OpenType/CFF and collections (first face) are read as they are; WOFF2 is decoded first
+ * (`readFont`, Google's decoder compiled to WebAssembly: wawoff2).
  */
 export class FontFileError extends Error {}
 
@@ -17,10 +18,32 @@ export interface ParsedFont {
   format: 'ttf' | 'otf' | 'ttc' | 'woff';
 }
 
+const WOFF2_TAG = 0x774f4632; /* wOF2 */
+/** The largest font a WOFF2 file may unpack to (its header says; Google's decoder caps at 30 MB too). */
+export const MAX_WOFF2_SFNT_BYTES = 32 * 1024 * 1024;
+
+/** `parseFont` for every format it reads, WOFF2 included (decoded to the sfnt it packs). */
+export async function readFont(bytes: Buffer): Promise<ParsedFont> {
+  if (bytes.length < 12 || bytes.readUInt32BE(0) !== WOFF2_TAG) return parseFont(bytes);
+  // WOFF2 header: signature, flavor, length, numTables + reserved, totalSfntSize (offset 16), …
+  if (bytes.length < 48) throw new FontFileError('the WOFF2 file is truncated');
+  if (bytes.readUInt32BE(16) > MAX_WOFF2_SFNT_BYTES) throw new FontFileError(`the WOFF2 font unpacks to more than ${MAX_WOFF2_SFNT_BYTES / 1024 / 1024} MB`);
+  const { default: decompress } = await import('wawoff2/decompress.js');
+  let sfnt: Buffer;
+  try {
+    sfnt = Buffer.from(await decompress(bytes));
+  } catch {
+    throw new FontFileError('the WOFF2 font could not be decoded');
+  }
+  const parsed = parseFont(sfnt);
+  if (parsed.format === 'ttc') throw new FontFileError('WOFF2 font collections are not supported');
+  return parsed;
+}
+
 export function parseFont(bytes: Buffer): ParsedFont {
   if (bytes.length < 12) throw new FontFileError('the file is too short to be a font');
   const tag = bytes.readUInt32BE(0);
-  if (tag === 0x774f4632 /* wOF2 */) throw new FontFileError('WOFF2 fonts are not supported; use TTF, OTF or WOFF');
+  if (tag === WOFF2_TAG) throw new FontFileError('a WOFF2 font must be decoded first (readFont)');
   if (tag === 0x774f4646 /* wOFF */) {
     const sfnt = woffToSfnt(bytes);
     return { families: familyNames(sfnt, 0), sfnt, format: 'woff' };
