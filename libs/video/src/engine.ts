@@ -206,8 +206,13 @@ export class VideoEngine {
       logLevel: this.opts.logLevel ?? 'error',
       onBrowserDownload: noBrowserDownload,
     } as Parameters<typeof openBrowser>[1])
-      .then((browser) => {
-        screenshotsWithinViewport(browser);
+      .then(async (browser) => {
+        try {
+          screenshotsWithinViewport(browser);
+        } catch (err) {
+          await browser.close({ silent: true }).catch(() => undefined);
+          throw err;
+        }
         this.browser = browser;
         // A browser that crashed or was killed is opened again by the next render.
         browser.on('closed', () => {
