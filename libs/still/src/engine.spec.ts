@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { deflateSync, inflateSync } from 'node:zlib';
@@ -10,7 +10,7 @@ import { MediaFetchError, sniff } from '#libs/media';
 import { FontCatalog } from './fonts.js';
 import { StillEngine } from './engine.js';
 import { parseFont } from './opentype.js';
-import { compareImages } from './testing.js';
+import { compareImages, renamedFont } from './testing.js';
 import { textAssetBlock } from './assets.js';
 import { ellipsize } from './text.js';
 import compressWoff2 from 'wawoff2/compress.js';
@@ -19,17 +19,6 @@ import compressWoff2 from 'wawoff2/compress.js';
 const CDN = 'https://cdn.example.com';
 const files = new Map<string, Buffer>();
 let engine: StillEngine;
-
-const DEJAVU = '/usr/share/fonts/truetype/dejavu/DejaVuSerif.ttf';
-
-/** DejaVu Serif with its names rewritten to "Zqxfnt Serif": a family no machine has installed. */
-function renamedFont(): Buffer {
-  const bytes = Buffer.from(readFileSync(DEJAVU));
-  for (const [from, to] of [[Buffer.from('DejaVu', 'latin1'), Buffer.from('Zqxfnt', 'latin1')], [Buffer.from('DejaVu', 'utf16le').swap16(), Buffer.from('Zqxfnt', 'utf16le').swap16()]] as const) {
-    for (let at = bytes.indexOf(from); at >= 0; at = bytes.indexOf(from, at + 1)) to.copy(bytes, at);
-  }
-  return bytes;
-}
 
 function frame(tracks: JsonValue[], output: Record<string, JsonValue> = {}, timeline: Record<string, JsonValue> = {}): ReturnType<typeof assertEdit> {
   return assertEdit({

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import sharp from 'sharp';
 
 /**
@@ -69,4 +70,16 @@ export async function compareImages(actual: Buffer, expected: Buffer): Promise<S
     }
   }
   return { ssim: windows ? total / windows : 1, meanAbsDiff: diff / (width * height * 4), sameSize: true };
+}
+
+/**
+ * DejaVu Serif (a Debian font package the tests install) with its names rewritten to
+ * "Zqxfnt Serif": a family no machine has installed, for testing `timeline.fonts`.
+ */
+export function renamedFont(file = '/usr/share/fonts/truetype/dejavu/DejaVuSerif.ttf'): Buffer {
+  const bytes = Buffer.from(readFileSync(file));
+  for (const [from, to] of [[Buffer.from('DejaVu', 'latin1'), Buffer.from('Zqxfnt', 'latin1')], [Buffer.from('DejaVu', 'utf16le').swap16(), Buffer.from('Zqxfnt', 'utf16le').swap16()]] as const) {
+    for (let at = bytes.indexOf(from); at >= 0; at = bytes.indexOf(from, at + 1)) to.copy(bytes, at);
+  }
+  return bytes;
 }
