@@ -159,10 +159,11 @@ export async function startStack({ name = 'bench', workers = 0, workerCpus, pg, 
   // Workers are ready when they take jobs: callers warm up with real requests before measuring.
   // `workerCpus[i]` (a taskset CPU list such as '0' or '2-3') pins worker i and everything it starts
   // (Chromium, ffmpeg) to those cores: workers with cores of their own, as on separate machines.
+  const worker = [process.execPath, 'dist/apps/worker/src/main.js'];
   for (let i = 0; i < workers; i++) {
     const cpus = workerCpus?.[i];
-    if (cpus) startChild(`worker-${i}`, 'taskset', ['-c', cpus, process.execPath, 'dist/apps/worker/src/main.js'], env);
-    else startChild(`worker-${i}`, process.execPath, ['dist/apps/worker/src/main.js'], env);
+    const [cmd, ...argv] = cpus ? ['taskset', '-c', cpus, ...worker] : worker;
+    startChild(`worker-${i}`, cmd, argv, env);
   }
   return { base, env, workspace, dataDir: env.DATA_DIR };
 }

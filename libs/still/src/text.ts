@@ -116,6 +116,16 @@ async function layout(block: TextBlock, scale: number, colour: Rgba, width: numb
  * draw the returned block, so stills and videos cut at the same place.
  */
 export async function ellipsize(block: TextBlock, ellipsis: string): Promise<TextBlock> {
+  // A template rendered again with the same text measures it once (a cut takes several layouts).
+  const key = JSON.stringify([block.text, block.style, block.box, block.padding, ellipsis]);
+  const text = await cuts.through(key, () => ellipsizedText(block, ellipsis), (t) => t.length * 2 + key.length * 2);
+  return text === block.text ? block : { ...block, text };
+}
+
+/** Texts cut by `ellipsize`, keyed by what the cut depends on. */
+const cuts = new ByteLru<string>(4 * 1024 * 1024);
+
+async function ellipsizedText(block: TextBlock, ellipsis: string): Promise<string> {
   const pad = block.padding;
   const innerWidth = Math.max(1, block.box.width - pad.left - pad.right);
   const innerHeight = block.box.height - pad.top - pad.bottom;
@@ -124,7 +134,7 @@ export async function ellipsize(block: TextBlock, ellipsis: string): Promise<Tex
     const laid = await layout({ ...block, text }, 1, opaque, innerWidth);
     return !laid || laid.height <= innerHeight + 0.5;
   };
-  if (await fits(block.text)) return block;
+  if (await fits(block.text)) return block.text;
   const chars = [...new Intl.Segmenter(undefined, { granularity: 'grapheme' }).segment(block.text)].map((g) => g.segment);
   const cut = (n: number) => chars.slice(0, n).join('').trimEnd() + ellipsis;
   // The longest start that fits (fitting shrinks as the start grows); 0 characters: the ellipsis alone.
@@ -141,7 +151,7 @@ export async function ellipsize(block: TextBlock, ellipsis: string): Promise<Tex
     const space = chars.slice(0, n).findLastIndex((ch) => /\s/u.test(ch));
     if (space > 0) n = space;
   }
-  return { ...block, text: cut(n) };
+  return cut(n);
 }
 
 function roundedRect(width: number, height: number, x: number, y: number, w: number, h: number, radius: number, fill: Rgba, stroke?: { width: number; color: Rgba }): string {
