@@ -10,8 +10,10 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Type } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { QueueEvents } from 'bullmq';
 import pg from 'pg';
 import { loadConfig, type AppConfig } from '#libs/core';
+import type { JobQueues, QueueName } from '#libs/queue';
 import { createApiApp } from '../apps/api/src/app.js';
 
 const run = promisify(execFile);
@@ -105,4 +107,12 @@ export async function secondApi(ctx: TestContext, extraModules: Type[] = []): Pr
   const app = await createApiApp(ctx.config, { extraModules });
   await app.getHttpAdapter().getInstance().ready();
   return app;
+}
+
+/** Completion events of one of an application's queues (close them after use), ready to wait on. */
+export async function queueEvents(queues: JobQueues, name: QueueName): Promise<QueueEvents> {
+  const { connection, prefix } = queues.queue(name).opts;
+  const events = new QueueEvents(name, { connection, prefix });
+  await events.waitUntilReady();
+  return events;
 }

@@ -3,10 +3,10 @@ import sharp from 'sharp';
 import { CreditsService, LedgerEntry } from '#libs/credits';
 import { openDatabase, type Orm } from '#libs/db';
 import { OutboxEvent } from '#libs/events';
-import { JobQueue } from '#libs/queue';
+import { JobQueues } from '#libs/queue';
 import { Render, RendersService } from '#libs/renders';
 import { createWorkerApp } from '../apps/worker/src/app.js';
-import { startApi, type TestApi } from './harness.js';
+import { queueEvents, startApi, type TestApi } from './harness.js';
 
 // Contract §1.4 (idempotency), §2 Render and Cost estimate, §3 Render status, §4.1, §7, §8;
 // decisions.md "Render record", "Idempotency", "Still engine".
@@ -252,13 +252,11 @@ describe('renders: synchronous stills end to end', () => {
     });
     await em.flush();
     await new CreditsService(orm).hold({ workspaceId, plan: 'pro', kind: 'image', amount: 1, renderId: id, mode: 'live' });
-    const queue = new JobQueue(api.config, 'system');
-    const events = queue.events();
-    await events.waitUntilReady();
-    const job = await queue.add('renders.purge', {});
+    const queues = api.app.get(JobQueues);
+    const events = await queueEvents(queues, 'system');
+    const job = await queues.add('renders.purge', {});
     expect(await job.waitUntilFinished(events, 20_000)).toMatchObject({ lost: 1 });
     await events.close();
-    await queue.close();
     expect((await get(live, `/v1/render/${id}`)).json().data).toMatchObject({ status: 'failed', error: { code: 'WORKER_LOST', stage: 'rendering' } });
     const ledger = await orm.em.fork().find(LedgerEntry, { renderId: id }, { orderBy: { id: 'asc' } });
     expect(ledger.map((e) => e.reason)).toEqual(['hold', 'release']);

@@ -4,16 +4,16 @@ import type { INestApplicationContext } from '@nestjs/common';
 import sharp from 'sharp';
 import type { QueueEvents } from 'bullmq';
 import { assertEdit, type JsonValue } from '#libs/edit-spec';
-import { JobQueue, type EditSpecJson, type StillRenderResult } from '#libs/queue';
+import { JobQueues, type EditSpecJson, type StillRenderResult } from '#libs/queue';
 import { createStorage, libraryKey, outputKey } from '#libs/storage';
 import { createWorkerApp } from '../apps/worker/src/app.js';
-import { testContext, type TestContext } from './harness.js';
+import { queueEvents, testContext, type TestContext } from './harness.js';
 
 /** Issue 4: the worker draws stills from its own high-priority queue and stores them (§4.1 stills). */
 describe('worker: still.render jobs', () => {
   let ctx: TestContext;
   let worker: INestApplicationContext;
-  let queue: JobQueue<'stills'>;
+  let queues: JobQueues;
   let events: QueueEvents;
   let server: Server;
   let origin: string;
@@ -22,9 +22,8 @@ describe('worker: still.render jobs', () => {
   beforeAll(async () => {
     ctx = await testContext();
     worker = await createWorkerApp(ctx.config);
-    queue = new JobQueue(ctx.config, 'stills');
-    events = queue.events();
-    await events.waitUntilReady();
+    queues = worker.get(JobQueues);
+    events = await queueEvents(queues, 'stills');
     photo = await sharp({ create: { width: 400, height: 300, channels: 3, background: '#2a9d8f' } }).jpeg().toBuffer();
     server = createServer((req, res) => {
       if (req.url === '/photo.jpg') return void res.writeHead(200, { 'content-type': 'image/jpeg' }).end(photo);
@@ -36,7 +35,6 @@ describe('worker: still.render jobs', () => {
   afterAll(async () => {
     server.close();
     await events.close();
-    await queue.close();
     await worker.close();
     await ctx.cleanup();
   });
@@ -44,8 +42,8 @@ describe('worker: still.render jobs', () => {
   const edit = (tracks: JsonValue[], format = 'png') =>
     assertEdit({ timeline: { background: '#ffffff', tracks: tracks.map((c) => ({ clips: [c] })) }, output: { format, size: { width: 320, height: 200 } } }) as unknown as EditSpecJson;
   const render = async (data: { edit: EditSpecJson; key: string; scale?: number; watermark?: boolean }): Promise<StillRenderResult> => {
-    const job = await queue.add('still.render', { scale: 1, watermark: false, ...data }, { priority: 1 });
-    return (await job.waitUntilFinished(events, 20_000)) as StillRenderResult;
+    const job = await queues.add('still.render', { scale: 1, watermark: false, ...data });
+    return job.waitUntilFinished(events, 20_000);
   };
 
   it('draws a remote image and text, stores the PNG and answers its URL, size and type', async () => {

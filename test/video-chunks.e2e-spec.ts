@@ -1,3 +1,4 @@
+import type { Queue } from 'bullmq';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
@@ -6,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { INestApplicationContext } from '@nestjs/common';
 import { openDatabase, type Orm } from '#libs/db';
-import { JobQueue, type VideoChunkResult } from '#libs/queue';
+import { JobQueues, type VideoChunkResult } from '#libs/queue';
 import { createRedis, RedisKeys } from '#libs/redis';
 import { Render } from '#libs/renders';
 import { createWorkerApp } from '../apps/worker/src/app.js';
@@ -41,7 +42,7 @@ describe('chunked video renders across workers (issue 6)', () => {
   let workspaceId: string;
   let media: Server;
   let origin: string;
-  let videos: JobQueue<'videos'>;
+  let videos: Queue;
 
   const post = (body: unknown) => api.app.inject({ method: 'POST', url: '/api/v1/render', headers: { 'x-api-key': key }, payload: body as object });
   const get = (id: string) => api.app.inject({ method: 'GET', url: `/api/v1/render/${id}`, headers: { 'x-api-key': key } });
@@ -69,7 +70,7 @@ describe('chunked video renders across workers (issue 6)', () => {
     // A second worker in its own process (the built worker, as operators run it).
     other = spawn(process.execPath, ['dist/apps/worker/src/main.js'], { env: { ...process.env, ...api.env }, stdio: 'ignore' });
     orm = await openDatabase(api.config.database, { migrate: false });
-    videos = new JobQueue(api.config, 'videos');
+    videos = api.app.get(JobQueues).queue('videos');
     ({ workspaceId, liveKey: key } = (await api.cli('workspace:create', '--name', 'Chunks', '--plan', 'pro')).json as { workspaceId: string; liveKey: string });
     const redis = createRedis(api.config, 'test');
     await until(async () => (await redis.exists(new RedisKeys(api.config.redisPrefix).videoEngine())) === 1, 'a video engine');
@@ -77,7 +78,6 @@ describe('chunked video renders across workers (issue 6)', () => {
   }, 240_000);
   afterAll(async () => {
     other?.kill('SIGTERM');
-    await videos.close();
     await orm.close(true);
     await worker.close();
     await api.close();
@@ -101,7 +101,7 @@ describe('chunked video renders across workers (issue 6)', () => {
     expect(probed).toMatchObject({ codec: 'h264', audio: 'aac', width: 160, height: 90, frames: 72 });
     expect(probed.duration).toBeCloseTo(6, 1);
     // Six chunks of 12 frames, covering 0..71, drawn by more than one worker process.
-    const chunks = await Promise.all(Array.from({ length: 6 }, async (_, i) => (await videos.queue.getJob(`${id}-chunk-${i}`))?.returnvalue as VideoChunkResult));
+    const chunks = await Promise.all(Array.from({ length: 6 }, async (_, i) => (await videos.getJob(`${id}-chunk-${i}`))?.returnvalue as VideoChunkResult));
     expect(chunks.map((c) => (c.ok ? c.frameRange : c.status))).toEqual([[0, 11], [12, 23], [24, 35], [36, 47], [48, 59], [60, 71]]);
     expect(new Set(chunks.map((c) => (c.ok ? c.worker : ''))).size).toBeGreaterThan(1);
     expect(chunkFolders()).toEqual([]);
@@ -111,7 +111,7 @@ describe('chunked video renders across workers (issue 6)', () => {
     const short = await post({ edit: edit(1) });
     const shortDone = await settled(short.json().data.id);
     expect(shortDone.status).toBe('done');
-    expect(await videos.queue.getJob(`${shortDone.id}-chunk-0`)).toBeUndefined();
+    expect(await videos.getJob(`${shortDone.id}-chunk-0`)).toBeUndefined();
   }, 240_000);
 
   it('cancel while chunks render: settled cancelled once, credits released, chunks removed', async () => {
@@ -121,7 +121,7 @@ describe('chunked video renders across workers (issue 6)', () => {
     expect(res.statusCode).toBe(202);
     const end = await settled(id);
     expect(end.status).toBe('cancelled');
-    await until(async () => (await videos.queue.getJob(`${id}-combine`))?.finishedOn !== undefined || undefined, 'the combine job to end');
+    await until(async () => (await videos.getJob(`${id}-combine`))?.finishedOn !== undefined || undefined, 'the combine job to end');
     expect(chunkFolders()).toEqual([]);
     expect(await ledger(id)).toEqual(['hold', 'release']);
     expect(await events(id)).toEqual(['render.queued', 'render.started', 'render.cancelled']);
@@ -132,7 +132,7 @@ describe('chunked video renders across workers (issue 6)', () => {
     const end = await settled(id);
     expect(end.status).toBe('failed');
     expect(end.error).toMatchObject({ code: 'MEDIA_UNAVAILABLE', errors: { 'edit.timeline.tracks[2].clips[0].asset.src': ['The server answered 404'] } });
-    await until(async () => (await videos.queue.getJob(`${id}-combine`))?.finishedOn !== undefined || undefined, 'the combine job to end');
+    await until(async () => (await videos.getJob(`${id}-combine`))?.finishedOn !== undefined || undefined, 'the combine job to end');
     expect(chunkFolders()).toEqual([]);
     expect(await ledger(id)).toEqual(['hold', 'release']);
     expect(await events(id)).toEqual(['render.queued', 'render.started', 'render.failed']);

@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { openDatabase, type Orm } from '#libs/db';
 import { OutboxEvent, recordEvent } from '#libs/events';
-import { JobQueue } from '#libs/queue';
+import { JobQueues } from '#libs/queue';
 import { WebhookDelivery, WebhookEndpoint } from '#libs/webhooks';
 import { startApi, type TestApi } from './harness.js';
 
@@ -186,25 +186,23 @@ describe('webhooks: chaos (scripted failures, a worker killed mid-run)', () => {
 
   /** Diagnostics of a run that did not settle: the pending deliveries and what BullMQ holds for them. */
   async function stuck(): Promise<string> {
-    const queue = new JobQueue(api.config, 'webhooks');
+    const queue = api.app.get(JobQueues).queue('webhooks');
     try {
       const pending = await orm.em.fork().find(WebhookDelivery, { workspaceId, state: 'pending' }, { orderBy: { id: 'asc' } });
       const jobStates = new Map<string, number>();
       const sample: string[] = [];
       for (const d of pending) {
-        const state = await queue.queue.getJobState(d.id);
+        const state = await queue.getJobState(d.id);
         jobStates.set(state, (jobStates.get(state) ?? 0) + 1);
         if (sample.length < 8) sample.push(`${d.id} (event ${d.eventId}, attempts ${d.attempts}, job ${state})`);
       }
-      const counts = await queue.queue.getJobCounts('active', 'wait', 'delayed', 'completed', 'failed');
-      const active = await queue.queue.getActive(0, 200);
+      const counts = await queue.getJobCounts('active', 'wait', 'delayed', 'completed', 'failed');
+      const active = await queue.getActive(0, 200);
       const activeByName = active.reduce<Record<string, number>>((m, j) => ({ ...m, [j.name]: (m[j.name] ?? 0) + 1 }), {});
       return `pending deliveries: ${pending.length}, their BullMQ jobs by state ${JSON.stringify(Object.fromEntries(jobStates))} ` +
         `(e.g. ${sample.join('; ')}); queue webhooks ${JSON.stringify(counts)}, active by name ${JSON.stringify(activeByName)}`;
     } catch (err) {
       return `(diagnostics failed: ${(err as Error).message})`;
-    } finally {
-      await queue.close();
     }
   }
 

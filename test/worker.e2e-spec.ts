@@ -3,47 +3,44 @@ import type { INestApplicationContext } from '@nestjs/common';
 import { CreditsService, LedgerEntry } from '#libs/credits';
 import { newId } from '#libs/core';
 import { openDatabase } from '#libs/db';
-import { JobQueue } from '#libs/queue';
+import { JobQueues } from '#libs/queue';
 import { createWorkerApp } from '../apps/worker/src/app.js';
-import { processorMap } from '../apps/worker/src/worker.module.js';
-import { testContext, type TestContext } from './harness.js';
+import { checkHandlers } from '../apps/worker/src/processors/queue-processor.js';
+import { queueEvents, testContext, type TestContext } from './harness.js';
 
 describe('worker: a job runs end to end through Redis', () => {
   let ctx: TestContext;
   let worker: INestApplicationContext;
-  let queue: JobQueue<'system'>;
+  let queues: JobQueues;
   beforeAll(async () => {
     ctx = await testContext();
     worker = await createWorkerApp(ctx.config);
-    queue = new JobQueue(ctx.config, 'system');
+    queues = worker.get(JobQueues);
   });
   afterAll(async () => {
-    await queue.close();
     await worker.close();
     await ctx.cleanup();
   });
 
   it('answers a ping job enqueued by a producer', async () => {
-    const events = queue.events();
-    await events.waitUntilReady();
+    const events = await queueEvents(queues, 'system');
     const nonce = randomUUID();
-    const job = await queue.add('system.ping', { nonce, sentAt: Date.now() });
+    const job = await queues.add('system.ping', { nonce, sentAt: Date.now() });
     const result = await job.waitUntilFinished(events, 10_000);
     await events.close();
     expect(result).toMatchObject({ nonce, worker: expect.stringContaining(String(process.pid)) });
   });
 
   it('schedules the credit sweeper once and releases the holds of lost renders (issue: Credits, sweeper)', async () => {
-    const schedulers = await queue.queue.getJobSchedulers();
+    const schedulers = await queues.queue('system').getJobSchedulers();
     expect(schedulers.map((j) => j.key)).toContain('credits.sweep');
     const orm = await openDatabase(ctx.config.database, { migrate: false });
     const credits = new CreditsService(orm);
     const workspaceId = newId('workspace');
     await credits.hold({ workspaceId, plan: 'pro', kind: 'video', amount: 3, renderId: 'rnd_lost_w', mode: 'live' });
     await orm.em.fork().nativeUpdate(LedgerEntry, { renderId: 'rnd_lost_w' }, { createdAt: new Date(Date.now() - 7 * 3600_000) });
-    const events = queue.events();
-    await events.waitUntilReady();
-    const job = await queue.add('credits.sweep', { maxAgeSec: 3600 });
+    const events = await queueEvents(queues, 'system');
+    const job = await queues.add('credits.sweep', { maxAgeSec: 3600 });
     const result = await job.waitUntilFinished(events, 10_000);
     await events.close();
     expect(result.released).toContain('rnd_lost_w');
@@ -52,12 +49,13 @@ describe('worker: a job runs end to end through Redis', () => {
   });
 
   it('refuses malformed payloads when enqueued', async () => {
-    await expect(queue.add('system.ping', { nonce: '', sentAt: 1 })).rejects.toThrow(/nonce/);
+    await expect(queues.add('system.ping', { nonce: '', sentAt: 1 })).rejects.toThrow(/nonce/);
   });
 
-  it('refuses to start when a job has no processor or two', () => {
-    expect(() => processorMap([])).toThrow(/No processor handles system.ping, credits.sweep, renders.purge, webhooks.dispatch, webhooks.deliver, still.render/);
-    const p = { job: 'system.ping' as const, process: async () => ({ nonce: '', worker: '', latencyMs: 0 }) };
-    expect(() => processorMap([p, p])).toThrow(/Two processors/);
+  it('refuses to start when a job has no processor, two, or one on the wrong queue', () => {
+    expect(() => checkHandlers([])).toThrow(/No processor handles system.ping, credits.sweep, renders.purge, webhooks.dispatch, webhooks.deliver, still.render, video.render, video.chunk, video.combine/);
+    const ping = { queue: 'system' as const, handles: () => ['system.ping' as const] };
+    expect(() => checkHandlers([ping, ping])).toThrow(/Two processors handle system.ping/);
+    expect(() => checkHandlers([{ queue: 'stills', handles: () => ['system.ping'] }])).toThrow(/stills processor handles system.ping, a job of the system queue/);
   });
 });

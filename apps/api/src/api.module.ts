@@ -1,6 +1,7 @@
 import { Module, type DynamicModule, type Type } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import type { AppConfig } from '#libs/core';
+import { QueueModule } from '#libs/queue';
 import { AuthModule } from './auth/auth.module.js';
 import { CreditsModule } from './credits/credits.module.js';
 import { FilesModule } from './files/files.module.js';
@@ -20,7 +21,7 @@ export class ApiModule {
   static forRoot(config: AppConfig, extraModules: Type[] = []): DynamicModule {
     return {
       module: ApiModule,
-      imports: [InfraModule.forRoot(config), FilesModule, HealthModule, KeysModule, AuthModule, CreditsModule, OrganizationModule, WebhooksModule, TemplatesModule, RendersModule, ...extraModules],
+      imports: [InfraModule.forRoot(config), QueueModule.forRoot(config), FilesModule, HealthModule, KeysModule, AuthModule, CreditsModule, OrganizationModule, WebhooksModule, TemplatesModule, RendersModule, ...extraModules],
       providers: [
         { provide: APP_GUARD, useClass: AuthGuard },
         { provide: APP_FILTER, useClass: ApiExceptionFilter },

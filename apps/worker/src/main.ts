@@ -1,11 +1,31 @@
 import 'reflect-metadata';
 import { ConfigError, loadConfig } from '#libs/core';
 import { createWorkerApp } from './app.js';
+import { within, WorkerModule } from './worker.module.js';
+
+/**
+ * How long the rest of the stop may take once the running jobs were let go: BullMQ's own closing
+ * hooks wait for Redis for ever when it is gone (docker/compose.yaml allows the whole stop 45 s).
+ */
+const AFTER_RELEASE_MS = 5_000;
 
 try {
   const config = loadConfig();
   const app = await createWorkerApp(config);
-  app.enableShutdownHooks();
+  const worker = app.get(WorkerModule);
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    const closing = app.close();
+    void (async () => {
+      await worker.jobsReleased;
+      if (!(await within(closing, AFTER_RELEASE_MS))) console.error(`Worker stopped on ${signal} without closing every connection (Redis unreachable?)`);
+      process.exit(0);
+    })();
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
   console.log(`Worker consuming queues (concurrency ${config.workerConcurrency})`);
 } catch (err) {
   if (err instanceof ConfigError) {

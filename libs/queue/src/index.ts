@@ -1,1 +1,4 @@
 export * from './jobs.js';
+export * from './options.js';
+export * from './queues.js';
+export * from './queue.module.js';

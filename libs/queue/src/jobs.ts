@@ -1,6 +1,3 @@
-import { Queue, QueueEvents, type ConnectionOptions } from 'bullmq';
-import type { AppConfig } from '#libs/core';
-
 /** Every queue and the jobs it carries. Each job name has exactly one processor (checked at worker start). */
 export const QUEUES = {
   system: ['system.ping', 'credits.sweep', 'renders.purge'],
@@ -82,105 +79,70 @@ export type VideoChunkResult =
 
 export type JobOf<N extends JobName> = { name: N; data: JobPayloads[N] };
 
+/** The job names a queue carries. */
+export type JobNameOf<Q extends QueueName> = (typeof QUEUES)[Q][number];
+
 export const ALL_JOBS: readonly JobName[] = Object.values(QUEUES).flat();
 
-/** Checks a payload's shape when it is enqueued and again when it is taken. */
+export const QUEUE_NAMES = Object.keys(QUEUES) as QueueName[];
+
+type Check = (d: Record<string, unknown>, fail: (why: string) => never) => void;
+
+const renderId: Check = (d, fail) => {
+  if (typeof d.renderId !== 'string' || !d.renderId.startsWith('rnd_')) fail('renderId must be a render id');
+};
+const chunkToken: Check = (d, fail) => {
+  renderId(d, fail);
+  if (typeof d.token !== 'string' || !/^[a-f0-9]{16,64}$/.test(d.token)) fail('token must be hex');
+};
+
+/** The shape check of each job's payload (one per name: the mapped type makes a missing one a type error). */
+const CHECKS: { readonly [N in JobName]: Check } = {
+  'system.ping': (d, fail) => {
+    if (typeof d.nonce !== 'string' || !d.nonce) fail('nonce must be a non-empty string');
+    if (typeof d.sentAt !== 'number') fail('sentAt must be a number');
+  },
+  'credits.sweep': (d, fail) => {
+    if (d.maxAgeSec !== undefined && (typeof d.maxAgeSec !== 'number' || d.maxAgeSec < 0)) fail('maxAgeSec must be a non-negative number');
+  },
+  'renders.purge': (d, fail) => {
+    if (d.now !== undefined && (typeof d.now !== 'string' || Number.isNaN(Date.parse(d.now)))) fail('now must be an ISO date');
+  },
+  'webhooks.dispatch': () => undefined,
+  'webhooks.deliver': (d, fail) => {
+    if (typeof d.deliveryId !== 'string' || !d.deliveryId.startsWith('dlv_')) fail('deliveryId must be a delivery id');
+  },
+  'video.render': renderId,
+  'video.chunk': (d, fail) => {
+    chunkToken(d, fail);
+    for (const k of ['index', 'from', 'to', 'totalFrames']) if (!Number.isInteger(d[k]) || (d[k] as number) < 0) fail(`${k} must be a non-negative integer`);
+    if ((d.to as number) < (d.from as number)) fail('to must not be before from');
+  },
+  'video.combine': chunkToken,
+  'still.render': (d, fail) => {
+    const edit = d.edit as Record<string, unknown> | null;
+    if (typeof edit !== 'object' || edit === null || typeof edit.timeline !== 'object' || typeof edit.output !== 'object') fail('edit must be an edit spec');
+    if (typeof d.key !== 'string' || !d.key) fail('key must be a storage key');
+    if (typeof d.scale !== 'number' || d.scale < 1 || d.scale > 3) fail('scale must be a number from 1 to 3');
+    if (typeof d.watermark !== 'boolean') fail('watermark must be a boolean');
+    if (d.renderId !== undefined) renderId(d, fail);
+    if (d.aspectRules !== undefined && !Array.isArray(d.aspectRules)) fail('aspectRules must be a list');
+  },
+};
+
+/** Checks a payload's shape when it is enqueued (JobQueues.add) and again when a worker takes it. */
 export function validatePayload<N extends JobName>(name: N, data: unknown): JobPayloads[N] {
   const fail = (why: string): never => {
     throw new Error(`Invalid payload for ${name}: ${why}`);
   };
-  if (typeof data !== 'object' || data === null) fail('not an object');
-  const d = data as Record<string, unknown>;
-  switch (name) {
-    case 'system.ping':
-      if (typeof d.nonce !== 'string' || !d.nonce) fail('nonce must be a non-empty string');
-      if (typeof d.sentAt !== 'number') fail('sentAt must be a number');
-      return d as unknown as JobPayloads[N];
-    case 'credits.sweep':
-      if (d.maxAgeSec !== undefined && (typeof d.maxAgeSec !== 'number' || d.maxAgeSec < 0)) fail('maxAgeSec must be a non-negative number');
-      return d as unknown as JobPayloads[N];
-    case 'webhooks.dispatch':
-      return d as unknown as JobPayloads[N];
-    case 'renders.purge':
-      if (d.now !== undefined && (typeof d.now !== 'string' || Number.isNaN(Date.parse(d.now)))) fail('now must be an ISO date');
-      return d as unknown as JobPayloads[N];
-    case 'webhooks.deliver':
-      if (typeof d.deliveryId !== 'string' || !d.deliveryId.startsWith('dlv_')) fail('deliveryId must be a delivery id');
-      return d as unknown as JobPayloads[N];
-    case 'video.render':
-      if (typeof d.renderId !== 'string' || !d.renderId.startsWith('rnd_')) fail('renderId must be a render id');
-      return d as unknown as JobPayloads[N];
-    case 'video.chunk':
-    case 'video.combine':
-      if (typeof d.renderId !== 'string' || !d.renderId.startsWith('rnd_')) fail('renderId must be a render id');
-      if (typeof d.token !== 'string' || !/^[a-f0-9]{16,64}$/.test(d.token)) fail('token must be hex');
-      if (name === 'video.chunk') {
-        for (const k of ['index', 'from', 'to', 'totalFrames']) if (!Number.isInteger(d[k]) || (d[k] as number) < 0) fail(`${k} must be a non-negative integer`);
-        if ((d.to as number) < (d.from as number)) fail('to must not be before from');
-      }
-      return d as unknown as JobPayloads[N];
-    case 'still.render': {
-      const edit = d.edit as Record<string, unknown> | null;
-      if (typeof edit !== 'object' || edit === null || typeof edit.timeline !== 'object' || typeof edit.output !== 'object') fail('edit must be an edit spec');
-      if (typeof d.key !== 'string' || !d.key) fail('key must be a storage key');
-      if (typeof d.scale !== 'number' || d.scale < 1 || d.scale > 3) fail('scale must be a number from 1 to 3');
-      if (typeof d.watermark !== 'boolean') fail('watermark must be a boolean');
-      if (d.aspectRules !== undefined && !Array.isArray(d.aspectRules)) fail('aspectRules must be a list');
-      return d as unknown as JobPayloads[N];
-    }
-    default:
-      return fail('unknown job');
-  }
+  const check = Object.hasOwn(CHECKS, name) ? CHECKS[name] : undefined;
+  if (!check) return fail('unknown job');
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) return fail('not an object');
+  check(data as Record<string, unknown>, fail);
+  return data as JobPayloads[N];
 }
 
 export function queueOf(name: JobName): QueueName {
   for (const [queue, jobs] of Object.entries(QUEUES)) if ((jobs as readonly string[]).includes(name)) return queue as QueueName;
   throw new Error(`No queue carries ${name}`);
-}
-
-/** BullMQ connection options for this deployment (blocking workers need maxRetriesPerRequest null). */
-export function bullConnection(config: Pick<AppConfig, 'redisUrl'>): ConnectionOptions {
-  const url = new URL(config.redisUrl);
-  return {
-    host: url.hostname,
-    port: Number(url.port || 6379),
-    username: url.username ? decodeURIComponent(url.username) : undefined,
-    password: url.password ? decodeURIComponent(url.password) : undefined,
-    db: url.pathname.length > 1 ? Number(url.pathname.slice(1)) : 0,
-    tls: url.protocol === 'rediss:' ? {} : undefined,
-    maxRetriesPerRequest: null,
-  };
-}
-
-export function bullPrefix(config: Pick<AppConfig, 'redisPrefix'>): string {
-  return `${config.redisPrefix}:bull`;
-}
-
-/** A typed producer for one queue. */
-export class JobQueue<Q extends QueueName> {
-  private opened: Queue | null = null;
-
-  constructor(private readonly config: Pick<AppConfig, 'redisUrl' | 'redisPrefix'>, readonly name: Q) {}
-
-  /** The BullMQ queue, connected on first use (processes that never enqueue never connect). */
-  get queue(): Queue {
-    this.opened ??= new Queue(this.name, { connection: bullConnection(this.config), prefix: bullPrefix(this.config) });
-    return this.opened;
-  }
-
-  async add<N extends (typeof QUEUES)[Q][number]>(
-    name: N,
-    data: JobPayloads[N],
-    opts: { jobId?: string; priority?: number; attempts?: number; backoff?: { type: 'custom' | 'fixed' | 'exponential'; delay?: number } } = {},
-  ) {
-    return this.queue.add(name, validatePayload(name, data), { removeOnComplete: 1000, removeOnFail: 5000, ...opts });
-  }
-
-  events(): QueueEvents {
-    return new QueueEvents(this.name, { connection: bullConnection(this.config), prefix: bullPrefix(this.config) });
-  }
-
-  async close(): Promise<void> {
-    await this.opened?.close();
-  }
 }

@@ -6,7 +6,7 @@ import type { CreditsService } from '#libs/credits';
 import { applyMerge, assertEdit, assertTiming, autoLengthSources, outputFps, outputKind, outputSize, RESOLUTION_SHORT_SIDE, type EditSpec, type JsonValue, type Timing } from '#libs/edit-spec';
 import { insertEvent, recordEvent } from '#libs/events';
 import type { DurationSource } from '#libs/media';
-import type { JobQueue, StillRenderResult } from '#libs/queue';
+import { STILL_TIMEOUT_MS, type JobQueues, type StillRenderResult } from '#libs/queue';
 import { outputKey, type StorageDriver } from '#libs/storage';
 import { aspectRules, normaliseValues, validateValues, type TemplatesService } from '#libs/templates';
 import { validateCallbackUrl } from '#libs/webhooks';
@@ -14,9 +14,6 @@ import { Render, TERMINAL_STATUSES, type RenderStatus } from './entities.js';
 import { estimate, type Estimate } from './pricing.js';
 import { errorInfo, purgeExpired, RenderSettler } from './settle.js';
 import { parseRenderInput, requestHash, type RenderInput } from './request.js';
-
-/** How long a synchronous still may take before the API answers 504 RENDER_TIMEOUT. */
-export const STILL_TIMEOUT_MS = 60_000;
 
 export interface Caller {
   workspaceId: string;
@@ -29,13 +26,12 @@ export interface RendersDeps {
   credits: CreditsService;
   templates: Pick<TemplatesService, 'findForRender' | 'recordUsage'>;
   storage: StorageDriver;
-  stills: JobQueue<'stills'>;
+  /** The queues renders are handed to (still.render, video.render). */
+  queues: JobQueues;
   /** Completion events of the stills queue (one listener per process). */
   stillEvents: () => Promise<QueueEvents>;
   /** Outbound URL policy for `callback` (development allows plain HTTP and loopback). */
   env: 'development' | 'production';
-  /** The video queue (one job per render). */
-  videos?: JobQueue<'videos'>;
   /** Whether a worker with the video engine is running (its heartbeat in Redis). */
   videoAvailable?: () => Promise<boolean>;
   /** Measures media for `length: "auto"` clips (fetch + ffprobe); 422 MEDIA_UNAVAILABLE naming the clips it cannot. */
@@ -73,9 +69,6 @@ export function checkVideoPlan(plan: Plan, edit: EditSpec): void {
   const fps = outputFps(edit.output);
   if (fps > plan.maxVideoFps) throw new ApiError('LIMIT_VIDEO_FPS', `${fps} fps is above the ${plan.name} plan's ${plan.maxVideoFps} fps`);
 }
-
-/** Runs of a video job before it fails: a worker that dies mid-render hands it on (decisions.md). */
-export const VIDEO_ATTEMPTS = 3;
 
 /** A render request resolved to the edit it will draw. */
 interface Planned {
@@ -143,7 +136,7 @@ export class RendersService {
     if (input.binary && kind !== 'image') throw new ApiError('INVALID_REQUEST', 'format=binary returns still images only; poll the render for a video', { errors: { 'query.format': ['binary is for png, jpeg and pdf'] } });
     if (kind === 'video') {
       checkVideoPlan(caller.plan, edit);
-      if (!this.deps.videos || !this.deps.videoAvailable || !(await this.deps.videoAvailable())) {
+      if (!this.deps.videoAvailable || !(await this.deps.videoAvailable())) {
         throw new ApiError('ENGINE_NOT_CONFIGURED', 'Video rendering is unavailable on this deployment: no worker runs the video engine');
       }
     }
@@ -245,7 +238,7 @@ export class RendersService {
   /** Hands a queued video to the workers; a queue that refuses it fails the render (credits released). */
   private async enqueueVideo(render: Render): Promise<Render> {
     try {
-      await this.deps.videos!.add('video.render', { renderId: render.id }, { jobId: render.id, attempts: VIDEO_ATTEMPTS, backoff: { type: 'fixed', delay: 1000 } });
+      await this.deps.queues.add('video.render', { renderId: render.id }, { jobId: render.id });
       return render;
     } catch (err) {
       this.logger.warn(`video ${render.id} could not be queued: ${(err as Error).message}`);
@@ -260,14 +253,14 @@ export class RendersService {
     try {
       const enqueue = performance.now();
       const events = await this.deps.stillEvents();
-      const job = await this.deps.stills.add(
+      const job = await this.deps.queues.add(
         'still.render',
         { edit: edit as never, key: outputKey(render.id, ext), scale: render.scale, watermark: render.watermarked, renderId: render.id, aspectRules: rules },
-        { jobId: render.id, priority: 1 },
+        { jobId: render.id },
       );
       const queued = performance.now();
       timing.enqueue = queued - enqueue;
-      result = (await job.waitUntilFinished(events, STILL_TIMEOUT_MS)) as StillRenderResult;
+      result = await job.waitUntilFinished(events, STILL_TIMEOUT_MS);
       const worker = result.ok && result.timings ? result.timings : undefined;
       if (worker) Object.assign(timing, worker, { queue: performance.now() - queued - worker.draw - worker.store - (worker.settle ?? 0) });
     } catch (err) {

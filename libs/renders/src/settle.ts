@@ -117,6 +117,36 @@ export class RenderSettler {
     }));
   }
 
+  /** A render by id as the worker reads it (null when it does not exist). */
+  async get(id: string): Promise<Render | null> {
+    return this.orm.em.fork().findOne(Render, { id });
+  }
+
+  /** Whether a working render should stop: its cancel was requested, or it was settled elsewhere. */
+  async shouldStop(id: string): Promise<boolean> {
+    const row = await this.orm.em.fork().findOne(Render, { id }, { fields: ['cancelRequested', 'status'] });
+    return !row || row.cancelRequested || TERMINAL_STATUSES.includes(row.status);
+  }
+
+  /** `rendering` with progress 0..1, rising only (a late, lower figure of another chunk changes nothing). */
+  async progress(id: string, progress: number): Promise<void> {
+    await this.orm.em.fork().nativeUpdate(
+      Render,
+      { id, status: { $in: ['fetching', 'rendering'] }, progress: { $lt: progress } },
+      { status: 'rendering', progress: Math.round(progress * 1000) / 1000, updatedAt: new Date() },
+    );
+  }
+
+  /** `saving`: the renderer is done and the files are being stored (only while working). */
+  async saving(id: string): Promise<void> {
+    await retryBusy(() => this.orm.em.fork().nativeUpdate(Render, { id, status: { $nin: [...TERMINAL_STATUSES] } }, { status: 'saving', progress: 1, updatedAt: new Date() }));
+  }
+
+  /** Back to `queued` (progress 0): its worker died or its run failed, and another run will take it. */
+  async requeue(id: string): Promise<void> {
+    await retryBusy(() => this.orm.em.fork().nativeUpdate(Render, { id, status: { $nin: [...TERMINAL_STATUSES] } }, { status: 'queued', progress: 0, updatedAt: new Date() }));
+  }
+
   private url(key: string | null | undefined, row: Render): string | null {
     return key && !row.purgedAt ? this.storage.url(key) : null;
   }

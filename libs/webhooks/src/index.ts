@@ -6,7 +6,7 @@ export { LIMITS, validateCallbackUrl, validateEndpointInput, mergeEndpointUpdate
 export { generateSecret, secretHint } from './secret.js';
 export { SIGNATURE_TOLERANCE_SEC, signPayload, verifySignature } from './sign.js';
 export { USER_AGENT, buildDelivery, deliveryVars, type DeliveryRequest } from './build.js';
-export { MAX_ATTEMPTS, RESPONSE_TIMEOUT_MS, RETRY_DELAYS_MS, classifyResponse, nextDelay, nextStep, type AttemptOutcome, type DeliveryErrorKind, type NextStep } from './retry.js';
+export { RESPONSE_TIMEOUT_MS, classifyResponse, type AttemptOutcome, type DeliveryErrorKind } from './retry.js';
 export { MAX_RESPONSE_BYTES, closeDeliveryConnections, sendDelivery, type DeliveryResult, type Resolver, type SendOptions } from './send.js';
 export * from './entities.js';
 export * from './webhooks.service.js';

@@ -1,6 +1,6 @@
-import { classifyResponse, MAX_ATTEMPTS, nextDelay, nextStep, RETRY_DELAYS_MS } from './retry.js';
+import { classifyResponse } from './retry.js';
 
-// §6 "Retries": 2xx within 10 s, else retried after 1, 4, 9, 16 s, 5 attempts; 4xx other than 429 not retried.
+// §6 "Retries": 2xx succeeds; 4xx other than 429 is not retried (the schedule itself: libs/queue options.spec.ts).
 describe('retry policy', () => {
   it.each([
     [200, 'success'], [201, 'success'], [204, 'success'], [299, 'success'],
@@ -17,21 +17,5 @@ describe('retry policy', () => {
     expect(classifyResponse({ error: 'timeout' })).toBe('retry');
     expect(classifyResponse({ error: 'connection' })).toBe('retry');
     expect(classifyResponse({ error: 'refused' })).toBe('fail');
-  });
-
-  it('waits 1, 4, 9 and 16 seconds and stops after the fifth attempt', () => {
-    expect(RETRY_DELAYS_MS).toEqual([1000, 4000, 9000, 16000]);
-    expect(MAX_ATTEMPTS).toBe(5);
-    expect([1, 2, 3, 4, 5].map(nextDelay)).toEqual([1000, 4000, 9000, 16000, null]);
-    expect(nextDelay(0)).toBeNull();
-    expect(nextDelay(6)).toBeNull();
-  });
-
-  it('turns an outcome and attempt into the next step', () => {
-    expect(nextStep('success', 5)).toEqual({ kind: 'success' });
-    expect(nextStep('retry', 1)).toEqual({ kind: 'retry', delayMs: 1000 });
-    expect(nextStep('retry', 4)).toEqual({ kind: 'retry', delayMs: 16000 });
-    expect(nextStep('retry', 5)).toEqual({ kind: 'fail' });
-    expect(nextStep('fail', 1)).toEqual({ kind: 'fail' });
   });
 });

@@ -1,6 +1,5 @@
-/** Pauses before attempts 2 to 5 (§6 "Retries"). */
-export const RETRY_DELAYS_MS: readonly number[] = [1000, 4000, 9000, 16000];
-export const MAX_ATTEMPTS = 5;
+// The number of attempts and the pauses between them (§6 "Retries") are job options of
+// `webhooks.deliver`: DELIVERY_ATTEMPTS and DELIVERY_RETRY_DELAYS_MS in libs/queue.
 /** The receiver must answer within this (§6, §8). */
 export const RESPONSE_TIMEOUT_MS = 10_000;
 
@@ -24,19 +23,4 @@ export function classifyResponse(outcome: number | { status: number } | { error:
   if (status === 429) return 'retry';
   if (status >= 400 && status < 500) return 'fail';
   return 'retry';
-}
-
-/** The pause after attempt `attempt` (1-based) failed with a retryable outcome; null when none is left. */
-export function nextDelay(attempt: number): number | null {
-  if (!Number.isInteger(attempt) || attempt < 1 || attempt >= MAX_ATTEMPTS) return null;
-  return RETRY_DELAYS_MS[attempt - 1];
-}
-
-/** What to do after an attempt: done, try again after `delayMs`, or give up (the delivery failed). */
-export type NextStep = { kind: 'success' } | { kind: 'retry'; delayMs: number } | { kind: 'fail' };
-
-export function nextStep(outcome: AttemptOutcome, attempt: number): NextStep {
-  if (outcome === 'success') return { kind: 'success' };
-  const delayMs = outcome === 'retry' ? nextDelay(attempt) : null;
-  return delayMs === null ? { kind: 'fail' } : { kind: 'retry', delayMs };
 }

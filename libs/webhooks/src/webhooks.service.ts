@@ -9,7 +9,8 @@ import { Workspace } from '#libs/workspaces';
 import { DeliveryAllowance } from './allowance.js';
 import { buildDelivery, type DeliveryRequest } from './build.js';
 import { WebhookAttempt, WebhookDelivery, WebhookEndpoint, type DeliveryState } from './entities.js';
-import { classifyResponse, MAX_ATTEMPTS, type AttemptOutcome } from './retry.js';
+import { DELIVERY_ATTEMPTS } from '#libs/queue';
+import { classifyResponse, type AttemptOutcome } from './retry.js';
 import { generateSecret, secretHint } from './secret.js';
 import { sendDelivery, type DeliveryResult, type SendOptions } from './send.js';
 import { openDeliveryStore, type DeliveryStore, type NewDelivery, type OutboxRow } from './store.js';
@@ -361,7 +362,7 @@ export class WebhooksService {
     }
     const outcome = classifyResponse(result.error ? { error: result.error } : { status: result.status as number });
     const error = result.error ? `${result.error}: ${result.errorMessage}` : outcome === 'success' ? null : `HTTP ${result.status}`;
-    const last = outcome !== 'retry' || attempt >= MAX_ATTEMPTS || opts.final === true;
+    const last = outcome !== 'retry' || attempt >= DELIVERY_ATTEMPTS || opts.final === true;
     const state: DeliveryState = outcome === 'success' ? 'succeeded' : outcome === 'fail' ? 'refused' : 'failed';
     const at = new Date();
     await store.recordAttempt({

@@ -1,5 +1,5 @@
 import { ApiError, type CursorCodec, cursorPage, ok, paged, pagination, parseListQuery, type ListSpec } from '#libs/core';
-import type { JobQueue } from '#libs/queue';
+import type { JobQueues } from '#libs/queue';
 import { DEFAULT_EVENTS, WEBHOOK_EVENTS, type WebhooksService } from '#libs/webhooks';
 
 export const WEBHOOK_LIST: ListSpec = {
@@ -20,7 +20,7 @@ const DELIVERY_LIST: ListSpec = { cursor: true, sort: ['id'], defaultSort: 'id',
 export class WebhookHandlers {
   constructor(
     private readonly webhooks: WebhooksService,
-    private readonly queue: JobQueue<'webhooks'>,
+    private readonly queues: JobQueues,
     private readonly cursors: CursorCodec,
   ) {}
 
@@ -68,7 +68,7 @@ export class WebhookHandlers {
   async redeliver(workspaceId: string, id: string, deliveryId: string) {
     const delivery = await this.webhooks.redeliver(workspaceId, id, deliveryId);
     if (delivery.state !== 'pending') throw new ApiError('INTERNAL_ERROR', 'The redelivery was not created');
-    await this.queue.add('webhooks.deliver', { deliveryId: delivery.id }, { jobId: delivery.id, attempts: 5, backoff: { type: 'custom' } });
+    await this.queues.add('webhooks.deliver', { deliveryId: delivery.id }, { jobId: delivery.id });
     return ok({ id: delivery.id, eventId: delivery.eventId, state: delivery.state }, 'Redelivery queued');
   }
 }

@@ -8,7 +8,7 @@ import type { RedisKeys } from '#libs/redis';
 import { storageAwareFetcher, type FontCatalog } from '#libs/still';
 import type { StorageDriver } from '#libs/storage';
 import { engineAvailable, storageAwareTextFetcher, VideoEngine } from '#libs/video';
-import type { VideoEngineRef } from './processors/video.processor.js';
+import type { VideoEngineRef } from './video-jobs.js';
 
 /** The heartbeat the API reads for its 503 ENGINE_NOT_CONFIGURED check. */
 const HEARTBEAT_MS = 10_000;
@@ -23,6 +23,7 @@ export class VideoEngineHolder implements VideoEngineRef {
   private starting: Promise<VideoEngine> | undefined;
   private engine: VideoEngine | undefined;
   private heartbeat: NodeJS.Timeout | undefined;
+  private checked: Promise<boolean> | undefined;
 
   constructor(
     private readonly config: AppConfig,
@@ -33,7 +34,12 @@ export class VideoEngineHolder implements VideoEngineRef {
   ) {}
 
   /** Whether this worker should run video at all (VIDEO_ENGINE and the machine); `on` without a browser is an error. */
-  async enabled(): Promise<boolean> {
+  enabled(): Promise<boolean> {
+    this.checked ??= this.check();
+    return this.checked;
+  }
+
+  private async check(): Promise<boolean> {
     if (this.config.video.engine === 'off') return false;
     const status = await engineAvailable({ ...(this.config.video.browserExecutable ? { browserExecutable: this.config.video.browserExecutable } : {}), bundleDir: this.config.video.bundleDir });
     if (status.ok) return true;

@@ -5,17 +5,16 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { MikroORM } from '@mikro-orm/core';
-import { DelayedError, FlowProducer, type Job } from 'bullmq';
+import { DelayedError, type FlowProducer } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { ApiError, PLANS, retryBusy, type AppConfig, type PlanCode } from '#libs/core';
+import { ApiError, PLANS, type AppConfig, type PlanCode } from '#libs/core';
 import { assertTiming, outputFps, type EditSpec } from '#libs/edit-spec';
-import { bullConnection, bullPrefix, type JobPayloads, type JobResults, type VideoChunkResult } from '#libs/queue';
+import { VIDEO_ATTEMPTS, type JobPayloads, type JobQueues, type JobResults, type TypedJob, type VideoChunkResult } from '#libs/queue';
 import type { RedisKeys } from '#libs/redis';
-import { Render, TERMINAL_STATUSES, VIDEO_ATTEMPTS, type RenderSettler, type RenderStatus } from '#libs/renders';
+import { TERMINAL_STATUSES, type Render, type RenderSettler, type RenderStatus } from '#libs/renders';
 import { outputKey, type StorageDriver } from '#libs/storage';
 import { planChunks, VideoRenderCancelled, type VideoChunk, type VideoEngine, type VideoOutput } from '#libs/video';
 import { Workspace } from '#libs/workspaces';
-import type { JobProcessor } from './processor.js';
 
 /** A slot lease: a running render renews it; a dead worker's lapses and frees the slot. */
 const LEASE_MS = 60_000;
@@ -52,7 +51,18 @@ export interface VideoJobDeps {
   settler: RenderSettler;
   redis: Redis;
   keys: RedisKeys;
-  config: Pick<AppConfig, 'redisUrl' | 'redisPrefix'> & { video: Pick<AppConfig['video'], 'chunkFrames' | 'chunkMinFrames'> };
+  queues: JobQueues;
+  flows: FlowProducer;
+  config: { video: Pick<AppConfig['video'], 'chunkFrames' | 'chunkMinFrames'> };
+}
+
+/** How the videos processor runs a job: its payload, the BullMQ job and lock token, and the run number. */
+export interface VideoRun<N extends 'video.render' | 'video.chunk' | 'video.combine'> {
+  data: JobPayloads[N];
+  job: TypedJob<N>;
+  token: string | undefined;
+  /** This run's number, counting runs whose worker died (the render record shows it). */
+  attempt: number;
 }
 
 /** Storage folder of a chunked render's chunk files (the token keeps it unguessable under /files). */
@@ -85,27 +95,23 @@ class VideoJobBase {
     await this.deps.redis.zrem(this.deps.keys.videoSlots(row.workspaceId), row.id).catch(() => undefined);
   }
 
-  /** Aborts when the render's cancelRequested is set or it was settled elsewhere (checked twice a second). */
+  /** Aborts when the render's cancel is requested or it was settled elsewhere (checked twice a second). */
   protected watchCancel(id: string): { signal: AbortSignal; stop: () => void } {
     const abort = new AbortController();
     const watch = setInterval(() => {
-      void this.deps.orm.em.fork().findOne(Render, { id }, { fields: ['cancelRequested', 'status'] }).then((r) => {
-        if (r?.cancelRequested || (r && TERMINAL_STATUSES.includes(r.status))) abort.abort();
-      }).catch(() => undefined);
+      void this.deps.settler.shouldStop(id).then((stop) => stop && abort.abort(), () => undefined);
     }, 500);
     return { signal: abort.signal, stop: () => clearInterval(watch) };
   }
 
-  /** Progress 0..1 on the record (rising only), status `rendering`. */
+  /** Progress 0..1 on the record (rising only), status `rendering`; a failed write is only a lost figure. */
   protected writeProgress(id: string, progress: number): void {
-    void this.deps.orm.em.fork()
-      .nativeUpdate(Render, { id, status: { $in: ['fetching', 'rendering'] }, progress: { $lt: progress } }, { status: 'rendering', progress: Math.round(progress * 1000) / 1000 })
-      .catch(() => undefined);
+    void this.deps.settler.progress(id, progress).catch(() => undefined);
   }
 
   /** `saving`: the output, poster and thumbnail stored, then `done` (credits captured, event written). */
   protected async saveAndSettle(row: Render, out: VideoOutput): Promise<Render> {
-    await retryBusy(() => this.deps.orm.em.fork().nativeUpdate(Render, { id: row.id, status: { $nin: [...TERMINAL_STATUSES] } }, { status: 'saving', progress: 1 }));
+    await this.deps.settler.saving(row.id);
     const key = outputKey(row.id, out.format);
     await this.deps.storage.put(key, createReadStream(out.file), { contentType: out.contentType });
     const posterKey = outputKey(row.id, 'jpg');
@@ -115,7 +121,7 @@ class VideoJobBase {
       thumbnailKey = outputKey(row.id, 'jpg');
       await this.deps.storage.put(thumbnailKey, createReadStream(out.thumbnailFile));
     }
-    if ((await this.deps.orm.em.fork().findOne(Render, { id: row.id }, { fields: ['cancelRequested'] }))?.cancelRequested) throw new VideoRenderCancelled();
+    if (await this.deps.settler.shouldStop(row.id)) throw new VideoRenderCancelled();
     return this.deps.settler.complete(row.id, {
       key, width: out.width, height: out.height, sizeBytes: out.fileSizeBytes, duration: out.durationSec, fps: out.fps, posterKey,
       ...(thumbnailKey ? { thumbnailKey } : {}),
@@ -157,31 +163,29 @@ export function outputFrames(edit: EditSpec): number | undefined {
  * `video.combine` job that BullMQ starts once every chunk is done. The render keeps its workspace
  * slot until the combine job settles it.
  */
-export class VideoRenderProcessor extends VideoJobBase implements JobProcessor<'video.render'> {
-  readonly job = 'video.render' as const;
-
-  async process(data: JobPayloads['video.render'], meta: { id: string; attempt: number; job?: Job; token?: string }): Promise<JobResults['video.render']> {
+export class VideoRenderJob extends VideoJobBase {
+  async run({ data, job, token, attempt }: VideoRun<'video.render'>): Promise<JobResults['video.render']> {
     const { orm, redis, keys, settler } = this.deps;
-    const em = orm.em.fork();
-    const row = await em.findOne(Render, { id: data.renderId });
+    const row = await settler.get(data.renderId);
     if (!row || TERMINAL_STATUSES.includes(row.status)) return { status: row?.status ?? 'gone' };
     if (row.cancelRequested) return { status: (await settler.cancel(row.id, row.status)).status };
 
-    const workspace = await em.findOne(Workspace, { id: row.workspaceId });
+    // The worker reads every workspace's plan (it serves them all).
+    const workspace = await orm.em.fork().findOne(Workspace, { id: row.workspaceId });
     const plan = PLANS[(workspace?.plan ?? 'free') as PlanCode] ?? PLANS.free;
     const slots = keys.videoSlots(row.workspaceId);
     const took = await redis.eval(TAKE_SLOT, 1, slots, String(Date.now()), this.lease(), row.id, String(plan.concurrentRenders));
     if (took !== 1) {
       // Over the plan's concurrency: wait without using up an attempt; other workspaces' renders go on.
-      if (!meta.job || meta.token === undefined) throw new Error('video jobs need their BullMQ job to wait for a slot');
-      await meta.job.moveToDelayed(Date.now() + WAIT_FOR_SLOT_MS, meta.token);
+      if (token === undefined) throw new Error('video jobs need their lock token to wait for a slot');
+      await job.moveToDelayed(Date.now() + WAIT_FOR_SLOT_MS, token);
       throw new DelayedError();
     }
     const edit = row.edit as unknown as EditSpec;
     const frames = row.format === 'mp4' ? outputFrames(edit) : undefined;
     const { chunkFrames, chunkMinFrames } = this.deps.config.video;
     if (frames !== undefined && chunkMinFrames > 0 && frames > chunkMinFrames) {
-      if (!(await settler.start(row.id, meta.attempt))) {
+      if (!(await settler.start(row.id, attempt))) {
         await this.releaseSlot(row);
         return { status: 'settled' };
       }
@@ -194,7 +198,7 @@ export class VideoRenderProcessor extends VideoJobBase implements JobProcessor<'
     let stage: RenderStatus = 'fetching';
     const files: string[] = [];
     try {
-      if (!(await settler.start(row.id, meta.attempt))) return { status: 'settled' };
+      if (!(await settler.start(row.id, attempt))) return { status: 'settled' };
       const engine = await this.deps.engine.current();
       let lastWrite = 0;
       const out = await engine.render(edit, {
@@ -212,10 +216,10 @@ export class VideoRenderProcessor extends VideoJobBase implements JobProcessor<'
       stage = 'saving';
       return { status: (await this.saveAndSettle(row, out)).status };
     } catch (err) {
-      const settled = await this.settleError(row, err, stage, cancel.signal.aborted, meta.attempt);
+      const settled = await this.settleError(row, err, stage, cancel.signal.aborted, attempt);
       if (settled !== false) return { status: settled };
       // Another run (BullMQ retries) starts again from queued.
-      await retryBusy(() => orm.em.fork().nativeUpdate(Render, { id: row.id, status: { $nin: [...TERMINAL_STATUSES] } }, { status: 'queued', progress: 0 }));
+      await settler.requeue(row.id);
       throw err;
     } finally {
       stopLease();
@@ -232,21 +236,12 @@ export class VideoRenderProcessor extends VideoJobBase implements JobProcessor<'
   private async startChunks(row: Render, totalFrames: number, framesPerChunk: number): Promise<void> {
     const token = (await this.deps.redis.set(`${this.deps.keys.videoChunkProgress(row.id)}:token`, randomBytes(12).toString('hex'), 'EX', 7 * 86_400, 'NX', 'GET'))
       ?? (await this.deps.redis.get(`${this.deps.keys.videoChunkProgress(row.id)}:token`))!;
-    const flows = new FlowProducer({ connection: bullConnection(this.deps.config), prefix: bullPrefix(this.deps.config) });
-    try {
-      const attempts = { attempts: VIDEO_ATTEMPTS, backoff: { type: 'fixed', delay: 1000 } };
-      await flows.add({
-        name: 'video.combine', queueName: 'videos', data: { renderId: row.id, token } satisfies JobPayloads['video.combine'],
-        opts: { jobId: `${row.id}-combine`, ...attempts },
-        children: planChunks(totalFrames, framesPerChunk).map(([from, to], index) => ({
-          name: 'video.chunk', queueName: 'videos',
-          data: { renderId: row.id, token, index, from, to, totalFrames } satisfies JobPayloads['video.chunk'],
-          opts: { jobId: `${row.id}-chunk-${index}`, failParentOnFailure: true, ...attempts },
-        })),
-      });
-    } finally {
-      await flows.close();
-    }
+    const { queues, flows } = this.deps;
+    await flows.add(queues.flowJob('video.combine', { renderId: row.id, token }, {
+      jobId: `${row.id}-combine`,
+      children: planChunks(totalFrames, framesPerChunk).map(([from, to], index) =>
+        queues.flowJob('video.chunk', { renderId: row.id, token, index, from, to, totalFrames }, { jobId: `${row.id}-chunk-${index}` })),
+    }));
   }
 }
 
@@ -255,12 +250,10 @@ export class VideoRenderProcessor extends VideoJobBase implements JobProcessor<'
  * cut for gapless joining) and stored under the render's chunk folder. Progress is the frames of all
  * chunks (a Redis hash) over the whole. Cancel and errors end the render as in a whole render.
  */
-export class VideoChunkProcessor extends VideoJobBase implements JobProcessor<'video.chunk'> {
-  readonly job = 'video.chunk' as const;
-
-  async process(data: JobPayloads['video.chunk'], meta: { id: string; attempt: number }): Promise<VideoChunkResult> {
-    const { orm, redis, keys, storage } = this.deps;
-    const row = await orm.em.fork().findOne(Render, { id: data.renderId });
+export class VideoChunkJob extends VideoJobBase {
+  async run({ data, attempt }: VideoRun<'video.chunk'>): Promise<VideoChunkResult> {
+    const { redis, keys, storage } = this.deps;
+    const row = await this.deps.settler.get(data.renderId);
     if (!row || TERMINAL_STATUSES.includes(row.status)) return { ok: false, status: row?.status ?? 'gone' };
     if (row.cancelRequested) return { ok: false, status: (await this.deps.settler.cancel(row.id, row.status)).status };
     const stopLease = this.keepLease(row);
@@ -297,7 +290,7 @@ export class VideoChunkProcessor extends VideoJobBase implements JobProcessor<'v
       }
       return result;
     } catch (err) {
-      const settled = await this.settleError(row, err, 'rendering', cancel.signal.aborted, meta.attempt);
+      const settled = await this.settleError(row, err, 'rendering', cancel.signal.aborted, attempt);
       if (settled !== false) return { ok: false, status: settled };
       throw err;
     } finally {
@@ -314,19 +307,16 @@ export class VideoChunkProcessor extends VideoJobBase implements JobProcessor<'v
  * and removes the chunk files. A render already settled (a chunk failed or it was cancelled) is only
  * cleaned up.
  */
-export class VideoCombineProcessor extends VideoJobBase implements JobProcessor<'video.combine'> {
-  readonly job = 'video.combine' as const;
-
-  async process(data: JobPayloads['video.combine'], meta: { id: string; attempt: number; job?: Job }): Promise<JobResults['video.combine']> {
-    const { orm, storage } = this.deps;
-    const row = await orm.em.fork().findOne(Render, { id: data.renderId });
+export class VideoCombineJob extends VideoJobBase {
+  async run({ data, job, attempt }: VideoRun<'video.combine'>): Promise<JobResults['video.combine']> {
+    const { storage } = this.deps;
+    const row = await this.deps.settler.get(data.renderId);
     if (!row || TERMINAL_STATUSES.includes(row.status) || row.cancelRequested) {
       if (row && !TERMINAL_STATUSES.includes(row.status)) await this.deps.settler.cancel(row.id, row.status);
       await this.finish(row, data);
       return { status: row?.status ?? 'gone' };
     }
-    if (!meta.job) throw new Error('video.combine needs its BullMQ job to read its chunks');
-    const results = Object.values(await meta.job.getChildrenValues()) as VideoChunkResult[];
+    const results = Object.values(await job.getChildrenValues()) as VideoChunkResult[];
     const stopLease = this.keepLease(row);
     const cancel = this.watchCancel(row.id);
     const dir = await mkdtemp(join(tmpdir(), 'video-combine-'));
@@ -356,7 +346,7 @@ export class VideoCombineProcessor extends VideoJobBase implements JobProcessor<
       await this.finish(row, data);
       return { status: done.status };
     } catch (err) {
-      const settled = await this.settleError(row, err, 'saving', cancel.signal.aborted, meta.attempt);
+      const settled = await this.settleError(row, err, 'saving', cancel.signal.aborted, attempt);
       if (settled === false) throw err;
       await this.finish(row, data);
       return { status: settled };

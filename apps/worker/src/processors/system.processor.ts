@@ -1,0 +1,57 @@
+import { hostname } from 'node:os';
+import { Inject, Logger } from '@nestjs/common';
+import { Processor } from '@nestjs/bullmq';
+import type { AppConfig } from '#libs/core';
+import { CreditsService } from '#libs/credits';
+import type { Orm } from '#libs/db';
+import { failLostStills, purgeExpired, RenderSettler } from '#libs/renders';
+import type { StorageDriver } from '#libs/storage';
+import { ORM, STORAGE, WORKER_CONFIG } from '../tokens.js';
+import { QueueProcessor, type QueueHandlers } from './queue-processor.js';
+
+/** Expired outputs deleted per batch of `renders.purge`. */
+const PURGE_BATCH = 500;
+
+/** The `system` queue: the end-to-end ping and the scheduled sweeps. */
+@Processor('system')
+export class SystemProcessor extends QueueProcessor<'system'> {
+  readonly queue = 'system';
+  private readonly logger = new Logger('system');
+
+  constructor(
+    @Inject(WORKER_CONFIG) private readonly config: AppConfig,
+    @Inject(ORM) private readonly orm: Orm,
+    @Inject(STORAGE) private readonly storage: StorageDriver,
+    private readonly credits: CreditsService,
+    private readonly settler: RenderSettler,
+  ) {
+    super();
+  }
+
+  protected readonly handlers: QueueHandlers<'system'> = {
+    /** Proves a job goes from a producer through Redis to a worker and back. */
+    'system.ping': async (data) => ({ nonce: data.nonce, worker: `${hostname()}:${process.pid}`, latencyMs: Date.now() - data.sentAt }),
+
+    /** Every few minutes: releases credit holds of renders that were lost, and reports them. */
+    'credits.sweep': async (data) => {
+      const released = await this.credits.sweep((data.maxAgeSec ?? this.config.maxRenderAgeSec) * 1000);
+      if (released.length) this.logger.log(`released the holds of ${released.length} lost render(s): ${released.join(', ')}`);
+      return { released };
+    },
+
+    /**
+     * Every 10 minutes: deletes expired outputs (decisions.md retention), a batch at a time, and fails
+     * stills whose worker died with no API process left waiting (WORKER_LOST, credit released).
+     */
+    'renders.purge': async (data) => {
+      const now = data.now ? new Date(data.now) : new Date();
+      const lost = (await failLostStills(this.orm, this.settler, now)).length;
+      let purged = 0;
+      for (;;) {
+        const ids = await purgeExpired(this.orm, this.storage, now, PURGE_BATCH);
+        purged += ids.length;
+        if (ids.length < PURGE_BATCH) return { purged, lost };
+      }
+    },
+  };
+}

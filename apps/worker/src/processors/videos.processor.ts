@@ -1,0 +1,92 @@
+import { Inject, type OnApplicationBootstrap } from '@nestjs/common';
+import { InjectFlowProducer, OnWorkerEvent, Processor } from '@nestjs/bullmq';
+import type { FlowProducer, Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { AppConfig } from '#libs/core';
+import type { Orm } from '#libs/db';
+import { JobQueues, VIDEO_ATTEMPTS, VIDEO_FLOWS, type JobPayloads, type TypedJob } from '#libs/queue';
+import { RedisKeys } from '#libs/redis';
+import { RenderSettler } from '#libs/renders';
+import type { StorageDriver } from '#libs/storage';
+import { ORM, REDIS, STORAGE, WORKER_CONFIG } from '../tokens.js';
+import { VideoEngineHolder } from '../videos/engine.holder.js';
+import { cleanupChunks, VideoChunkJob, VideoCombineJob, VideoRenderJob, type VideoJobDeps, type VideoRun } from '../videos/video-jobs.js';
+import { QueueProcessor, type QueueHandlers } from './queue-processor.js';
+
+type VideoJobName = 'video.render' | 'video.chunk' | 'video.combine';
+
+/**
+ * The `videos` queue: whole renders, and the chunks and joins of long mp4s (docs/video.md). It takes
+ * jobs only once this worker's engine (bundle and browser) is up. A job whose worker died is run
+ * again by another (BullMQ stalled jobs; the render goes back to `queued`) up to VIDEO_ATTEMPTS runs,
+ * then the render fails WORKER_LOST with its credits released.
+ */
+@Processor('videos')
+export class VideosProcessor extends QueueProcessor<'videos'> implements OnApplicationBootstrap {
+  readonly queue = 'videos';
+  private readonly deps: VideoJobDeps;
+  private readonly jobs: { render: VideoRenderJob; chunk: VideoChunkJob; combine: VideoCombineJob };
+
+  constructor(
+    @Inject(WORKER_CONFIG) config: AppConfig,
+    @Inject(ORM) orm: Orm,
+    @Inject(REDIS) redis: Redis,
+    @Inject(STORAGE) storage: StorageDriver,
+    @InjectFlowProducer(VIDEO_FLOWS) flows: FlowProducer,
+    queues: JobQueues,
+    keys: RedisKeys,
+    private readonly settler: RenderSettler,
+    private readonly engine: VideoEngineHolder,
+  ) {
+    super();
+    this.deps = { orm, engine, storage, settler, redis, keys, queues, flows, config };
+    this.jobs = { render: new VideoRenderJob(this.deps), chunk: new VideoChunkJob(this.deps), combine: new VideoCombineJob(this.deps) };
+  }
+
+  /** A run's number counts the runs whose worker died (the render record shows it). */
+  private run<N extends VideoJobName>(data: JobPayloads[N], job: TypedJob<N>, token: string | undefined): VideoRun<N> {
+    return { data, job, token, attempt: job.attemptsMade + 1 + job.stalledCounter };
+  }
+
+  protected readonly handlers: QueueHandlers<'videos'> = {
+    'video.render': (data, job, token) => this.jobs.render.run(this.run<'video.render'>(data, job, token)),
+    'video.chunk': (data, job, token) => this.jobs.chunk.run(this.run<'video.chunk'>(data, job, token)),
+    'video.combine': (data, job, token) => this.jobs.combine.run(this.run<'video.combine'>(data, job, token)),
+  };
+
+  /** Videos are taken only once this worker's engine is ready, in the background (stills and webhooks do not wait). */
+  async onApplicationBootstrap(): Promise<void> {
+    if (!(await this.engine.enabled())) return;
+    void this.engine.start().then(
+      () => this.worker.run().catch((err: Error) => this.log.error(`video worker stopped: ${err.message}`)),
+      (err: Error) => this.log.error(`video engine did not start: ${err.message}`),
+    );
+  }
+
+  /** A render whose worker died goes back to `queued` (its job back in the wait list) until another takes it. */
+  @OnWorkerEvent('stalled')
+  requeueStalled(jobId: string): void {
+    this.log.warn(`video job ${jobId} stalled: its worker stopped; it runs again`);
+    // A whole render's job id is its render id (a chunk's id matches no render: its render stays as it is).
+    void this.settler.requeue(jobId).catch(() => undefined);
+  }
+
+  /**
+   * The end of a render whose job gave up: stalled past its runs (workers killed mid-render) →
+   * WORKER_LOST; a chunked render whose chunk or join gave up (failParentOnFailure) → failed once.
+   * Either way its chunk files go and its credits are released.
+   */
+  @OnWorkerEvent('failed')
+  settleAbandoned(job: Job | undefined, err: Error): void {
+    if (!job) return;
+    const { renderId, token } = job.data as { renderId: string; token?: string };
+    const cleanup = () => (token ? cleanupChunks(this.deps, renderId, token) : undefined);
+    if (/stalled/i.test(err.message)) {
+      void this.settler.fail(renderId, { code: 'WORKER_LOST', message: `The render's worker stopped ${VIDEO_ATTEMPTS} times`, stage: 'rendering' })
+        .then(cleanup).catch(() => undefined);
+    } else if (job.name === 'video.combine') {
+      void this.settler.fail(renderId, { code: 'INTERNAL_ERROR', message: `The render could not be finished: ${err.message}`, stage: 'rendering' })
+        .then(cleanup).catch(() => undefined);
+    }
+  }
+}

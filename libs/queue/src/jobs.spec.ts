@@ -1,0 +1,72 @@
+import { ALL_JOBS, QUEUES, queueOf, validatePayload, type JobName } from './jobs.js';
+import { DELIVERY_ATTEMPTS, JOB_OPTIONS, QUEUE_WORKER_SETTINGS, SCHEDULES, VIDEO_ATTEMPTS } from './options.js';
+
+// Job payloads are checked when enqueued and again when a worker takes them (STYLE.md "Job payloads").
+describe('job payloads', () => {
+  const valid: { [N in JobName]: unknown } = {
+    'system.ping': { nonce: 'n', sentAt: 1 },
+    'credits.sweep': { maxAgeSec: 60 },
+    'renders.purge': { now: '2026-11-25T10:00:00Z' },
+    'webhooks.dispatch': {},
+    'webhooks.deliver': { deliveryId: 'dlv_01' },
+    'still.render': { edit: { timeline: {}, output: {} }, key: 'r/x/y.png', scale: 2, watermark: false, renderId: 'rnd_1', aspectRules: [] },
+    'video.render': { renderId: 'rnd_1' },
+    'video.chunk': { renderId: 'rnd_1', token: 'a'.repeat(24), index: 0, from: 0, to: 599, totalFrames: 1200 },
+    'video.combine': { renderId: 'rnd_1', token: 'a'.repeat(24) },
+  };
+
+  it.each(ALL_JOBS)('accepts a well-formed %s payload as it is', (name) => {
+    expect(validatePayload(name, valid[name])).toBe(valid[name]);
+  });
+
+  it.each([
+    ['system.ping', { nonce: '', sentAt: 1 }, /nonce/],
+    ['system.ping', { nonce: 'n' }, /sentAt/],
+    ['credits.sweep', { maxAgeSec: -1 }, /maxAgeSec/],
+    ['renders.purge', { now: 'yesterday' }, /ISO date/],
+    ['webhooks.deliver', { deliveryId: 'rnd_1' }, /delivery id/],
+    ['video.render', { renderId: 'tpl_1' }, /render id/],
+    ['video.chunk', { ...(valid['video.chunk'] as object), token: 'not hex!' }, /token/],
+    ['video.chunk', { ...(valid['video.chunk'] as object), from: 10, to: 9 }, /before from/],
+    ['video.chunk', { ...(valid['video.chunk'] as object), index: 1.5 }, /index/],
+    ['video.combine', { renderId: 'rnd_1' }, /token/],
+    ['still.render', { ...(valid['still.render'] as object), scale: 4 }, /scale/],
+    ['still.render', { ...(valid['still.render'] as object), edit: { timeline: {} } }, /edit spec/],
+    ['still.render', { ...(valid['still.render'] as object), renderId: 'nope' }, /render id/],
+  ] as const)('refuses a malformed %s payload, naming the field', (name, data, why) => {
+    expect(() => validatePayload(name, data)).toThrow(why);
+  });
+
+  it('refuses what is not an object, and names no job it does not know', () => {
+    expect(() => validatePayload('system.ping', null)).toThrow(/not an object/);
+    expect(() => validatePayload('system.ping', [1])).toThrow(/not an object/);
+    expect(() => validatePayload('system.nope' as JobName, {})).toThrow(/unknown job/);
+  });
+
+  it('puts every job on exactly one queue', () => {
+    expect(new Set(ALL_JOBS).size).toBe(ALL_JOBS.length);
+    for (const [queue, jobs] of Object.entries(QUEUES)) for (const job of jobs) expect(queueOf(job)).toBe(queue);
+  });
+});
+
+// One place states retries and priorities; the producers (API, worker) and the consumer read it.
+describe('job options', () => {
+  it('retries webhook deliveries 5 times after 1, 4, 9 and 16 s (§6 "Retries")', () => {
+    expect(JOB_OPTIONS['webhooks.deliver']).toMatchObject({ attempts: 5, backoff: { type: 'custom' } });
+    expect(DELIVERY_ATTEMPTS).toBe(5);
+    const backoff = QUEUE_WORKER_SETTINGS.webhooks.settings!.backoffStrategy!;
+    expect([1, 2, 3, 4].map((made) => backoff(made, 'custom'))).toEqual([1000, 4000, 9000, 16000]);
+  });
+
+  it('runs a video at most 3 times (a run whose worker died counts), its chunks failing their combine job', () => {
+    expect(VIDEO_ATTEMPTS).toBe(3);
+    for (const name of ['video.render', 'video.chunk', 'video.combine'] as const) expect(JOB_OPTIONS[name].attempts).toBe(3);
+    expect(QUEUE_WORKER_SETTINGS.videos.maxStalledCount).toBe(2);
+    expect(JOB_OPTIONS['video.chunk'].failParentOnFailure).toBe(true);
+  });
+
+  it('puts stills ahead on their queue and schedules the sweeps', () => {
+    expect(JOB_OPTIONS['still.render'].priority).toBe(1);
+    expect(SCHEDULES.map((s) => s.job)).toEqual(['credits.sweep', 'renders.purge', 'webhooks.dispatch']);
+  });
+});

@@ -1,0 +1,58 @@
+import type { BackoffOptions, JobsOptions, WorkerOptions } from 'bullmq';
+import type { JobName, QueueName } from './jobs.js';
+
+/**
+ * Webhook deliveries (§6 "Retries"): 5 attempts, the pauses between them 1, 4, 9 and 16 s. The worker's
+ * backoff strategy and every producer of `webhooks.deliver` read these; nothing else states them.
+ */
+export const DELIVERY_RETRY_DELAYS_MS: readonly number[] = [1000, 4000, 9000, 16000];
+export const DELIVERY_ATTEMPTS = DELIVERY_RETRY_DELAYS_MS.length + 1;
+
+/** Runs of a video job before it fails: a worker that dies mid-render hands it on (decisions.md "Render record"). */
+export const VIDEO_ATTEMPTS = 3;
+
+/** How long the API waits for a synchronous still before it answers 504 RENDER_TIMEOUT. */
+export const STILL_TIMEOUT_MS = 60_000;
+
+/** Finished jobs kept for inspection (BullMQ removes older ones). */
+const KEEP = { removeOnComplete: 1000, removeOnFail: 5000 } as const;
+
+const videoRuns: { attempts: number; backoff: BackoffOptions } = { attempts: VIDEO_ATTEMPTS, backoff: { type: 'fixed', delay: 1000 } };
+
+/**
+ * The options every job is enqueued with, by name: the API, the worker and the CLI enqueue through
+ * `JobQueues.add`, which applies them, so producers cannot disagree about retries or priorities.
+ * A producer adds only its job id (and, for flows, the parent link).
+ */
+export const JOB_OPTIONS: { readonly [N in JobName]: Readonly<JobsOptions> } = {
+  'system.ping': KEEP,
+  'credits.sweep': KEEP,
+  'renders.purge': KEEP,
+  'webhooks.dispatch': KEEP,
+  // BullMQ's retries carry the §6 schedule (the webhooks worker's custom backoff below).
+  'webhooks.deliver': { ...KEEP, attempts: DELIVERY_ATTEMPTS, backoff: { type: 'custom' } },
+  // Stills are waited on by an API request: ahead of anything else on their queue.
+  'still.render': { ...KEEP, priority: 1 },
+  'video.render': { ...KEEP, ...videoRuns },
+  // A chunk that gives up fails its render's combine job, which settles the render once.
+  'video.chunk': { ...KEEP, ...videoRuns, failParentOnFailure: true },
+  'video.combine': { ...KEEP, ...videoRuns },
+};
+
+/** Worker settings of a queue that do not depend on the deployment's configuration. */
+export const QUEUE_WORKER_SETTINGS: { readonly [Q in QueueName]: Partial<WorkerOptions> } = {
+  system: {},
+  webhooks: {
+    settings: { backoffStrategy: (attemptsMade: number) => DELIVERY_RETRY_DELAYS_MS[Math.min(attemptsMade, DELIVERY_RETRY_DELAYS_MS.length) - 1] ?? 1000 },
+  },
+  stills: {},
+  // A video whose worker died is run again by another (BullMQ's stalled jobs), VIDEO_ATTEMPTS runs in all.
+  videos: { maxStalledCount: VIDEO_ATTEMPTS - 1 },
+};
+
+/** Recurring jobs, one schedule per deployment whatever the number of workers. */
+export const SCHEDULES = [
+  { job: 'credits.sweep', everyMs: 5 * 60_000 },
+  { job: 'renders.purge', everyMs: 10 * 60_000 },
+  { job: 'webhooks.dispatch', everyMs: 1_000 },
+] as const satisfies readonly { job: JobName; everyMs: number }[];

@@ -1,0 +1,36 @@
+import { Global, Module, type DynamicModule } from '@nestjs/common';
+import { BullModule, getQueueToken } from '@nestjs/bullmq';
+import type { Queue } from 'bullmq';
+import type { AppConfig } from '#libs/core';
+import { QUEUE_NAMES, type QueueName } from './jobs.js';
+import { bullConnection, bullPrefix, JobQueues } from './queues.js';
+
+/** The flow producer of chunked video renders (`@InjectFlowProducer(VIDEO_FLOWS)`). */
+export const VIDEO_FLOWS = 'video-flows';
+
+/**
+ * Every queue of the deployment, registered once (BullModule) for the application that imports it
+ * (API and worker), with the typed producer `JobQueues` over them.
+ */
+@Global()
+@Module({})
+export class QueueModule {
+  static forRoot(config: Pick<AppConfig, 'redisUrl' | 'redisPrefix'>): DynamicModule {
+    return {
+      module: QueueModule,
+      imports: [
+        BullModule.forRoot({ connection: bullConnection(config), prefix: bullPrefix(config) }),
+        BullModule.registerQueue(...QUEUE_NAMES.map((name) => ({ name }))),
+        BullModule.registerFlowProducer({ name: VIDEO_FLOWS }),
+      ],
+      providers: [
+        {
+          provide: JobQueues,
+          inject: QUEUE_NAMES.map((name) => getQueueToken(name)),
+          useFactory: (...queues: Queue[]) => new JobQueues(Object.fromEntries(QUEUE_NAMES.map((name, i) => [name, queues[i]])) as Record<QueueName, Queue>),
+        },
+      ],
+      exports: [BullModule, JobQueues],
+    };
+  }
+}

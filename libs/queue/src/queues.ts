@@ -1,0 +1,66 @@
+import type { ConnectionOptions, FlowJob, Job, Queue } from 'bullmq';
+import type { AppConfig } from '#libs/core';
+import { queueOf, validatePayload, type JobName, type JobPayloads, type JobResults, type QueueName } from './jobs.js';
+import { JOB_OPTIONS } from './options.js';
+
+/** BullMQ connection options for this deployment (blocking workers need maxRetriesPerRequest null). */
+export function bullConnection(config: Pick<AppConfig, 'redisUrl'>): ConnectionOptions {
+  const url = new URL(config.redisUrl);
+  return {
+    host: url.hostname,
+    port: Number(url.port || 6379),
+    username: url.username ? decodeURIComponent(url.username) : undefined,
+    password: url.password ? decodeURIComponent(url.password) : undefined,
+    db: url.pathname.length > 1 ? Number(url.pathname.slice(1)) : 0,
+    tls: url.protocol === 'rediss:' ? {} : undefined,
+    maxRetriesPerRequest: null,
+  };
+}
+
+export function bullPrefix(config: Pick<AppConfig, 'redisPrefix'>): string {
+  return `${config.redisPrefix}:bull`;
+}
+
+/** What a producer may add to a job's options: its id, and a delay. Retries and priorities are JOB_OPTIONS'. */
+export interface EnqueueOptions {
+  jobId?: string;
+  delay?: number;
+}
+
+export type TypedJob<N extends JobName> = Job<JobPayloads[N], JobResults[N], N>;
+
+/**
+ * The typed producer over the registered queues (QueueModule): every job is added by name, its
+ * payload checked and its options (JOB_OPTIONS) applied here, whoever enqueues it.
+ */
+export class JobQueues {
+  constructor(private readonly queues: { readonly [Q in QueueName]: Queue }) {}
+
+  /** The BullMQ queue (events, schedulers, inspection in tests). */
+  queue(name: QueueName): Queue {
+    return this.queues[name];
+  }
+
+  async add<N extends JobName>(name: N, data: JobPayloads[N], opts: EnqueueOptions = {}): Promise<TypedJob<N>> {
+    return (await this.queues[queueOf(name)].add(name, validatePayload(name, data), { ...JOB_OPTIONS[name], ...opts })) as TypedJob<N>;
+  }
+
+  /** Cuts every queue's Redis connection at once (a stop whose Redis is gone: their close would wait for it forever). */
+  async disconnect(): Promise<void> {
+    await Promise.all(Object.values(this.queues).map((q) => q.disconnect()));
+  }
+
+  /** Several jobs of one name in one round trip. */
+  async addBulk<N extends JobName>(name: N, jobs: readonly { data: JobPayloads[N]; jobId?: string }[]): Promise<void> {
+    if (!jobs.length) return;
+    await this.queues[queueOf(name)].addBulk(jobs.map((j) => ({
+      name, data: validatePayload(name, j.data), opts: { ...JOB_OPTIONS[name], ...(j.jobId === undefined ? {} : { jobId: j.jobId }) },
+    })));
+  }
+
+  /** A node of a BullMQ flow (FlowProducer.add) with the same checks and options as `add`. */
+  flowJob<N extends JobName>(name: N, data: JobPayloads[N], opts: EnqueueOptions & { children?: FlowJob[] } = {}): FlowJob {
+    const { children, ...rest } = opts;
+    return { name, queueName: queueOf(name), data: validatePayload(name, data), opts: { ...JOB_OPTIONS[name], ...rest }, ...(children ? { children } : {}) };
+  }
+}
