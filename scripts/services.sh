@@ -38,6 +38,8 @@ ensure_system_packages() {
   if [ "${1:-}" = test ]; then
     pg_bin_dir >/dev/null || need_apt /usr/lib/postgresql/15/bin/postgres postgresql
     need_apt docker-compose docker-compose
+    # Outside readers of our outputs in the tests: poppler (pdfinfo, pdftotext, pdfimages, pdftoppm).
+    need_apt pdftoppm poppler-utils
   fi
 }
 

@@ -12,7 +12,7 @@ import { clipToCanvas, flatten, paintOver, releaseFrame, solidRaster, takeFrame,
 import { type FontCatalog, RenderFonts, type RenderFont } from './fonts.js';
 import { FontFileError } from './opentype.js';
 import { encodePdf, type PdfText } from './pdf.js';
-import { encodeFramePng, encodePng } from './png.js';
+import { encodeFramePng } from './png.js';
 import { applyFilter, cropRaster, fromRaster, RAW, toRaster, withOpacity, type Raster } from './raster.js';
 import { ellipsize, renderTextBlock, type TextBlock } from './text.js';
 import { watermarkLayer } from './watermark.js';
@@ -492,8 +492,6 @@ export class StillEngine {
       return sharp(pixels, { raw: { width: size.width, height: size.height, channels: 4 } }).flatten({ background: opaque }).jpeg({ quality: JPEG_QUALITY[quality ?? 'high'], chromaSubsampling: quality === 'veryhigh' ? '4:4:4' : '4:2:0' }).toBuffer();
     }
     if (format === 'png') return encodeFramePng(pixels, size.width, size.height);
-    // The PDF's page image: RGB when the frame is opaque (no soft mask in the PDF).
-    const png = await encodePng(pixels, size.width, size.height, background.alpha >= 1 || fills ? 3 : 4, 4, 4);
     const texts: PdfText[] = [];
     active.forEach((c, i) => {
       const d = drawables[i];
@@ -501,7 +499,8 @@ export class StillEngine {
       const v = clipVisualAt(c.clip, 0, c.length, { viewport: size.viewport, source: d.source, still: true });
       texts.push({ text: d.text.value, size: d.text.size, box: v.box });
     });
-    return encodePdf(png, size, texts);
+    // The page image: no soft mask when the frame is opaque.
+    return encodePdf(pixels, size, texts, { opaque: background.alpha >= 1 || fills === true });
   }
 }
 
