@@ -3,21 +3,11 @@
 // fields, through the API, Redis, a worker and storage, against the still engine alone (same edit,
 // same process-local caches warmed) measured in the same run. Runs dist/ (npm run -s build first).
 //   node bench/still-http.mjs [--requests 60] [--seconds 10] [--concurrency 4] [--json]
-import { parseArgs } from 'node:util';
 import { loadConfig } from '../dist/libs/core/src/index.js';
 import { applyMerge, assertEdit } from '../dist/libs/edit-spec/src/index.js';
 import { FontCatalog, StillEngine, storageAwareFetcher } from '../dist/libs/still/src/index.js';
 import { createStorage } from '../dist/libs/storage/src/index.js';
-import { childOutputs, cleanup, cli, installCleanupHandlers, log, quantile, startStack } from './lib/stack.mjs';
-
-const { values: args } = parseArgs({
-  options: {
-    requests: { type: 'string', default: '60' },
-    seconds: { type: 'string', default: '10' },
-    concurrency: { type: 'string', default: '4' },
-    json: { type: 'boolean', default: false },
-  },
-});
+import { cli, integer, log, positive, quantile, runBench, sleep, startStack } from './lib/harness.mjs';
 
 const TEMPLATE = {
   name: 'Bench card',
@@ -42,8 +32,7 @@ const TEMPLATE = {
   },
 };
 
-async function main() {
-  installCleanupHandlers();
+async function run(args) {
   const stack = await startStack({ name: 'still-http', workers: 1 });
   const key = stack.workspace.liveKey;
   const post = (path, body) => fetch(`${stack.base}/api${path}`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -77,16 +66,16 @@ async function main() {
       if (i >= 5) break;
     } catch (err) {
       if (i === 39) throw err;
-      await new Promise((r) => setTimeout(r, 250));
+      await sleep(250);
     }
   }
 
   const latency = [];
-  for (let i = 0; i < Number(args.requests); i++) latency.push(await render(i, true));
+  for (let i = 0; i < args.requests; i++) latency.push(await render(i, true));
 
   let done = 0;
-  const until = performance.now() + Number(args.seconds) * 1000;
-  await Promise.all(Array.from({ length: Number(args.concurrency) }, async (_, lane) => {
+  const until = performance.now() + args.seconds * 1000;
+  await Promise.all(Array.from({ length: args.concurrency }, async (_, lane) => {
     for (let i = 0; performance.now() < until; i++) {
       await render(100_000 + lane * 10_000 + i);
       done++;
@@ -100,34 +89,37 @@ async function main() {
   const editOf = (i) => assertEdit(applyMerge(TEMPLATE.edit, values(i)).value);
   for (let i = 0; i < 5; i++) await engine.render(editOf(-i));
   const engineMs = [];
-  for (let i = 0; i < Number(args.requests); i++) {
+  for (let i = 0; i < args.requests; i++) {
     const edit = editOf(i);
     const t = performance.now();
     await engine.render(edit);
     engineMs.push(performance.now() - t);
   }
 
-  const result = {
-    http: { p50: quantile(latency, 0.5), p95: quantile(latency, 0.95), perSecond: done / Number(args.seconds), concurrency: Number(args.concurrency) },
+  return {
+    http: { p50: quantile(latency, 0.5), p95: quantile(latency, 0.95), perSecond: done / args.seconds, concurrency: args.concurrency },
     engine: { p50: quantile(engineMs, 0.5), p95: quantile(engineMs, 0.95) },
     ratio: quantile(latency, 0.5) / quantile(engineMs, 0.5),
     serverTiming: Object.fromEntries(Object.entries(phases).map(([k, v]) => [k, quantile(v, 0.5)])),
     target: { httpP50Ms: 60 },
   };
-  if (args.json) console.log(JSON.stringify(result));
-  else {
-    const f = (n) => n.toFixed(1);
+}
+
+const f = (n) => n.toFixed(1);
+
+await runBench({
+  name: 'still-http',
+  flags: {
+    requests: { arg: 'N', default: 60, parse: integer(1), help: 'sequential renders timed, over HTTP and by the engine alone (default 60)' },
+    seconds: { arg: 'S', default: 10, parse: positive, help: 'seconds of the throughput run (default 10)' },
+    concurrency: { arg: 'C', default: 4, parse: integer(1), help: 'clients in the throughput run (default 4)' },
+  },
+  footer: 'Environment: REDIS_URL uses that Redis instead of starting a redis-server.',
+  run,
+  summary: (result) => {
     console.log(`http    p50 ${f(result.http.p50)} ms  p95 ${f(result.http.p95)} ms  ${f(result.http.perSecond)} renders/s at concurrency ${result.http.concurrency}`);
     console.log(`engine  p50 ${f(result.engine.p50)} ms  p95 ${f(result.engine.p95)} ms`);
     console.log(`server-timing medians: ${Object.entries(result.serverTiming).map(([k, v]) => `${k} ${f(v)}`).join(', ')} ms`);
-    console.log(`still-http: p50 ${f(result.http.p50)} ms (target <= 60), ${result.ratio.toFixed(2)} x the engine alone`);
-  }
-}
-
-main()
-  .catch((err) => {
-    console.error(err);
-    if (process.env.BENCH_DEBUG) console.error(childOutputs());
-    process.exitCode = 1;
-  })
-  .finally(() => cleanup());
+  },
+  figure: (result) => `p50 ${f(result.http.p50)} ms (target <= 60), ${result.ratio.toFixed(2)} x the engine alone`,
+});

@@ -8,20 +8,20 @@
  *   node bench/webhook-fanout.mjs [--events 2000] [--endpoints 4] [--concurrency 50] [--timeout 120]
  *                                 [--pg postgres://user@host:port] [--profile DIR] [--json]
  *
- * Self-contained: starts its own redis-server (unless REDIS_URL is set), a temp DATA_DIR (SQLite, or a
- * fresh database on the PostgreSQL server given with --pg), the API, one worker and the receiver as
- * child processes; everything it started is stopped and removed on exit, error or Ctrl-C.
+ * Self-contained: its own redis-server (unless REDIS_URL is set), a temp DATA_DIR (SQLite, or a fresh
+ * database on the PostgreSQL server given with --pg), the API, one worker and the receiver as child
+ * processes (bench/lib: flags, the stack, cleanup on exit, error or Ctrl-C, the output).
  */
-import { spawn } from 'node:child_process';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { Agent as HttpAgent, createServer as createHttpServer, request as httpRequest } from 'node:http';
-import { createServer } from 'node:net';
-import { cpus, tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import {
+  ROOT, busyBeforeLoad, cpuTimes, createPgDatabase, integer, log, machine, procCpuTicks, runBench, sleep, startChild, startStack,
+  startWorker, stealPct, stopChild, waitFor,
+} from './lib/harness.mjs';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const TARGET_RATE = 500;
 const TARGET_RATIO = 0.5;
 const EVENT_TYPE = 'render.completed';
@@ -36,155 +36,9 @@ function renderData(i) {
   };
 }
 
-// ---------------------------------------------------------------------------------------------
-
-function usage() {
-  return `Usage: node bench/webhook-fanout.mjs [options]
-  --events N        outbox events to publish (default 2000)
-  --endpoints K     endpoints subscribed to ${EVENT_TYPE} (default 4); deliveries = N × K
-  --concurrency C   in-flight requests of the bare loops (default 50, the worker's WEBHOOK_CONCURRENCY default)
-  --timeout S       fail when the worker has not delivered N × K within S seconds (default 120)
-  --pg URL          PostgreSQL server (postgres://user@host:port): a fresh database is created and dropped
-  --profile DIR     run the worker with --cpu-prof and write its .cpuprofile to DIR; prints the top costs
-  --json            print one JSON object instead of the summary
-Environment: REDIS_URL uses that Redis instead of starting a redis-server; WEBHOOK_CONCURRENCY is passed to the
-worker; BENCH_WORKER_NODE_OPTIONS becomes NODE_OPTIONS of the worker child only (profilers, tracing hooks).`;
-}
-
-function parseFlags(argv) {
-  const opts = { events: 2000, endpoints: 4, concurrency: 50, timeout: 120, pg: null, profile: null, json: false };
-  const int = (name, v, min) => {
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be an integer >= ${min} (got "${v}")`);
-    return n;
-  };
-  for (let i = 0; i < argv.length; i++) {
-    const [flag, inline] = argv[i].split(/=(.*)/s, 2);
-    const value = () => {
-      if (inline !== undefined) return inline;
-      if (i + 1 >= argv.length) throw new Error(`${flag} needs a value`);
-      return argv[++i];
-    };
-    switch (flag) {
-      case '--events': opts.events = int('events', value(), 1); break;
-      case '--endpoints': opts.endpoints = int('endpoints', value(), 1); break;
-      case '--concurrency': opts.concurrency = int('concurrency', value(), 1); break;
-      case '--timeout': opts.timeout = int('timeout', value(), 1); break;
-      case '--pg': opts.pg = value().replace(/\/+$/, ''); break;
-      case '--profile': opts.profile = resolve(value()); break;
-      case '--json': opts.json = true; break;
-      case '-h': case '--help': console.log(usage()); process.exit(0); break;
-      default: throw new Error(`Unknown option ${argv[i]}\n${usage()}`);
-    }
-  }
-  return opts;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Resources and cleanup (as bench/keyed-get.mjs)
-// ---------------------------------------------------------------------------------------------
-
-const children = new Set();
-const tempDirs = [];
-const cleanups = [];
-let cleaned = false;
-
-function log(msg) {
-  process.stderr.write(`[bench] ${msg}\n`);
-}
-
-function freePort() {
-  return new Promise((res, rej) => {
-    const s = createServer();
-    s.unref();
-    s.on('error', rej);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => res(port));
-    });
-  });
-}
-
-/** Spawns a child whose output is kept (last 16 KB) for error messages. */
-function startChild(name, cmd, args, env, { ipc = false } = {}) {
-  const child = spawn(cmd, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe', ...(ipc ? ['ipc'] : [])] });
-  child.label = name;
-  child.output = '';
-  const keep = (chunk) => {
-    child.output = (child.output + chunk.toString()).slice(-16_384);
-  };
-  child.stdout.on('data', keep);
-  child.stderr.on('data', keep);
-  child.exited = new Promise((res) => child.on('exit', (code, signal) => res({ code, signal })));
-  child.on('error', (err) => keep(`\n${err.message}\n`));
-  children.add(child);
-  child.exited.then(() => children.delete(child));
-  return child;
-}
-
-async function stopChild(child, timeoutMs = 5000, signal = 'SIGTERM') {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  child.kill(signal);
-  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-  await child.exited;
-  clearTimeout(timer);
-}
-
-/** Stops the app processes first, Redis last, then drops the database and removes the temp dirs. */
-async function cleanup() {
-  if (cleaned) return;
-  cleaned = true;
-  const all = [...children];
-  const redis = all.filter((c) => c.label === 'redis-server');
-  await Promise.all(all.filter((c) => c.label !== 'redis-server').map((c) => stopChild(c)));
-  await Promise.all(redis.map((c) => stopChild(c)));
-  for (const fn of cleanups.reverse()) await fn().catch((err) => log(`cleanup: ${err.message}`));
-  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
-}
-
-function installCleanupHandlers() {
-  process.on('exit', () => {
-    for (const c of children) {
-      try { c.kill('SIGKILL'); } catch { /* already gone */ }
-    }
-    if (!cleaned) for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
-  });
-  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
-    process.once(sig, () => {
-      log(`${sig}: stopping`);
-      void cleanup().finally(() => process.exit(130));
-    });
-  }
-}
-
-function sleep(ms) {
-  return new Promise((r) => setTimeout(r, ms));
-}
-
 /** A sleep that does not keep the process alive (the losing side of a race with a deadline). */
 function raceTimer(ms) {
   return new Promise((r) => setTimeout(r, ms).unref());
-}
-
-async function waitFor(what, child, probe, timeoutMs = 30_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (child && (child.exitCode !== null || child.signalCode !== null)) {
-      throw new Error(`${what}: ${child.label} exited (${child.exitCode ?? child.signalCode}) before it was ready:\n${child.output}`);
-    }
-    try {
-      if (await probe()) return;
-    } catch { /* not yet */ }
-    if (Date.now() > deadline) throw new Error(`${what}: not ready after ${timeoutMs / 1000} s\n${child?.output ?? ''}`);
-    await sleep(100);
-  }
-}
-
-function runNode(args, env) {
-  return new Promise((res, rej) => {
-    const child = startChild(args[0], process.execPath, args, env);
-    child.exited.then(({ code }) => (code === 0 ? res(child.output) : rej(new Error(`${args.join(' ')} exited ${code}:\n${child.output}`))));
-  });
 }
 
 /** Wall-clock milliseconds with sub-ms resolution, comparable between processes. */
@@ -192,46 +46,12 @@ function nowMs() {
   return performance.timeOrigin + performance.now();
 }
 
-// ---------------------------------------------------------------------------------------------
-// CPU accounting (Linux /proc)
-// ---------------------------------------------------------------------------------------------
-
-/** Aggregate CPU counters from /proc/stat, or null elsewhere. */
-function cpuTimes() {
-  try {
-    return readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
-  } catch {
-    return null;
-  }
-}
-
-function stealPct(before, after) {
-  if (!before || !after || after.length < 8) return null;
-  const d = after.map((v, i) => v - (before[i] ?? 0));
-  const total = d.reduce((a, b) => a + b, 0);
-  return total > 0 ? Math.round((1000 * d[7]) / total) / 10 : null;
-}
-
-function busyPct(before, after) {
-  if (!before || !after || after.length < 5) return null;
-  const d = after.map((v, i) => v - (before[i] ?? 0));
-  const total = d.reduce((a, b) => a + b, 0);
-  return total > 0 ? Math.round((1000 * (total - d[3] - d[4])) / total) / 10 : null;
-}
-
-/** User+system CPU seconds a process has used so far (/proc/<pid>/stat), or null. */
-function procCpuSec(pid) {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(f[11]) + Number(f[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
-  } catch {
-    return null;
-  }
-}
-
+/** User+system CPU seconds of each named process so far (null: unknown). */
 function cpuSnapshot(procs) {
-  return Object.fromEntries(Object.entries(procs).map(([name, pid]) => [name, pid ? procCpuSec(pid) : null]));
+  return Object.fromEntries(Object.entries(procs).map(([name, pid]) => {
+    const ticks = pid ? procCpuTicks(pid) : null;
+    return [name, ticks === null ? null : ticks / 100];
+  }));
 }
 
 function cpuDelta(before, after) {
@@ -447,31 +267,6 @@ function summarizeProfile(file, top = 25) {
 
 // ---------------------------------------------------------------------------------------------
 
-async function main() {
-  let opts;
-  try {
-    opts = parseFlags(process.argv.slice(2));
-  } catch (err) {
-    console.error(err.message);
-    process.exit(64);
-  }
-  installCleanupHandlers();
-  if (Number(process.versions.node.split('.')[0]) < 24) {
-    log(`warning: running on Node ${process.version}; the project needs Node 24 (export PATH=${ROOT}/node_modules/.bin:$PATH)`);
-  }
-  try {
-    const result = await bench(opts);
-    await cleanup();
-    if (opts.profile) result.profile = profileSummary(opts.profile, result.profileSince);
-    delete result.profileSince;
-    print(result, opts);
-  } catch (err) {
-    console.error(`[bench] FAILED: ${err.message}`);
-    await cleanup();
-    process.exit(1);
-  }
-}
-
 /** The newest .cpuprofile written to `dir` since `since` (ms), summarized. */
 function profileSummary(dir, since) {
   const files = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).map((f) => join(dir, f))
@@ -481,85 +276,32 @@ function profileSummary(dir, since) {
 }
 
 async function bench(opts) {
-  const work = mkdtempSync(join(tmpdir(), 'webhook-fanout-'));
-  tempDirs.push(work);
   const total = opts.events * opts.endpoints;
 
-  // 1. Redis and DATA_DIR.
-  let redisUrl = process.env.REDIS_URL;
-  let redis = null;
-  if (!redisUrl) {
-    const port = await freePort();
-    redis = startChild('redis-server', 'redis-server', [
-      '--bind', '127.0.0.1', '--port', String(port), '--dir', work,
-      '--save', '', '--appendonly', 'no', '--maxmemory-policy', 'noeviction',
-    ], process.env);
-    await waitFor('redis', redis, () => redis.output.includes('Ready to accept connections'), 10_000);
-    redisUrl = `redis://127.0.0.1:${port}`;
-    log(`redis-server on ${redisUrl}`);
-  }
-  const dataDir = join(work, 'data');
+  // 1-3. Redis, a temp DATA_DIR (SQLite) or a fresh database on the --pg server, a workspace
+  //      (enterprise: 10 M deliveries a month, so none is skipped) and its live key, the API.
+  const databaseUrl = opts.pg ? await createPgDatabase(opts.pg) : undefined;
+  const { base, env, workspace, api, redis } = await startStack({
+    name: 'webhook-fanout', redisPrefix: `bench${randomBytes(3).toString('hex')}`, databaseUrl, extraEnv: { NODE_OPTIONS: undefined },
+  });
 
-  // 2. Environment of the app processes.
-  const apiPort = await freePort();
-  const env = {
-    ...process.env,
-    APP_ENV: 'development',
-    DATA_DIR: dataDir,
-    REDIS_URL: redisUrl,
-    REDIS_PREFIX: `bench${randomBytes(3).toString('hex')}`,
-    APP_SECRET: randomBytes(32).toString('hex'),
-    LOG_LEVEL: 'warn',
-    RATE_LIMIT_MULTIPLIER: '100000',
-    PORT: String(apiPort),
-    HOST: '127.0.0.1',
-  };
-  delete env.DATABASE_URL;
-  delete env.NODE_OPTIONS;
-  if (opts.pg) {
-    const { default: pg } = await import('pg');
-    const name = `bench_${randomBytes(4).toString('hex')}`;
-    const admin = new pg.Client({ connectionString: `${opts.pg}/postgres` });
-    await admin.connect();
-    await admin.query(`create database ${name}`);
-    await admin.end();
-    cleanups.push(async () => {
-      const c = new pg.Client({ connectionString: `${opts.pg}/postgres` });
-      await c.connect();
-      await c.query(`drop database if exists ${name} with (force)`);
-      await c.end();
-    });
-    env.DATABASE_URL = `${opts.pg}/${name}`;
-  }
-
-  // 3. A workspace (enterprise: 10 M deliveries a month, so none is skipped) and its live key.
-  const out = await runNode(['dist/apps/cli/src/main.js', 'workspace:create', '--name', 'Bench', '--plan', 'enterprise'], env);
-  const line = out.trim().split('\n').filter((l) => l.startsWith('{')).pop();
-  const created = line ? JSON.parse(line) : null;
-  if (!created?.liveKey) throw new Error(`workspace:create printed no liveKey:\n${out}`);
-  log(`workspace ${created.workspaceId} (enterprise, ${opts.pg ? 'postgresql' : 'sqlite'})`);
-
-  // 4. The API, the receiver and one worker.
-  const base = `http://127.0.0.1:${apiPort}`;
-  const api = startChild('api', process.execPath, ['dist/apps/api/src/main.js'], env);
+  // 4. The receiver and one worker.
   const receiver = startChild('receiver', process.execPath, [fileURLToPath(import.meta.url), '--receiver'], process.env, { ipc: true });
   const rc = receiverClient(receiver);
-  const ready = rc.next((m) => m.type === 'ready', 'receiver start', 10_000);
-  await waitFor('api', api, async () => (await fetch(`${base}/api/health`)).status === 200);
-  const receiverPort = (await ready).port;
-  log(`api on ${base}; receiver on http://127.0.0.1:${receiverPort}`);
+  const receiverPort = (await rc.next((m) => m.type === 'ready', 'receiver start', 10_000)).port;
+  log(`receiver on http://127.0.0.1:${receiverPort}`);
 
-  const workerArgs = ['dist/apps/worker/src/main.js'];
+  const nodeArgs = [];
   let profileSince = 0;
   if (opts.profile) {
     mkdirSync(opts.profile, { recursive: true });
     profileSince = Date.now();
     // --cpu-prof writes its file on a normal exit only; Nest ends a SIGTERM by re-raising it, so
     // SIGUSR2 (sent by this script at the end) exits the worker normally.
-    workerArgs.unshift('--cpu-prof', `--cpu-prof-dir=${opts.profile}`, '--import=data:text/javascript,process.on("SIGUSR2",()=>process.exit(0))');
+    nodeArgs.push('--cpu-prof', `--cpu-prof-dir=${opts.profile}`, '--import=data:text/javascript,process.on("SIGUSR2",()=>process.exit(0))');
   }
   const workerEnv = process.env.BENCH_WORKER_NODE_OPTIONS ? { ...env, NODE_OPTIONS: process.env.BENCH_WORKER_NODE_OPTIONS } : env;
-  const worker = startChild('worker', process.execPath, workerArgs, workerEnv);
+  const worker = startWorker('worker', workerEnv, { nodeArgs });
   await waitFor('worker', worker, () => worker.output.includes('Worker consuming queues'), 30_000);
   log(`worker pid ${worker.pid} (WEBHOOK_CONCURRENCY ${env.WEBHOOK_CONCURRENCY ?? '50 (default)'})${opts.profile ? `, profiling to ${opts.profile}` : ''}`);
 
@@ -569,7 +311,7 @@ async function bench(opts) {
     const path = `/hook/${i}`;
     const res = await fetch(`${base}/api/v1/webhooks`, {
       method: 'POST',
-      headers: { 'x-api-key': created.liveKey, 'content-type': 'application/json' },
+      headers: { 'x-api-key': workspace.liveKey, 'content-type': 'application/json' },
       body: JSON.stringify({ url: `http://127.0.0.1:${receiverPort}${path}`, events: [EVENT_TYPE], description: `bench ${i}` }),
     });
     const body = await res.json().catch(() => null);
@@ -579,13 +321,7 @@ async function bench(opts) {
   receiver.send({ type: 'config', secrets: Object.fromEntries(endpoints.map((e) => [e.path, e.secret])), verifyEvery: 25 });
   log(`${opts.endpoints} endpoints registered; ${opts.events} events × ${opts.endpoints} = ${total} deliveries per phase`);
 
-  // Other work on the machine skews the figures: sample it for a second while everything idles.
-  const idle0 = cpuTimes();
-  await sleep(1000);
-  const busyBefore = busyPct(idle0, cpuTimes());
-  if (busyBefore !== null && busyBefore >= 15) {
-    log(`warning: ${busyBefore} % of the CPU was busy before the load started (other processes); figures will be noisy`);
-  }
+  const busyBefore = await busyBeforeLoad();
   const procs = { worker: worker.pid, api: api.pid, receiver: receiver.pid, redis: redis?.pid ?? null, bench: process.pid };
 
   // 6. Baselines: the bare signed POST loop from this process, on fresh connections and then on
@@ -627,7 +363,7 @@ async function bench(opts) {
     const batch = 200;
     for (let i = 0; i < opts.events; i += batch) {
       const em = orm.em.fork();
-      for (let j = i; j < Math.min(i + batch, opts.events); j++) recordEvent(em, created.workspaceId, EVENT_TYPE, renderData(j));
+      for (let j = i; j < Math.min(i + batch, opts.events); j++) recordEvent(em, workspace.workspaceId, EVENT_TYPE, renderData(j));
       await em.flush();
     }
     const published = nowMs();
@@ -685,13 +421,10 @@ async function bench(opts) {
   }
 
   // With --profile (or a hook that dumps on exit), SIGUSR2 ends the worker with a normal exit.
-  if (opts.profile || process.env.BENCH_WORKER_NODE_OPTIONS) await stopChild(worker, 15_000, 'SIGUSR2');
+  if (opts.profile || process.env.BENCH_WORKER_NODE_OPTIONS) await stopChild(worker, { timeoutMs: 15_000, signal: 'SIGUSR2' });
 
   return {
-    date: new Date().toISOString(),
-    node: process.version,
-    cpus: cpus().length,
-    cpuModel: cpus()[0]?.model ?? null,
+    ...machine(),
     database: opts.pg ? 'postgresql' : 'sqlite',
     events: opts.events,
     endpoints: opts.endpoints,
@@ -706,15 +439,11 @@ async function bench(opts) {
     ratioFresh: product.perSec / bareFresh.perSec,
     targets: { perSec: TARGET_RATE, ratio: TARGET_RATIO },
     meetsTargets: product.perSec >= TARGET_RATE && product.perSec / bare.perSec >= TARGET_RATIO,
-    profileSince,
+    ...(opts.profile ? { profile: profileSummary(opts.profile, profileSince) } : {}),
   };
 }
 
-function print(r, opts) {
-  if (opts.json) {
-    process.stdout.write(`${JSON.stringify(r, null, 2)}\n`);
-    return;
-  }
+function summary(r) {
   const p = r.product;
   const b = r.bare;
   const f = r.bareFresh;
@@ -745,12 +474,32 @@ function print(r, opts) {
     }
   }
   console.log('');
-  console.log(`webhook-fanout: ${p.perSec.toFixed(0)}/s deliveries vs bare signed POST loop ${b.perSec.toFixed(0)}/s = ${(r.ratio * 100).toFixed(1)} % ` +
-    `(targets: >= ${TARGET_RATE}/s and >= ${TARGET_RATIO * 100} %; vs fresh connections ${f.perSec.toFixed(0)}/s = ${(r.ratioFresh * 100).toFixed(1)} %)`);
+}
+
+function figure(r) {
+  const [p, b, f] = [r.product, r.bare, r.bareFresh];
+  return `${p.perSec.toFixed(0)}/s deliveries vs bare signed POST loop ${b.perSec.toFixed(0)}/s = ${(r.ratio * 100).toFixed(1)} % ` +
+    `(targets: >= ${TARGET_RATE}/s and >= ${TARGET_RATIO * 100} %; vs fresh connections ${f.perSec.toFixed(0)}/s = ${(r.ratioFresh * 100).toFixed(1)} %)`;
 }
 
 if (process.argv[2] === '--receiver') {
   receiverMain();
 } else {
-  await main();
+  await runBench({
+    name: 'webhook-fanout',
+    flags: {
+      events: { arg: 'N', default: 2000, parse: integer(1), help: 'outbox events to publish (default 2000)' },
+      endpoints: { arg: 'K', default: 4, parse: integer(1), help: `endpoints subscribed to ${EVENT_TYPE} (default 4); deliveries = N × K` },
+      concurrency: { arg: 'C', default: 50, parse: integer(1), help: "in-flight requests of the bare loops (default 50, the worker's WEBHOOK_CONCURRENCY default)" },
+      timeout: { arg: 'S', default: 120, parse: integer(1), help: 'fail when the worker has not delivered N × K within S seconds (default 120)' },
+      pg: { arg: 'URL', default: null, parse: (v) => v.replace(/\/+$/, ''), help: 'PostgreSQL server (postgres://user@host:port): a fresh database is created and dropped' },
+      profile: { arg: 'DIR', default: null, parse: (v) => resolve(v), help: 'run the worker with --cpu-prof and write its .cpuprofile to DIR; prints the top costs' },
+    },
+    footer: 'Environment: REDIS_URL uses that Redis instead of starting a redis-server; WEBHOOK_CONCURRENCY is passed to the\n' +
+      'worker; BENCH_WORKER_NODE_OPTIONS becomes NODE_OPTIONS of the worker child only (profilers, tracing hooks).',
+    run: bench,
+    summary,
+    figure,
+    jsonIndent: 2,
+  });
 }
