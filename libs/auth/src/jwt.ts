@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { safeEqual } from '#libs/core';
+import { ApiError, safeEqual } from '#libs/core';
 
 export interface AccessClaims {
   sub: string;
@@ -34,15 +34,27 @@ export function verifyJwt(key: Buffer, token: string, nowSec = Math.floor(Date.n
   if (alg !== 'HS256') return { ok: false, reason: 'signature' };
   const expected = createHmac('sha256', key).update(`${header}.${payload}`).digest('base64url');
   if (!safeEqual(sig, expected)) return { ok: false, reason: 'signature' };
-  let claims: AccessClaims;
+  let claims: Partial<AccessClaims> | null;
   try {
-    claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as AccessClaims;
+    claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Partial<AccessClaims> | null;
   } catch {
     return { ok: false, reason: 'malformed' };
   }
-  if (typeof claims.sub !== 'string' || typeof claims.exp !== 'number' || typeof claims.sep !== 'number') {
-    return { ok: false, reason: 'malformed' };
-  }
+  if (!isClaims(claims)) return { ok: false, reason: 'malformed' };
   if (nowSec >= claims.exp) return { ok: false, reason: 'expired' };
   return { ok: true, claims };
+}
+
+function isClaims(c: Partial<AccessClaims> | null): c is AccessClaims {
+  return typeof c === 'object' && c !== null && typeof c.sub === 'string' && typeof c.sep === 'number'
+    && typeof c.iat === 'number' && typeof c.exp === 'number' && typeof c.jti === 'string';
+}
+
+/** The claims of a valid access token; 401 TOKEN_EXPIRED when it has expired, INVALID_TOKEN when forged or malformed. */
+export function readAccessToken(key: Buffer, token: string, nowSec?: number): AccessClaims {
+  const result = verifyJwt(key, token, nowSec);
+  if (result.ok) return result.claims;
+  throw result.reason === 'expired'
+    ? new ApiError('TOKEN_EXPIRED', 'The session token has expired; refresh it')
+    : new ApiError('INVALID_TOKEN', 'The session token is not valid');
 }

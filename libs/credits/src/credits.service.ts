@@ -1,6 +1,7 @@
 import { raw, UniqueConstraintViolationException, type EntityManager, type FilterQuery, type MikroORM } from '@mikro-orm/core';
 import { ApiError, columnDate, newId, PLANS, SqlTx, type KeyMode, type PlanCode } from '#libs/core';
 import { recordEvent } from '#libs/events';
+import { addMonth, available, crossing, grantRollAmount, ledgerAmount, periodAt } from './arithmetic.js';
 import { CREDIT_KINDS, CreditBalance, LedgerEntry, type CreditKind, type LedgerReason } from './entities.js';
 
 export interface CreditsSettings {
@@ -26,12 +27,6 @@ export interface BalanceView {
 export type HoldResult = { held: false; reason: 'test-mode' } | { held: true; entryId: string; amount: number; kind: CreditKind };
 
 const AVAILABLE = 'granted - grant_used + topup - held';
-
-function addMonth(d: Date): Date {
-  const next = new Date(d);
-  next.setUTCMonth(next.getUTCMonth() + 1);
-  return next;
-}
 
 function planGrant(plan: PlanCode, kind: CreditKind): number {
   return kind === 'image' ? PLANS[plan].imageCreditsPerMonth : PLANS[plan].videoCreditsPerMonth;
@@ -83,10 +78,6 @@ export interface SettleEntry {
   renderId: string | null;
   phase: string | null;
   balanceAfter: number;
-}
-
-function available(b: Pick<BalanceRow, 'granted' | 'grantUsed' | 'topup' | 'held'>): number {
-  return b.granted - b.grantUsed + b.topup - b.held;
 }
 
 /**
@@ -185,7 +176,7 @@ export class CreditsService {
     const now = new Date();
     await this.current(em, workspaceId, kind, input.plan, now);
     // Claim the render's hold first: a concurrent duplicate waits on the unique index, then fails.
-    const entryId = await this.insertEntry(tx, { ...this.entry(workspaceId, kind, 'hold', -amount, amount, 0), renderId, phase: 'hold' }, now);
+    const entryId = await this.insertEntry(tx, { ...this.entry(workspaceId, kind, 'hold', ledgerAmount('hold', amount), amount, 0), renderId, phase: 'hold' }, now);
     const b = await tx.one(
       `update credit_balance set held = held + ?, updated_at = ? where workspace_id = ? and kind = ? and ${AVAILABLE} >= ? returning ${BALANCE_COLUMNS}`,
       [amount, now, workspaceId, kind, amount],
@@ -194,7 +185,7 @@ export class CreditsService {
       const current = await readBalance(tx, workspaceId, kind);
       throw new ApiError('INSUFFICIENT_CREDITS', `This render needs ${amount} ${kind} credit${amount === 1 ? '' : 's'}; ${available(current)} available`);
     }
-    await tx.run('update credit_ledger set balance_after = ? where id = ?', [await this.after(em, workspaceId, kind, -amount, balanceRow(b)), entryId]);
+    await tx.run('update credit_ledger set balance_after = ? where id = ?', [await this.after(em, workspaceId, kind, ledgerAmount('hold', amount), balanceRow(b)), entryId]);
     return { held: true as const, entryId, amount, kind };
   }
 
@@ -244,7 +235,7 @@ export class CreditsService {
     const renderId = hold.renderId ?? null;
     const n = hold.credits;
     if (!checked && (await tx.one("select id from credit_ledger where render_id = ? and kind = ? and phase = 'settle'", [renderId, kind]))) return null;
-    const delta = reason === 'capture' ? 0 : n;
+    const delta = ledgerAmount(reason, n);
     const now = new Date();
     // Claim the settlement first: a concurrent capture/release waits on the unique index, then fails.
     const entry = { ...this.entry(workspaceId, kind, reason, delta, n, 0), renderId, phase: 'settle' };
@@ -323,14 +314,9 @@ export class CreditsService {
     const tx = SqlTx.of(em);
     const b = await readBalance(tx, workspaceId, kind);
     if (now < b.periodEnd) return b;
-    let start = b.periodEnd;
-    let end = addMonth(start);
-    while (end <= now) {
-      start = end;
-      end = addMonth(start);
-    }
+    const { start, end } = periodAt(b.periodEnd, now);
     const grant = planGrant(plan, kind);
-    const delta = grant - (b.granted - b.grantUsed);
+    const delta = grantRollAmount(b, grant);
     const rolled = await tx.one(
       `update credit_balance set granted = ?, grant_used = 0, period_start = ?, period_end = ?, updated_at = ? where workspace_id = ? and kind = ? and period_end = ? returning ${BALANCE_COLUMNS}`,
       [grant, start, end, now, workspaceId, kind, b.periodEnd],
@@ -349,16 +335,16 @@ export class CreditsService {
     const tx = SqlTx.of(em);
     const b = row ?? (await readBalance(tx, workspaceId, kind));
     const now = available(b);
-    const before = now - delta;
     const threshold = this.settings.lowThreshold[kind];
-    if (now < threshold && !b.lowNotified) {
+    const { low, exhausted } = crossing(now, delta, threshold, b.lowNotified);
+    if (low === 'notify') {
       if ((await tx.run('update credit_balance set low_notified = ? where id = ? and low_notified = ?', [true, b.id, false])) === 1) {
         recordEvent(em, workspaceId, 'credits.low', { kind, available: now, threshold });
       }
-    } else if (now >= threshold && b.lowNotified) {
+    } else if (low === 'rearm') {
       await tx.run('update credit_balance set low_notified = ? where id = ?', [false, b.id]);
     }
-    if (now <= 0 && before > 0) recordEvent(em, workspaceId, 'credits.exhausted', { kind, available: now, threshold });
+    if (exhausted) recordEvent(em, workspaceId, 'credits.exhausted', { kind, available: now, threshold });
     return now;
   }
 

@@ -2,6 +2,9 @@ import type { Redis } from 'ioredis';
 import { rateLimitFor } from '#libs/core';
 import type { RedisKeys } from '#libs/redis';
 import type { CachedKey } from './authenticator.js';
+import { meterOutcomes, meterPeriod, type MeterOutcome, type MeterReply } from './metering.js';
+
+export type { MeterOutcome } from './metering.js';
 
 /**
  * One atomic round trip for a batch of `n` requests of one workspace and key mode: checks the
@@ -25,14 +28,8 @@ end
 return {0, before, monthBefore}
 `;
 
-export type MeterOutcome =
-  | { state: 'ok' | 'rate' | 'month'; limit: number; remaining: number; resetAt: number; retryAfterSec: number }
-  | { state: 'stale' };
-
-const WINDOW_MS = 60_000;
-
 interface MeterRedis extends Redis {
-  meterRequests(k1: string, k2: string, k3: string, ...args: (string | number)[]): Promise<[number, number, number]>;
+  meterRequests(k1: string, k2: string, k3: string, ...args: (string | number)[]): Promise<MeterReply>;
 }
 
 interface Batch {
@@ -83,32 +80,18 @@ export class RequestMeter {
   }
 
   private async send({ entry, waiters }: Batch, now: number): Promise<void> {
-    const windowStart = now - (now % WINDOW_MS);
+    const period = meterPeriod(now);
     const limit = rateLimitFor(entry.plan, entry.mode) * this.multiplier;
-    const monthLimit = entry.plan.apiRequestsPerMonth;
-    const d = new Date(now);
-    const month = `${d.getUTCFullYear()}-${String(d.getUTCMonth() + 1).padStart(2, '0')}`;
-    const monthEnd = Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
-    const [state, minuteBefore, monthBefore] = await this.redis.meterRequests(
+    const reply = await this.redis.meterRequests(
       this.keys.authVersion(entry.workspaceId),
-      this.keys.rateWindow(entry.workspaceId, entry.mode, windowStart),
-      this.keys.monthlyRequests(entry.workspaceId, month),
+      this.keys.rateWindow(entry.workspaceId, entry.mode, period.windowStart),
+      this.keys.monthlyRequests(entry.workspaceId, period.month),
       entry.version,
       waiters.length,
       limit,
-      WINDOW_MS + 1000,
-      Math.ceil((monthEnd - now) / 1000) + 86_400,
+      period.windowTtlMs,
+      period.monthTtlSec,
     );
-    if (state === -1) {
-      for (const w of waiters) w.resolve({ state: 'stale' });
-      return;
-    }
-    const resetAt = windowStart + WINDOW_MS;
-    const retryAfterSec = Math.max(1, Math.ceil((resetAt - now) / 1000));
-    waiters.forEach((w, i) => {
-      const minuteCount = minuteBefore + i + 1;
-      const outcome = minuteCount > limit ? 'rate' : monthBefore + i + 1 > monthLimit ? 'month' : 'ok';
-      w.resolve({ state: outcome, limit, remaining: Math.max(0, limit - minuteCount), resetAt, retryAfterSec });
-    });
+    meterOutcomes(reply, waiters.length, limit, entry.plan.apiRequestsPerMonth, period).forEach((o, i) => waiters[i].resolve(o));
   }
 }
