@@ -103,9 +103,10 @@ describe('API keys: authentication in the §7 order', () => {
   it('refuses unknown scopes and bad IP entries at creation', async () => {
     const bad = await api.cli('key:create', '--workspace', ws.workspaceId, '--scopes', 'renders:delete');
     expect(bad.code).toBe(1);
-    expect(bad.json).toEqual({ error: { code: 'INVALID_REQUEST', message: expect.stringContaining('renders:delete') } });
+    // decisions.md "Envelope and errors": a value that breaks a rule is VALIDATION_FAILED (422 over HTTP), named by field.
+    expect(bad.json).toEqual({ error: { code: 'VALIDATION_FAILED', message: expect.stringMatching(/^The request is not valid: scopes: .*renders:delete/) } });
     const ip = await api.cli('key:create', '--workspace', ws.workspaceId, '--ip', '10.0.0.0/40');
-    expect(ip.json).toMatchObject({ error: { code: 'INVALID_REQUEST' } });
+    expect(ip.json).toMatchObject({ error: { code: 'VALIDATION_FAILED', message: expect.stringContaining('ipAllowlist') } });
   });
 
   it('403 IP_NOT_ALLOWED outside the allowlist; IPv4, IPv6 and IPv4-mapped IPv6 all match', async () => {

@@ -111,7 +111,11 @@ describe('render callbacks (issue 7)', () => {
     await until(() => hitsOn('/override').find((h) => JSON.parse(h.body.toString()).data.id === own));
     await new Promise((r) => setTimeout(r, 500));
     expect(hitsOn('/default').some((h) => JSON.parse(h.body.toString()).data.id === own)).toBe(false);
-    expect((await org('PATCH', '/callback', { defaultCallbackUrl: 'ftp://nope' })).statusCode).toBe(400);
+    // §7, decisions.md "Envelope and errors": a URL the outbound rules refuse, or none, is 422 by path.
+    const ftp = await org('PATCH', '/callback', { defaultCallbackUrl: 'ftp://nope' });
+    expect([ftp.statusCode, ftp.json().code, ftp.json().errors]).toEqual([422, 'VALIDATION_FAILED', { defaultCallbackUrl: ['must use http or https'] }]);
+    const missing = await org('PATCH', '/callback', { defaultCallback: `${base}/x` });
+    expect([missing.statusCode, Object.keys(missing.json().errors).sort()]).toEqual([422, ['defaultCallback', 'defaultCallbackUrl']]);
     expect((await org('PATCH', '/callback', { defaultCallbackUrl: null })).json().data.defaultCallbackUrl).toBeNull();
   });
 
@@ -143,9 +147,8 @@ describe('render callbacks (issue 7)', () => {
     await orm.close(true);
   }, 60_000);
 
-  it('a callback URL refused by the outbound rules is a 400 before anything is rendered', async () => {
+  it('§7: a callback URL refused by the outbound rules is 422 VALIDATION_FAILED before anything is rendered', async () => {
     const res = await render({ callback: 'not a url' });
-    expect(res.statusCode).toBe(400);
-    expect(res.json().errors.callback).toBeDefined();
+    expect([res.statusCode, res.json().code, res.json().errors]).toEqual([422, 'VALIDATION_FAILED', { callback: ['must be an absolute URL'] }]);
   });
 });

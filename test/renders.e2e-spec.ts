@@ -90,17 +90,50 @@ describe('renders: synchronous stills end to end', () => {
     expect(pdf.rawPayload.subarray(0, 5).toString()).toBe('%PDF-');
   });
 
-  it('§4.1, §7: bad requests answer 400 with paths, never a render', async () => {
+  it('§4.1, §7: a malformed body, or neither templateId nor edit, is 400 INVALID_REQUEST; never a render', async () => {
     const none = await post(live, {});
-    expect(none.statusCode).toBe(400);
-    expect(none.json().code).toBe('INVALID_REQUEST');
-    const unknown = await post(live, { edit: still(), colour: 'red' });
-    expect(unknown.json()).toMatchObject({ code: 'INVALID_REQUEST', errors: { colour: [expect.stringMatching(/unknown field/)] } });
-    const badScale = await post(live, { edit: still() }, '?scale=5');
-    expect(badScale.json().errors['query.scale']).toBeDefined();
+    expect([none.statusCode, none.json().code]).toEqual([400, 'INVALID_REQUEST']);
+    const nothing = await post(live, undefined);
+    expect([nothing.statusCode, nothing.json().code]).toEqual([400, 'INVALID_REQUEST']);
+    const array = await post(live, [{ edit: still() }]);
+    expect([array.statusCode, array.json().code]).toEqual([400, 'INVALID_REQUEST']);
+    const malformed = await api.app.inject({ method: 'POST', url: '/api/v1/render', headers: { 'x-api-key': live, 'content-type': 'application/json' }, payload: '{"edit": {' });
+    expect([malformed.statusCode, malformed.json().code]).toEqual([400, 'INVALID_REQUEST']);
     const binaryVideo = await post(live, { edit: still('mp4') }, '?format=binary');
-    expect(binaryVideo.statusCode).toBe(400);
+    expect([binaryVideo.statusCode, binaryVideo.json().code, binaryVideo.json().errors['query.format']]).toEqual([422, 'VALIDATION_FAILED', ['binary is for png, jpeg and pdf']]);
     expect(await orm.em.fork().count(Render, { workspaceId, status: { $ne: 'done' } })).toBe(0);
+  });
+
+  it('§7, decisions.md "Envelope and errors": values that break a rule are 422 VALIDATION_FAILED by path; never a render', async () => {
+    const before = await orm.em.fork().count(Render, { workspaceId });
+    const refused = async (body: unknown, query = '', headers: Record<string, string> = {}) => {
+      const res = await post(live, body, query, headers);
+      expect([res.statusCode, res.json().code]).toEqual([422, 'VALIDATION_FAILED']);
+      return res.json().errors as Record<string, string[]>;
+    };
+    expect(await refused({ edit: still(), colour: 'red' })).toEqual({ colour: ['Unknown field "colour"'] });
+    expect(Object.keys(await refused({ edit: still() }, '?scale=5'))).toEqual(['query.scale']);
+    expect(Object.keys(await refused({ edit: still() }, '?scale=two&type=webp&resolution=8k&format=raw&templateId=x')).sort())
+      .toEqual(['query.format', 'query.resolution', 'query.scale', 'query.templateId', 'query.type']);
+    expect(Object.keys(await refused({ templateId: 'tpl_x', edit: still() }))).toEqual(['edit']);
+    expect(Object.keys(await refused({ edit: 'a picture', output: [], metadata: { big: 'x'.repeat(9000) }, callback: 7 })).sort()).toEqual(['callback', 'edit', 'metadata', 'output']);
+    expect(Object.keys(await refused({ edit: still(), merge: [{ find: '', replace: 1 }, { find: 'A' }] })).sort()).toEqual(['merge[0].find', 'merge[1].replace']);
+    expect(Object.keys(await refused({ edit: still(), values: { A: 1 }, fields: { A: 2 } }))).toEqual(['fields']);
+    expect(Object.keys(await refused({ edit: still(), idempotencyKey: 'a' }, '', { 'idempotency-key': 'b' }))).toEqual(['idempotencyKey']);
+    expect(Object.keys(await refused({ edit: still() }, '', { 'idempotency-key': 'not visible ascii' }))).toEqual(['headers.idempotency-key']);
+    expect(await orm.em.fork().count(Render, { workspaceId })).toBe(before);
+  });
+
+  it('a bodiless POST sent with Content-Type: application/json and an empty body answers as without a body (not 400)', async () => {
+    const id = (await post(live, { edit: still() })).json().data.id as string;
+    const cancel = (headers: Record<string, string>) => api.app.inject({ method: 'POST', url: `/api/v1/render/${id}/cancel`, headers: { 'x-api-key': live, ...headers }, payload: '' });
+    const bare = await cancel({});
+    const json = await cancel({ 'content-type': 'application/json' });
+    const charset = await cancel({ 'content-type': 'application/json; charset=utf-8' });
+    expect([bare.statusCode, bare.json().code]).toEqual([409, 'ALREADY_SETTLED']);
+    for (const res of [json, charset]) expect([res.statusCode, res.json().code]).toEqual([409, 'ALREADY_SETTLED']);
+    const unknown = await api.app.inject({ method: 'POST', url: '/api/v1/render/rnd_nope/cancel', headers: { 'x-api-key': live, 'content-type': 'application/json' }, payload: '' });
+    expect([unknown.statusCode, unknown.json().code]).toEqual([404, 'RENDER_NOT_FOUND']);
   });
 
   it('§7: 422 TEMPLATE_VALIDATION_FAILED names the edit path; 422 EMPTY_TIMELINE; 404 TEMPLATE_NOT_FOUND; 503 for video', async () => {
@@ -203,6 +236,10 @@ describe('renders: synchronous stills end to end', () => {
     expect(res.json().data).toEqual({ kind: 'image', credits: 2, durationSec: 0, size: { width: 2400, height: 2400 }, breakdown: { duration: '0:00', size: '2400x2400', fps: 0, format: 'png', codec: 'png' } });
     const getForm = await get(live, '/v1/render/estimate?templateId=tpl_nope');
     expect(getForm.json().code).toBe('TEMPLATE_NOT_FOUND');
+    // §7: neither templateId nor edit is 400; a query value outside its rule is 422 by path.
+    expect((await get(live, '/v1/render/estimate?type=png')).json().code).toBe('INVALID_REQUEST');
+    const badQuery = await get(live, '/v1/render/estimate?templateId=tpl_nope&fps=fast&colour=red');
+    expect([badQuery.statusCode, badQuery.json().code, Object.keys(badQuery.json().errors).sort()]).toEqual([422, 'VALIDATION_FAILED', ['query.colour', 'query.fps']]);
   });
 
   it('§3, §4.2, §7: library templates render only as a published copy; values are validated against the fields', async () => {

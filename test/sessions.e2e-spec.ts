@@ -61,7 +61,11 @@ describe('dashboard sessions', () => {
     expect(known.json().data).toEqual({ sent: true, expiresInSec: 300 });
     expect((await api.cli('otp:last', '--phone', ownerPhone)).json).toEqual({ phone: ownerPhone, code: expect.stringMatching(/^\d{6}$/) });
     expect((await api.cli('otp:last', '--phone', '+4915199999999')).json).toMatchObject({ error: { code: 'NOT_FOUND' } });
-    expect((await post('/auth/send-otp', { phone: '12345' })).json().code).toBe('INVALID_REQUEST');
+    // §7: a phone number that is not one is a value breaking a rule (422), a body that is not an object is malformed (400).
+    const notAPhone = await post('/auth/send-otp', { phone: '12345' });
+    expect([notAPhone.statusCode, notAPhone.json().code, Object.keys(notAPhone.json().errors)]).toEqual([422, 'VALIDATION_FAILED', ['phone']]);
+    expect((await post('/auth/send-otp', { phone: 12345 })).json().code).toBe('VALIDATION_FAILED');
+    expect((await post('/auth/send-otp', ['+4915199999999'])).json().code).toBe('INVALID_REQUEST');
   });
 
   it('verify-otp opens a session: token, refreshToken, user, organization, plan, credits; the code is single use', async () => {
@@ -114,7 +118,8 @@ describe('dashboard sessions', () => {
     const foreign = await get('/credits', as(token, b.workspaceId));
     expect(foreign.statusCode).toBe(403);
     expect(foreign.json().code).toBe('NOT_A_MEMBER');
-    expect((await get('/credits', { authorization: `Bearer ${token}` })).json().code).toBe('INVALID_REQUEST');
+    const noOrg = await get('/credits', { authorization: `Bearer ${token}` });
+    expect([noOrg.statusCode, noOrg.json().code, Object.keys(noOrg.json().errors)]).toEqual([422, 'VALIDATION_FAILED', ['headers.x-service-org']]);
     const withKey = await get('/credits', { 'x-api-key': a.liveKey, 'x-service-org': a.workspaceId });
     expect(withKey.statusCode).toBe(401);
     expect(withKey.json().code).toBe('SESSION_REQUIRED');
@@ -190,7 +195,10 @@ describe('dashboard sessions', () => {
     const denied = await post('/organization/api-keys', {}, as(member.token, a.workspaceId));
     expect(denied.statusCode).toBe(403);
     expect(denied.json().code).toBe('ROLE_REQUIRED');
-    expect((await post('/organization/api-keys', { scopes: ['renders:fly'] }, as(ownerToken, a.workspaceId))).json().code).toBe('INVALID_REQUEST');
+    const badScope = await post('/organization/api-keys', { scopes: ['renders:fly'], ipAllowlist: ['not-an-address'] }, as(ownerToken, a.workspaceId));
+    expect([badScope.statusCode, badScope.json().code, Object.keys(badScope.json().errors)]).toEqual([422, 'VALIDATION_FAILED', ['scopes']]);
+    const badIp = await post('/organization/api-keys', { ipAllowlist: ['not-an-address'] }, as(ownerToken, a.workspaceId));
+    expect([badIp.statusCode, badIp.json().code, Object.keys(badIp.json().errors)]).toEqual([422, 'VALIDATION_FAILED', ['ipAllowlist']]);
     const del = await api.app.inject({ method: 'DELETE', url: `/api/organization/api-keys/${id}`, headers: as(ownerToken, a.workspaceId) });
     expect(del.json()).toMatchObject({ success: true, data: { id, revoked: true } });
     expect((await get('/v1/keys/current', { 'x-api-key': key })).json().code).toBe('INVALID_API_KEY');

@@ -115,17 +115,44 @@ describe('webhooks: endpoints and signed, retried deliveries', () => {
     expect((await call('GET', `/v1/webhooks?search=${'x'.repeat(129)}`)).statusCode).toBe(422);
   });
 
-  it('refuses bad endpoints naming each problem', async () => {
-    const res = await call('POST', '/v1/webhooks', {
-      url: 'ftp://x', description: 'd'.repeat(201), payloadMode: 'custom', headers: [{ key: 'X-Service-Event', value: 'x' }], colour: 'red',
-    });
-    expect(res.statusCode).toBe(400);
-    expect(res.json().code).toBe('INVALID_REQUEST');
-    expect(Object.keys(res.json().errors)).toEqual(expect.arrayContaining(['url', 'description', 'payloadTemplate', 'headers[0].key', 'colour']));
+  it('§7, decisions.md "Envelope and errors": refuses bad endpoints with 422 VALIDATION_FAILED naming each problem by path', async () => {
+    const refused = async (method: 'POST' | 'PATCH', url: string, body: unknown) => {
+      const res = await call(method, url, body);
+      expect([res.statusCode, res.json().code]).toEqual([422, 'VALIDATION_FAILED']);
+      return res.json().errors as Record<string, string[]>;
+    };
+    // The shape first (the DTO: §8 sizes, §6 sets, unknown fields) …
+    const shape = await refused('POST', '/v1/webhooks', { url: 'ftp://x', description: 'd'.repeat(201), payloadMode: 'custom', headers: [{ key: 'X-Service-Event', value: 'x' }], colour: 'red' });
+    expect(Object.keys(shape).sort()).toEqual(['colour', 'description']);
+    expect(shape.colour).toEqual(['Unknown field "colour"']);
+    // … then the rules of the deployment and the delivery.
+    const rules = await refused('POST', '/v1/webhooks', { url: 'ftp://x', payloadMode: 'custom', headers: [{ key: 'X-Service-Event', value: 'x' }] });
+    expect(Object.keys(rules).sort()).toEqual(['headers[0].key', 'payloadTemplate', 'url']);
+    // §8: a 21st header; a 201-character description.
     const headers = Array.from({ length: 21 }, (_, i) => ({ key: `X-H${i}`, value: 'v' }));
-    expect((await call('POST', '/v1/webhooks', { url: `${base}/ok`, headers })).json().errors).toHaveProperty('headers');
-    expect((await call('POST', '/v1/webhooks', { url: `${base}/ok`, payloadMode: 'custom', payloadTemplate: '[1]' })).json().errors).toHaveProperty('payloadTemplate');
+    expect(Object.keys(await refused('POST', '/v1/webhooks', { url: `${base}/ok`, headers }))).toEqual(['headers']);
+    expect((await refused('POST', '/v1/webhooks', { url: `${base}/ok`, description: 'd'.repeat(201) })).description).toEqual([expect.stringContaining('200')]);
+    // §6: an unknown event name, method or body format.
+    expect((await refused('POST', '/v1/webhooks', { url: `${base}/ok`, events: ['render.completed', 'render.exploded'] })).events).toEqual([expect.stringContaining('"render.exploded" not an event')]);
+    expect(Object.keys(await refused('POST', '/v1/webhooks', { url: `${base}/ok`, method: 'DELETE', bodyFormat: 'xml' })).sort()).toEqual(['bodyFormat', 'method']);
+    // §4.6: a URL that is not absolute, or not http(s); a custom payload that is not a JSON object.
+    expect(await refused('POST', '/v1/webhooks', { url: '/relative' })).toEqual({ url: ['must be an absolute URL'] });
+    expect(await refused('POST', '/v1/webhooks', { url: 'ftp://hooks.example.com/' })).toEqual({ url: ['must use http or https'] });
+    expect(Object.keys(await refused('POST', '/v1/webhooks', { url: `${base}/ok`, payloadMode: 'custom', payloadTemplate: '[1]' }))).toEqual(['payloadTemplate']);
+    // An update is checked the same way, and merged with the stored endpoint (custom mode needs a template).
+    const { id } = await register({ url: `${base}/ok` });
+    expect(Object.keys(await refused('PATCH', `/v1/webhooks/${id}`, { headers, url: null })).sort()).toEqual(['headers', 'url']);
+    expect(Object.keys(await refused('PATCH', `/v1/webhooks/${id}`, { payloadMode: 'custom' }))).toEqual(['payloadTemplate']);
+    // A JSON body that is not an object is malformed: 400.
+    const array = await call('POST', '/v1/webhooks', [{ url: `${base}/ok` }]);
+    expect([array.statusCode, array.json().code]).toEqual([400, 'INVALID_REQUEST']);
     expect((await call('POST', '/v1/webhooks', { url: `${base}/ok`, method: 'GET' })).json().data.bodyFormat).toBe('none');
+  });
+
+  it('bodiless POSTs (test, redeliver) accept Content-Type: application/json with an empty body', async () => {
+    const { id } = await register({ url: `${base}/empty-body` });
+    const res = await api.app.inject({ method: 'POST', url: `/api/v1/webhooks/${id}/test`, headers: { 'x-api-key': key, 'content-type': 'application/json' }, payload: '' });
+    expect([res.statusCode, res.json().data]).toEqual([200, { ok: true, status: 200 }]);
   });
 
   it('test deliveries go through the real path with X-Service-Test and a valid signature', async () => {
@@ -287,7 +314,11 @@ describe('webhooks: endpoints and signed, retried deliveries', () => {
     expect(list.json().data.map((e: { id: string }) => e.id)).toContain(created.json().data.id);
     // The session route has no default subscription: events are required.
     const noEvents = await api.app.inject({ method: 'POST', url: '/api/organization/webhooks', headers, payload: { url: `${base}/dash` } });
-    expect(noEvents.json().errors).toHaveProperty('events');
+    expect([noEvents.statusCode, noEvents.json().code, noEvents.json().errors]).toEqual([422, 'VALIDATION_FAILED', { events: ['is required'] }]);
+    const tooMany = await api.app.inject({ method: 'POST', url: '/api/organization/webhooks', headers, payload: { url: `${base}/dash`, events: ['credits.low'], headers: Array.from({ length: 21 }, (_, i) => ({ key: `X-H${i}`, value: 'v' })) } });
+    expect([tooMany.statusCode, Object.keys(tooMany.json().errors)]).toEqual([422, ['headers']]);
+    const renamed = await api.app.inject({ method: 'PATCH', url: `/api/organization/webhooks/${created.json().data.id}`, headers, payload: { description: 'd'.repeat(201) } });
+    expect([renamed.statusCode, Object.keys(renamed.json().errors)]).toEqual([422, ['description']]);
   });
 });
 

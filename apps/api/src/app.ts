@@ -1,6 +1,7 @@
 import type { Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { RawServerDefault } from 'fastify';
 import { newId, type AppConfig } from '#libs/core';
 import { ApiModule } from './api.module.js';
 import { validationPipe } from './http/validation.js';
@@ -27,6 +28,13 @@ export async function createApiApp(config: AppConfig, opts: { extraModules?: Typ
   app.setGlobalPrefix(config.prefix);
   app.useGlobalPipes(validationPipe());
   const fastify = app.getHttpAdapter().getInstance();
+  // JSON as Fastify parses it, except that an empty body is no body: many HTTP clients send
+  // `Content-Type: application/json` with nothing after it on a bodiless POST (cancel, test, publish…).
+  const json = fastify.getDefaultJsonParser('error', 'error');
+  app.useBodyParser<RawServerDefault>('application/json', { bodyLimit: config.bodyLimitBytes }, (req, body, done) => {
+    if (body.length === 0) done(null, undefined);
+    else void json(req, body.toString('utf8'), done);
+  });
   fastify.addHook('onRequest', (req, reply, done) => {
     void reply.header('x-request-id', req.id);
     done();

@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { raw, type MikroORM } from '@mikro-orm/core';
 import type { Redis } from 'ioredis';
-import { ApiError, deriveKey, hmacHex, newId, randomToken, safeEqual, type AppConfig } from '#libs/core';
+import { ApiError, deriveKey, validationFailed, hmacHex, newId, randomToken, safeEqual, type AppConfig } from '#libs/core';
 import type { RedisKeys } from '#libs/redis';
 import { Workspace } from '#libs/workspaces';
 import { Membership, OtpCode, RefreshToken, User, type Role } from './entities.js';
@@ -50,7 +50,7 @@ export class AuthService {
 
   phone(raw: string): string {
     const phone = normalisePhone(raw);
-    if (!phone) throw new ApiError('INVALID_REQUEST', 'phone must be in international form, e.g. +4915112345678', { errors: { phone: ['Not an international phone number'] } });
+    if (!phone) throw validationFailed({ phone: ['must be in international form, e.g. +4915112345678'] });
     return phone;
   }
 

@@ -39,6 +39,7 @@ export const ERROR_STATUS = {
   INTEGRATION_NOT_CONNECTED: 409,
   INTEGRATION_REAUTH_REQUIRED: 409,
   // house codes (docs/decisions.md)
+  VALIDATION_FAILED: 422,
   LIMIT_APIKEYS: 402,
   SESSION_REQUIRED: 401,
   INVALID_TOKEN: 401,
@@ -96,6 +97,16 @@ export class ApiError extends Error {
     this.name = 'ApiError';
     this.status = ERROR_STATUS[code];
   }
+}
+
+/**
+ * 422 VALIDATION_FAILED (decisions.md "Envelope and errors"): a well-formed request whose values
+ * break a rule, with `errors` by path and the first few of them in the message.
+ */
+export function validationFailed(errors: FieldErrors, lead = 'The request is not valid'): ApiError {
+  const entries = Object.entries(errors);
+  const shown = entries.slice(0, 3).map(([path, messages]) => `${path}: ${messages[0]}`).join('; ');
+  return new ApiError('VALIDATION_FAILED', `${lead}: ${shown}${entries.length > 3 ? ` (and ${entries.length - 3} more)` : ''}`, { errors });
 }
 
 export function isErrorCode(value: string): value is ErrorCode {

@@ -1,7 +1,7 @@
 import type { FilterQuery, MikroORM } from '@mikro-orm/core';
 import type { Redis } from 'ioredis';
 import {
-  ApiError, columnDate, columnJson, deriveKey, hmacHex, isScope, newId, orderBy, parseCidrList, PLANS, SCOPES,
+  ApiError, columnDate, columnJson, deriveKey, hmacHex, isScope, newId, orderBy, parseCidrList, PLANS, SCOPES, validationFailed,
   type AppConfig, type KeyMode, type ListQuery, type PlanCode, type RowReader, type Scope,
 } from '#libs/core';
 import { bumpAuthVersion, type RedisKeys } from '#libs/redis';
@@ -59,14 +59,14 @@ export class KeysService {
   async create(input: CreateKeyInput): Promise<CreatedKey> {
     const scopes = [...new Set(input.scopes ?? SCOPES)];
     const badScopes = scopes.filter((s) => !isScope(s));
-    if (badScopes.length) throw new ApiError('INVALID_REQUEST', `Unknown scope ${badScopes.join(', ')}; allowed: ${SCOPES.join(', ')}`);
+    if (badScopes.length) throw validationFailed({ scopes: [`unknown scope ${badScopes.join(', ')}; allowed: ${SCOPES.join(', ')}`] });
     let ipAllowlist: string[];
     try {
       ipAllowlist = parseCidrList(input.ipAllowlist ?? []).map((r) => r.text);
     } catch (err) {
-      throw new ApiError('INVALID_REQUEST', (err as Error).message);
+      throw validationFailed({ ipAllowlist: [(err as Error).message] });
     }
-    if (input.expiresAt && Number.isNaN(input.expiresAt.getTime())) throw new ApiError('INVALID_REQUEST', 'expiresAt is not a valid date');
+    if (input.expiresAt && Number.isNaN(input.expiresAt.getTime())) throw validationFailed({ expiresAt: ['is not a valid date'] });
     const em = this.orm.em.fork();
     const workspace = await em.findOne(Workspace, { id: input.workspaceId });
     if (!workspace) throw new ApiError('NOT_FOUND', `Workspace ${input.workspaceId} does not exist`);

@@ -1,7 +1,7 @@
 import { UniqueConstraintViolationException, type EntityManager, type FilterQuery, type MikroORM } from '@mikro-orm/core';
 import { Logger } from '@nestjs/common';
 import type { QueueEvents } from 'bullmq';
-import { ApiError, isErrorCode, newId, orderBy, retryBusy, SqlTx, type KeyMode, type ListQuery, type Plan } from '#libs/core';
+import { ApiError, isErrorCode, newId, orderBy, retryBusy, SqlTx, validationFailed, type KeyMode, type ListQuery, type Plan } from '#libs/core';
 import type { CreditsService } from '#libs/credits';
 import { applyMerge, assertEdit, assertTiming, autoLengthSources, outputFps, outputKind, outputSize, RESOLUTION_SHORT_SIDE, type EditSpec, type JsonValue, type Timing } from '#libs/edit-spec';
 import { insertEvent, recordEvent } from '#libs/events';
@@ -9,11 +9,11 @@ import type { DurationSource } from '#libs/media';
 import { STILL_TIMEOUT_MS, type JobQueues, type StillRenderResult } from '#libs/queue';
 import { outputKey, type StorageDriver } from '#libs/storage';
 import { aspectRules, normaliseValues, validateValues, type TemplatesService } from '#libs/templates';
-import { validateCallbackUrl } from '#libs/webhooks';
+import { checkCallbackUrl } from '#libs/webhooks';
 import { Render, TERMINAL_STATUSES, type RenderStatus } from './entities.js';
 import { estimate, type Estimate } from './pricing.js';
 import { errorInfo, purgeExpired, RenderSettler } from './settle.js';
-import { parseRenderInput, requestHash, type RenderInput } from './request.js';
+import { parseRenderInput, requestHash, type RenderInput, type RenderRequest } from './request.js';
 
 export interface Caller {
   workspaceId: string;
@@ -133,7 +133,7 @@ export class RendersService {
     if (input.overrides.fps !== undefined) output.fps = input.overrides.fps;
     let edit = assertEdit({ ...spec, output }, { root });
     const kind = outputKind(edit.output.format);
-    if (input.binary && kind !== 'image') throw new ApiError('INVALID_REQUEST', 'format=binary returns still images only; poll the render for a video', { errors: { 'query.format': ['binary is for png, jpeg and pdf'] } });
+    if (input.binary && kind !== 'image') throw validationFailed({ 'query.format': ['binary is for png, jpeg and pdf'] }, 'format=binary returns still images only; poll the render for a video');
     if (kind === 'video') {
       checkVideoPlan(caller.plan, edit);
       if (!this.deps.videoAvailable || !(await this.deps.videoAvailable())) {
@@ -162,26 +162,23 @@ export class RendersService {
   }
 
   /** §4.1 Estimate cost: the same resolution and checks as a render, nothing stored or held. */
-  async estimate(caller: Caller, body: unknown, query: Record<string, unknown>): Promise<Estimate> {
-    return (await this.plan(caller, parseRenderInput(body, query, undefined, { allowQueryTemplate: true }))).estimate;
+  async estimate(caller: Caller, request: RenderRequest): Promise<Estimate> {
+    return (await this.plan(caller, parseRenderInput(request))).estimate;
   }
 
   /**
    * POST /v1/render for a still: claims the idempotency key, creates the render and holds its credit
    * in one transaction, has a worker draw it, and settles it (capture or release) with its event.
    */
-  async create(caller: Caller, body: unknown, query: Record<string, unknown>, idempotencyHeader?: string): Promise<CreateResult> {
+  async create(caller: Caller, request: RenderRequest): Promise<CreateResult> {
     const arrived = performance.now();
-    const input = parseRenderInput(body, query, idempotencyHeader);
-    const hash = requestHash(body, query);
+    const input = parseRenderInput(request);
+    const hash = requestHash(request.sent ?? request);
     if (input.idempotencyKey !== undefined) {
       const prior = await this.byKey(caller.workspaceId, input.idempotencyKey);
       if (prior) return { render: await this.replay(prior, hash), replayed: true };
     }
-    if (input.callback !== undefined) {
-      const checked = validateCallbackUrl(input.callback, this.deps.env, 'callback');
-      if (!checked.ok) throw new ApiError('INVALID_REQUEST', 'The callback URL is not usable', { errors: checked.errors });
-    }
+    if (input.callback !== undefined) checkCallbackUrl(input.callback, this.deps.env, 'callback');
     const t0 = performance.now();
     const planned = await this.plan(caller, input);
     await this.deps.credits.ensureOpen(caller.workspaceId, caller.plan.code);

@@ -1,13 +1,51 @@
 import { createHash } from 'node:crypto';
-import { ApiError, type FieldErrors } from '#libs/core';
-import { OUTPUT_FORMATS, RESOLUTIONS } from '#libs/edit-spec';
+import { ApiError, validationFailed } from '#libs/core';
+import type { MergePair } from '#libs/templates';
 
-/** A create-render (or estimate) request after its shape is checked (§4.1); values still raw. */
+/**
+ * The body of POST /v1/render and /v1/render/estimate (§4.1) once the API's DTO has checked its
+ * shape: the fields it may hold, their types and sizes. `edit` is checked by the edit-spec parser.
+ */
+export interface RenderBody {
+  templateId?: string;
+  values?: Record<string, unknown> | null;
+  fields?: Record<string, unknown> | null;
+  merge?: readonly MergePair[] | null;
+  edit?: Record<string, unknown>;
+  output?: Record<string, unknown>;
+  callback?: string;
+  idempotencyKey?: string;
+  metadata?: Record<string, unknown> | null;
+}
+
+/** Its query, checked likewise: `templateId` only on the estimate. */
+export interface RenderQuery {
+  format?: 'binary' | 'json';
+  /** An output format; `jpg` is `jpeg`. */
+  type?: string;
+  scale?: number;
+  /** A resolution; `1080` is `fhd`. */
+  resolution?: string;
+  fps?: number;
+  templateId?: string;
+}
+
+/** A create-render (or estimate) request as the API hands it over. */
+export interface RenderRequest {
+  body: RenderBody;
+  query: RenderQuery;
+  /** The Idempotency-Key header. */
+  idempotencyKey?: string;
+  /** Body and query as the client sent them, which an idempotency key is bound to (`requestHash`); else `body` and `query`. */
+  sent?: { body: unknown; query: unknown };
+}
+
+/** A create-render (or estimate) request mapped for the service; values still raw. */
 export interface RenderInput {
   templateId?: string;
   edit?: Record<string, unknown>;
-  /** `values`, `fields` or `merge`, exactly as sent (normalised against the template later). */
-  valueForms: { values?: unknown; fields?: unknown; merge?: unknown };
+  /** `values`, `fields` or `merge`, as sent (normalised against the template later). */
+  valueForms: Pick<RenderBody, 'values' | 'fields' | 'merge'>;
   output?: Record<string, unknown>;
   callback?: string;
   idempotencyKey?: string;
@@ -19,89 +57,47 @@ export interface RenderInput {
   overrides: { format?: string; resolution?: string; fps?: number };
 }
 
-const BODY_KEYS = ['templateId', 'values', 'fields', 'merge', 'edit', 'output', 'callback', 'idempotencyKey', 'metadata'];
-const QUERY_KEYS = ['format', 'type', 'scale', 'resolution', 'fps', 'templateId'];
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
 /**
- * Checks the body and query of POST /v1/render (and the estimate): 400 INVALID_REQUEST, with paths,
- * for a malformed body, unknown fields, bad query values, or neither templateId nor edit.
+ * Maps a checked request to the service's input, applying the rules that span its parts (§4.1, §7):
+ * neither templateId nor edit is 400 INVALID_REQUEST; both, an idempotency key of the wrong form
+ * (header or body) or a header and body field that differ is 422 VALIDATION_FAILED.
  */
-export function parseRenderInput(body: unknown, query: Record<string, unknown>, header?: string, opts: { allowQueryTemplate?: boolean } = {}): RenderInput {
-  const errors: FieldErrors = {};
-  const add = (path: string, message: string) => (errors[path] ??= []).push(message);
-  const b = body === undefined || body === null ? {} : body;
-  if (!isObject(b)) throw new ApiError('INVALID_REQUEST', 'The body must be a JSON object');
-  for (const key of Object.keys(b)) if (!BODY_KEYS.includes(key)) add(key, `unknown field "${key}"`);
-  for (const key of Object.keys(query)) if (!QUERY_KEYS.includes(key) || (key === 'templateId' && !opts.allowQueryTemplate)) add(`query.${key}`, `unknown query parameter "${key}"`);
-
-  const input: RenderInput = { valueForms: {}, binary: false, scale: 1, overrides: {} };
-  const templateId = b.templateId ?? (opts.allowQueryTemplate ? query.templateId : undefined);
-  if (templateId !== undefined) {
-    if (typeof templateId !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(templateId)) add('templateId', 'must be a template id');
-    else input.templateId = templateId;
+export function parseRenderInput({ body, query, idempotencyKey: header }: RenderRequest): RenderInput {
+  const templateId = body.templateId ?? query.templateId;
+  if (templateId === undefined && body.edit === undefined) {
+    throw new ApiError('INVALID_REQUEST', 'Name a templateId or send a complete edit');
   }
-  if (b.edit !== undefined) {
-    if (!isObject(b.edit)) add('edit', 'must be an edit spec object (timeline and output)');
-    else input.edit = b.edit;
+  const errors: Record<string, string[]> = {};
+  if (templateId !== undefined && body.edit !== undefined) errors.edit = ['send templateId or edit, not both'];
+  if (header !== undefined && body.idempotencyKey !== undefined && body.idempotencyKey !== header) {
+    errors.idempotencyKey = ['differs from the Idempotency-Key header; send one of them'];
   }
-  if (input.templateId !== undefined && input.edit !== undefined) add('edit', 'send templateId or edit, not both');
-  if (input.templateId === undefined && input.edit === undefined && !errors.templateId && !errors.edit) {
-    throw new ApiError('INVALID_REQUEST', 'Name a templateId or send a complete edit', { errors: { templateId: ['templateId or edit is required'] } });
+  const key = header ?? body.idempotencyKey;
+  if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) {
+    errors[header !== undefined ? 'headers.idempotency-key' : 'idempotencyKey'] = ['must be 1 to 255 visible ASCII characters'];
   }
-  for (const k of ['values', 'fields', 'merge'] as const) if (b[k] !== undefined) input.valueForms[k] = b[k];
-  if (b.output !== undefined) {
-    if (!isObject(b.output)) add('output', 'must be an object of output settings');
-    else input.output = b.output;
-  }
-  if (b.callback !== undefined) {
-    if (typeof b.callback !== 'string' || !/^https?:\/\/\S+$/i.test(b.callback) || b.callback.length > 2048) add('callback', 'must be an http(s) URL of at most 2048 characters');
-    else input.callback = b.callback;
-  }
-  if (b.metadata !== undefined && b.metadata !== null) {
-    if (!isObject(b.metadata)) add('metadata', 'must be an object');
-    else if (JSON.stringify(b.metadata).length > 8192) add('metadata', 'must be at most 8 KB of JSON');
-    else input.metadata = b.metadata;
-  }
-  const key = header ?? (b.idempotencyKey as unknown);
-  if (header !== undefined && b.idempotencyKey !== undefined && b.idempotencyKey !== header) {
-    add('idempotencyKey', 'differs from the Idempotency-Key header; send one of them');
-  } else if (key !== undefined) {
-    if (typeof key !== 'string' || key.length < 1 || key.length > 255 || !/^[\x21-\x7e]+$/.test(key)) add('idempotencyKey', 'must be 1 to 255 visible ASCII characters');
-    else input.idempotencyKey = key;
-  }
-
-  const q = (name: string) => (typeof query[name] === 'string' ? (query[name] as string) : undefined);
-  const format = q('format');
-  if (format !== undefined) {
-    if (format === 'binary') input.binary = true;
-    else if (format !== 'json') add('query.format', 'must be binary (raw bytes) or json');
-  }
-  const type = q('type');
-  if (type !== undefined) {
-    const normal = type === 'jpg' ? 'jpeg' : type;
-    if (!(OUTPUT_FORMATS as readonly string[]).includes(normal)) add('query.type', `must be one of ${OUTPUT_FORMATS.join(', ')}`);
-    else input.overrides.format = normal;
-  }
-  const scale = q('scale');
-  if (scale !== undefined) {
-    if (!/^[123]$/.test(scale)) add('query.scale', 'must be 1, 2 or 3 (§8 still scale)');
-    else input.scale = Number(scale);
-  }
-  const resolution = q('resolution');
-  if (resolution !== undefined) {
-    const normal = resolution === '1080' ? 'fhd' : resolution;
-    if (!(RESOLUTIONS as readonly string[]).includes(normal)) add('query.resolution', `must be one of ${RESOLUTIONS.join(', ')}`);
-    else input.overrides.resolution = normal;
-  }
-  const fps = q('fps');
-  if (fps !== undefined) {
-    if (!/^\d{1,3}(\.\d+)?$/.test(fps)) add('query.fps', 'must be a frame rate');
-    else input.overrides.fps = Number(fps);
-  }
-  if (Object.keys(errors).length) throw new ApiError('INVALID_REQUEST', `The render request is not valid: ${Object.keys(errors).join(', ')}`, { errors });
-  return input;
+  if (Object.keys(errors).length) throw validationFailed(errors, 'The render request is not valid');
+  return {
+    templateId,
+    edit: body.edit,
+    valueForms: { values: body.values, fields: body.fields, merge: body.merge },
+    output: body.output,
+    callback: body.callback,
+    idempotencyKey: key,
+    metadata: body.metadata ?? undefined,
+    binary: query.format === 'binary',
+    scale: query.scale ?? 1,
+    overrides: {
+      format: query.type === 'jpg' ? 'jpeg' : query.type,
+      resolution: query.resolution === '1080' ? 'fhd' : query.resolution,
+      fps: query.fps,
+    },
+  };
 }
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function canonical(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(canonical);
@@ -109,8 +105,8 @@ function canonical(value: unknown): unknown {
   return value;
 }
 
-/** What an idempotency key is bound to: the body (without the key itself) and the query. */
-export function requestHash(body: unknown, query: Record<string, unknown>): string {
+/** What an idempotency key is bound to: the body (without the key itself) and the query, as sent. */
+export function requestHash({ body, query }: { body: unknown; query: unknown }): string {
   const b = isObject(body) ? Object.fromEntries(Object.entries(body).filter(([k]) => k !== 'idempotencyKey')) : body ?? {};
   return createHash('sha256').update(JSON.stringify(canonical({ body: b, query }))).digest('hex');
 }

@@ -10,7 +10,7 @@ import {
   Template, TEMPLATE_KINDS, TEMPLATE_STATUSES, type TemplateKind, type TemplateReview, type TemplateStatus, type TemplateVisibility,
 } from './entities.js';
 import { deriveFields, readFieldDefinitions, type FieldDefinition } from './fields.js';
-import { readTemplateInput, type InputMode, type TemplateInput } from './input.js';
+import { tidyTemplateInput, type InputMode, type NewTemplateInput, type TemplateInput, type TemplateUpdateInput } from './input.js';
 import { httpReachability } from './reachability.js';
 import { reviewTemplate, type ReachabilityChecker, type Review } from './review.js';
 import { checkTemplateEdit, type TemplateGeometry } from './template-edit.js';
@@ -226,13 +226,13 @@ export class TemplatesService {
   // --- writes ------------------------------------------------------------------------------------
 
   /** Decisions.md "Template import": a private draft; fields derived from the placeholders when absent. */
-  async import(workspaceId: string, plan: Plan, body: unknown): Promise<Template> {
-    return this.insertFrom(workspaceId, plan, readTemplateInput(body, 'import'), 'import');
+  async import(workspaceId: string, plan: Plan, input: NewTemplateInput): Promise<Template> {
+    return this.insertFrom(workspaceId, plan, tidyTemplateInput(input), 'import');
   }
 
   /** Dashboard: a new draft (private unless `visibility` says public). */
-  async create(workspaceId: string, plan: Plan, body: unknown): Promise<Template> {
-    return this.insertFrom(workspaceId, plan, readTemplateInput(body, 'create'), 'create');
+  async create(workspaceId: string, plan: Plan, input: NewTemplateInput): Promise<Template> {
+    return this.insertFrom(workspaceId, plan, tidyTemplateInput(input), 'create');
   }
 
   /**
@@ -276,9 +276,9 @@ export class TemplatesService {
    * Dashboard save: `version` must be the current one (else 409 TEMPLATE_STALE); a successful save
    * bumps it. A published template stays published only if the change passes the review again.
    */
-  async update(workspaceId: string, id: string, body: unknown): Promise<Template> {
-    const input = readTemplateInput(body, 'update');
-    const given = input.version as number;
+  async update(workspaceId: string, id: string, body: TemplateUpdateInput): Promise<Template> {
+    const input = tidyTemplateInput(body);
+    const given = input.version;
     const em = this.orm.em.fork();
     const row = await this.getOwn(workspaceId, id, em);
     if (row.version !== given) throw stale(id, row.version, given);
@@ -455,7 +455,7 @@ export class TemplatesService {
     return { edit, fields: schema.fields, fieldGroups: schema.fieldGroups, geometry: parsed.geometry };
   }
 
-  private async insertFrom(workspaceId: string, plan: Plan, input: TemplateInput, mode: InputMode): Promise<Template> {
+  private async insertFrom(workspaceId: string, plan: Plan, input: NewTemplateInput, mode: InputMode): Promise<Template> {
     const categoryId = input.categoryId ?? null;
     const subcategoryId = input.subcategoryId ?? null;
     const category = categoryProblem(categoryId, subcategoryId, false);
@@ -463,7 +463,7 @@ export class TemplatesService {
     const content = this.checkContent(input, true);
     const em = this.orm.em.fork();
     await this.allowance(em, workspaceId, plan);
-    const meta = { name: input.name as string, description: input.description ?? null, tags: input.tags ?? [] };
+    const meta = { name: input.name, description: input.description ?? null, tags: input.tags ?? [] };
     const row = em.create(Template, {
       id: newId('template'),
       workspaceId,

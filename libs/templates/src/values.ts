@@ -1,13 +1,22 @@
-import { ApiError, type FieldErrors } from '#libs/core';
+import { ApiError, validationFailed, type FieldErrors } from '#libs/core';
 import { aspectMismatch, placeholderName, type JsonValue } from '#libs/edit-spec';
-import { describe, isRecord, Issues, suggest, summarise } from './check.js';
+import { Issues, suggest, summarise } from './check.js';
 import { checkValue, isBlank, type FieldDefinition } from './fields.js';
 
-/** The value forms a render body may carry (contract §4.1 `values`, also `fields` or `merge` pairs). */
+/** A Shotstack merge pair: `find` names a field (its braces tolerated), `replace` is its value. */
+export interface MergePair {
+  find: string;
+  replace: unknown;
+}
+
+/**
+ * The value forms a render body may carry (contract §4.1 `values`, also `fields` or `merge` pairs),
+ * their shapes checked by the API's DTO.
+ */
 export interface ValueForms {
-  values?: unknown;
-  fields?: unknown;
-  merge?: unknown;
+  values?: Readonly<Record<string, unknown>> | null;
+  fields?: Readonly<Record<string, unknown>> | null;
+  merge?: readonly MergePair[] | null;
 }
 
 export type ValuesCheck = { ok: true; values: Record<string, JsonValue> } | { ok: false; errors: FieldErrors };
@@ -15,46 +24,22 @@ export type ValuesCheck = { ok: true; values: Record<string, JsonValue> } | { ok
 /**
  * Turns `values` (an object), its alias `fields`, or Shotstack `merge` [{find, replace}] pairs into
  * one object keyed by field key. A `find` written with its braces (`"{{NAME}}"`) is tolerated.
- * Several forms in one body, or a malformed one, answer 400 INVALID_REQUEST with paths.
+ * Several forms in one body, or a field named twice in `merge`, answer 422 VALIDATION_FAILED with paths.
  */
 export function normaliseValues(body: ValueForms): Record<string, unknown> {
   const issues = new Issues();
   const given = (['values', 'fields', 'merge'] as const).filter((k) => body[k] !== undefined && body[k] !== null);
-  if (given.length > 1) {
-    for (const k of given.slice(1)) issues.add(k, `send field values once: as values, fields or merge (this body also has ${given[0]})`);
-    throw invalid(issues);
-  }
-  const form = given[0];
-  if (form === undefined) return {};
-  const raw = body[form];
-  if (form !== 'merge') {
-    if (!isRecord(raw)) {
-      issues.add(form, `must be an object keyed by field key, got ${describe(raw)}`);
-      throw invalid(issues);
-    }
-    return { ...raw };
-  }
-  if (!Array.isArray(raw)) {
-    issues.add('merge', `must be a list of {find, replace} pairs, got ${describe(raw)}`);
-    throw invalid(issues);
-  }
+  for (const k of given.slice(1)) issues.add(k, `send field values once: as values, fields or merge (this body also has ${given[0]})`);
+  if (!issues.empty) throw validationFailed(issues.errors, 'Invalid field values');
+  if (body.merge === undefined || body.merge === null) return { ...(body.values ?? body.fields) };
   const out: Record<string, unknown> = {};
-  raw.forEach((pair, i) => {
-    const path = `merge[${i}]`;
-    if (!isRecord(pair)) return void issues.add(path, `must be a {find, replace} pair, got ${describe(pair)}`);
-    for (const key of Object.keys(pair)) if (key !== 'find' && key !== 'replace') issues.add(`${path}.${key}`, `unknown field "${key}"${suggest(key, ['find', 'replace'])}`);
-    if (typeof pair.find !== 'string' || pair.find.trim() === '') return void issues.add(`${path}.find`, `must be the field key, got ${describe(pair.find)}`);
-    if (!('replace' in pair)) return void issues.add(`${path}.replace`, 'is required');
+  body.merge.forEach((pair, i) => {
     const key = placeholderName(pair.find) ?? pair.find.trim();
-    if (Object.hasOwn(out, key)) return void issues.add(`${path}.find`, `repeats "${key}"`);
-    out[key] = pair.replace;
+    if (Object.hasOwn(out, key)) issues.add(`merge[${i}].find`, `repeats "${key}"`);
+    else out[key] = pair.replace;
   });
-  if (!issues.empty) throw invalid(issues);
+  if (!issues.empty) throw validationFailed(issues.errors, 'Invalid field values');
   return out;
-}
-
-function invalid(issues: Issues): ApiError {
-  return new ApiError('INVALID_REQUEST', `Invalid field values: ${issues.summary()}`, { errors: issues.errors });
 }
 
 /**

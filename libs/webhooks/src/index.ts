@@ -1,8 +1,8 @@
 export { WEBHOOK_EVENTS, DEFAULT_EVENTS, HTTP_METHODS, BODY_FORMATS, PAYLOAD_MODES } from './types.js';
 export type { WebhookEvent, HttpMethod, BodyFormat, PayloadMode, HeaderPair, EndpointConfig, EventEnvelope, DeliveryContext } from './types.js';
-export { isReservedHeader } from './headers.js';
-export { TemplateRefused, isKnownVariable, renderPayload, renderTemplate, renderUrl, renderHeaderValue, type TemplateVars } from './template.js';
-export { LIMITS, validateCallbackUrl, validateEndpointInput, mergeEndpointUpdate, type EndpointSettings, type FieldErrors, type Validated, type ValidateOptions } from './validate.js';
+export { isHeaderName, isReservedHeader } from './headers.js';
+export { TemplateRefused, isKnownVariable, isValidHeaderValue, renderPayload, renderTemplate, renderUrl, renderHeaderValue, type TemplateVars } from './template.js';
+export { LIMITS, checkCallbackUrl, validateEndpointInput, mergeEndpointUpdate, type EndpointInput, type EndpointSettings, type FieldErrors, type Validated, type ValidateOptions } from './validate.js';
 export { generateSecret, secretHint } from './secret.js';
 export { SIGNATURE_TOLERANCE_SEC, signPayload, verifySignature } from './sign.js';
 export { USER_AGENT, buildDelivery, deliveryVars, type DeliveryRequest } from './build.js';

@@ -420,7 +420,7 @@ export class WebhooksService {
 }
 
 function invalid(errors: Record<string, string[]>): ApiError {
-  return new ApiError('INVALID_REQUEST', `Invalid webhook endpoint: ${Object.entries(errors).map(([k, v]) => `${k}: ${v[0]}`).join('; ')}`, { errors });
+  return new ApiError('VALIDATION_FAILED', `Invalid webhook endpoint: ${Object.entries(errors).map(([k, v]) => `${k}: ${v[0]}`).join('; ')}`, { errors });
 }
 
 /** The render of a test delivery (decisions.md: id starting rnd_test_). */

@@ -2,7 +2,7 @@ import { Inject, Injectable, type CanActivate, type ExecutionContext } from '@ne
 import { Reflector } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AuthService } from '#libs/auth';
-import { ApiError, clientAddress, ipAllowed, isId, PLAN_FEATURES, PLANS, type AppConfig, type PlanCode, type PlanFeature } from '#libs/core';
+import { ApiError, clientAddress, ipAllowed, isId, PLAN_FEATURES, PLANS, validationFailed, type AppConfig, type PlanCode, type PlanFeature } from '#libs/core';
 import { KeyAuthenticator, keyMode, looksLikeApiKey, RequestMeter, type CachedKey } from '#libs/keys';
 import { APP_CONFIG } from '../infra/tokens.js';
 import { AUTH_META, FEATURE_META, type RouteAuth } from './decorators.js';
@@ -83,7 +83,7 @@ export class AuthGuard implements CanActivate {
     }
     const org = req.headers['x-service-org'];
     if (typeof org !== 'string' || !org) {
-      throw new ApiError('INVALID_REQUEST', 'Send the workspace id in the X-Service-Org header', { errors: { 'headers.x-service-org': ['Required'] } });
+      throw validationFailed({ 'headers.x-service-org': ['is required: the workspace id'] }, 'Send the workspace id in the X-Service-Org header');
     }
     if (!isId('workspace', org)) throw new ApiError('NOT_A_MEMBER', 'You are not a member of this workspace');
     const member = await this.sessions.member(userId, org);

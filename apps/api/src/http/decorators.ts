@@ -62,7 +62,7 @@ export function Scopes(...scopes: Scope[]) {
 
 /** The failures of a session route, in the order they are checked. */
 export const SESSION_AUTH_ERRORS: readonly ErrorCode[] = [
-  'SESSION_REQUIRED', 'TOKEN_EXPIRED', 'INVALID_TOKEN', 'INVALID_REQUEST', 'NOT_A_MEMBER', 'ORG_SUSPENDED',
+  'SESSION_REQUIRED', 'TOKEN_EXPIRED', 'INVALID_TOKEN', 'VALIDATION_FAILED', 'NOT_A_MEMBER', 'ORG_SUSPENDED',
 ];
 
 /**
@@ -74,7 +74,7 @@ export function Session(opts: { role?: 'owner'; workspace?: boolean } = {}) {
   return applyDecorators(
     SetMetadata(AUTH_META, { kind: 'session', role: opts.role, workspace } satisfies RouteAuth),
     ApiSecurity(workspace ? { session: [], org: [] } : { session: [] }),
-    ApiErrors(...SESSION_AUTH_ERRORS.filter((c) => workspace || !['NOT_A_MEMBER', 'ORG_SUSPENDED'].includes(c)), ...(opts.role ? (['ROLE_REQUIRED'] as const) : [])),
+    ApiErrors(...SESSION_AUTH_ERRORS.filter((c) => workspace || !['VALIDATION_FAILED', 'NOT_A_MEMBER', 'ORG_SUSPENDED'].includes(c)), ...(opts.role ? (['ROLE_REQUIRED'] as const) : [])),
   );
 }
 

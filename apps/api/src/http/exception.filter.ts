@@ -14,8 +14,6 @@ const HTTP_STATUS_CODES: Partial<Record<number, ErrorCode>> = {
 
 function describe400(err: { code?: string; message: string }): string {
   switch (err.code) {
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return 'The body is empty but Content-Type says JSON';
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case undefined:
       return `The body is not valid JSON: ${err.message}`;

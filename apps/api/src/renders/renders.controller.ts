@@ -1,24 +1,29 @@
 import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Res, StreamableFile } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { ok, paged, pagination, parseListQuery, type ListSpec } from '#libs/core';
 import { RENDER_KINDS, RENDER_STATUSES, RendersService } from '#libs/renders';
 import { ApiErrors, Scopes } from '../http/decorators.js';
 import { Principal, type KeyPrincipal } from '../http/principal.js';
+import { EstimateQueryDto, RenderBodyDto, RenderQueryDto, TEMPLATE_ID } from './renders.dto.js';
 
 /** List renders (§4.1; sorts of decisions.md "Render record"). */
 export const RENDER_LIST: ListSpec = {
   sort: ['createdAt', 'completedAt', 'duration', 'fileSizeBytes', 'credits', 'status'],
   defaultSort: 'createdAt',
   limit: { default: 20, max: 100 },
-  sets: { status: RENDER_STATUSES, kind: RENDER_KINDS, templateId: { pattern: /^[A-Za-z0-9_-]{1,64}$/, describe: 'template ids' } },
+  sets: { status: RENDER_STATUSES, kind: RENDER_KINDS, templateId: { pattern: TEMPLATE_ID, describe: 'template ids' } },
   dates: ['created', 'completed'],
 };
 
 const CREATE_ERRORS = [
-  'INVALID_REQUEST', 'TEMPLATE_NOT_FOUND', 'TEMPLATE_NOT_OWNED', 'TEMPLATE_NOT_PUBLISHED', 'TEMPLATE_VALIDATION_FAILED', 'EMPTY_TIMELINE',
+  'INVALID_REQUEST', 'VALIDATION_FAILED', 'TEMPLATE_NOT_FOUND', 'TEMPLATE_NOT_OWNED', 'TEMPLATE_NOT_PUBLISHED', 'TEMPLATE_VALIDATION_FAILED', 'EMPTY_TIMELINE',
   'UNSUPPORTED_ASSET', 'MEDIA_UNAVAILABLE', 'IDEMPOTENCY_KEY_REUSED', 'LIMIT_IMAGE_SIZE', 'INSUFFICIENT_CREDITS', 'ENGINE_NOT_CONFIGURED', 'RENDER_TIMEOUT',
   'FEATURE_VIDEOENABLED', 'LIMIT_VIDEO_DURATION', 'LIMIT_VIDEO_RESOLUTION', 'LIMIT_VIDEO_FPS', 'LIMIT_QUEUE_DEPTH',
+] as const;
+const ESTIMATE_ERRORS = [
+  'INVALID_REQUEST', 'VALIDATION_FAILED', 'TEMPLATE_NOT_FOUND', 'TEMPLATE_NOT_OWNED', 'TEMPLATE_NOT_PUBLISHED', 'TEMPLATE_VALIDATION_FAILED', 'EMPTY_TIMELINE',
+  'LIMIT_IMAGE_SIZE', 'ENGINE_NOT_CONFIGURED',
 ] as const;
 
 /** §4.1 Renders. */
@@ -31,16 +36,18 @@ export class RendersController {
   @HttpCode(200)
   @Scopes('renders:write')
   @ApiOperation({ summary: 'Create a render: a still answers done with its url (or its bytes with format=binary)' })
+  @ApiHeader({ name: 'Idempotency-Key', required: false, description: '1 to 255 visible ASCII characters; a retry with it returns the original render (§1.4)' })
   @ApiErrors(...CREATE_ERRORS)
   async create(
     @Principal() p: KeyPrincipal,
-    @Body() body: unknown,
-    @Query() query: Record<string, unknown>,
+    @Body() body: RenderBodyDto,
+    @Query() query: RenderQueryDto,
     @Headers('idempotency-key') idempotencyKey: string | undefined,
     @Res({ passthrough: true }) reply: FastifyReply,
   ) {
     const pre = reply.elapsedTime;
-    const { render, replayed, timing } = await this.renders.create(p, body, query, idempotencyKey);
+    const sent = { body: reply.request.body, query: reply.request.query };
+    const { render, replayed, timing } = await this.renders.create(p, { body, query, idempotencyKey, sent });
     reply.header('x-render-id', render.id);
     // A video is accepted into the queue (§3): 202, poll the record or wait for the webhook.
     if (render.kind === 'video') reply.status(202);
@@ -69,18 +76,18 @@ export class RendersController {
   @Get('estimate')
   @Scopes('renders:read')
   @ApiOperation({ summary: 'Estimate the cost of a template render (templateId, type, scale, resolution, fps in the query)' })
-  @ApiErrors('INVALID_REQUEST', 'TEMPLATE_NOT_FOUND', 'TEMPLATE_NOT_OWNED', 'TEMPLATE_NOT_PUBLISHED', 'TEMPLATE_VALIDATION_FAILED', 'EMPTY_TIMELINE', 'LIMIT_IMAGE_SIZE', 'ENGINE_NOT_CONFIGURED')
-  async estimateGet(@Principal() p: KeyPrincipal, @Query() query: Record<string, unknown>) {
-    return ok(await this.renders.estimate(p, {}, query), 'Estimate');
+  @ApiErrors(...ESTIMATE_ERRORS)
+  async estimateGet(@Principal() p: KeyPrincipal, @Query() query: EstimateQueryDto) {
+    return ok(await this.renders.estimate(p, { body: {}, query }), 'Estimate');
   }
 
   @Post('estimate')
   @HttpCode(200)
   @Scopes('renders:read')
   @ApiOperation({ summary: 'Estimate the cost of a render body, without rendering or holding credits' })
-  @ApiErrors('INVALID_REQUEST', 'TEMPLATE_NOT_FOUND', 'TEMPLATE_NOT_OWNED', 'TEMPLATE_NOT_PUBLISHED', 'TEMPLATE_VALIDATION_FAILED', 'EMPTY_TIMELINE', 'LIMIT_IMAGE_SIZE', 'ENGINE_NOT_CONFIGURED')
-  async estimatePost(@Principal() p: KeyPrincipal, @Body() body: unknown, @Query() query: Record<string, unknown>) {
-    return ok(await this.renders.estimate(p, body, query), 'Estimate');
+  @ApiErrors(...ESTIMATE_ERRORS)
+  async estimatePost(@Principal() p: KeyPrincipal, @Body() body: RenderBodyDto, @Query() query: EstimateQueryDto) {
+    return ok(await this.renders.estimate(p, { body, query }), 'Estimate');
   }
 
   @Get()

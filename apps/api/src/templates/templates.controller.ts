@@ -9,7 +9,7 @@ import {
 import { TemplateHandlers } from './templates.handlers.js';
 
 const NOT_FOUND = 'TEMPLATE_NOT_FOUND' as const;
-const CONTENT_ERRORS = ['INVALID_REQUEST', 'INVALID_CATEGORY', 'TEMPLATE_VALIDATION_FAILED', 'EMPTY_TIMELINE'] as const;
+const CONTENT_ERRORS = ['INVALID_REQUEST', 'VALIDATION_FAILED', 'INVALID_CATEGORY', 'TEMPLATE_VALIDATION_FAILED', 'EMPTY_TIMELINE'] as const;
 
 /** §4.2: templates with an API key. Editing, publishing and archiving are the dashboard's (decisions.md). */
 @ApiTags('templates')
@@ -38,10 +38,9 @@ export class TemplatesController {
   @Post('import')
   @Scopes('templates:write')
   @ApiOperation({ summary: 'Import a design (an edit spec with {{FIELD}} placeholders) as a private draft; fields are derived from the placeholders when absent' })
-  @ApiBody({ type: ImportTemplateDto })
   @ApiEnvelope(TemplateSummaryDto, { status: 201 })
   @ApiErrors(...CONTENT_ERRORS, 'LIMIT_TEMPLATES')
-  import(@Principal() p: KeyPrincipal, @Body() body: Record<string, unknown>) {
+  import(@Principal() p: KeyPrincipal, @Body() body: ImportTemplateDto) {
     return this.h.import(p.workspaceId, p.plan, body);
   }
 
@@ -83,10 +82,9 @@ export class OrganizationTemplatesController {
   @Post()
   @Session()
   @ApiOperation({ summary: 'Create a template (a draft)' })
-  @ApiBody({ type: CreateTemplateDto })
   @ApiEnvelope(TemplateDetailDto, { status: 201 })
   @ApiErrors(...CONTENT_ERRORS, 'LIMIT_TEMPLATES')
-  create(@SessionUser() s: SessionPrincipal, @Body() body: Record<string, unknown>) {
+  create(@SessionUser() s: SessionPrincipal, @Body() body: CreateTemplateDto) {
     return this.h.create(s.workspaceId, s.plan, body);
   }
 
@@ -102,10 +100,9 @@ export class OrganizationTemplatesController {
   @Patch(':id')
   @Session()
   @ApiOperation({ summary: 'Save a template: send the version it was loaded at; the save bumps it. A published template must still pass its review' })
-  @ApiBody({ type: UpdateTemplateDto })
   @ApiEnvelope(TemplateDetailDto)
   @ApiErrors(NOT_FOUND, 'TEMPLATE_STALE', 'NOT_PUBLISHABLE', ...CONTENT_ERRORS)
-  update(@SessionUser() s: SessionPrincipal, @Param('id') id: string, @Body() body: Record<string, unknown>) {
+  update(@SessionUser() s: SessionPrincipal, @Param('id') id: string, @Body() body: UpdateTemplateDto) {
     return this.h.update(s.workspaceId, id, body);
   }
 
@@ -115,9 +112,9 @@ export class OrganizationTemplatesController {
   @ApiOperation({ summary: 'Run the review (category, edit, timeline, placeholders ↔ fields, media reachable) and publish; emits template.published' })
   @ApiBody({ type: PublishTemplateDto, required: false })
   @ApiEnvelope(PublishResultDto)
-  @ApiErrors(NOT_FOUND, 'TEMPLATE_STALE', 'NOT_PUBLISHABLE', 'INVALID_CATEGORY', 'INVALID_REQUEST')
-  publish(@SessionUser() s: SessionPrincipal, @Param('id') id: string, @Body() body: unknown) {
-    return this.h.publish(s.workspaceId, id, body);
+  @ApiErrors(NOT_FOUND, 'TEMPLATE_STALE', 'NOT_PUBLISHABLE', 'INVALID_CATEGORY', 'INVALID_REQUEST', 'VALIDATION_FAILED')
+  publish(@SessionUser() s: SessionPrincipal, @Param('id') id: string, @Body() body: PublishTemplateDto) {
+    return this.h.publish(s.workspaceId, id, body.version);
   }
 
   @Post(':id/archive')

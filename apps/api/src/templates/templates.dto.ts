@@ -1,11 +1,14 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional, ApiQuery } from '@nestjs/swagger';
+import { ArrayMaxSize, IsArray, IsIn, IsInt, IsObject, IsOptional, IsString, Length, Matches, MaxLength, Min } from 'class-validator';
 import {
-  CATEGORY_IDS, FIELD_TYPES, REVIEW_CHECKS, TEMPLATE_KINDS, TEMPLATE_SORTS, TEMPLATE_STATUSES, TEMPLATE_VISIBILITIES,
+  CATEGORY_IDS, FIELD_TYPES, REVIEW_CHECKS, TEMPLATE_KINDS, TEMPLATE_LIMITS, TEMPLATE_SORTS, TEMPLATE_STATUSES, TEMPLATE_VISIBILITIES,
+  type NewTemplateInput, type TemplateInput, type TemplateKind, type TemplateUpdateInput, type TemplateVisibility,
 } from '#libs/templates';
+import { MayOmit } from '../http/validation.js';
 
-// Documentation of the template routes' bodies and answers (the bodies are checked by
-// libs/templates, which names every problem by path).
+// The template routes' bodies (their shapes; the edit and the field definitions are checked by
+// libs/templates with the template, 422 TEMPLATE_VALIDATION_FAILED by path) and answers.
 
 class FieldConfigDto {
   @ApiPropertyOptional({ description: 'text: longest value in characters' }) maxLength?: number;
@@ -92,37 +95,62 @@ export class CategoryDto {
   @ApiProperty({ type: [SubcategoryDto] }) subcategories!: SubcategoryDto[];
 }
 
-export class ImportTemplateDto {
-  @ApiProperty({ maxLength: 120 }) name!: string;
-  @ApiPropertyOptional({ enum: TEMPLATE_KINDS, description: 'Must match edit.output.format when given' }) kind?: string;
-  @ApiPropertyOptional({ maxLength: 2000 }) description?: string;
-  @ApiPropertyOptional({ type: [String], maxItems: 20 }) tags?: string[];
-  @ApiPropertyOptional({ enum: CATEGORY_IDS }) categoryId?: string;
-  @ApiPropertyOptional({ description: 'A subcategory of categoryId' }) subcategoryId?: string;
-  @ApiProperty({ type: 'object', additionalProperties: true, description: 'Shotstack Edit JSON; text may hold {{FIELD}} placeholders' }) edit!: Record<string, unknown>;
-  @ApiPropertyOptional({ type: [FieldDefinitionDto], description: 'Derived from the placeholders when absent' }) fields?: FieldDefinitionDto[];
-  @ApiPropertyOptional({ type: [String] }) fieldGroups?: string[];
+const NameRules = () => applyDecorators(IsString(), MaxLength(TEMPLATE_LIMITS.name), Matches(/\S/, { message: '$property must not be blank' }));
+const VisibilityRules = () => applyDecorators(MayOmit(), IsIn(TEMPLATE_VISIBILITIES));
+
+/** What every template write may carry besides name, kind, visibility and edit. */
+class TemplateWriteDto implements TemplateInput {
+  @ApiPropertyOptional({ maxLength: TEMPLATE_LIMITS.description, nullable: true, type: String })
+  @IsOptional() @IsString() @MaxLength(TEMPLATE_LIMITS.description) description?: string | null;
+
+  @ApiPropertyOptional({ type: [String], maxItems: TEMPLATE_LIMITS.tags, description: `Each 1 to ${TEMPLATE_LIMITS.tag} characters; stored lower-cased, once each` })
+  @MayOmit() @IsArray() @ArrayMaxSize(TEMPLATE_LIMITS.tags) @IsString({ each: true }) @Length(1, TEMPLATE_LIMITS.tag, { each: true }) @Matches(/\S/, { each: true, message: 'each tag must not be blank' })
+  tags?: string[];
+
+  @ApiPropertyOptional({ nullable: true, enum: CATEGORY_IDS, description: 'Optional while editing, required to publish (422 INVALID_CATEGORY when unknown)' })
+  @IsOptional() @IsString() @MaxLength(TEMPLATE_LIMITS.categoryId) categoryId?: string | null;
+
+  @ApiPropertyOptional({ nullable: true, type: String, description: 'A subcategory of categoryId' })
+  @IsOptional() @IsString() @MaxLength(TEMPLATE_LIMITS.categoryId) subcategoryId?: string | null;
+
+  // The field schema is the template's own (libs/templates readFieldDefinitions): 422 TEMPLATE_VALIDATION_FAILED by path.
+  @ApiPropertyOptional({ type: [FieldDefinitionDto], description: 'Derived from the placeholders when absent (import, create)' })
+  @IsOptional() fields?: unknown;
+
+  @ApiPropertyOptional({ type: [String], description: 'Group names in display order; derived from the fields when absent' })
+  @IsOptional() fieldGroups?: unknown;
+}
+
+/** Decisions.md "Template import": a design as a private draft. */
+export class ImportTemplateDto extends TemplateWriteDto implements NewTemplateInput {
+  @ApiProperty({ maxLength: TEMPLATE_LIMITS.name }) @NameRules() name!: string;
+
+  @ApiPropertyOptional({ enum: TEMPLATE_KINDS, description: 'Must match edit.output.format when given' })
+  @MayOmit() @IsIn(TEMPLATE_KINDS) kind?: TemplateKind;
+
+  @ApiProperty({ type: 'object', additionalProperties: true, description: 'Shotstack Edit JSON; text may hold {{FIELD}} placeholders' })
+  @IsObject() edit!: Record<string, unknown>;
 }
 
 export class CreateTemplateDto extends ImportTemplateDto {
-  @ApiPropertyOptional({ enum: TEMPLATE_VISIBILITIES, default: 'private', description: 'public: in the shared library once published' }) visibility?: string;
+  @ApiPropertyOptional({ enum: TEMPLATE_VISIBILITIES, default: 'private', description: 'public: in the shared library once published' })
+  @VisibilityRules() visibility?: TemplateVisibility;
 }
 
-export class UpdateTemplateDto {
-  @ApiProperty({ description: 'The version the change was made from; an older one answers 409 TEMPLATE_STALE' }) version!: number;
-  @ApiPropertyOptional() name?: string;
-  @ApiPropertyOptional({ nullable: true, type: String }) description?: string | null;
-  @ApiPropertyOptional({ type: [String] }) tags?: string[];
-  @ApiPropertyOptional({ nullable: true, enum: CATEGORY_IDS }) categoryId?: string | null;
-  @ApiPropertyOptional({ nullable: true, type: String }) subcategoryId?: string | null;
-  @ApiPropertyOptional({ enum: TEMPLATE_VISIBILITIES }) visibility?: string;
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true }) edit?: Record<string, unknown>;
-  @ApiPropertyOptional({ type: [FieldDefinitionDto] }) fields?: FieldDefinitionDto[];
-  @ApiPropertyOptional({ type: [String] }) fieldGroups?: string[];
+export class UpdateTemplateDto extends TemplateWriteDto implements TemplateUpdateInput {
+  @ApiProperty({ type: 'integer', minimum: 1, description: 'The version the change was made from; an older one answers 409 TEMPLATE_STALE' })
+  @IsInt() @Min(1) version!: number;
+
+  @ApiPropertyOptional({ maxLength: TEMPLATE_LIMITS.name }) @MayOmit() @NameRules() name?: string;
+
+  @ApiPropertyOptional({ enum: TEMPLATE_VISIBILITIES }) @VisibilityRules() visibility?: TemplateVisibility;
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true }) @MayOmit() @IsObject() edit?: Record<string, unknown>;
 }
 
 export class PublishTemplateDto {
-  @ApiPropertyOptional({ description: 'When given, publishing a newer version than this answers 409 TEMPLATE_STALE' }) version?: number;
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, description: 'When given, publishing a newer version than this answers 409 TEMPLATE_STALE' })
+  @MayOmit() @IsInt() @Min(1) version?: number;
 }
 
 /** §4.2 list query parameters. */

@@ -1,21 +1,5 @@
-import { ApiError, ok, paged, pagination, parseListQuery, type Plan } from '#libs/core';
-import { TEMPLATE_LIST, type Template, type TemplatesService } from '#libs/templates';
-
-/** `{version?}`: the body of publish (and nothing else). */
-function publishVersion(body: unknown): number | undefined {
-  if (body === undefined || body === null) return undefined;
-  const raw = body as Record<string, unknown>;
-  const errors: Record<string, string[]> = {};
-  if (typeof body !== 'object' || Array.isArray(body)) errors.body = ['must be a JSON object'];
-  else {
-    for (const key of Object.keys(raw)) if (key !== 'version') errors[key] = [`unknown field "${key}"`];
-    if (raw.version !== undefined && (typeof raw.version !== 'number' || !Number.isInteger(raw.version) || raw.version < 1)) {
-      errors.version = ['must be a whole number of 1 or more'];
-    }
-  }
-  if (Object.keys(errors).length) throw new ApiError('INVALID_REQUEST', `Invalid request: ${Object.entries(errors).map(([k, v]) => `${k}: ${v[0]}`).join('; ')}`, { errors });
-  return raw.version as number | undefined;
-}
+import { ok, paged, pagination, parseListQuery, type Plan } from '#libs/core';
+import { TEMPLATE_LIST, type NewTemplateInput, type Template, type TemplatesService, type TemplateUpdateInput } from '#libs/templates';
 
 /**
  * The template operations shared by the key routes (/v1/templates) and the dashboard's session
@@ -43,23 +27,23 @@ export class TemplateHandlers {
     return ok(this.templates.summary(copy), `Template copied into your workspace as ${copy.id}, a private draft; publish it before rendering`);
   }
 
-  async import(workspaceId: string, plan: Plan, body: unknown) {
+  async import(workspaceId: string, plan: Plan, body: NewTemplateInput) {
     const row = await this.templates.import(workspaceId, plan, body);
     return ok(this.templates.summary(row), `Design imported as ${row.id}, a private draft with ${row.fields.length} field${row.fields.length === 1 ? '' : 's'}; publish it in the dashboard before rendering`);
   }
 
-  async create(workspaceId: string, plan: Plan, body: unknown) {
+  async create(workspaceId: string, plan: Plan, body: NewTemplateInput) {
     const row = await this.templates.create(workspaceId, plan, body);
     return ok(this.templates.detail(row, workspaceId), 'Template created as a draft');
   }
 
-  async update(workspaceId: string, id: string, body: unknown) {
+  async update(workspaceId: string, id: string, body: TemplateUpdateInput) {
     const row = await this.templates.update(workspaceId, id, body);
     return ok(this.templates.detail(row, workspaceId), `Template saved as version ${row.version}`);
   }
 
-  async publish(workspaceId: string, id: string, body: unknown) {
-    const { template, changed } = await this.templates.publish(workspaceId, id, { version: publishVersion(body) });
+  async publish(workspaceId: string, id: string, version: number | undefined) {
+    const { template, changed } = await this.templates.publish(workspaceId, id, { version });
     return ok(publishView(template), changed ? 'Template published: it can be rendered now' : 'The template was already published');
   }
 

@@ -1,11 +1,12 @@
 import { Body, Controller, Get, HttpCode, Inject, Patch, Post } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ApiError, ok, type AppConfig } from '#libs/core';
-import { validateCallbackUrl, WebhooksService } from '#libs/webhooks';
+import { ok, type AppConfig } from '#libs/core';
+import { checkCallbackUrl, WebhooksService } from '#libs/webhooks';
 import { WorkspacesService } from '#libs/workspaces';
 import { ApiErrors, Session } from '../http/decorators.js';
 import { SessionUser, type SessionPrincipal } from '../http/principal.js';
 import { APP_CONFIG } from '../infra/tokens.js';
+import { CallbackSettingsDto } from './webhooks.dto.js';
 
 /**
  * The workspace's render callbacks (decisions.md "Webhooks"): the default callback URL used when a
@@ -30,18 +31,9 @@ export class OrganizationCallbackController {
   @Patch()
   @Session({ role: 'owner' })
   @ApiOperation({ summary: 'Set or clear (null) the default callback URL of render settle events' })
-  @ApiErrors('INVALID_REQUEST')
-  async set(@SessionUser() s: SessionPrincipal, @Body() body: Record<string, unknown>) {
-    const keys = Object.keys(body ?? {});
-    if (keys.length !== 1 || keys[0] !== 'defaultCallbackUrl') {
-      throw new ApiError('INVALID_REQUEST', 'Send { "defaultCallbackUrl": "https://…" } or null to clear it', { errors: { defaultCallbackUrl: ['is required (a URL or null)'] } });
-    }
-    let url: string | null = null;
-    if (body.defaultCallbackUrl !== null) {
-      const checked = validateCallbackUrl(body.defaultCallbackUrl, this.config.env, 'defaultCallbackUrl');
-      if (!checked.ok) throw new ApiError('INVALID_REQUEST', 'The default callback URL is not usable', { errors: checked.errors });
-      url = checked.url;
-    }
+  @ApiErrors('INVALID_REQUEST', 'VALIDATION_FAILED')
+  async set(@SessionUser() s: SessionPrincipal, @Body() body: CallbackSettingsDto) {
+    const url = body.defaultCallbackUrl === null ? null : checkCallbackUrl(body.defaultCallbackUrl, this.config.env, 'defaultCallbackUrl');
     await this.workspaces.setDefaultCallback(s.workspaceId, url);
     return ok(await this.workspaces.callbackSettings(s.workspaceId), url ? 'Renders without a callback now notify this URL' : 'Default callback cleared');
   }

@@ -2,6 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } fr
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiErrors, Scopes, Session } from '../http/decorators.js';
 import { Principal, SessionUser, type KeyPrincipal, type SessionPrincipal } from '../http/principal.js';
+import { CreateWebhookDto, UpdateWebhookDto } from './webhooks.dto.js';
 import { WebhookHandlers } from './webhooks.handlers.js';
 
 const NOT_FOUND = 'WEBHOOK_NOT_FOUND' as const;
@@ -23,8 +24,8 @@ export class WebhooksController {
   @Post()
   @Scopes('webhooks:write')
   @ApiOperation({ summary: 'Register an endpoint; the signing secret is in this answer only (data.secret)' })
-  @ApiErrors('INVALID_REQUEST')
-  create(@Principal() p: KeyPrincipal, @Body() body: Record<string, unknown>) {
+  @ApiErrors('INVALID_REQUEST', 'VALIDATION_FAILED')
+  create(@Principal() p: KeyPrincipal, @Body() body: CreateWebhookDto) {
     return this.h.create(p.workspaceId, body, true);
   }
 
@@ -39,8 +40,8 @@ export class WebhooksController {
   @Patch(':id')
   @Scopes('webhooks:write')
   @ApiOperation({ summary: 'Update an endpoint (isActive true re-enables it and clears the failure streak)' })
-  @ApiErrors('INVALID_REQUEST', NOT_FOUND)
-  update(@Principal() p: KeyPrincipal, @Param('id') id: string, @Body() body: Record<string, unknown>) {
+  @ApiErrors('INVALID_REQUEST', 'VALIDATION_FAILED', NOT_FOUND)
+  update(@Principal() p: KeyPrincipal, @Param('id') id: string, @Body() body: UpdateWebhookDto) {
     return this.h.update(p.workspaceId, id, body);
   }
 
@@ -96,16 +97,16 @@ export class OrganizationWebhooksController {
   @Post()
   @Session()
   @ApiOperation({ summary: 'Create an endpoint; the signing secret is in this answer only (data.secret)' })
-  @ApiErrors('INVALID_REQUEST')
-  create(@SessionUser() s: SessionPrincipal, @Body() body: Record<string, unknown>) {
+  @ApiErrors('INVALID_REQUEST', 'VALIDATION_FAILED')
+  create(@SessionUser() s: SessionPrincipal, @Body() body: CreateWebhookDto) {
     return this.h.create(s.workspaceId, body, false);
   }
 
   @Patch(':id')
   @Session()
   @ApiOperation({ summary: 'Update an endpoint' })
-  @ApiErrors('INVALID_REQUEST', NOT_FOUND)
-  update(@SessionUser() s: SessionPrincipal, @Param('id') id: string, @Body() body: Record<string, unknown>) {
+  @ApiErrors('INVALID_REQUEST', 'VALIDATION_FAILED', NOT_FOUND)
+  update(@SessionUser() s: SessionPrincipal, @Param('id') id: string, @Body() body: UpdateWebhookDto) {
     return this.h.update(s.workspaceId, id, body);
   }
 

@@ -1,6 +1,6 @@
 import { ApiError, type CursorCodec, cursorPage, ok, paged, pagination, parseListQuery, type ListSpec } from '#libs/core';
 import type { JobQueues } from '#libs/queue';
-import { DEFAULT_EVENTS, WEBHOOK_EVENTS, type WebhooksService } from '#libs/webhooks';
+import { DEFAULT_EVENTS, WEBHOOK_EVENTS, type EndpointInput, type WebhooksService } from '#libs/webhooks';
 
 export const WEBHOOK_LIST: ListSpec = {
   sort: ['createdAt', 'description', 'url', 'lastSuccessAt', 'lastFailureAt'],
@@ -34,12 +34,12 @@ export class WebhookHandlers {
     return ok(this.webhooks.view(await this.webhooks.get(workspaceId, id)));
   }
 
-  async create(workspaceId: string, body: unknown, keyRoute: boolean) {
+  async create(workspaceId: string, body: EndpointInput, keyRoute: boolean) {
     const { endpoint, secret } = await this.webhooks.create(workspaceId, body, keyRoute ? DEFAULT_EVENTS : undefined);
     return ok({ ...this.webhooks.view(endpoint), secret }, 'Webhook endpoint created. Store the secret now: it is not shown again');
   }
 
-  async update(workspaceId: string, id: string, body: unknown) {
+  async update(workspaceId: string, id: string, body: EndpointInput) {
     return ok(this.webhooks.view(await this.webhooks.update(workspaceId, id, body)), 'Webhook endpoint updated');
   }
 

@@ -1,0 +1,74 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { IsArray, IsDefined, IsIn, IsInt, IsNumber, IsObject, IsOptional, IsPositive, IsString, Matches, Max, MaxLength, Min, ValidateIf, ValidateNested } from 'class-validator';
+import { OUTPUT_FORMATS, RESOLUTIONS } from '#libs/edit-spec';
+import type { RenderBody, RenderQuery } from '#libs/renders';
+import type { MergePair } from '#libs/templates';
+import { LIMITS } from '#libs/webhooks';
+import { MaxJsonLength, MayOmit } from '../http/validation.js';
+
+/** A template id as the routes take it (`tpl_…`, the library's `tpl_lib_…`). */
+export const TEMPLATE_ID = /^[A-Za-z0-9_-]{1,64}$/;
+const IsTemplateId = () => Matches(TEMPLATE_ID, { message: '$property must be a template id' });
+
+class MergePairDto implements MergePair {
+  @ApiProperty({ description: 'The field key; written with its braces ("{{HEADLINE}}") it is read the same', example: 'HEADLINE' })
+  @IsString() @Matches(/\S/, { message: 'find must name a field' }) find!: string;
+
+  @ApiProperty({ description: 'The field\'s value (text, number, boolean, colour or media URL); null for its default', nullable: true, oneOf: [{ type: 'string' }, { type: 'number' }, { type: 'boolean' }] })
+  @ValidateIf((pair: object) => !Object.hasOwn(pair, 'replace')) @IsDefined({ message: 'replace is required (null for the field\'s default)' }) replace!: unknown;
+}
+
+/** §4.1 Create a render (and the estimate): the body. */
+export class RenderBodyDto implements RenderBody {
+  @ApiPropertyOptional({ description: 'A published template of the workspace; required unless `edit` is given', example: 'tpl_01JD3Q4Z5X6Y7W8V9T0S1R2Q3P' })
+  @MayOmit() @IsString() @IsTemplateId() templateId?: string;
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'Field values keyed by field key, checked against the template\'s fields', example: { HEADLINE: 'Spring sale' } })
+  @IsOptional() @IsObject() values?: Record<string, unknown> | null;
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'Another name for `values` (send one of values, fields, merge)' })
+  @IsOptional() @IsObject() fields?: Record<string, unknown> | null;
+
+  @ApiPropertyOptional({ type: [MergePairDto], description: 'Shotstack merge pairs, another form of `values`' })
+  @IsOptional() @IsArray() @ValidateNested({ each: true }) @Type(() => MergePairDto) merge?: MergePairDto[] | null;
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'A complete edit spec (Shotstack Edit JSON: timeline, output) to render without a template; its errors are named `edit.…`' })
+  @MayOmit() @IsObject() edit?: Record<string, unknown>;
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'Merged over the edit\'s (or template\'s) output settings', example: { format: 'jpeg' } })
+  @MayOmit() @IsObject() output?: Record<string, unknown>;
+
+  @ApiPropertyOptional({ maxLength: LIMITS.urlLength, description: 'URL notified when the render settles, instead of the workspace default (https and public outside development)' })
+  @MayOmit() @IsString() @MaxLength(LIMITS.urlLength) callback?: string;
+
+  @ApiPropertyOptional({ maxLength: 255, description: 'Instead of the Idempotency-Key header (both only with the same value)' })
+  @MayOmit() @IsString() idempotencyKey?: string;
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, nullable: true, description: 'Echoed on the render record; at most 8192 characters of JSON' })
+  @IsOptional() @IsObject() @MaxJsonLength(8192) metadata?: Record<string, unknown> | null;
+}
+
+/** §4.1 Create a render: the query. */
+export class RenderQueryDto implements RenderQuery {
+  @ApiPropertyOptional({ enum: ['binary', 'json'], description: 'binary: the still\'s bytes instead of the JSON record (png, jpeg, pdf only)' })
+  @MayOmit() @IsIn(['binary', 'json']) format?: 'binary' | 'json';
+
+  @ApiPropertyOptional({ enum: [...OUTPUT_FORMATS, 'jpg'], description: 'Overrides output.format' })
+  @MayOmit() @IsIn([...OUTPUT_FORMATS, 'jpg']) type?: string;
+
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 3, default: 1, description: 'Device scale factor of a still (§8)' })
+  @MayOmit() @Type(() => Number) @IsInt() @Min(1) @Max(3) scale?: number;
+
+  @ApiPropertyOptional({ enum: [...RESOLUTIONS, '1080'], description: 'Replaces output.size' })
+  @MayOmit() @IsIn([...RESOLUTIONS, '1080']) resolution?: string;
+
+  @ApiPropertyOptional({ type: Number, description: 'Frame rate of a video (one the edit spec allows)', example: 25 })
+  @MayOmit() @Type(() => Number) @IsNumber() @IsPositive() fps?: number;
+}
+
+/** §4.1 Estimate cost: the render's query, and a template to price by id (GET). */
+export class EstimateQueryDto extends RenderQueryDto {
+  @ApiPropertyOptional({ description: 'The template to price (GET; a POST body may name it instead)' })
+  @MayOmit() @IsString() @IsTemplateId() templateId?: string;
+}

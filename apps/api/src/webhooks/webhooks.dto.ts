@@ -1,0 +1,79 @@
+import { applyDecorators } from '@nestjs/common';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsNotEmpty, IsOptional, IsString, MaxLength, ValidateIf, ValidateNested } from 'class-validator';
+import {
+  BODY_FORMATS, HTTP_METHODS, isHeaderName, isValidHeaderValue, LIMITS, PAYLOAD_MODES, WEBHOOK_EVENTS,
+  type BodyFormat, type EndpointInput, type HeaderPair, type HttpMethod, type PayloadMode, type WebhookEvent,
+} from '#libs/webhooks';
+import { MayOmit, Satisfies } from '../http/validation.js';
+
+// The shapes of the webhook endpoint bodies (§4.6, §4.7, §8). What a shape cannot tell is
+// libs/webhooks validateEndpointInput's: the URL policy of the deployment, {{variables}} that exist,
+// the payload template as a JSON object, headers the delivery sets, a header named twice.
+
+/** An outbound URL: what the lib's policy then checks (absolute, https outside development, public). */
+export const UrlRules = () => applyDecorators(IsString(), IsNotEmpty(), MaxLength(LIMITS.urlLength));
+
+const unknownEvents = (value: unknown) => [value].flat().filter((e) => !(WEBHOOK_EVENTS as readonly unknown[]).includes(e)).map((e) => JSON.stringify(e)).join(', ');
+
+class HeaderDto implements HeaderPair {
+  @ApiProperty({ maxLength: LIMITS.headerName, example: 'Authorization', description: 'Not X-Service-* nor a header the delivery sets (Host, Content-Type, User-Agent, …)' })
+  @IsString() @IsNotEmpty() @MaxLength(LIMITS.headerName)
+  @Satisfies('isHeaderName', (v) => typeof v === 'string' && isHeaderName(v), 'key must be a header name (letters, digits and !#$%&\'*+-.^_`|~)')
+  key!: string;
+
+  @ApiProperty({ maxLength: LIMITS.headerValue, example: 'Bearer {{org.id}}', description: 'May hold {{variables}}' })
+  @IsString() @MaxLength(LIMITS.headerValue)
+  @Satisfies('isHeaderValue', (v) => typeof v === 'string' && isValidHeaderValue(v), 'value must not contain line breaks, control characters or characters beyond Latin-1')
+  value!: string;
+}
+
+/** The settings a create and an update share. */
+class EndpointSettingsDto implements EndpointInput {
+  @ApiPropertyOptional({ maxLength: LIMITS.description, nullable: true, type: String })
+  @IsOptional() @IsString() @MaxLength(LIMITS.description) description?: string | null;
+
+  @ApiPropertyOptional({
+    enum: WEBHOOK_EVENTS, isArray: true,
+    description: 'Subscribed events; /v1/webhooks defaults to render.completed, render.failed, render.cancelled, /organization/webhooks requires them',
+  })
+  @MayOmit() @IsArray() @ArrayMinSize(1) @IsIn(WEBHOOK_EVENTS, { each: true, message: ({ value }) => `${unknownEvents(value)} not an event; events: ${WEBHOOK_EVENTS.join(', ')}` })
+  events?: WebhookEvent[];
+
+  @ApiPropertyOptional({ enum: HTTP_METHODS, default: 'POST' })
+  @MayOmit() @IsIn(HTTP_METHODS) method?: HttpMethod;
+
+  @ApiPropertyOptional({ enum: BODY_FORMATS, default: 'json', description: 'Forced to none for GET' })
+  @MayOmit() @IsIn(BODY_FORMATS) bodyFormat?: BodyFormat;
+
+  @ApiPropertyOptional({ enum: PAYLOAD_MODES, default: 'default' })
+  @MayOmit() @IsIn(PAYLOAD_MODES) payloadMode?: PayloadMode;
+
+  @ApiPropertyOptional({ maxLength: LIMITS.payloadTemplate, nullable: true, type: String, description: 'A JSON object as text, with {{variables}}; required in custom mode', example: '{"id": "{{data.id}}", "url": "{{data.url}}"}' })
+  @IsOptional() @IsString() @MaxLength(LIMITS.payloadTemplate) payloadTemplate?: string | null;
+
+  @ApiPropertyOptional({ type: [HeaderDto], maxItems: LIMITS.headers, description: 'Sent on every delivery; replaces the list on update' })
+  @MayOmit() @IsArray() @ArrayMaxSize(LIMITS.headers) @ValidateNested({ each: true }) @Type(() => HeaderDto) headers?: HeaderDto[];
+
+  @ApiPropertyOptional({ description: 'false pauses deliveries; true re-enables a disabled endpoint and clears its failure streak' })
+  @MayOmit() @IsBoolean() isActive?: boolean;
+}
+
+/** §4.6 Register, §4.7 Create. */
+export class CreateWebhookDto extends EndpointSettingsDto {
+  @ApiProperty({ maxLength: LIMITS.urlLength, example: 'https://hooks.example.com/renders', description: 'Absolute; https outside development; may hold {{variables}}' })
+  @UrlRules() url!: string;
+}
+
+/** §4.6, §4.7 Update: every field optional; lists replace the stored ones. */
+export class UpdateWebhookDto extends EndpointSettingsDto {
+  @ApiPropertyOptional({ maxLength: LIMITS.urlLength })
+  @MayOmit() @UrlRules() url?: string;
+}
+
+/** Decisions.md "Webhooks": the workspace's default callback URL. */
+export class CallbackSettingsDto {
+  @ApiProperty({ nullable: true, type: String, maxLength: LIMITS.urlLength, description: 'Where renders without a callback report when they settle; null clears it' })
+  @ValidateIf((_dto: object, value: unknown) => value !== null) @UrlRules() defaultCallbackUrl!: string | null;
+}
