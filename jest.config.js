@@ -17,6 +17,7 @@ const common = {
   transform: { '^.+\\.ts$': swc },
   moduleNameMapper: {
     '^#libs/(.*)$': '<rootDir>/libs/$1/src/index.ts',
+    '^#testing/(.*)$': '<rootDir>/libs/$1/src/testing.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
   testEnvironment: 'node',

@@ -178,9 +178,11 @@ describe('API keys: authentication in the §7 order', () => {
   it('an expired key stops working at its expiry', async () => {
     const past = await newKey('--mode', 'test', '--expires', new Date(Date.now() - 1000).toISOString());
     expect((await get(api.app, '/v1/keys/current', { 'x-api-key': past })).json().code).toBe('INVALID_API_KEY');
-    const soon = await newKey('--mode', 'test', '--expires', new Date(Date.now() + 1500).toISOString());
+    // Expiring 6 s from now: the CLI process that creates it takes ~1-3 s on a busy machine.
+    const expiresAt = Date.now() + 6000;
+    const soon = await newKey('--mode', 'test', '--expires', new Date(expiresAt).toISOString());
     expect((await get(api.app, '/v1/keys/current', { 'x-api-key': soon })).statusCode).toBe(200);
-    await new Promise((r) => setTimeout(r, 1600));
+    await new Promise((r) => setTimeout(r, expiresAt - Date.now() + 100));
     const res = await get(api.app, '/v1/keys/current', { 'x-api-key': soon });
     expect(res.statusCode).toBe(401);
     expect(res.json().message).toMatch(/expired/);

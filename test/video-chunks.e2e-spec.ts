@@ -11,7 +11,7 @@ import { JobQueues, type VideoChunkResult } from '#libs/queue';
 import { createRedis, RedisKeys } from '#libs/redis';
 import { Render } from '#libs/renders';
 import { createWorkerApp } from '../apps/worker/src/app.js';
-import { probeStreams, sineWav } from '../libs/video/src/testing.js';
+import { probeStreams, sineWav } from '#testing/video';
 import { startApi, type TestApi } from './harness.js';
 import { eventsOf, ledgerOf, until } from './render-helpers.js';
 

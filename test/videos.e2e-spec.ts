@@ -8,7 +8,7 @@ import { OutboxEvent } from '#libs/events';
 import { createRedis, RedisKeys } from '#libs/redis';
 import { Render } from '#libs/renders';
 import { createWorkerApp } from '../apps/worker/src/app.js';
-import { makeTestVideo, probeStreams } from '../libs/video/src/testing.js';
+import { makeTestVideo, probeStreams } from '#testing/video';
 import { startApi, type TestApi } from './harness.js';
 
 // Contract §3 (Render status and every transition), §4.1 (202 queued), §6 (render events), §7 (402

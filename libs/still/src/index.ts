@@ -6,4 +6,3 @@ export { storageAwareFetcher } from '#libs/media';
 export { DEFAULT_FAMILY, requestedFamily, richTextBlock, shapeSvg, textAssetBlock, titleBlock, type FontChoice } from './assets.js';
 export { ellipsize } from './text.js';
 export type { TextBlock } from './text.js';
-export { compareImages, renamedFont } from './testing.js';

@@ -10,7 +10,7 @@ import { runBinary } from '#libs/media';
 import { VideoEngine, VideoRenderCancelled } from './engine.js';
 import { frameAt, makeTestVideo, mapFetcher, probeStreams, sineWav } from './testing.js';
 // The still engine's perceptual comparison (test helper of libs/still).
-import { compareImages, renamedFont } from '#libs/still';
+import { compareImages, renamedFont } from '#testing/still';
 import compressWoff2 from 'wawoff2/compress.js';
 
 /**
