@@ -1,5 +1,6 @@
 import { Module, type DynamicModule, type Type } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
+import { PassportModule } from '@nestjs/passport';
 import type { AppConfig } from '#libs/core';
 import { QueueModule } from '#libs/queue';
 import { AuthModule } from './auth/auth.module.js';
@@ -8,6 +9,8 @@ import { FilesModule } from './files/files.module.js';
 import { HealthModule } from './health/health.module.js';
 import { AuthGuard } from './http/auth.guard.js';
 import { ApiExceptionFilter } from './http/exception.filter.js';
+import { KeyAuthentication } from './http/key-auth.js';
+import { SessionGuard, SessionStrategy } from './http/session.strategy.js';
 import { InfraModule } from './infra/infra.module.js';
 import { KeysModule } from './keys/keys.module.js';
 import { OrganizationModule } from './organization/organization.module.js';
@@ -21,8 +24,11 @@ export class ApiModule {
   static forRoot(config: AppConfig, extraModules: Type[] = []): DynamicModule {
     return {
       module: ApiModule,
-      imports: [InfraModule.forRoot(config), QueueModule.forRoot(config), FilesModule, HealthModule, KeysModule, AuthModule, CreditsModule, OrganizationModule, WebhooksModule, TemplatesModule, RendersModule, ...extraModules],
+      imports: [
+        InfraModule.forRoot(config), QueueModule.forRoot(config), PassportModule,
+        FilesModule, HealthModule, KeysModule, AuthModule, CreditsModule, OrganizationModule, WebhooksModule, TemplatesModule, RendersModule, ...extraModules],
       providers: [
+        KeyAuthentication, SessionStrategy, SessionGuard,
         { provide: APP_GUARD, useClass: AuthGuard },
         { provide: APP_FILTER, useClass: ApiExceptionFilter },
       ],

@@ -1,10 +1,10 @@
 import type { Redis } from 'ioredis';
-import { rateLimitFor } from '#libs/core';
+import { PLANS, rateLimitFor, type PlanCode } from '#libs/core';
 import type { RedisKeys } from '#libs/redis';
 import type { CachedKey } from './authenticator.js';
 import { meterOutcomes, meterPeriod, type MeterOutcome, type MeterReply } from './metering.js';
 
-export type { MeterOutcome } from './metering.js';
+export { WINDOW_MS, type MeterOutcome } from './metering.js';
 
 /**
  * One atomic round trip for a batch of `n` requests of one workspace and key mode: checks the
@@ -32,8 +32,22 @@ interface MeterRedis extends Redis {
   meterRequests(k1: string, k2: string, k3: string, ...args: (string | number)[]): Promise<MeterReply>;
 }
 
+/** What the meter counts a request against: the workspace and key mode, at the auth version the caller was checked at. */
+export type MeteredCaller = Pick<CachedKey, 'workspaceId' | 'mode' | 'version' | 'plan'>;
+
+/** A caller as one string (the throttler's key; requests of one key string are counted in one batch). */
+export function meterKey(c: MeteredCaller): string {
+  return `${c.workspaceId}|${c.mode}|${c.version}|${c.plan.code}`;
+}
+
+export function parseMeterKey(key: string): MeteredCaller {
+  const [workspaceId, mode, version, plan] = key.split('|');
+  if (!workspaceId || (mode !== 'live' && mode !== 'test') || version === undefined || !Object.hasOwn(PLANS, plan ?? '')) throw new Error(`Not a meter key: ${key}`);
+  return { workspaceId, mode, version, plan: PLANS[plan as PlanCode] };
+}
+
 interface Batch {
-  entry: CachedKey;
+  entry: MeteredCaller;
   waiters: { resolve: (o: MeterOutcome) => void; reject: (e: unknown) => void }[];
 }
 
@@ -53,9 +67,14 @@ export class RequestMeter {
     this.redis = redis as MeterRedis;
   }
 
-  count(entry: CachedKey): Promise<MeterOutcome> {
+  /** Requests a minute the caller's plan and key mode allow (test keys half), times RATE_LIMIT_MULTIPLIER. */
+  limitFor(caller: Pick<MeteredCaller, 'plan' | 'mode'>): number {
+    return rateLimitFor(caller.plan, caller.mode) * this.multiplier;
+  }
+
+  count(entry: MeteredCaller): Promise<MeterOutcome> {
     return new Promise((resolve, reject) => {
-      const id = `${entry.workspaceId}|${entry.mode}|${entry.version}|${entry.plan.code}`;
+      const id = meterKey(entry);
       let batch = this.pending.get(id);
       if (!batch) {
         batch = { entry, waiters: [] };
@@ -81,7 +100,7 @@ export class RequestMeter {
 
   private async send({ entry, waiters }: Batch, now: number): Promise<void> {
     const period = meterPeriod(now);
-    const limit = rateLimitFor(entry.plan, entry.mode) * this.multiplier;
+    const limit = this.limitFor(entry);
     const reply = await this.redis.meterRequests(
       this.keys.authVersion(entry.workspaceId),
       this.keys.rateWindow(entry.workspaceId, entry.mode, period.windowStart),
