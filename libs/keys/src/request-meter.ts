@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { PLANS, rateLimitFor, type PlanCode } from '#libs/core';
+import { rateLimitFor } from '#libs/core';
 import type { RedisKeys } from '#libs/redis';
 import type { CachedKey } from './authenticator.js';
 import { meterOutcomes, meterPeriod, type MeterOutcome, type MeterReply } from './metering.js';
@@ -38,12 +38,6 @@ export type MeteredCaller = Pick<CachedKey, 'workspaceId' | 'mode' | 'version' |
 /** A caller as one string (the throttler's key; requests of one key string are counted in one batch). */
 export function meterKey(c: MeteredCaller): string {
   return `${c.workspaceId}|${c.mode}|${c.version}|${c.plan.code}`;
-}
-
-export function parseMeterKey(key: string): MeteredCaller {
-  const [workspaceId, mode, version, plan] = key.split('|');
-  if (!workspaceId || (mode !== 'live' && mode !== 'test') || version === undefined || !Object.hasOwn(PLANS, plan ?? '')) throw new Error(`Not a meter key: ${key}`);
-  return { workspaceId, mode, version, plan: PLANS[plan as PlanCode] };
 }
 
 interface Batch {
