@@ -35,8 +35,8 @@ interface MeterRedis extends Redis {
 /** What the meter counts a request against: the workspace and key mode, at the auth version the caller was checked at. */
 export type MeteredCaller = Pick<CachedKey, 'workspaceId' | 'mode' | 'version' | 'plan'>;
 
-/** A caller as one string (the throttler's key; requests of one key string are counted in one batch). */
-export function meterKey(c: MeteredCaller): string {
+/** A caller as one string: the requests of one turn with the same string are counted in one batch. */
+function meterKey(c: MeteredCaller): string {
   return `${c.workspaceId}|${c.mode}|${c.version}|${c.plan.code}`;
 }
 
