@@ -1,8 +1,9 @@
 import { Inject, Logger, Module, type DynamicModule, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { Worker } from 'bullmq';
-import { retryBusy, type AppConfig } from '#libs/core';
+import { openAppDatabase } from '#libs/app';
+import type { AppConfig } from '#libs/core';
 import { CreditsService } from '#libs/credits';
-import { openDatabase, type Orm } from '#libs/db';
+import { retryBusy, type Orm } from '#libs/db';
 import { ALL_JOBS, bullConnection, bullPrefix, JobQueue, QUEUES, validatePayload, type JobName, type QueueName } from '#libs/queue';
 import { createRedis, RedisKeys } from '#libs/redis';
 import { Render, RenderSettler, TERMINAL_STATUSES, VIDEO_ATTEMPTS } from '#libs/renders';
@@ -76,7 +77,7 @@ export class WorkerModule implements OnApplicationBootstrap, OnApplicationShutdo
       module: WorkerModule,
       providers: [
         { provide: WORKER_CONFIG, useValue: config },
-        { provide: WORKER_ORM, useFactory: () => openDatabase(config.database) },
+        { provide: WORKER_ORM, useFactory: () => openAppDatabase(config.database) },
         { provide: WEBHOOKS_QUEUE, useFactory: () => new JobQueue(config, 'webhooks') },
         { provide: WORKER_REDIS, useFactory: () => createRedis(config, 'worker') },
         {

@@ -11,5 +11,4 @@ export * from './scopes.js';
 export * from './secrets.js';
 export * from './ssrf.js';
 export * from './outbound-http.js';
-export * from './busy.js';
 export * from './sql.js';

@@ -1,3 +1,3 @@
 export * from './orm.js';
-export { ENTITIES } from './entities.js';
+export * from './busy.js';
 export * from './prepared.js';

@@ -1,8 +1,9 @@
 import { UniqueConstraintViolationException, type EntityManager, type FilterQuery, type MikroORM } from '@mikro-orm/core';
 import { Logger } from '@nestjs/common';
 import type { QueueEvents } from 'bullmq';
-import { ApiError, isErrorCode, newId, orderBy, retryBusy, SqlTx, type KeyMode, type ListQuery, type Plan } from '#libs/core';
+import { ApiError, isErrorCode, newId, orderBy, SqlTx, type KeyMode, type ListQuery, type Plan } from '#libs/core';
 import type { CreditsService } from '#libs/credits';
+import { retryBusy } from '#libs/db';
 import { applyMerge, assertEdit, assertTiming, autoLengthSources, outputFps, outputKind, outputSize, RESOLUTION_SHORT_SIDE, type EditSpec, type JsonValue, type Timing } from '#libs/edit-spec';
 import { insertEvent, recordEvent } from '#libs/events';
 import type { DurationSource } from '#libs/media';

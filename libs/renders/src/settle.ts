@@ -1,6 +1,7 @@
 import type { MikroORM } from '@mikro-orm/core';
-import { retryBusy, SqlTx } from '#libs/core';
+import { SqlTx } from '#libs/core';
 import type { CreditsService } from '#libs/credits';
+import { retryBusy } from '#libs/db';
 import { insertEvent, recordEvent } from '#libs/events';
 import type { JobError, StillRenderResult } from '#libs/queue';
 import { renderPrefix, type StorageDriver } from '#libs/storage';

@@ -1,9 +1,10 @@
 import { Global, Inject, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
 import type { Redis } from 'ioredis';
+import { openAppDatabase } from '#libs/app';
 import { AuthService, FanoutSmsSender, OutboxSmsSender, TwilioSmsSender, type SmsSender } from '#libs/auth';
 import { CursorCodec, deriveKey, type AppConfig } from '#libs/core';
 import { CreditsService } from '#libs/credits';
-import { openDatabase, PreparedReader, type Orm } from '#libs/db';
+import { PreparedReader, type Orm } from '#libs/db';
 import { KeyAuthenticator, KeysService, RequestMeter } from '#libs/keys';
 import { createRedis, RedisKeys } from '#libs/redis';
 import { WorkspacesService } from '#libs/workspaces';
@@ -29,7 +30,7 @@ export class InfraModule implements OnApplicationShutdown {
       module: InfraModule,
       providers: [
         { provide: APP_CONFIG, useValue: config },
-        { provide: ORM, useFactory: () => openDatabase(config.database) },
+        { provide: ORM, useFactory: () => openAppDatabase(config.database) },
         { provide: REDIS, useFactory: () => createRedis(config, 'api') },
         { provide: RedisKeys, useFactory: () => new RedisKeys(config.redisPrefix) },
         { provide: CursorCodec, useFactory: () => new CursorCodec(deriveKey(config.appSecret, 'cursor')) },
