@@ -7,6 +7,7 @@ import { SqliteDriver } from '@mikro-orm/sqlite';
 import type { AppConfig } from '#libs/core';
 import { postgresqlMigrations } from './migrations/postgresql/index.js';
 import { sqliteMigrations } from './migrations/sqlite/index.js';
+import { reuseStatementsOf, statementReuseOptions } from './sql/prepared.js';
 
 export type Orm = MikroORM;
 
@@ -26,6 +27,7 @@ export function ormOptions(database: AppConfig['database'], entities: Entities):
       ...common,
       driver: PostgreSqlDriver,
       clientUrl: database.url,
+      ...statementReuseOptions('postgresql'),
       migrations: { migrationsList: postgresqlMigrations, transactional: true, snapshot: false, silent: true },
     } as Partial<Options>;
   }
@@ -38,9 +40,13 @@ export function ormOptions(database: AppConfig['database'], entities: Entities):
   } as Partial<Options>;
 }
 
-/** Connects, tunes SQLite for several processes (WAL, busy timeout), and applies pending migrations. */
+/**
+ * Connects, tunes SQLite for several processes (WAL, busy timeout), has the connection reuse the
+ * statements of libs/db's queries (sql/prepared.ts), and applies pending migrations.
+ */
 export async function openDatabase(database: AppConfig['database'], entities: Entities, opts: { migrate?: boolean } = {}): Promise<Orm> {
   const orm = await MikroORM.init(ormOptions(database, entities));
+  await reuseStatementsOf(orm, database.kind);
   if (database.kind === 'sqlite') {
     const conn = orm.em.getConnection();
     await conn.execute('PRAGMA busy_timeout = 5000');
