@@ -11,4 +11,3 @@ export * from './scopes.js';
 export * from './secrets.js';
 export * from './ssrf.js';
 export * from './outbound-http.js';
-export * from './sql.js';

@@ -4,7 +4,7 @@ import { openAppDatabase } from '#libs/app';
 import { AuthService, FanoutSmsSender, OutboxSmsSender, TwilioSmsSender, type SmsSender } from '#libs/auth';
 import { CursorCodec, deriveKey, type AppConfig } from '#libs/core';
 import { CreditsService } from '#libs/credits';
-import { PreparedReader, type Orm } from '#libs/db';
+import type { Orm } from '#libs/db';
 import { KeyAuthenticator, KeysService, RequestMeter } from '#libs/keys';
 import { createRedis, RedisKeys } from '#libs/redis';
 import { WorkspacesService } from '#libs/workspaces';
@@ -34,11 +34,10 @@ export class InfraModule implements OnApplicationShutdown {
         { provide: REDIS, useFactory: () => createRedis(config, 'api') },
         { provide: RedisKeys, useFactory: () => new RedisKeys(config.redisPrefix) },
         { provide: CursorCodec, useFactory: () => new CursorCodec(deriveKey(config.appSecret, 'cursor')) },
-        { provide: PreparedReader, inject: [ORM], useFactory: (orm: Orm) => PreparedReader.open(orm, config.database) },
         {
           provide: KeysService,
-          inject: [ORM, REDIS, RedisKeys, PreparedReader],
-          useFactory: (orm: Orm, redis: Redis, keys: RedisKeys, reader: PreparedReader) => new KeysService(orm, redis, keys, config, reader),
+          inject: [ORM, REDIS, RedisKeys],
+          useFactory: (orm: Orm, redis: Redis, keys: RedisKeys) => new KeysService(orm, redis, keys, config),
         },
         {
           provide: WorkspacesService,
@@ -67,11 +66,9 @@ export class InfraModule implements OnApplicationShutdown {
   constructor(
     @Inject(ORM) private readonly orm: Orm,
     @Inject(REDIS) private readonly redis: Redis,
-    private readonly reader: PreparedReader,
   ) {}
 
   async onApplicationShutdown(): Promise<void> {
-    this.reader.close();
     await this.orm.close(true);
     this.redis.disconnect();
   }
