@@ -9,7 +9,7 @@ import { createRedis, RedisKeys } from '#libs/redis';
 import { Render, RenderSettler, TERMINAL_STATUSES, VIDEO_ATTEMPTS } from '#libs/renders';
 import { FontCatalog, StillEngine, storageAwareFetcher } from '#libs/still';
 import { createStorage, type StorageDriver } from '#libs/storage';
-import { RETRY_DELAYS_MS, WebhooksService } from '#libs/webhooks';
+import { RETRY_DELAYS_MS, WebhookDeliverer, WebhookDispatcher, WebhookStore } from '#libs/webhooks';
 import sharp from 'sharp';
 import type { Redis } from 'ioredis';
 import { CreditsSweepProcessor } from './processors/credits-sweep.processor.js';
@@ -100,7 +100,7 @@ export class WorkerModule implements OnApplicationBootstrap, OnApplicationShutdo
           useFactory: async (
             orm: Orm, webhooksQueue: JobQueue<'webhooks'>, redis: Redis, video: { holder: VideoEngineHolder; enabled: boolean; fonts: FontCatalog }, settler: RenderSettler,
           ): Promise<JobProcessor[]> => {
-            const webhooks = new WebhooksService(orm, config);
+            const webhooks = new WebhookStore(orm);
             const storage = createStorage(config);
             // libvips defaults to one thread here; two lets one still use both cores.
             sharp.concurrency(2);
@@ -117,8 +117,8 @@ export class WorkerModule implements OnApplicationBootstrap, OnApplicationShutdo
               new RendersPurgeProcessor(orm, storage, settler),
               new PingProcessor(),
               new CreditsSweepProcessor(new CreditsService(orm, { lowThreshold: config.creditsLowThreshold }), config.maxRenderAgeSec),
-              new WebhooksDispatchProcessor(webhooks, webhooksQueue, redis, `${config.redisPrefix}:webhooks:dispatch-lock`),
-              new WebhooksDeliverProcessor(webhooks),
+              new WebhooksDispatchProcessor(new WebhookDispatcher(orm, webhooks, redis, config), webhooksQueue, redis, `${config.redisPrefix}:webhooks:dispatch-lock`),
+              new WebhooksDeliverProcessor(new WebhookDeliverer(webhooks, config)),
             ] as JobProcessor[];
           },
         },

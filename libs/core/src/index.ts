@@ -6,7 +6,6 @@ export * from './ids.js';
 export * from './ip.js';
 export * from './list-query.js';
 export * from './plans.js';
-export * from './rows.js';
 export * from './scopes.js';
 export * from './secrets.js';
 export * from './ssrf.js';

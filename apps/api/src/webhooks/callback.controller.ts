@@ -1,7 +1,7 @@
 import { Body, Controller, Get, HttpCode, Inject, Patch, Post } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiError, ok, type AppConfig } from '#libs/core';
-import { validateCallbackUrl, WebhooksService } from '#libs/webhooks';
+import { validateCallbackUrl, WebhookEndpoints } from '#libs/webhooks';
 import { WorkspacesService } from '#libs/workspaces';
 import { ApiErrors, Session } from '../http/decorators.js';
 import { SessionUser, type SessionPrincipal } from '../http/principal.js';
@@ -16,7 +16,7 @@ import { APP_CONFIG } from '../infra/tokens.js';
 export class OrganizationCallbackController {
   constructor(
     private readonly workspaces: WorkspacesService,
-    private readonly webhooks: WebhooksService,
+    private readonly webhooks: WebhookEndpoints,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { JobPayloads, JobQueue, JobResults } from '#libs/queue';
-import { MAX_ATTEMPTS, type WebhooksService } from '#libs/webhooks';
+import { MAX_ATTEMPTS, type WebhookDeliverer, type WebhookDispatcher } from '#libs/webhooks';
 import type { JobProcessor } from './processor.js';
 
 /** Options of every delivery job: 5 attempts on the §6 schedule (the worker's backoff strategy). */
@@ -34,7 +34,7 @@ export class WebhooksDispatchProcessor implements JobProcessor<'webhooks.dispatc
   readonly job = 'webhooks.dispatch' as const;
 
   constructor(
-    private readonly webhooks: WebhooksService,
+    private readonly webhooks: WebhookDispatcher,
     private readonly queue: JobQueue<'webhooks'>,
     private readonly redis: Redis,
     private readonly lockKey: string,
@@ -51,7 +51,7 @@ export class WebhooksDispatchProcessor implements JobProcessor<'webhooks.dispatc
       const started = Date.now();
       let total = 0;
       for (;;) {
-        const { events, deliveries } = await this.webhooks.dispatch(enqueue, { batch: DISPATCH_BATCH, redis });
+        const { events, deliveries } = await this.webhooks.dispatch(enqueue, { batch: DISPATCH_BATCH });
         total += deliveries;
         if (events === 0) {
           if (Date.now() - started >= DISPATCH_WATCH_MS) break;
@@ -74,7 +74,7 @@ export class RetryDelivery extends Error {}
 export class WebhooksDeliverProcessor implements JobProcessor<'webhooks.deliver'> {
   readonly job = 'webhooks.deliver' as const;
 
-  constructor(private readonly webhooks: WebhooksService) {}
+  constructor(private readonly webhooks: WebhookDeliverer) {}
 
   async process(data: JobPayloads['webhooks.deliver'], meta: { attempt: number }): Promise<JobResults['webhooks.deliver']> {
     const outcome = await this.webhooks.attempt(data.deliveryId, meta.attempt);
