@@ -96,6 +96,37 @@ describe('libs/db queries', () => {
     expect((await orm.em.fork().findOneOrFail(WebhookEndpoint, { id: kept.id })).isActive).toBe(false);
   });
 
+  it('a statement outside the transaction neither joins it nor is lost with it', async () => {
+    const inside = endpoint();
+    const outside = endpoint();
+    let inserted!: () => void;
+    let release!: () => void;
+    const insertedP = new Promise<void>((r) => { inserted = r; });
+    const gate = new Promise<void>((r) => { release = r; });
+    const trx = orm.em.fork().transactional(async (em) => {
+      await q.insert(em, WebhookEndpoint, inside);
+      inserted();
+      await gate;
+      throw new Error('abort');
+    });
+    await insertedP;
+    // SQLite has one connection: this statement waits for the transaction to end instead of joining it.
+    const alone = q.insert(orm.em, WebhookEndpoint, outside);
+    release();
+    await expect(trx).rejects.toThrow('abort');
+    await alone;
+    expect(await ENDPOINT_BY_ID.one(orm.em, { id: inside.id })).toBeUndefined();
+    expect((await ENDPOINT_BY_ID.one(orm.em, { id: outside.id }))?.id).toBe(outside.id);
+  });
+
+  it('binds a value used in several places of a prepared statement', async () => {
+    const workspaceId = newId('workspace');
+    for (const n of [1, 2, 3]) await q.insert(orm.em, WebhookEndpoint, endpoint({ workspaceId, consecutiveFailures: n }));
+    const BETWEEN = q.prepare((db, p: { workspaceId: string; n: number }) => db.selectFrom('webhook_endpoint').select('consecutive_failures')
+      .where('workspace_id', '=', p.workspaceId).where('consecutive_failures', '>=', p.n).where('consecutive_failures', '<=', p.n));
+    expect(await BETWEEN.all(orm.em, { workspaceId, n: 2 })).toEqual([{ consecutive_failures: 2 }]);
+  });
+
   it('a unique violation inside a transaction rolls the whole transaction back', async () => {
     const row = endpoint();
     await q.insert(orm.em, WebhookEndpoint, row);

@@ -1,4 +1,4 @@
-import { fromDb, toDb } from './convert.js';
+import { dbArray, fromDb, toDb } from './convert.js';
 
 describe('dialect conversion', () => {
   const at = new Date('2026-11-22T10:00:00.123Z');
@@ -21,6 +21,10 @@ describe('dialect conversion', () => {
       const buf = Buffer.from('ab');
       expect(toDb(dialect, buf)).toBe(buf);
     }
+  });
+
+  it('binds a dbArray as one array parameter, not as JSON', () => {
+    expect(toDb('postgresql', dbArray(['a', null]))).toEqual(['a', null]);
   });
 
   it('reads dates back from epoch ms (SQLite), from PostgreSQL timestamp text and from Date', () => {

@@ -28,6 +28,16 @@ export function dialectOf(em: EntityManager): Dialect {
   return dialect;
 }
 
+/** A list bound as one array parameter (PostgreSQL: `unnest(?::text[])`, `= any(?)`), not as JSON text. */
+export class DbArray {
+  constructor(readonly values: readonly unknown[]) {}
+}
+
+/** `values` as one PostgreSQL array parameter (see DbArray). */
+export function dbArray(values: readonly unknown[]): DbArray {
+  return new DbArray(values);
+}
+
 /** A JavaScript value as a parameter of `dialect` (undefined is NULL; objects and arrays are JSON text). */
 export function toDb(dialect: Dialect, value: unknown): unknown {
   if (value === undefined || value === null) return null;
@@ -35,6 +45,7 @@ export function toDb(dialect: Dialect, value: unknown): unknown {
   if (typeof value !== 'object') return value;
   if (value instanceof Date) return dialect === 'sqlite' ? value.getTime() : value;
   if (Buffer.isBuffer(value)) return value;
+  if (value instanceof DbArray) return value.values;
   return JSON.stringify(value);
 }
 

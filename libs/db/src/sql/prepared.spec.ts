@@ -3,7 +3,7 @@ import { registerStatement, reusePgStatements, reuseSqliteStatements } from './p
 describe('statement reuse on the ORM\'s connection', () => {
   it('SQLite: a registered text is compiled once per connection, any other text every time', () => {
     const compiled: string[] = [];
-    const db = { prepare: (text: string) => (compiled.push(text), { reader: true, text }) };
+    const db = { prepare: (text: string) => (compiled.push(text), { reader: true, text }) as never };
     reuseSqliteStatements(db);
     registerStatement('select 1 -- reuse test');
     const a = db.prepare('select 1 -- reuse test');

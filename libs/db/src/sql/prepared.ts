@@ -2,13 +2,20 @@ import type { MikroORM } from '@mikro-orm/core';
 import type { Dialect } from './convert.js';
 
 /*
- * Statements parsed once. The ORM inlines values into its SQL, so its drivers prepare every
- * statement afresh: better-sqlite3 compiles it (tens of µs, more than running it) and PostgreSQL
- * parses and plans it. The statements of this layer keep their values as parameters, so their text
- * repeats; each text the layer runs is registered here, and the ORM's own connection reuses it:
- * SQLite keeps the compiled statement per connection, PostgreSQL runs it as a named statement
- * (parsed once per connection). Statements still go through Kysely's executors, so they join the
- * ORM's transaction and queue behind it on SQLite's single connection as any other.
+ * How the layer's statements reach the database.
+ *
+ * Parsed once: the ORM inlines values into its SQL, so its drivers prepare every statement afresh
+ * (better-sqlite3 compiles it, tens of µs, more than running it; PostgreSQL parses and plans it).
+ * The layer's statements keep their values as parameters, so their text repeats: each text it runs
+ * is registered here, and the ORM's own connections reuse it (SQLite keeps the compiled statement
+ * per connection, PostgreSQL runs it as a named statement, parsed once per connection).
+ *
+ * Inside a transaction a statement goes through the transaction's Kysely executor (the ORM's
+ * connection of that transaction). Outside one it goes straight to the driver, skipping the
+ * executor's queue and promises (5–10 µs a statement, which on a keyed request's row read or a
+ * webhook attempt is a tenth of the work): SQLite runs it synchronously on the connection's handle
+ * when no transaction is open there (else it queues behind it through the executor), PostgreSQL on
+ * the ORM's pool.
  */
 
 /** Registered texts and their statement names; the registry stops growing at this size. */
@@ -20,11 +27,21 @@ export function registerStatement(sql: string): void {
   if (names.size < MAX_STATEMENTS && !names.has(sql)) names.set(sql, `s${names.size + 1}`);
 }
 
+/** A statement's outcome, as Kysely's executors answer it. */
+export interface Outcome {
+  rows: Record<string, unknown>[];
+  numAffectedRows?: bigint;
+}
+
 interface SqliteStatement {
   readonly reader: boolean;
+  all(params: readonly unknown[]): unknown[];
+  run(params: readonly unknown[]): { changes: number };
 }
 interface SqliteDatabase {
   prepare(sql: string): SqliteStatement;
+  transaction(fn: () => void): () => void;
+  readonly inTransaction: boolean;
 }
 type PgQuery = (config: unknown, values?: unknown, callback?: unknown) => unknown;
 interface PgClient {
@@ -32,10 +49,52 @@ interface PgClient {
 }
 interface PgPool {
   on(event: 'connect', listener: (client: PgClient) => void): void;
+  query(text: string, values: readonly unknown[]): Promise<{ command: string; rowCount: number | null; rows: Record<string, unknown>[] }>;
+}
+
+/** The driver handle behind each ORM connection (set by `reuseStatementsOf`). */
+const handles = new WeakMap<object, { sqlite: SqliteDatabase } | { pg: PgPool }>();
+
+/**
+ * Runs a statement outside any transaction straight on the driver; undefined when it must go
+ * through the executor instead (SQLite with a transaction open on the connection, or a connection
+ * opened without `openDatabase`).
+ */
+export function runOutsideTransaction(connection: object, sql: string, params: readonly unknown[]): Outcome | Promise<Outcome> | undefined {
+  const handle = handles.get(connection);
+  if (!handle) return undefined;
+  if ('pg' in handle) {
+    return handle.pg.query(sql, params).then((res) => ({
+      rows: res.rows,
+      ...(res.command === 'SELECT' ? {} : { numAffectedRows: BigInt(res.rowCount ?? 0) }),
+    }));
+  }
+  const db = handle.sqlite;
+  // A statement runs synchronously, so nothing else is half-way through the connection meanwhile.
+  if (db.inTransaction) return undefined;
+  const stmt = db.prepare(sql);
+  if (stmt.reader) return { rows: stmt.all(params) as Record<string, unknown>[] };
+  return { rows: [], numAffectedRows: BigInt(stmt.run(params).changes) };
+}
+
+/**
+ * SQLite, outside a transaction: runs the writes as one transaction at once (synchronously: nothing
+ * can interleave, one commit) when no transaction is open on the connection, answering the rows
+ * each changed; undefined otherwise.
+ */
+export function writeOnIdleSqlite(connection: object, writes: readonly { sql: string; params: readonly unknown[] }[]): number[] | undefined {
+  const handle = handles.get(connection);
+  if (!handle || !('sqlite' in handle) || handle.sqlite.inTransaction) return undefined;
+  const db = handle.sqlite;
+  const changed: number[] = [];
+  db.transaction(() => {
+    for (const w of writes) changed.push(db.prepare(w.sql).run(w.params).changes);
+  })();
+  return changed;
 }
 
 /** SQLite: the connection's `prepare` answers a registered text with the statement compiled the first time. */
-export function reuseSqliteStatements(db: SqliteDatabase): void {
+export function reuseSqliteStatements(db: Pick<SqliteDatabase, 'prepare'>): void {
   const prepare = db.prepare.bind(db);
   const statements = new Map<string, SqliteStatement>();
   db.prepare = (sql: string) => {
@@ -50,7 +109,7 @@ export function reuseSqliteStatements(db: SqliteDatabase): void {
 }
 
 /** PostgreSQL: every client of the pool runs a registered text as a named statement. */
-export function reusePgStatements(pool: PgPool): void {
+export function reusePgStatements(pool: Pick<PgPool, 'on'>): void {
   pool.on('connect', (client) => {
     const query = client.query.bind(client);
     client.query = (config, values, callback) => {
@@ -65,9 +124,14 @@ export function statementReuseOptions(dialect: Dialect): Record<string, unknown>
   return dialect === 'postgresql' ? { driverOptions: { onPoolCreated: (pool: PgPool) => reusePgStatements(pool) } } : {};
 }
 
-/** Installs statement reuse on an opened SQLite ORM's connection. */
+/** Installs statement reuse on an opened ORM's SQLite connection, and notes the driver handle of either. */
 export async function reuseStatementsOf(orm: MikroORM, dialect: Dialect): Promise<void> {
-  if (dialect !== 'sqlite') return;
-  const db = await (orm.em.getConnection() as unknown as { getNativeClient(): Promise<SqliteDatabase> }).getNativeClient();
-  reuseSqliteStatements(db);
+  const connection = orm.em.getConnection();
+  const native = await (connection as unknown as { getNativeClient(): Promise<unknown> }).getNativeClient();
+  if (dialect === 'sqlite') {
+    reuseSqliteStatements(native as SqliteDatabase);
+    handles.set(connection, { sqlite: native as SqliteDatabase });
+  } else {
+    handles.set(connection, { pg: native as PgPool });
+  }
 }

@@ -5,7 +5,7 @@ import {
   SqliteQueryCompiler, type Compilable, type QueryResult, type RawBuilder,
 } from 'kysely';
 import { dialectOf, fromDb, tablesOf, toDb, type Dialect, type TableInfo } from './convert.js';
-import { registerStatement } from './prepared.js';
+import { registerStatement, runOutsideTransaction, writeOnIdleSqlite } from './prepared.js';
 import { resultColumns, type ResultColumn } from './results.js';
 
 /**
@@ -35,6 +35,14 @@ export interface Prepared<P, R> {
   one(em: EntityManager, params: P): Promise<R | undefined>;
   /** Runs a write; answers the number of rows it changed. */
   run(em: EntityManager, params: P): Promise<number>;
+  /** The statement with the values of one run, for `writeTogether`. */
+  with(params: P): Write;
+}
+
+/** A prepared write and the values of one run. */
+export interface Write {
+  readonly statement: Prepared<never, unknown>;
+  readonly params: unknown;
 }
 
 /** Statements only compile through this layer's builders: they run through `Queries`, converted. */
@@ -61,14 +69,19 @@ function builder(dialect: Dialect): Kysely<never> {
 
 /**
  * Runs one statement on `em`'s transaction when one is open (`em` of `em.transactional`: it commits or
- * rolls back with everything else the transaction does), else on the ORM's connection, committing on
- * its own. Failures are the ORM's exception classes (UniqueConstraintViolationException, …), as its
- * own statements throw them; result columns are read back by `fromDb`.
+ * rolls back with everything else the transaction does), else on its own (straight on the driver,
+ * see prepared.ts). Failures are the ORM's exception classes (UniqueConstraintViolationException, …),
+ * as its own statements throw them; result columns are read back by `fromDb`.
  */
 async function execute(em: EntityManager, dialect: Dialect, sql: string, params: unknown[], results: readonly ResultColumn[]): Promise<QueryResult<Row>> {
-  let res: QueryResult<Row>;
+  let res: QueryResult<Row> | undefined;
   try {
-    res = await (em as SqlEntityManager).getKysely().executeQuery<Row>(CompiledQuery.raw(sql, params));
+    const trx = em.getTransactionContext<Kysely<never>>();
+    if (!trx) {
+      const direct = runOutsideTransaction(em.getConnection(), sql, params);
+      res = direct instanceof Promise ? await direct : direct;
+    }
+    res ??= await (trx ?? (em as SqlEntityManager).getKysely()).executeQuery<Row>(CompiledQuery.raw(sql, params));
   } catch (err) {
     throw em.getDriver().convertException(err as Error);
   }
@@ -109,27 +122,45 @@ class PreparedStatement<P, R> implements Prepared<P, R> {
     if (!c) {
       const db = builder(dialect);
       const q = compile(this.build(db, placeholders as P), db);
-      c = {
-        sql: q.sql,
-        names: q.parameters.map((v) => (v instanceof Param ? v.name : null)),
-        constants: q.parameters.map((v) => (v instanceof Param ? undefined : toDb(dialect, v))),
-        results: resultColumns(q.query, tablesOf(em)),
-      };
+      const names: (string | null)[] = [];
+      const constants: unknown[] = [];
+      // PostgreSQL numbers its parameters: a value used in several places is sent once ($n reused).
+      const slots = new Map<string, number>();
+      const slotOf = q.parameters.map((v) => {
+        const reused = dialect === 'postgresql' && v instanceof Param ? slots.get(v.name) : undefined;
+        if (reused !== undefined) return reused;
+        if (v instanceof Param) slots.set(v.name, names.length);
+        names.push(v instanceof Param ? v.name : null);
+        constants.push(v instanceof Param ? undefined : toDb(dialect, v));
+        return names.length - 1;
+      });
+      const sql = dialect === 'postgresql' ? q.sql.replace(/\$(\d+)/g, (_, n: string) => `$${(slotOf[Number(n) - 1] as number) + 1}`) : q.sql;
+      c = { sql, names, constants, results: resultColumns(q.query, tablesOf(em)) };
       registerStatement(c.sql);
       this.compiled.set(dialect, c);
     }
     return c;
   }
 
-  private exec(em: EntityManager, params: P): Promise<QueryResult<Row>> {
-    const dialect = dialectOf(em);
+  /** The statement's text and the values of one run, converted for `dialect`. */
+  bind(em: EntityManager, dialect: Dialect, params: P): { sql: string; params: unknown[]; results: readonly ResultColumn[] } {
     const c = this.compile(em, dialect);
     const values = new Array<unknown>(c.names.length);
     for (let i = 0; i < values.length; i++) {
       const name = c.names[i];
       values[i] = name === null ? c.constants[i] : toDb(dialect, (params as Row)[name as string]);
     }
-    return execute(em, dialect, c.sql, values, c.results);
+    return { sql: c.sql, params: values, results: c.results };
+  }
+
+  private exec(em: EntityManager, params: P): Promise<QueryResult<Row>> {
+    const dialect = dialectOf(em);
+    const b = this.bind(em, dialect, params);
+    return execute(em, dialect, b.sql, b.params, b.results);
+  }
+
+  with(params: P): Write {
+    return { statement: this as unknown as Prepared<never, unknown>, params };
   }
 
   async all(em: EntityManager, params: P): Promise<R[]> {
@@ -143,6 +174,30 @@ class PreparedStatement<P, R> implements Prepared<P, R> {
   async run(em: EntityManager, params: P): Promise<number> {
     return affected(await this.exec(em, params));
   }
+}
+
+/**
+ * Runs prepared writes as one transaction of their own (`em` must not be in one); answers the rows
+ * each changed. On SQLite with no transaction open on the connection they run at once, synchronously
+ * (one commit, none of the executor's queueing per statement); otherwise in `em.transactional`.
+ */
+export async function writeTogether(em: EntityManager, writes: readonly Write[]): Promise<number[]> {
+  if (!writes.length) return [];
+  const dialect = dialectOf(em);
+  if (dialect === 'sqlite' && !em.getTransactionContext()) {
+    const bound = writes.map((w) => (w.statement as unknown as PreparedStatement<unknown, unknown>).bind(em, dialect, w.params));
+    try {
+      const changed = writeOnIdleSqlite(em.getConnection(), bound);
+      if (changed) return changed;
+    } catch (err) {
+      throw em.getDriver().convertException(err as Error);
+    }
+  }
+  return em.fork().transactional(async (tx) => {
+    const changed: number[] = [];
+    for (const w of writes) changed.push(await w.statement.run(tx, w.params as never));
+    return changed;
+  });
 }
 
 /** Result columns by statement text, for statements built per call (bounded like the statement registry). */
