@@ -63,10 +63,11 @@ export class WebhookDispatcher {
       const sizes = fanned.map((f) => f.targets.length);
       const fits = await this.allowance.take(this.redis, workspaceId, sizes, plan.webhookDeliveriesPerMonth, now);
       fanned.forEach(({ ev, targets }, i) => {
-        const event: EventEnvelope = { id: ev.id, type: ev.type, created: ev.createdAt.toISOString(), data: ev.data };
+        const envelope: EventEnvelope = { id: ev.id, type: ev.type, created: ev.createdAt.toISOString(), data: ev.data };
+        const eventJson = JSON.stringify(envelope);
         for (const endpoint of targets) {
           rows.push({
-            id: newId('delivery'), workspaceId, endpointId: endpoint.id, eventId: ev.id, eventType: ev.type, event: event as unknown as Record<string, unknown>,
+            id: newId('delivery'), workspaceId, endpointId: endpoint.id, eventId: ev.id, eventType: ev.type, eventJson,
             state: fits[i] ? 'pending' : 'skipped', lastError: fits[i] ? null : SKIPPED_ERROR,
           });
         }

@@ -1,6 +1,6 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/core';
 import type { QueryCreator } from 'kysely';
-import { dialectOf, queries, sql, type Tables } from '#libs/db';
+import { dbArray, dialectOf, queries, sql, writeTogether, type DbArray, type Tables, type Write } from '#libs/db';
 import type { OutboxEvent } from '#libs/events';
 import type { Workspace } from '#libs/workspaces';
 import type { DeliveryState, WebhookAttempt, WebhookDelivery, WebhookEndpoint } from './entities.js';
@@ -82,8 +82,8 @@ export interface NewDelivery {
   endpointId: string;
   eventId: string;
   eventType: string;
-  /** The envelope (shared by every endpoint of one event). */
-  event: Record<string, unknown>;
+  /** The envelope as JSON text (written once per event, shared by its endpoints). */
+  eventJson: string;
   state: 'pending' | 'skipped';
   lastError: string | null;
 }
@@ -200,8 +200,31 @@ const COUNT_USED = webhooks.prepare((db, p: { workspaceId: string; since: Date }
   .selectFrom('webhook_delivery').select((eb) => eb.fn.countAll().as('n'))
   .where('workspace_id', '=', p.workspaceId).where('created_at', '>=', p.since).where('state', '<>', 'skipped'));
 
-/** Delivery rows per insert statement (a dispatch batch is a few of them, in one transaction). */
-const INSERT_CHUNK = 100;
+/** A dispatcher's delivery row (sequence 0, not a test), kept when one exists for its endpoint and event. */
+const INSERT_DELIVERY = webhooks.prepare((db, p: NewDelivery & { at: Date; completedAt: Date | null }) => db
+  .insertInto('webhook_delivery')
+  .values({
+    id: p.id, workspace_id: p.workspaceId, endpoint_id: p.endpointId, event_id: p.eventId, event_type: p.eventType, sequence: 0, test: false,
+    event: sql<Record<string, unknown>>`${p.eventJson}`, state: p.state, attempts: 0, last_status: null, last_error: p.lastError, last_duration_ms: null, created_at: p.at,
+    completed_at: p.completedAt,
+  })
+  .onConflict((oc) => oc.columns(['endpoint_id', 'event_id', 'sequence']).doNothing()));
+
+/** PostgreSQL: a whole batch in one statement (one round trip), each column as one array parameter. */
+type DeliveryColumns = 'ids' | 'workspaceIds' | 'endpointIds' | 'eventIds' | 'eventTypes' | 'events' | 'states' | 'lastErrors' | 'completedAts';
+const INSERT_DELIVERIES = webhooks.prepare((db, p: Record<DeliveryColumns, DbArray> & { at: Date }) => db
+  .insertInto('webhook_delivery')
+  .columns([
+    'id', 'workspace_id', 'endpoint_id', 'event_id', 'event_type', 'sequence', 'test', 'event', 'state', 'attempts', 'last_status', 'last_error',
+    'last_duration_ms', 'created_at', 'completed_at',
+  ])
+  .expression(sql`select t.id, t.workspace_id, t.endpoint_id, t.event_id, t.event_type, 0, false, t.event, t.state, 0, null, t.last_error, null,
+      ${p.at}::timestamptz, t.completed_at
+    from unnest(${p.ids}::text[], ${p.workspaceIds}::text[], ${p.endpointIds}::text[], ${p.eventIds}::text[], ${p.eventTypes}::text[],
+      ${p.events}::jsonb[], ${p.states}::text[], ${p.lastErrors}::text[], ${p.completedAts}::timestamptz[])
+      as t(id, workspace_id, endpoint_id, event_id, event_type, event, state, last_error, completed_at)`)
+  .onConflict((oc) => oc.columns(['endpoint_id', 'event_id', 'sequence']).doNothing())
+  .returning('id'));
 
 /**
  * The webhook statements the endpoints, the dispatcher and the deliverer share. One implementation
@@ -249,15 +272,14 @@ export class WebhookStore {
   private async flushAttempts(): Promise<void> {
     const batch = this.queued;
     this.queued = [];
+    const writes: Write[] = [];
+    for (const { r } of batch) {
+      const p = recordParams(r);
+      writes.push(INSERT_ATTEMPT.with(p), UPDATE_DELIVERY.with(p));
+      if (r.streak) writes.push(UPDATE_STREAK.with(p));
+    }
     try {
-      await this.orm.em.fork().transactional(async (em) => {
-        for (const { r } of batch) {
-          const p = recordParams(r);
-          await INSERT_ATTEMPT.run(em, p);
-          await UPDATE_DELIVERY.run(em, p);
-          if (r.streak) await UPDATE_STREAK.run(em, p);
-        }
-      });
+      await writeTogether(this.em, writes);
     } catch (err) {
       for (const q of batch) q.failed(err);
       return;
@@ -280,31 +302,31 @@ export class WebhookStore {
 
   /**
    * Inserts the rows, keeping any that already exist for the same (endpoint, event, sequence 0);
-   * answers, row by row, the delivery that stands (the new one or the one found). One transaction,
-   * a multi-row insert per INSERT_CHUNK rows.
+   * answers, row by row, the delivery that stands (the new one or the one found). SQLite: one
+   * transaction of single-row inserts; PostgreSQL: one statement.
    */
   async insertDeliveries(rows: NewDelivery[], at: Date): Promise<{ id: string; state: DeliveryState }[]> {
     if (!rows.length) return [];
-    return this.orm.em.fork().transactional(async (em) => {
-      const inserted = new Set<string>();
-      for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
-        const chunk = rows.slice(i, i + INSERT_CHUNK).map((r) => ({
-          id: r.id, workspace_id: r.workspaceId, endpoint_id: r.endpointId, event_id: r.eventId, event_type: r.eventType, sequence: 0, test: false,
-          event: r.event, state: r.state, attempts: 0, last_status: null, last_error: r.lastError, last_duration_ms: null, created_at: at,
-          completed_at: r.state === 'pending' ? null : at,
-        }));
-        const ids = await webhooks.all(em, (db) => db.insertInto('webhook_delivery').values(chunk)
-          .onConflict((oc) => oc.columns(['endpoint_id', 'event_id', 'sequence']).doNothing()).returning('id'));
-        for (const { id } of ids) inserted.add(id);
-      }
-      const out: { id: string; state: DeliveryState }[] = [];
-      for (const r of rows) {
-        if (inserted.has(r.id)) out.push({ id: r.id, state: r.state });
-        // Made by an earlier run that stopped before stamping its events (rare: look each up).
-        else out.push((await EXISTING.one(em, { endpointId: r.endpointId, eventId: r.eventId }))!);
-      }
-      return out;
-    });
+    const completedAt = (r: NewDelivery) => (r.state === 'pending' ? null : at);
+    let inserted: Set<string>;
+    if (dialectOf(this.em) === 'postgresql') {
+      const column = <K extends keyof NewDelivery>(k: K) => dbArray(rows.map((r) => r[k]));
+      inserted = new Set((await INSERT_DELIVERIES.all(this.em, {
+        ids: column('id'), workspaceIds: column('workspaceId'), endpointIds: column('endpointId'), eventIds: column('eventId'),
+        eventTypes: column('eventType'), events: column('eventJson'), states: column('state'),
+        lastErrors: column('lastError'), completedAts: dbArray(rows.map(completedAt)), at,
+      })).map((r) => r.id));
+    } else {
+      const changed = await writeTogether(this.em, rows.map((r) => INSERT_DELIVERY.with({ ...r, at, completedAt: completedAt(r) })));
+      inserted = new Set(rows.filter((_, i) => changed[i] === 1).map((r) => r.id));
+    }
+    const out: { id: string; state: DeliveryState }[] = [];
+    for (const r of rows) {
+      if (inserted.has(r.id)) out.push({ id: r.id, state: r.state });
+      // Made by an earlier run that stopped before stamping its events (rare: look each up).
+      else out.push((await EXISTING.one(this.em, { endpointId: r.endpointId, eventId: r.eventId }))!);
+    }
+    return out;
   }
 
   async stampDispatched(eventIds: string[], at: Date): Promise<void> {
