@@ -52,8 +52,20 @@ interface PgPool {
   query(text: string, values: readonly unknown[]): Promise<{ command: string; rowCount: number | null; rows: Record<string, unknown>[] }>;
 }
 
+/** A compiled SQLite statement, with whether it answers rows (read once: it is a native property). */
+interface Compiled {
+  stmt: SqliteStatement;
+  reader: boolean;
+}
+
+/** SQLite: the connection's handle and its compiled statements by text. */
+interface SqliteHandle {
+  db: SqliteDatabase;
+  statement(sql: string): Compiled;
+}
+
 /** The driver handle behind each ORM connection (set by `reuseStatementsOf`). */
-const handles = new WeakMap<object, { sqlite: SqliteDatabase } | { pg: PgPool }>();
+const handles = new WeakMap<object, { sqlite: SqliteHandle } | { pg: PgPool }>();
 
 /**
  * Runs a statement outside any transaction straight on the driver; undefined when it must go
@@ -69,11 +81,11 @@ export function runOutsideTransaction(connection: object, sql: string, params: r
       ...(res.command === 'SELECT' ? {} : { numAffectedRows: BigInt(res.rowCount ?? 0) }),
     }));
   }
-  const db = handle.sqlite;
+  const { db, statement } = handle.sqlite;
   // A statement runs synchronously, so nothing else is half-way through the connection meanwhile.
   if (db.inTransaction) return undefined;
-  const stmt = db.prepare(sql);
-  if (stmt.reader) return { rows: stmt.all(params) as Record<string, unknown>[] };
+  const { stmt, reader } = statement(sql);
+  if (reader) return { rows: stmt.all(params) as Record<string, unknown>[] };
   return { rows: [], numAffectedRows: BigInt(stmt.run(params).changes) };
 }
 
@@ -84,28 +96,33 @@ export function runOutsideTransaction(connection: object, sql: string, params: r
  */
 export function writeOnIdleSqlite(connection: object, writes: readonly { sql: string; params: readonly unknown[] }[]): number[] | undefined {
   const handle = handles.get(connection);
-  if (!handle || !('sqlite' in handle) || handle.sqlite.inTransaction) return undefined;
-  const db = handle.sqlite;
+  if (!handle || !('sqlite' in handle) || handle.sqlite.db.inTransaction) return undefined;
+  const { db, statement } = handle.sqlite;
   const changed: number[] = [];
   db.transaction(() => {
-    for (const w of writes) changed.push(db.prepare(w.sql).run(w.params).changes);
+    for (const w of writes) changed.push(statement(w.sql).stmt.run(w.params).changes);
   })();
   return changed;
 }
 
-/** SQLite: the connection's `prepare` answers a registered text with the statement compiled the first time. */
-export function reuseSqliteStatements(db: Pick<SqliteDatabase, 'prepare'>): void {
+/**
+ * SQLite: the connection's `prepare` answers a registered text with the statement compiled the first
+ * time (Kysely's executor prepares every statement it runs); answers the lookup for direct runs.
+ */
+export function reuseSqliteStatements(db: Pick<SqliteDatabase, 'prepare'>): (sql: string) => Compiled {
   const prepare = db.prepare.bind(db);
-  const statements = new Map<string, SqliteStatement>();
-  db.prepare = (sql: string) => {
-    if (!names.has(sql)) return prepare(sql);
-    let stmt = statements.get(sql);
-    if (!stmt) {
-      stmt = prepare(sql);
-      statements.set(sql, stmt);
+  const statements = new Map<string, Compiled>();
+  const statement = (sql: string): Compiled => {
+    let c = statements.get(sql);
+    if (!c) {
+      const stmt = prepare(sql);
+      c = { stmt, reader: stmt.reader };
+      if (names.has(sql)) statements.set(sql, c);
     }
-    return stmt;
+    return c;
   };
+  db.prepare = (sql: string) => (names.has(sql) ? statement(sql).stmt : prepare(sql));
+  return statement;
 }
 
 /** PostgreSQL: every client of the pool runs a registered text as a named statement. */
@@ -129,8 +146,8 @@ export async function reuseStatementsOf(orm: MikroORM, dialect: Dialect): Promis
   const connection = orm.em.getConnection();
   const native = await (connection as unknown as { getNativeClient(): Promise<unknown> }).getNativeClient();
   if (dialect === 'sqlite') {
-    reuseSqliteStatements(native as SqliteDatabase);
-    handles.set(connection, { sqlite: native as SqliteDatabase });
+    const db = native as SqliteDatabase;
+    handles.set(connection, { sqlite: { db, statement: reuseSqliteStatements(db) } });
   } else {
     handles.set(connection, { pg: native as PgPool });
   }

@@ -85,9 +85,10 @@ async function execute(em: EntityManager, dialect: Dialect, sql: string, params:
   } catch (err) {
     throw em.getDriver().convertException(err as Error);
   }
-  if (results.length) {
-    for (const row of res.rows) {
-      for (const [name, kind] of results) if (name in row) row[name] = fromDb(dialect, kind, row[name]);
+  for (const row of res.rows) {
+    for (let i = 0; i < results.length; i++) {
+      const [name, kind] = results[i] as ResultColumn;
+      if (name in row) row[name] = fromDb(dialect, kind, row[name]);
     }
   }
   return res;
