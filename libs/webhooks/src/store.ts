@@ -93,30 +93,11 @@ type Db = QueryCreator<WebhookTables>;
 
 const webhooks = queries<WebhookTables>();
 
-/** The parameters of an attempt's write (`AttemptRecord` flattened to values). */
-interface RecordParams {
-  attemptId: string;
-  deliveryId: string;
-  attempt: number;
-  status: number | null;
-  error: string | null;
-  durationMs: number;
-  signedAt: number;
-  at: Date;
-  state: DeliveryState | null;
-  completedAt: Date | null;
-  endpointId: string;
-  streak: 'success' | 'failure' | null;
-  limit: number;
-  fresh: Date;
-}
+/** The values of an attempt's writes: the record, its log line's id and the delivery's end. */
+type RecordParams = AttemptRecord & { attemptId: string; completedAt: Date | null };
 
 function recordParams(r: AttemptRecord): RecordParams {
-  return {
-    attemptId: `${r.deliveryId}:${r.attempt}`, deliveryId: r.deliveryId, attempt: r.attempt, status: r.status, error: r.error,
-    durationMs: r.durationMs, signedAt: r.signedAt, at: r.at, state: r.state, completedAt: r.state ? r.at : null,
-    endpointId: r.endpointId, streak: r.streak, limit: r.disableAfter, fresh: r.successStampAfter,
-  };
+  return { ...r, attemptId: `${r.deliveryId}:${r.attempt}`, completedAt: r.state ? r.at : null };
 }
 
 /** The attempt's log line (a rerun of the same attempt after a crash keeps the first). */
@@ -143,7 +124,7 @@ const updateDelivery = (db: Db, p: RecordParams) => db.updateTable('webhook_deli
  * (kind `callback`) are never disabled: each render names its own URL. No streak: no row.
  */
 const updateStreak = (db: Db, p: RecordParams) => {
-  const disables = sql<boolean>`${p.streak} = 'failure' and is_active and kind = 'endpoint' and consecutive_failures + 1 >= ${p.limit}`;
+  const disables = sql<boolean>`${p.streak} = 'failure' and is_active and kind = 'endpoint' and consecutive_failures + 1 >= ${p.disableAfter}`;
   return db.updateTable('webhook_endpoint')
     .set({
       consecutive_failures: sql<number>`case when ${p.streak} = 'success' then 0 else consecutive_failures + 1 end`,
@@ -154,7 +135,7 @@ const updateStreak = (db: Db, p: RecordParams) => {
     })
     .where('id', '=', p.endpointId)
     .where(sql<boolean>`${p.streak} in ('success', 'failure')`)
-    .where(sql<boolean>`(${p.streak} = 'failure' or consecutive_failures <> 0 or last_success_at is null or last_success_at < ${p.fresh})`);
+    .where(sql<boolean>`(${p.streak} = 'failure' or consecutive_failures <> 0 or last_success_at is null or last_success_at < ${p.successStampAfter})`);
 };
 
 const INSERT_ATTEMPT = webhooks.prepare(insertAttempt);
@@ -205,8 +186,9 @@ const INSERT_DELIVERY = webhooks.prepare((db, p: NewDelivery & { at: Date; compl
   .insertInto('webhook_delivery')
   .values({
     id: p.id, workspace_id: p.workspaceId, endpoint_id: p.endpointId, event_id: p.eventId, event_type: p.eventType, sequence: 0, test: false,
-    event: sql<Record<string, unknown>>`${p.eventJson}`, state: p.state, attempts: 0, last_status: null, last_error: p.lastError, last_duration_ms: null, created_at: p.at,
-    completed_at: p.completedAt,
+    // The envelope's JSON text as it is (the column's value, written once per event).
+    event: sql<Record<string, unknown>>`${p.eventJson}`, state: p.state, attempts: 0, last_status: null, last_error: p.lastError,
+    last_duration_ms: null, created_at: p.at, completed_at: p.completedAt,
   })
   .onConflict((oc) => oc.columns(['endpoint_id', 'event_id', 'sequence']).doNothing()));
 
