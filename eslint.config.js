@@ -25,7 +25,7 @@ export default tseslint.config(
       '@typescript-eslint/no-explicit-any': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
       'no-restricted-imports': ['error', {
-        patterns: [{ regex: '^(\\.\\./)+(\\.\\./)(auth|core|credits|db|edit-spec|events|keys|media|queue|redis|renders|still|storage|templates|video|webhooks|workspaces)/', message: 'Import another lib through #libs/<name>, not by a relative path.' }],
+        patterns: [{ regex: '^(\\.\\./)+(\\.\\./)(app|auth|core|credits|db|edit-spec|events|keys|media|queue|redis|renders|still|storage|templates|video|webhooks|workspaces)/', message: 'Import another lib through #libs/<name>, not by a relative path.' }],
       }],
     },
   },

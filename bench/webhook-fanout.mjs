@@ -350,10 +350,10 @@ async function bench(opts) {
 
   // 7. The product: outbox rows → dispatcher → deliveries → the receiver.
   const { loadConfig } = await import(pathToFileURL(join(ROOT, 'dist/libs/core/src/index.js')).href);
-  const { openDatabase } = await import(pathToFileURL(join(ROOT, 'dist/libs/db/src/index.js')).href);
+  const { openAppDatabase } = await import(pathToFileURL(join(ROOT, 'dist/libs/app/src/index.js')).href);
   const { recordEvent } = await import(pathToFileURL(join(ROOT, 'dist/libs/events/src/index.js')).href);
   const config = loadConfig(env);
-  const orm = await openDatabase(config.database, { migrate: false });
+  const orm = await openAppDatabase(config.database, { migrate: false });
   let product;
   try {
     const done = rc.expect('product', total);

@@ -10,5 +10,5 @@ chmod 755 "$dir"
 trap 'stop_postgres "$dir"; rm -rf "$dir"' EXIT
 start_postgres "$dir"
 npm run -s build
-MIGRATION_PG_URL="$PG_URL/postgres" node dist/libs/db/src/tools/make-migrations.js libs/db/src/migrations
+MIGRATION_PG_URL="$PG_URL/postgres" node dist/libs/app/src/tools/make-migrations.js libs/db/src/migrations
 npm run -s build

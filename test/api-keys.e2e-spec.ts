@@ -57,7 +57,7 @@ describe('API keys: authentication in the §7 order', () => {
   });
 
   it('stores keys only as a keyed hash', async () => {
-    const orm = (await import('#libs/db')).openDatabase;
+    const orm = (await import('#libs/app')).openAppDatabase;
     const db = await orm(api.config.database, { migrate: false });
     const rows = await db.em.getConnection().execute('select * from api_key');
     await db.close(true);

@@ -2,7 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { INestApplicationContext } from '@nestjs/common';
-import { openDatabase } from '#libs/db';
+import { openAppDatabase } from '#libs/app';
 import { WebhookEndpoint } from '#libs/webhooks';
 import { createWorkerApp } from '../apps/worker/src/app.js';
 import { startApi, type TestApi } from './harness.js';
@@ -137,7 +137,7 @@ describe('render callbacks (issue 7)', () => {
     const retried = await until(() => (hitsOn('/broken').length >= 2 ? hitsOn('/broken') : undefined), 15_000);
     expect(retried.map((h) => h.headers['x-service-attempt']).slice(0, 2)).toEqual(['1', '2']);
     // Far past the endpoint limit of 20 consecutive failures, the callback target stays active.
-    const orm = await openDatabase(api.config.database, { migrate: false });
+    const orm = await openAppDatabase(api.config.database, { migrate: false });
     await orm.em.fork().nativeUpdate(WebhookEndpoint, { workspaceId, kind: 'callback', url: `${base}/broken` }, { consecutiveFailures: 40 });
     await until(() => hitsOn('/broken').length >= 5, 40_000);
     await new Promise((r) => setTimeout(r, 300));

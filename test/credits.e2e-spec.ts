@@ -1,5 +1,6 @@
 import { CreditsService, LedgerEntry, CreditBalance } from '#libs/credits';
-import { openDatabase, type Orm } from '#libs/db';
+import { openAppDatabase } from '#libs/app';
+import type { Orm } from '#libs/db';
 import { OutboxEvent } from '#libs/events';
 import { newId } from '#libs/core';
 import { testContext, type TestContext } from './harness.js';
@@ -12,7 +13,7 @@ describe('credits: balances, holds and the ledger', () => {
 
   beforeAll(async () => {
     ctx = await testContext();
-    orm = await openDatabase(ctx.config.database);
+    orm = await openAppDatabase(ctx.config.database);
     credits = new CreditsService(orm, { lowThreshold: { image: 10, video: 2 } });
   });
   afterAll(async () => {

@@ -1,7 +1,8 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import sharp from 'sharp';
 import { CreditsService, LedgerEntry } from '#libs/credits';
-import { openDatabase, type Orm } from '#libs/db';
+import { openAppDatabase } from '#libs/app';
+import type { Orm } from '#libs/db';
 import { OutboxEvent } from '#libs/events';
 import { JobQueues } from '#libs/queue';
 import { Render, RendersService } from '#libs/renders';
@@ -41,7 +42,7 @@ describe('renders: synchronous stills end to end', () => {
   beforeAll(async () => {
     api = await startApi();
     worker = await createWorkerApp(api.config);
-    orm = await openDatabase(api.config.database, { migrate: false });
+    orm = await openAppDatabase(api.config.database, { migrate: false });
     const ws = await newWorkspace('pro');
     ({ liveKey: live, testKey: test, workspaceId } = ws);
   });

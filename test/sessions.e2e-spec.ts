@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { OtpCode, signJwt } from '#libs/auth';
 import { deriveKey } from '#libs/core';
-import { openDatabase } from '#libs/db';
+import { openAppDatabase } from '#libs/app';
 import { secondApi, startApi, type TestApi } from './harness.js';
 
 // Contract §5 "Session tokens", §4.7, §2 credit balance; decisions.md "Sessions", "Credit ledger".
@@ -98,7 +98,7 @@ describe('dashboard sessions', () => {
   it('refuses an expired code', async () => {
     await post('/auth/send-otp', { phone: burnPhone });
     const { code } = (await api.cli('otp:last', '--phone', burnPhone)).json as { code: string };
-    const orm = await openDatabase(api.config.database, { migrate: false });
+    const orm = await openAppDatabase(api.config.database, { migrate: false });
     await orm.em.fork().nativeUpdate(OtpCode, { phone: burnPhone, closedAt: null }, { expiresAt: new Date(Date.now() - 1000) });
     await orm.close(true);
     expect((await post('/auth/verify-otp', { phone: burnPhone, otp: code })).json().code).toBe('INVALID_OTP');

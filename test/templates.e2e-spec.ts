@@ -1,7 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type ApiError } from '#libs/core';
-import { openDatabase, type Orm } from '#libs/db';
+import { openAppDatabase } from '#libs/app';
+import type { Orm } from '#libs/db';
 import { OutboxEvent } from '#libs/events';
 import { Template, TemplatesService } from '#libs/templates';
 import { secondApi, startApi, type TestApi } from './harness.js';
@@ -88,7 +89,7 @@ describe('templates', () => {
     await new Promise<void>((r) => media.listen(0, '127.0.0.1', r));
     mediaBase = `http://127.0.0.1:${(media.address() as AddressInfo).port}`;
     api = await startApi();
-    orm = await openDatabase(api.config.database, { migrate: false });
+    orm = await openAppDatabase(api.config.database, { migrate: false });
     svc = new TemplatesService(orm, { policy: 'development' });
     a = (await api.cli('workspace:create', '--name', 'Alpha')).json as unknown as Ws;
     b = (await api.cli('workspace:create', '--name', 'Beta')).json as unknown as Ws;

@@ -6,7 +6,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { INestApplicationContext } from '@nestjs/common';
-import { openDatabase, type Orm } from '#libs/db';
+import { openAppDatabase } from '#libs/app';
+import type { Orm } from '#libs/db';
 import { JobQueues, type VideoChunkResult } from '#libs/queue';
 import { createRedis, RedisKeys } from '#libs/redis';
 import { Render } from '#libs/renders';
@@ -69,7 +70,7 @@ describe('chunked video renders across workers (issue 6)', () => {
     worker = await createWorkerApp(api.config);
     // A second worker in its own process (the built worker, as operators run it).
     other = spawn(process.execPath, ['dist/apps/worker/src/main.js'], { env: { ...process.env, ...api.env }, stdio: 'ignore' });
-    orm = await openDatabase(api.config.database, { migrate: false });
+    orm = await openAppDatabase(api.config.database, { migrate: false });
     videos = api.app.get(JobQueues).queue('videos');
     ({ workspaceId, liveKey: key } = (await api.cli('workspace:create', '--name', 'Chunks', '--plan', 'pro')).json as { workspaceId: string; liveKey: string });
     const redis = createRedis(api.config, 'test');

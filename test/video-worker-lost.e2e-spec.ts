@@ -1,7 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import type { INestApplicationContext } from '@nestjs/common';
-import { openDatabase, type Orm } from '#libs/db';
+import { openAppDatabase } from '#libs/app';
+import type { Orm } from '#libs/db';
 import { createRedis, RedisKeys } from '#libs/redis';
 import { Render } from '#libs/renders';
 import type { Redis } from 'ioredis';
@@ -89,7 +90,7 @@ describe('a video worker killed mid-render (issue 6)', () => {
   beforeAll(async () => {
     // A lock of 2 s: a dead worker's job is noticed within about 4 s.
     api = await startApi({ VIDEO_ENGINE: 'on', VIDEO_LOCK_MS: '2000', VIDEO_CONCURRENCY: '1' });
-    orm = await openDatabase(api.config.database, { migrate: false });
+    orm = await openAppDatabase(api.config.database, { migrate: false });
     redis = createRedis(api.config, 'test');
     ({ workspaceId, liveKey: key } = (await api.cli('workspace:create', '--name', 'Killed', '--plan', 'pro')).json as { workspaceId: string; liveKey: string });
   }, 60_000);

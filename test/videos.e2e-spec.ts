@@ -3,7 +3,8 @@ import type { AddressInfo } from 'node:net';
 import type { INestApplicationContext } from '@nestjs/common';
 import sharp from 'sharp';
 import { LedgerEntry } from '#libs/credits';
-import { openDatabase, type Orm } from '#libs/db';
+import { openAppDatabase } from '#libs/app';
+import type { Orm } from '#libs/db';
 import { OutboxEvent } from '#libs/events';
 import { createRedis, RedisKeys } from '#libs/redis';
 import { Render } from '#libs/renders';
@@ -65,7 +66,7 @@ describe('video renders through the API and a worker (issue 6)', () => {
     origin = `http://127.0.0.1:${(media.address() as AddressInfo).port}`;
     api = await startApi({ VIDEO_ENGINE: 'on' });
     worker = await createWorkerApp(api.config);
-    orm = await openDatabase(api.config.database, { migrate: false });
+    orm = await openAppDatabase(api.config.database, { migrate: false });
     const ws = (await api.cli('workspace:create', '--name', 'Video', '--plan', 'pro')).json as { workspaceId: string; liveKey: string };
     ({ workspaceId, liveKey: key } = ws);
     // The engine starts in the background (bundle + browser); the API answers 503 until it is up.

@@ -2,7 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { openDatabase, type Orm } from '#libs/db';
+import { openAppDatabase } from '#libs/app';
+import type { Orm } from '#libs/db';
 import { OutboxEvent, recordEvent } from '#libs/events';
 import { JobQueues } from '#libs/queue';
 import { WebhookDelivery, WebhookEndpoint } from '#libs/webhooks';
@@ -216,7 +217,7 @@ describe('webhooks: chaos (scripted failures, a worker killed mid-run)', () => {
     await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
     base = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
     api = await startApi();
-    orm = await openDatabase(api.config.database, { migrate: false });
+    orm = await openAppDatabase(api.config.database, { migrate: false });
     // Enterprise: 10 M deliveries a month, so none of the 8,000 is skipped for the allowance.
     const ws = (await api.cli('workspace:create', '--name', 'Chaos', '--plan', 'enterprise')).json as { workspaceId: string; liveKey: string };
     workspaceId = ws.workspaceId;

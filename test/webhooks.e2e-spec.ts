@@ -2,7 +2,8 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { INestApplicationContext } from '@nestjs/common';
-import { openDatabase, type Orm } from '#libs/db';
+import { openAppDatabase } from '#libs/app';
+import type { Orm } from '#libs/db';
 import { recordEvent } from '#libs/events';
 import { createRedis } from '#libs/redis';
 import { DeliveryAllowance, LAST_SUCCESS_GRANULARITY_MS, WebhookEndpoint } from '#libs/webhooks';
@@ -83,7 +84,7 @@ describe('webhooks: endpoints and signed, retried deliveries', () => {
     base = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
     api = await startApi();
     worker = await createWorkerApp(api.config);
-    orm = await openDatabase(api.config.database, { migrate: false });
+    orm = await openAppDatabase(api.config.database, { migrate: false });
     const ws = (await api.cli('workspace:create', '--name', 'Hooks')).json as { workspaceId: string; liveKey: string };
     key = ws.liveKey;
     workspaceId = ws.workspaceId;

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { INestApplicationContext } from '@nestjs/common';
 import { CreditsService, LedgerEntry } from '#libs/credits';
 import { newId } from '#libs/core';
-import { openDatabase } from '#libs/db';
+import { openAppDatabase } from '#libs/app';
 import { JobQueues } from '#libs/queue';
 import { createWorkerApp } from '../apps/worker/src/app.js';
 import { checkHandlers } from '../apps/worker/src/processors/queue-processor.js';
@@ -34,7 +34,7 @@ describe('worker: a job runs end to end through Redis', () => {
   it('schedules the credit sweeper once and releases the holds of lost renders (issue: Credits, sweeper)', async () => {
     const schedulers = await queues.queue('system').getJobSchedulers();
     expect(schedulers.map((j) => j.key)).toContain('credits.sweep');
-    const orm = await openDatabase(ctx.config.database, { migrate: false });
+    const orm = await openAppDatabase(ctx.config.database, { migrate: false });
     const credits = new CreditsService(orm);
     const workspaceId = newId('workspace');
     await credits.hold({ workspaceId, plan: 'pro', kind: 'video', amount: 3, renderId: 'rnd_lost_w', mode: 'live' });

@@ -3,10 +3,10 @@
  * Prints exactly one JSON object on stdout and exits 0, or `{ "error": { code, message } }` and exits 1.
  */
 import 'reflect-metadata';
+import { openAppDatabase } from '#libs/app';
 import { AuthService, OutboxSmsSender } from '#libs/auth';
 import { ApiError, ConfigError, loadConfig } from '#libs/core';
 import { CreditsService } from '#libs/credits';
-import { openDatabase } from '#libs/db';
 import { KeysService } from '#libs/keys';
 import { createRedis, RedisKeys } from '#libs/redis';
 import { createStorage } from '#libs/storage';
@@ -22,7 +22,7 @@ async function run(argv: string[]): Promise<unknown> {
   }
   const flags = parseArgs(rest, command.flags);
   const config = loadConfig();
-  const orm = await openDatabase(config.database);
+  const orm = await openAppDatabase(config.database);
   const redis = createRedis(config, 'cli', { maxRetriesPerRequest: 1 });
   const redisKeys = new RedisKeys(config.redisPrefix);
   const ctx: CommandContext = {

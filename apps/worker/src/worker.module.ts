@@ -3,15 +3,16 @@ import { InjectFlowProducer } from '@nestjs/bullmq';
 import type { FlowProducer } from 'bullmq';
 import type { Redis } from 'ioredis';
 import sharp from 'sharp';
+import { openAppDatabase } from '#libs/app';
 import type { AppConfig } from '#libs/core';
 import { CreditsService } from '#libs/credits';
-import { openDatabase, type Orm } from '#libs/db';
+import type { Orm } from '#libs/db';
 import { JobQueues, queueOf, QueueModule, SCHEDULES, VIDEO_FLOWS } from '#libs/queue';
 import { createRedis, RedisKeys } from '#libs/redis';
 import { RenderSettler } from '#libs/renders';
 import { FontCatalog, StillEngine, storageAwareFetcher } from '#libs/still';
 import { createStorage, type StorageDriver } from '#libs/storage';
-import { WebhooksService } from '#libs/webhooks';
+import { WebhookDeliverer, WebhookDispatcher, WebhookStore } from '#libs/webhooks';
 import { checkHandlers, configuredProcessor } from './processors/queue-processor.js';
 import { StillsProcessor } from './processors/stills.processor.js';
 import { SystemProcessor } from './processors/system.processor.js';
@@ -50,7 +51,7 @@ export class WorkerModule implements OnApplicationBootstrap, BeforeApplicationSh
       imports: [QueueModule.forRoot(config)],
       providers: [
         { provide: WORKER_CONFIG, useValue: config },
-        { provide: ORM, useFactory: () => openDatabase(config.database) },
+        { provide: ORM, useFactory: () => openAppDatabase(config.database) },
         { provide: REDIS, useFactory: () => createRedis(config, 'worker') },
         { provide: STORAGE, useFactory: () => createStorage(config) },
         { provide: RedisKeys, useFactory: () => new RedisKeys(config.redisPrefix) },
@@ -60,7 +61,13 @@ export class WorkerModule implements OnApplicationBootstrap, BeforeApplicationSh
           inject: [ORM, CreditsService, STORAGE],
           useFactory: (orm: Orm, credits: CreditsService, storage: StorageDriver) => new RenderSettler(orm, credits, storage),
         },
-        { provide: WebhooksService, inject: [ORM], useFactory: (orm: Orm) => new WebhooksService(orm, config) },
+        { provide: WebhookStore, inject: [ORM], useFactory: (orm: Orm) => new WebhookStore(orm) },
+        { provide: WebhookDeliverer, inject: [WebhookStore], useFactory: (store: WebhookStore) => new WebhookDeliverer(store, config) },
+        {
+          provide: WebhookDispatcher,
+          inject: [ORM, WebhookStore, REDIS],
+          useFactory: (orm: Orm, store: WebhookStore, redis: Redis) => new WebhookDispatcher(orm, store, redis, config),
+        },
         { provide: FontCatalog, useFactory: () => FontCatalog.system() },
         {
           provide: VideoEngineHolder,

@@ -1,5 +1,6 @@
 import { raw, UniqueConstraintViolationException, type EntityManager, type FilterQuery, type MikroORM } from '@mikro-orm/core';
-import { ApiError, columnDate, newId, PLANS, SqlTx, type KeyMode, type PlanCode } from '#libs/core';
+import { ApiError, newId, PLANS, type KeyMode, type PlanCode } from '#libs/core';
+import { queries, sql, type Tables } from '#libs/db';
 import { recordEvent } from '#libs/events';
 import { addMonth, available, crossing, grantRollAmount, ledgerAmount, periodAt } from './arithmetic.js';
 import { CREDIT_KINDS, CreditBalance, LedgerEntry, type CreditKind, type LedgerReason } from './entities.js';
@@ -26,7 +27,10 @@ export interface BalanceView {
 
 export type HoldResult = { held: false; reason: 'test-mode' } | { held: true; entryId: string; amount: number; kind: CreditKind };
 
-const AVAILABLE = 'granted - grant_used + topup - held';
+/** The credit statements: the hot path of every render's claim and settle (hand-written, not the ORM's). */
+const credits = queries<Tables<typeof CreditBalance | typeof LedgerEntry>>();
+
+const AVAILABLE = sql<number>`granted - grant_used + topup - held`;
 
 function planGrant(plan: PlanCode, kind: CreditKind): number {
   return kind === 'image' ? PLANS[plan].imageCreditsPerMonth : PLANS[plan].videoCreditsPerMonth;
@@ -43,18 +47,60 @@ interface BalanceRow {
   periodEnd: Date;
 }
 
-const BALANCE_COLUMNS = 'id, granted, grant_used, topup, held, low_notified, period_end';
+const BALANCE_COLUMNS = ['id', 'granted', 'grant_used', 'topup', 'held', 'low_notified', 'period_end'] as const;
 
-function balanceRow(r: Record<string, unknown>): BalanceRow {
-  return {
-    id: r.id as string, granted: Number(r.granted), grantUsed: Number(r.grant_used), topup: Number(r.topup), held: Number(r.held),
-    lowNotified: Boolean(r.low_notified), periodEnd: columnDate(r.period_end)!,
-  };
+function balanceRow(r: { id: string; granted: number; grant_used: number; topup: number; held: number; low_notified: boolean; period_end: Date }): BalanceRow {
+  return { id: r.id, granted: r.granted, grantUsed: r.grant_used, topup: r.topup, held: r.held, lowNotified: r.low_notified, periodEnd: r.period_end };
 }
 
+type BalanceKey = { workspaceId: string; kind: CreditKind };
+
+const READ_BALANCE = credits.prepare((db, p: BalanceKey) =>
+  db.selectFrom('credit_balance').select(BALANCE_COLUMNS).where('workspace_id', '=', p.workspaceId).where('kind', '=', p.kind));
+
+/** Holds `amount` when it fits the available balance (no row when it does not). */
+const HOLD = credits.prepare((db, p: BalanceKey & { amount: number; now: Date }) =>
+  db.updateTable('credit_balance').set((eb) => ({ held: eb('held', '+', p.amount), updated_at: p.now }))
+    .where('workspace_id', '=', p.workspaceId).where('kind', '=', p.kind).where(AVAILABLE, '>=', p.amount)
+    .returning(BALANCE_COLUMNS));
+
+/** A capture spends the period's grant first, then top-ups. */
+const CAPTURE = credits.prepare((db, p: BalanceKey & { n: number; now: Date }) =>
+  db.updateTable('credit_balance').set({
+    held: sql<number>`held - ${p.n}`,
+    grant_used: sql<number>`case when granted - grant_used >= ${p.n} then grant_used + ${p.n} else granted end`,
+    topup: sql<number>`case when granted - grant_used >= ${p.n} then topup else topup - (${p.n} - (granted - grant_used)) end`,
+    updated_at: p.now,
+  }).where('workspace_id', '=', p.workspaceId).where('kind', '=', p.kind).where('held', '>=', p.n)
+    .returning(BALANCE_COLUMNS));
+
+const RELEASE = credits.prepare((db, p: BalanceKey & { n: number; now: Date }) =>
+  db.updateTable('credit_balance').set((eb) => ({ held: eb('held', '-', p.n), updated_at: p.now }))
+    .where('workspace_id', '=', p.workspaceId).where('kind', '=', p.kind).where('held', '>=', p.n)
+    .returning(BALANCE_COLUMNS));
+
+/** Starts the balance's next grant period, once (the period it ended is the condition). */
+const ROLL = credits.prepare((db, p: BalanceKey & { grant: number; start: Date; end: Date; now: Date; ended: Date }) =>
+  db.updateTable('credit_balance').set({ granted: p.grant, grant_used: 0, period_start: p.start, period_end: p.end, updated_at: p.now })
+    .where('workspace_id', '=', p.workspaceId).where('kind', '=', p.kind).where('period_end', '=', p.ended)
+    .returning(BALANCE_COLUMNS));
+
+const SET_LOW_NOTIFIED = credits.prepare((db, p: { id: string; to: boolean; from: boolean }) =>
+  db.updateTable('credit_balance').set({ low_notified: p.to }).where('id', '=', p.id).where('low_notified', '=', p.from));
+
+const SET_BALANCE_AFTER = credits.prepare((db, p: { id: string; balanceAfter: number }) =>
+  db.updateTable('credit_ledger').set({ balance_after: p.balanceAfter }).where('id', '=', p.id));
+
+/** A render's holds and settlements. */
+const RENDER_ENTRIES = credits.prepare((db, p: { renderId: string }) =>
+  db.selectFrom('credit_ledger').select(['workspace_id', 'kind', 'credits', 'phase']).where('render_id', '=', p.renderId).where('phase', 'in', ['hold', 'settle']));
+
+const SETTLEMENT = credits.prepare((db, p: { renderId: string | null; kind: CreditKind }) =>
+  db.selectFrom('credit_ledger').select('id').where('render_id', '=', p.renderId).where('kind', '=', p.kind).where('phase', '=', 'settle'));
+
 /** The balance of a workspace's kind as it stands in the transaction. */
-async function readBalance(tx: SqlTx, workspaceId: string, kind: CreditKind): Promise<BalanceRow> {
-  const found = await tx.one(`select ${BALANCE_COLUMNS} from credit_balance where workspace_id = ? and kind = ?`, [workspaceId, kind]);
+async function readBalance(em: EntityManager, workspaceId: string, kind: CreditKind): Promise<BalanceRow> {
+  const found = await READ_BALANCE.one(em, { workspaceId, kind });
   if (!found) throw new Error(`No ${kind} balance for workspace ${workspaceId}`);
   return balanceRow(found);
 }
@@ -172,20 +218,16 @@ export class CreditsService {
     if (input.mode === 'test') return { held: false, reason: 'test-mode' };
     if (!Number.isInteger(input.amount) || input.amount <= 0) throw new Error('A hold needs a positive integer amount');
     const { workspaceId, kind, amount, renderId } = input;
-    const tx = SqlTx.of(em);
     const now = new Date();
     await this.current(em, workspaceId, kind, input.plan, now);
     // Claim the render's hold first: a concurrent duplicate waits on the unique index, then fails.
-    const entryId = await this.insertEntry(tx, { ...this.entry(workspaceId, kind, 'hold', ledgerAmount('hold', amount), amount, 0), renderId, phase: 'hold' }, now);
-    const b = await tx.one(
-      `update credit_balance set held = held + ?, updated_at = ? where workspace_id = ? and kind = ? and ${AVAILABLE} >= ? returning ${BALANCE_COLUMNS}`,
-      [amount, now, workspaceId, kind, amount],
-    );
+    const entryId = await this.insertEntry(em, { ...this.entry(workspaceId, kind, 'hold', ledgerAmount('hold', amount), amount, 0), renderId, phase: 'hold' }, now);
+    const b = await HOLD.one(em, { amount, now, workspaceId, kind });
     if (!b) {
-      const current = await readBalance(tx, workspaceId, kind);
+      const current = await readBalance(em, workspaceId, kind);
       throw new ApiError('INSUFFICIENT_CREDITS', `This render needs ${amount} ${kind} credit${amount === 1 ? '' : 's'}; ${available(current)} available`);
     }
-    await tx.run('update credit_ledger set balance_after = ? where id = ?', [await this.after(em, workspaceId, kind, ledgerAmount('hold', amount), balanceRow(b)), entryId]);
+    await SET_BALANCE_AFTER.run(em, { id: entryId, balanceAfter: await this.after(em, workspaceId, kind, ledgerAmount('hold', amount), balanceRow(b)) });
     return { held: true as const, entryId, amount, kind };
   }
 
@@ -218,46 +260,36 @@ export class CreditsService {
    */
   async settleIn(em: EntityManager, renderId: string, reason: 'capture' | 'release'): Promise<SettleEntry | null> {
     // One read for the render's holds and settlements (a settled kind is skipped).
-    const rows = await SqlTx.of(em).all("select workspace_id, kind, credits, phase from credit_ledger where render_id = ? and phase in ('hold', 'settle')", [renderId]);
+    const rows = await RENDER_ENTRIES.all(em, { renderId });
     const settled = new Set(rows.filter((e) => e.phase === 'settle').map((e) => e.kind));
     let last: SettleEntry | null = null;
     for (const r of rows) {
       if (r.phase !== 'hold' || settled.has(r.kind)) continue;
-      const hold = { renderId, workspaceId: r.workspace_id as string, kind: r.kind as CreditKind, credits: Number(r.credits) };
+      const hold = { renderId, workspaceId: r.workspace_id, kind: r.kind, credits: r.credits };
       last = (await this.settleHold(em, hold, reason, true)) ?? last;
     }
     return last;
   }
 
   private async settleHold(em: EntityManager, hold: HoldRef, reason: 'capture' | 'release', checked = false): Promise<SettleEntry | null> {
-    const tx = SqlTx.of(em);
     const { kind, workspaceId } = hold;
     const renderId = hold.renderId ?? null;
     const n = hold.credits;
-    if (!checked && (await tx.one("select id from credit_ledger where render_id = ? and kind = ? and phase = 'settle'", [renderId, kind]))) return null;
+    if (!checked && (await SETTLEMENT.one(em, { renderId, kind }))) return null;
     const delta = ledgerAmount(reason, n);
     const now = new Date();
     // Claim the settlement first: a concurrent capture/release waits on the unique index, then fails.
     const entry = { ...this.entry(workspaceId, kind, reason, delta, n, 0), renderId, phase: 'settle' };
-    await this.insertEntry(tx, entry, now);
-    // A capture spends the period's grant first, then top-ups.
-    const fits = 'granted - grant_used >= ?';
-    const b = reason === 'capture'
-      ? await tx.one(
-        `update credit_balance set held = held - ?, grant_used = case when ${fits} then grant_used + ? else granted end,
-           topup = case when ${fits} then topup else topup - (? - (granted - grant_used)) end, updated_at = ?
-         where workspace_id = ? and kind = ? and held >= ? returning ${BALANCE_COLUMNS}`,
-        [n, n, n, n, n, now, workspaceId, kind, n],
-      )
-      : await tx.one(`update credit_balance set held = held - ?, updated_at = ? where workspace_id = ? and kind = ? and held >= ? returning ${BALANCE_COLUMNS}`, [n, now, workspaceId, kind, n]);
+    await this.insertEntry(em, entry, now);
+    const b = await (reason === 'capture' ? CAPTURE : RELEASE).one(em, { n, now, workspaceId, kind });
     if (!b) throw new Error(`Balance of ${workspaceId}/${kind} holds less than render ${renderId}'s ${n}`);
     entry.balanceAfter = await this.after(em, workspaceId, kind, delta, balanceRow(b));
-    await tx.run('update credit_ledger set balance_after = ? where id = ?', [entry.balanceAfter, entry.id]);
+    await SET_BALANCE_AFTER.run(em, { id: entry.id, balanceAfter: entry.balanceAfter });
     return entry;
   }
 
-  private async insertEntry(tx: SqlTx, entry: SettleEntry, at: Date): Promise<string> {
-    await tx.insert(LedgerEntry, { ...entry, createdAt: at });
+  private async insertEntry(em: EntityManager, entry: SettleEntry, at: Date): Promise<string> {
+    await credits.insert(em, LedgerEntry, { ...entry, createdAt: at });
     return entry.id;
   }
 
@@ -311,20 +343,16 @@ export class CreditsService {
 
   /** Balance row for a kind, rolling its period forward (with a grant entry) when it has ended. */
   private async current(em: EntityManager, workspaceId: string, kind: CreditKind, plan: PlanCode, now: Date): Promise<BalanceRow> {
-    const tx = SqlTx.of(em);
-    const b = await readBalance(tx, workspaceId, kind);
+    const b = await readBalance(em, workspaceId, kind);
     if (now < b.periodEnd) return b;
     const { start, end } = periodAt(b.periodEnd, now);
     const grant = planGrant(plan, kind);
     const delta = grantRollAmount(b, grant);
-    const rolled = await tx.one(
-      `update credit_balance set granted = ?, grant_used = 0, period_start = ?, period_end = ?, updated_at = ? where workspace_id = ? and kind = ? and period_end = ? returning ${BALANCE_COLUMNS}`,
-      [grant, start, end, now, workspaceId, kind, b.periodEnd],
-    );
-    if (!rolled) return readBalance(tx, workspaceId, kind);
+    const rolled = await ROLL.one(em, { grant, start, end, now, workspaceId, kind, ended: b.periodEnd });
+    if (!rolled) return readBalance(em, workspaceId, kind);
     const after = await this.after(em, workspaceId, kind, delta, balanceRow(rolled));
-    await this.insertEntry(tx, this.entry(workspaceId, kind, 'grant', delta, grant, after), now);
-    return readBalance(tx, workspaceId, kind);
+    await this.insertEntry(em, this.entry(workspaceId, kind, 'grant', delta, grant, after), now);
+    return readBalance(em, workspaceId, kind);
   }
 
   /**
@@ -332,17 +360,16 @@ export class CreditsService {
    * credits.exhausted written on a crossing.
    */
   private async after(em: EntityManager, workspaceId: string, kind: CreditKind, delta: number, row?: BalanceRow): Promise<number> {
-    const tx = SqlTx.of(em);
-    const b = row ?? (await readBalance(tx, workspaceId, kind));
+    const b = row ?? (await readBalance(em, workspaceId, kind));
     const now = available(b);
     const threshold = this.settings.lowThreshold[kind];
     const { low, exhausted } = crossing(now, delta, threshold, b.lowNotified);
     if (low === 'notify') {
-      if ((await tx.run('update credit_balance set low_notified = ? where id = ? and low_notified = ?', [true, b.id, false])) === 1) {
+      if ((await SET_LOW_NOTIFIED.run(em, { id: b.id, to: true, from: false })) === 1) {
         recordEvent(em, workspaceId, 'credits.low', { kind, available: now, threshold });
       }
     } else if (low === 'rearm') {
-      await tx.run('update credit_balance set low_notified = ? where id = ?', [false, b.id]);
+      await SET_LOW_NOTIFIED.run(em, { id: b.id, to: false, from: true });
     }
     if (exhausted) recordEvent(em, workspaceId, 'credits.exhausted', { kind, available: now, threshold });
     return now;

@@ -1,3 +1,5 @@
 export * from './orm.js';
-export { ENTITIES } from './entities.js';
-export * from './prepared.js';
+export * from './busy.js';
+export { dbArray, dialectOf, fromDb, toDb, type ColumnKind, type DbArray, type Dialect } from './sql/convert.js';
+export { entityOf, queries, Queries, writeTogether, type Columns, type Prepared, type Statement, type Tables, type Write } from './sql/queries.js';
+export { sql } from 'kysely';

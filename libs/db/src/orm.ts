@@ -5,15 +5,18 @@ import { Migrator } from '@mikro-orm/migrations';
 import { PostgreSqlDriver } from '@mikro-orm/postgresql';
 import { SqliteDriver } from '@mikro-orm/sqlite';
 import type { AppConfig } from '#libs/core';
-import { ENTITIES } from './entities.js';
 import { postgresqlMigrations } from './migrations/postgresql/index.js';
 import { sqliteMigrations } from './migrations/sqlite/index.js';
+import { reuseStatementsOf, statementReuseOptions } from './sql/prepared.js';
 
 export type Orm = MikroORM;
 
-export function ormOptions(database: AppConfig['database']): Partial<Options> {
+/** The entities an ORM maps (the app's list is in libs/app: this lib knows no feature). */
+export type Entities = Readonly<Options['entities']>;
+
+export function ormOptions(database: AppConfig['database'], entities: Entities): Partial<Options> {
   const common = {
-    entities: [...ENTITIES],
+    entities: [...entities],
     extensions: [Migrator],
     allowGlobalContext: false,
     debug: false,
@@ -24,6 +27,7 @@ export function ormOptions(database: AppConfig['database']): Partial<Options> {
       ...common,
       driver: PostgreSqlDriver,
       clientUrl: database.url,
+      ...statementReuseOptions('postgresql'),
       migrations: { migrationsList: postgresqlMigrations, transactional: true, snapshot: false, silent: true },
     } as Partial<Options>;
   }
@@ -36,9 +40,13 @@ export function ormOptions(database: AppConfig['database']): Partial<Options> {
   } as Partial<Options>;
 }
 
-/** Connects, tunes SQLite for several processes (WAL, busy timeout), and applies pending migrations. */
-export async function openDatabase(database: AppConfig['database'], opts: { migrate?: boolean } = {}): Promise<Orm> {
-  const orm = await MikroORM.init(ormOptions(database));
+/**
+ * Connects, tunes SQLite for several processes (WAL, busy timeout), has the connection reuse the
+ * statements of libs/db's queries (sql/prepared.ts), and applies pending migrations.
+ */
+export async function openDatabase(database: AppConfig['database'], entities: Entities, opts: { migrate?: boolean } = {}): Promise<Orm> {
+  const orm = await MikroORM.init(ormOptions(database, entities));
+  await reuseStatementsOf(orm, database.kind);
   if (database.kind === 'sqlite') {
     const conn = orm.em.getConnection();
     await conn.execute('PRAGMA busy_timeout = 5000');

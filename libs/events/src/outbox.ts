@@ -1,6 +1,9 @@
 import type { EntityManager } from '@mikro-orm/core';
-import { newId, type SqlTx } from '#libs/core';
+import { newId } from '#libs/core';
+import { queries, type Tables } from '#libs/db';
 import { OutboxEvent } from './outbox-event.entity.js';
+
+const outbox = queries<Tables<typeof OutboxEvent>>();
 
 /** Event names of contract §6. */
 export const EVENT_TYPES = [
@@ -18,9 +21,9 @@ export function recordEvent(em: EntityManager, workspaceId: string, type: EventT
   return em.create(OutboxEvent, eventRow(workspaceId, type, data, opts));
 }
 
-/** Writes an event now, by a statement of the caller's transaction (the renders' hot paths). */
-export async function insertEvent(tx: SqlTx, workspaceId: string, type: EventType, data: Record<string, unknown>, opts: { target?: string | null } = {}): Promise<string> {
+/** Writes an event now, by a statement of the caller's transaction (`em` of `em.transactional`; the renders' hot paths). */
+export async function insertEvent(em: EntityManager, workspaceId: string, type: EventType, data: Record<string, unknown>, opts: { target?: string | null } = {}): Promise<string> {
   const row = { ...eventRow(workspaceId, type, data, opts), createdAt: new Date() };
-  await tx.insert(OutboxEvent, row);
+  await outbox.insert(em, OutboxEvent, row);
   return row.id;
 }

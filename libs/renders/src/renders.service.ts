@@ -1,8 +1,9 @@
 import { UniqueConstraintViolationException, type EntityManager, type FilterQuery, type MikroORM } from '@mikro-orm/core';
 import { Logger } from '@nestjs/common';
 import type { QueueEvents } from 'bullmq';
-import { ApiError, isErrorCode, newId, orderBy, retryBusy, SqlTx, validationFailed, type KeyMode, type ListQuery, type Plan } from '#libs/core';
+import { ApiError, isErrorCode, newId, orderBy, validationFailed, type KeyMode, type ListQuery, type Plan } from '#libs/core';
 import type { CreditsService } from '#libs/credits';
+import { queries, retryBusy, type Tables } from '#libs/db';
 import { applyMerge, assertEdit, assertTiming, autoLengthSources, outputFps, outputKind, outputSize, RESOLUTION_SHORT_SIDE, type EditSpec, type JsonValue, type Timing } from '#libs/edit-spec';
 import { insertEvent, recordEvent } from '#libs/events';
 import type { DurationSource } from '#libs/media';
@@ -14,6 +15,8 @@ import { Render, TERMINAL_STATUSES, type RenderStatus } from './entities.js';
 import { estimate, type Estimate } from './pricing.js';
 import { errorInfo, purgeExpired, RenderSettler } from './settle.js';
 import { parseRenderInput, requestHash, type RenderInput, type RenderRequest } from './request.js';
+
+const renders = queries<Tables<typeof Render>>();
 
 export interface Caller {
   workspaceId: string;
@@ -212,12 +215,12 @@ export class RendersService {
         // The insert claims the idempotency key before anything else: a concurrent duplicate waits on
         // the unique index, then fails and replays, never touching the balance (on PostgreSQL, a
         // duplicate holding the balance row while waiting on the key deadlocks).
-        await SqlTx.of(em).insert(Render, row);
+        await renders.insert(em, Render, row);
         if (credits > 0) {
           await this.deps.credits.holdIn(em, { workspaceId: caller.workspaceId, plan: caller.plan.code, kind: planned.estimate.kind, amount: credits, renderId: id, mode: caller.mode });
         }
         if (planned.templateId) await this.deps.templates.recordUsage(planned.templateId, em);
-        if (video) await insertEvent(SqlTx.of(em), caller.workspaceId, 'render.queued', this.settler.eventData(row));
+        if (video) await insertEvent(em, caller.workspaceId, 'render.queued', this.settler.eventData(row));
         return row;
       }));
     } catch (err) {
@@ -273,7 +276,7 @@ export class RendersService {
     // The worker settled the render (done or failed) with its credits and event: read the record.
     // The settle here is the backstop for a worker too old to do so (its timings have no `settle`).
     const read = performance.now();
-    const byWorker = result.ok && result.timings?.settle !== undefined ? await this.settler.find(SqlTx.auto(this.deps.orm.em.fork()), render.id) : null;
+    const byWorker = result.ok && result.timings?.settle !== undefined ? await this.settler.find(this.deps.orm.em.fork(), render.id) : null;
     const settled = byWorker && TERMINAL_STATUSES.includes(byWorker.status)
       ? byWorker
       : result.ok ? await this.settler.complete(render.id, result) : await this.settler.fail(render.id, errorInfo(result.error));

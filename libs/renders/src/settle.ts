@@ -1,10 +1,14 @@
-import type { MikroORM } from '@mikro-orm/core';
-import { retryBusy, SqlTx } from '#libs/core';
+import type { EntityManager, MikroORM } from '@mikro-orm/core';
 import type { CreditsService } from '#libs/credits';
+import { entityOf, queries, retryBusy, type Tables } from '#libs/db';
 import { insertEvent, recordEvent } from '#libs/events';
 import type { JobError, StillRenderResult } from '#libs/queue';
 import { renderPrefix, type StorageDriver } from '#libs/storage';
 import { Render, TERMINAL_STATUSES, type RenderErrorInfo, type RenderStatus } from './entities.js';
+
+const renders = queries<Tables<typeof Render>>();
+
+const RENDER_BY_ID = renders.prepare((db, p: { id: string }) => db.selectFrom('render').selectAll().where('id', '=', p.id));
 
 /** Output retention (decisions.md "Plans"): 30 days for live renders, 7 for test renders. */
 export const RETENTION_DAYS = { live: 30, test: 7 } as const;
@@ -70,37 +74,36 @@ export class RenderSettler {
    * once. The change is a conditional update that locks the row: of two settles at once (chunks of
    * one render on two workers; PostgreSQL runs their transactions side by side) the second waits,
    * finds the render settled and returns it as it is, writing nothing. Hand-written statements (the
-   * hot path of every render; libs/core SqlTx).
+   * hot path of every render; libs/db queries).
    */
   private settle(
     id: string, credit: 'capture' | 'release', type: 'render.completed' | 'render.failed' | 'render.cancelled',
     change: (row: Render, now: Date) => Partial<Render>, extra: Record<string, unknown> = {},
   ): Promise<Render> {
     return retryBusy(() => this.orm.em.fork().transactional(async (em) => {
-      const tx = SqlTx.of(em);
       const now = new Date();
-      const row = await this.read(tx, id);
+      const row = await this.read(em, id);
       if (TERMINAL_STATUSES.includes(row.status)) return row;
       const set = { ...change(row, now), updatedAt: now };
-      const won = await tx.update(Render, set, `id = ? and status not in (${TERMINAL_STATUSES.map(() => '?').join(', ')})`, [id, ...TERMINAL_STATUSES]);
-      if (won === 0) return this.read(tx, id);
+      const won = await renders.run(em, (db) => db.updateTable('render').set(renders.columns(em, Render, set)).where('id', '=', id).where('status', 'not in', TERMINAL_STATUSES));
+      if (won === 0) return this.read(em, id);
       Object.assign(row, set);
-      await insertEvent(tx, row.workspaceId, type, { ...this.eventData(row), ...extra }, { target: row.callback });
+      await insertEvent(em, row.workspaceId, type, { ...this.eventData(row), ...extra }, { target: row.callback });
       await this.credits.settleIn(em, id, credit);
       return row;
     }));
   }
 
-  private async read(tx: SqlTx, id: string): Promise<Render> {
-    const found = await this.find(tx, id);
+  private async read(em: EntityManager, id: string): Promise<Render> {
+    const found = await this.find(em, id);
     if (!found) throw new Error(`Render ${id} does not exist`);
     return found;
   }
 
   /** A render by id, unmanaged (one statement). */
-  async find(tx: SqlTx, id: string): Promise<Render | null> {
-    const found = await tx.one('select * from render where id = ?', [id]);
-    return found ? tx.entity(Render, found) : null;
+  async find(em: EntityManager, id: string): Promise<Render | null> {
+    const found = await RENDER_BY_ID.one(em, { id });
+    return found ? entityOf(em, Render, found) : null;
   }
 
   /** A worker takes a queued render: `fetching`, `startedAt`, `render.started` (only from queued). */

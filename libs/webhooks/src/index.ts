@@ -9,5 +9,8 @@ export { USER_AGENT, buildDelivery, deliveryVars, type DeliveryRequest } from '.
 export { RESPONSE_TIMEOUT_MS, classifyResponse, type AttemptOutcome, type DeliveryErrorKind } from './retry.js';
 export { MAX_RESPONSE_BYTES, closeDeliveryConnections, sendDelivery, type DeliveryResult, type Resolver, type SendOptions } from './send.js';
 export * from './entities.js';
-export * from './webhooks.service.js';
 export { DeliveryAllowance } from './allowance.js';
+export { WebhookStore } from './store.js';
+export { DISABLE_AFTER_FAILURES, LAST_SUCCESS_GRANULARITY_MS, WebhookDeliverer, type DelivererOptions } from './deliverer.js';
+export { CALLBACK_EVENTS, WebhookDispatcher } from './dispatcher.js';
+export { WebhookEndpoints, type EndpointView } from './endpoints.js';

@@ -1,19 +1,16 @@
-import type { MikroORM } from '@mikro-orm/core';
-import { columnDate, columnJson, type AppConfig } from '#libs/core';
-import type { DeliveryState } from './entities.js';
+import type { EntityManager, MikroORM } from '@mikro-orm/core';
+import type { QueryCreator } from 'kysely';
+import { dbArray, dialectOf, queries, sql, writeTogether, type DbArray, type Tables, type Write } from '#libs/db';
+import type { OutboxEvent } from '#libs/events';
+import type { Workspace } from '#libs/workspaces';
+import type { DeliveryState, WebhookAttempt, WebhookDelivery, WebhookEndpoint } from './entities.js';
 import type { BodyFormat, HeaderPair, HttpMethod, PayloadMode } from './types.js';
 
 /*
- * The delivery hot path's SQL: the dispatcher's fan-out and every attempt, as statements prepared
- * once per process (SQLite) or named per connection (PostgreSQL), on the ORM's own connection.
- * MikroORM builds, inlines and re-prepares its SQL on every call, which cost more than the HTTP
- * request of a delivery (docs/benchmarks.md); the management routes keep using the ORM.
- *
- * SQLite: the ORM's better-sqlite3 handle, so the worker never has two writers of its own on the
- * file. Each write runs as one synchronous transaction (nothing can interleave with it), and only
- * when the ORM has no transaction of its own open on that handle (a statement run inside the
- * ORM's transaction would share its fate).
- * PostgreSQL: the ORM's pool; every write is one statement, so it is atomic without a transaction.
+ * The delivery hot path's SQL: the dispatcher's fan-out and every attempt, as statements compiled
+ * once and prepared once per connection (libs/db queries), on the ORM's connection. MikroORM builds,
+ * inlines and re-prepares its SQL on every call, which cost more than the HTTP request of a delivery
+ * (docs/benchmarks.md); the management routes keep using the ORM.
  */
 
 /** A delivery and its endpoint as an attempt needs them (one read). */
@@ -85,153 +82,186 @@ export interface NewDelivery {
   endpointId: string;
   eventId: string;
   eventType: string;
-  /** The envelope as JSON text (shared by every endpoint of one event). */
+  /** The envelope as JSON text (written once per event, shared by its endpoints). */
   eventJson: string;
   state: 'pending' | 'skipped';
   lastError: string | null;
 }
 
-export interface DeliveryStore {
-  loadAttempt(deliveryId: string): Promise<AttemptRow | undefined>;
-  cancel(deliveryId: string, at: Date): Promise<void>;
-  recordAttempt(r: AttemptRecord): Promise<void>;
-  undispatched(limit: number): Promise<OutboxRow[]>;
-  subscribers(workspaceId: string): Promise<SubscriberRow[]>;
-  plan(workspaceId: string): Promise<string | undefined>;
-  /**
-   * Inserts the rows, keeping any that already exist for the same (endpoint, event, sequence 0);
-   * answers, row by row, the delivery that stands (the new one or the one found).
-   */
-  insertDeliveries(rows: NewDelivery[], at: Date): Promise<{ id: string; state: DeliveryState }[]>;
-  stampDispatched(eventIds: string[], at: Date): Promise<void>;
-  stalePending(before: Date, limit: number): Promise<string[]>;
-  /** Deliveries of a workspace since `since` that count toward the allowance (all but skipped). */
-  countUsed(workspaceId: string, since: Date): Promise<number>;
+type WebhookTables = Tables<typeof WebhookEndpoint | typeof WebhookDelivery | typeof WebhookAttempt | typeof OutboxEvent | typeof Workspace>;
+type Db = QueryCreator<WebhookTables>;
+
+const webhooks = queries<WebhookTables>();
+
+/** The values of an attempt's writes: the record, its log line's id and the delivery's end. */
+type RecordParams = AttemptRecord & { attemptId: string; completedAt: Date | null };
+
+function recordParams(r: AttemptRecord): RecordParams {
+  return { ...r, attemptId: `${r.deliveryId}:${r.attempt}`, completedAt: r.state ? r.at : null };
 }
 
-export async function openDeliveryStore(orm: MikroORM, database: AppConfig['database']): Promise<DeliveryStore> {
-  const native = await (orm.em.getConnection() as unknown as { getNativeClient(): Promise<unknown> }).getNativeClient();
-  return database.kind === 'postgresql' ? new PgStore(native as PgPool) : new SqliteStore(native as SqliteDatabase);
-}
+/** The attempt's log line (a rerun of the same attempt after a crash keeps the first). */
+const insertAttempt = (db: Db, p: RecordParams) => db.insertInto('webhook_attempt')
+  .values({
+    id: p.attemptId, delivery_id: p.deliveryId, attempt: p.attempt, status: p.status, error: p.error, duration_ms: p.durationMs,
+    signed_at: p.signedAt, created_at: p.at,
+  })
+  .onConflict((oc) => oc.columns(['delivery_id', 'attempt']).doNothing());
 
-const ATTEMPT_COLUMNS = `d.state, d.test, d.event, d.workspace_id, d.endpoint_id, e.id as e_id, e.url, e.method, e.body_format,
-  e.payload_mode, e.payload_template, e.headers, e.secret_sealed, e.is_active`;
-const ATTEMPT_FROM = 'from webhook_delivery d left join webhook_endpoint e on e.id = d.endpoint_id';
-
-function attemptRow(r: Record<string, unknown> | undefined): AttemptRow | undefined {
-  if (!r) return undefined;
-  return {
-    state: r.state as DeliveryState,
-    test: Boolean(r.test),
-    event: columnJson<Record<string, unknown>>(r.event),
-    workspaceId: r.workspace_id as string,
-    endpointId: r.endpoint_id as string,
-    endpoint: r.e_id === null || r.e_id === undefined ? null : {
-      url: r.url as string,
-      method: r.method as HttpMethod,
-      bodyFormat: r.body_format as BodyFormat,
-      payloadMode: r.payload_mode as PayloadMode,
-      payloadTemplate: (r.payload_template as string | null) ?? null,
-      headers: columnJson<HeaderPair[]>(r.headers),
-      secretSealed: r.secret_sealed as string,
-      isActive: Boolean(r.is_active),
-    },
-  };
-}
-
-function outboxRow(r: Record<string, unknown>): OutboxRow {
-  return {
-    id: r.id as string,
-    workspaceId: r.workspace_id as string,
-    type: r.type as string,
-    data: columnJson<Record<string, unknown>>(r.data),
-    createdAt: columnDate(r.created_at) as Date,
-    target: (r.target as string | null | undefined) ?? null,
-  };
-}
+/** The delivery's last attempt, and its end when `state` is set. */
+const updateDelivery = (db: Db, p: RecordParams) => db.updateTable('webhook_delivery')
+  .set({
+    attempts: p.attempt, last_status: p.status, last_error: p.error, last_duration_ms: p.durationMs,
+    state: sql<DeliveryState>`coalesce(${p.state}, state)`, completed_at: sql<Date>`coalesce(${p.completedAt}, completed_at)`,
+  })
+  .where('id', '=', p.deliveryId);
 
 /**
  * The endpoint's streak after an attempt that ended a delivery, in one UPDATE whose right-hand
  * sides all see the row as it was: a success clears the streak (written only when there is
  * something to change, see `successStampAfter`); a failure lengthens it and, at the limit,
  * disables an endpoint that is still active (a paused one stays paused). Render callback targets
- * (kind `callback`) are never disabled: each render names its own URL. `:false` is the dialect's false.
+ * (kind `callback`) are never disabled: each render names its own URL. No streak: no row.
  */
-const STREAK_SET = `consecutive_failures = case when :kind = 'success' then 0 else consecutive_failures + 1 end,
-  last_success_at = case when :kind = 'success' then :at else last_success_at end,
-  last_failure_at = case when :kind = 'failure' then :at else last_failure_at end,
-  is_active = case when :kind = 'failure' and is_active and kind = 'endpoint' and consecutive_failures + 1 >= :limit then :false else is_active end,
-  disabled_at = case when :kind = 'failure' and is_active and kind = 'endpoint' and consecutive_failures + 1 >= :limit then :at else disabled_at end`;
-const STREAK_WHERE = `(:kind = 'failure' or consecutive_failures <> 0 or last_success_at is null or last_success_at < :fresh)`;
-/** A `:name` placeholder (not the second colon of a PostgreSQL `::type` cast). */
-const PARAM = /(?<!:):(\w+)/g;
+const updateStreak = (db: Db, p: RecordParams) => {
+  const disables = sql<boolean>`${p.streak} = 'failure' and is_active and kind = 'endpoint' and consecutive_failures + 1 >= ${p.disableAfter}`;
+  return db.updateTable('webhook_endpoint')
+    .set({
+      consecutive_failures: sql<number>`case when ${p.streak} = 'success' then 0 else consecutive_failures + 1 end`,
+      last_success_at: sql<Date>`case when ${p.streak} = 'success' then ${p.at} else last_success_at end`,
+      last_failure_at: sql<Date>`case when ${p.streak} = 'failure' then ${p.at} else last_failure_at end`,
+      is_active: sql<boolean>`case when ${disables} then ${false} else is_active end`,
+      disabled_at: sql<Date>`case when ${disables} then ${p.at} else disabled_at end`,
+    })
+    .where('id', '=', p.endpointId)
+    .where(sql<boolean>`${p.streak} in ('success', 'failure')`)
+    .where(sql<boolean>`(${p.streak} = 'failure' or consecutive_failures <> 0 or last_success_at is null or last_success_at < ${p.successStampAfter})`);
+};
 
-// ---------------------------------------------------------------------------------------------
+const INSERT_ATTEMPT = webhooks.prepare(insertAttempt);
+const UPDATE_DELIVERY = webhooks.prepare(updateDelivery);
+const UPDATE_STREAK = webhooks.prepare(updateStreak);
+/** PostgreSQL: the three writes in one statement (one round trip, atomic). */
+const RECORD_ATTEMPT = webhooks.prepare((db, p: RecordParams) => updateStreak(
+  db.with('a', (qc) => insertAttempt(qc, p)).with('d', (qc) => updateDelivery(qc, p)) as unknown as Db,
+  p,
+));
 
-interface SqliteStatement {
-  get(...params: unknown[]): unknown;
-  all(...params: unknown[]): unknown[];
-  run(...params: unknown[]): { changes: number };
-}
-interface SqliteDatabase {
-  prepare(sql: string): SqliteStatement;
-  transaction<A extends unknown[]>(fn: (...args: A) => void): (...args: A) => void;
-  readonly inTransaction: boolean;
-}
+const LOAD_ATTEMPT = webhooks.prepare((db, p: { id: string }) => db
+  .selectFrom('webhook_delivery as d')
+  .leftJoin('webhook_endpoint as e', 'e.id', 'd.endpoint_id')
+  .select([
+    'd.state', 'd.test', 'd.event', 'd.workspace_id', 'd.endpoint_id', 'e.id as e_id', 'e.url', 'e.method', 'e.body_format', 'e.payload_mode',
+    'e.payload_template', 'e.headers', 'e.secret_sealed', 'e.is_active',
+  ])
+  .where('d.id', '=', p.id));
 
-const SQLITE_STREAK = `update webhook_endpoint set ${STREAK_SET.replaceAll(':false', '0').replaceAll(PARAM, '@$1')}
-  where id = @id and ${STREAK_WHERE.replaceAll(PARAM, '@$1')}`;
+const CANCEL = webhooks.prepare((db, p: { id: string; at: Date }) =>
+  db.updateTable('webhook_delivery').set({ state: 'cancelled', completed_at: p.at }).where('id', '=', p.id).where('state', '=', 'pending'));
 
-class SqliteStore implements DeliveryStore {
-  private readonly statements = new Map<string, SqliteStatement>();
-  /** Attempts recorded in this event-loop turn, committed together (see `recordAttempt`). */
+const UNDISPATCHED = webhooks.prepare((db, p: { limit: number }) => db
+  .selectFrom('outbox_event').select(['id', 'workspace_id', 'type', 'data', 'created_at', 'target'])
+  .where('dispatched_at', 'is', null).orderBy('id').limit(p.limit));
+
+const SUBSCRIBERS = webhooks.prepare((db, p: { workspaceId: string }) => db
+  .selectFrom('webhook_endpoint').select(['id', 'events'])
+  .where('workspace_id', '=', p.workspaceId).where('is_active', '=', true).where('kind', '=', 'endpoint').orderBy('id'));
+
+const PLAN = webhooks.prepare((db, p: { id: string }) => db.selectFrom('workspace').select('plan').where('id', '=', p.id));
+
+const EXISTING = webhooks.prepare((db, p: { endpointId: string; eventId: string }) => db
+  .selectFrom('webhook_delivery').select(['id', 'state'])
+  .where('endpoint_id', '=', p.endpointId).where('event_id', '=', p.eventId).where('sequence', '=', 0));
+
+const STALE_PENDING = webhooks.prepare((db, p: { before: Date; limit: number }) => db
+  .selectFrom('webhook_delivery').select('id')
+  .where('state', '=', 'pending').where('created_at', '<', p.before).where('test', '=', false).orderBy('id').limit(p.limit));
+
+const COUNT_USED = webhooks.prepare((db, p: { workspaceId: string; since: Date }) => db
+  .selectFrom('webhook_delivery').select((eb) => eb.fn.countAll().as('n'))
+  .where('workspace_id', '=', p.workspaceId).where('created_at', '>=', p.since).where('state', '<>', 'skipped'));
+
+/** A dispatcher's delivery row (sequence 0, not a test), kept when one exists for its endpoint and event. */
+const INSERT_DELIVERY = webhooks.prepare((db, p: NewDelivery & { at: Date; completedAt: Date | null }) => db
+  .insertInto('webhook_delivery')
+  .values({
+    id: p.id, workspace_id: p.workspaceId, endpoint_id: p.endpointId, event_id: p.eventId, event_type: p.eventType, sequence: 0, test: false,
+    // The envelope's JSON text as it is (the column's value, written once per event).
+    event: sql<Record<string, unknown>>`${p.eventJson}`, state: p.state, attempts: 0, last_status: null, last_error: p.lastError,
+    last_duration_ms: null, created_at: p.at, completed_at: p.completedAt,
+  })
+  .onConflict((oc) => oc.columns(['endpoint_id', 'event_id', 'sequence']).doNothing()));
+
+/** PostgreSQL: a whole batch in one statement (one round trip), each column as one array parameter. */
+type DeliveryColumns = 'ids' | 'workspaceIds' | 'endpointIds' | 'eventIds' | 'eventTypes' | 'events' | 'states' | 'lastErrors' | 'completedAts';
+const INSERT_DELIVERIES = webhooks.prepare((db, p: Record<DeliveryColumns, DbArray> & { at: Date }) => db
+  .insertInto('webhook_delivery')
+  .columns([
+    'id', 'workspace_id', 'endpoint_id', 'event_id', 'event_type', 'sequence', 'test', 'event', 'state', 'attempts', 'last_status', 'last_error',
+    'last_duration_ms', 'created_at', 'completed_at',
+  ])
+  .expression(sql`select t.id, t.workspace_id, t.endpoint_id, t.event_id, t.event_type, 0, false, t.event, t.state, 0, null, t.last_error, null,
+      ${p.at}::timestamptz, t.completed_at
+    from unnest(${p.ids}::text[], ${p.workspaceIds}::text[], ${p.endpointIds}::text[], ${p.eventIds}::text[], ${p.eventTypes}::text[],
+      ${p.events}::jsonb[], ${p.states}::text[], ${p.lastErrors}::text[], ${p.completedAts}::timestamptz[])
+      as t(id, workspace_id, endpoint_id, event_id, event_type, event, state, last_error, completed_at)`)
+  .onConflict((oc) => oc.columns(['endpoint_id', 'event_id', 'sequence']).doNothing())
+  .returning('id'));
+
+/**
+ * The webhook statements the endpoints, the dispatcher and the deliverer share. One implementation
+ * for both databases; where they differ is how an attempt's three writes are committed (below).
+ */
+export class WebhookStore {
+  /** Attempts recorded in this event-loop turn, committed together on SQLite (see `recordAttempt`). */
   private queued: { r: AttemptRecord; done: () => void; failed: (err: unknown) => void }[] = [];
 
-  constructor(private readonly db: SqliteDatabase) {}
+  constructor(private readonly orm: MikroORM) {}
 
-  private stmt(sql: string): SqliteStatement {
-    let s = this.statements.get(sql);
-    if (!s) {
-      s = this.db.prepare(sql);
-      this.statements.set(sql, s);
-    }
-    return s;
-  }
-
-  /** Waits until the ORM has no transaction open on the shared handle (see the file's comment). */
-  private async idle(): Promise<void> {
-    while (this.db.inTransaction) await new Promise((r) => setImmediate(r));
+  private get em(): EntityManager {
+    return this.orm.em;
   }
 
   async loadAttempt(deliveryId: string): Promise<AttemptRow | undefined> {
-    await this.idle();
-    return attemptRow(this.stmt(`select ${ATTEMPT_COLUMNS} ${ATTEMPT_FROM} where d.id = ?`).get(deliveryId) as Record<string, unknown> | undefined);
+    const r = await LOAD_ATTEMPT.one(this.em, { id: deliveryId });
+    if (!r) return undefined;
+    return {
+      state: r.state, test: r.test, event: r.event, workspaceId: r.workspace_id, endpointId: r.endpoint_id,
+      endpoint: r.e_id === null ? null : {
+        url: r.url as string, method: r.method as HttpMethod, bodyFormat: r.body_format as BodyFormat, payloadMode: r.payload_mode as PayloadMode,
+        payloadTemplate: r.payload_template ?? null, headers: r.headers as HeaderPair[], secretSealed: r.secret_sealed as string, isActive: r.is_active as boolean,
+      },
+    };
   }
 
   async cancel(deliveryId: string, at: Date): Promise<void> {
-    await this.idle();
-    this.stmt(`update webhook_delivery set state = 'cancelled', completed_at = ? where id = ? and state = 'pending'`).run(at.getTime(), deliveryId);
+    await CANCEL.run(this.em, { id: deliveryId, at });
   }
 
   /**
-   * Attempts that end in the same event-loop turn are committed in one transaction (a commit
-   * writes every touched page to the WAL, so one commit per attempt cost more than the attempt's
-   * statements). Each caller's promise settles only once its row is committed.
+   * PostgreSQL: one statement (a CTE), so one round trip. SQLite: the attempts that end in the same
+   * event-loop turn are committed in one transaction (a commit writes every touched page to the WAL,
+   * so one commit per attempt cost more than the attempt's statements); each caller's promise
+   * settles only once its rows are committed.
    */
   recordAttempt(r: AttemptRecord): Promise<void> {
+    if (dialectOf(this.em) === 'postgresql') return RECORD_ATTEMPT.run(this.em, recordParams(r)).then(() => undefined);
     return new Promise((done, failed) => {
       if (this.queued.push({ r, done, failed }) === 1) setImmediate(() => void this.flushAttempts());
     });
   }
 
   private async flushAttempts(): Promise<void> {
-    await this.idle();
     const batch = this.queued;
     this.queued = [];
+    const writes: Write[] = [];
+    for (const { r } of batch) {
+      const p = recordParams(r);
+      writes.push(INSERT_ATTEMPT.with(p), UPDATE_DELIVERY.with(p));
+      if (r.streak) writes.push(UPDATE_STREAK.with(p));
+    }
     try {
-      this.db.transaction(() => {
-        for (const { r } of batch) this.writeAttempt(r);
-      })();
+      await writeTogether(this.em, writes);
     } catch (err) {
       for (const q of batch) q.failed(err);
       return;
@@ -239,186 +269,58 @@ class SqliteStore implements DeliveryStore {
     for (const q of batch) q.done();
   }
 
-  private writeAttempt(r: AttemptRecord): void {
-    const at = r.at.getTime();
-    this.stmt(`insert into webhook_attempt (id, delivery_id, attempt, status, error, duration_ms, signed_at, created_at)
-      values (?, ?, ?, ?, ?, ?, ?, ?) on conflict (delivery_id, attempt) do nothing`)
-      .run(`${r.deliveryId}:${r.attempt}`, r.deliveryId, r.attempt, r.status, r.error, r.durationMs, r.signedAt, at);
-    this.stmt(`update webhook_delivery set attempts = ?, last_status = ?, last_error = ?, last_duration_ms = ?,
-      state = coalesce(?, state), completed_at = case when ? is null then completed_at else ? end where id = ?`)
-      .run(r.attempt, r.status, r.error, r.durationMs, r.state, r.state, at, r.deliveryId);
-    if (r.streak) {
-      this.stmt(SQLITE_STREAK).run({ id: r.endpointId, kind: r.streak, at, limit: r.disableAfter, fresh: r.successStampAfter.getTime() });
-    }
-  }
-
   async undispatched(limit: number): Promise<OutboxRow[]> {
-    await this.idle();
-    const rows = this.stmt('select id, workspace_id, type, data, created_at, target from outbox_event where dispatched_at is null order by id limit ?').all(limit);
-    return (rows as Record<string, unknown>[]).map(outboxRow);
+    const rows = await UNDISPATCHED.all(this.em, { limit });
+    return rows.map((r) => ({ id: r.id, workspaceId: r.workspace_id, type: r.type, data: r.data, createdAt: r.created_at, target: r.target ?? null }));
   }
 
   async subscribers(workspaceId: string): Promise<SubscriberRow[]> {
-    await this.idle();
-    const rows = this.stmt("select id, events from webhook_endpoint where workspace_id = ? and is_active = 1 and kind = 'endpoint' order by id").all(workspaceId);
-    return (rows as Record<string, unknown>[]).map((r) => ({ id: r.id as string, events: columnJson<string[]>(r.events) }));
+    return SUBSCRIBERS.all(this.em, { workspaceId });
   }
 
   async plan(workspaceId: string): Promise<string | undefined> {
-    await this.idle();
-    return (this.stmt('select plan from workspace where id = ?').get(workspaceId) as { plan: string } | undefined)?.plan;
+    return (await PLAN.one(this.em, { id: workspaceId }))?.plan;
   }
 
-  async insertDeliveries(rows: NewDelivery[], at: Date): Promise<{ id: string; state: DeliveryState }[]> {
-    await this.idle();
-    const ts = at.getTime();
-    const insert = this.stmt(`insert into webhook_delivery (id, workspace_id, endpoint_id, event_id, event_type, sequence, test, event, state,
-        attempts, last_status, last_error, last_duration_ms, created_at, completed_at)
-      values (?, ?, ?, ?, ?, 0, 0, ?, ?, 0, null, ?, null, ?, ?) on conflict (endpoint_id, event_id, sequence) do nothing`);
-    const existing = this.stmt('select id, state from webhook_delivery where endpoint_id = ? and event_id = ? and sequence = 0');
-    const out: { id: string; state: DeliveryState }[] = [];
-    this.db.transaction(() => {
-      for (const r of rows) {
-        const done = r.state === 'pending' ? null : ts;
-        if (insert.run(r.id, r.workspaceId, r.endpointId, r.eventId, r.eventType, r.eventJson, r.state, r.lastError, ts, done).changes === 1) {
-          out.push({ id: r.id, state: r.state });
-        } else {
-          out.push(existing.get(r.endpointId, r.eventId) as { id: string; state: DeliveryState });
-        }
-      }
-    })();
-    return out;
-  }
-
-  async stampDispatched(eventIds: string[], at: Date): Promise<void> {
-    await this.idle();
-    const stamp = this.stmt('update outbox_event set dispatched_at = ? where id = ?');
-    this.db.transaction(() => {
-      for (const id of eventIds) stamp.run(at.getTime(), id);
-    })();
-  }
-
-  async stalePending(before: Date, limit: number): Promise<string[]> {
-    await this.idle();
-    const rows = this.stmt(`select id from webhook_delivery where state = 'pending' and created_at < ? and test = 0 order by id limit ?`).all(before.getTime(), limit);
-    return (rows as { id: string }[]).map((r) => r.id);
-  }
-
-  async countUsed(workspaceId: string, since: Date): Promise<number> {
-    await this.idle();
-    const row = this.stmt(`select count(*) as n from webhook_delivery where workspace_id = ? and created_at >= ? and state <> 'skipped'`).get(workspaceId, since.getTime());
-    return Number((row as { n: number }).n);
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-
-interface PgPool {
-  query(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: Record<string, unknown>[] }>;
-}
-
-/** `:name` placeholders → `$n` (each name numbered once, in order of first use). */
-function numbered(sql: string): { text: string; order: string[] } {
-  const order: string[] = [];
-  const text = sql.replaceAll(PARAM, (_, name: string) => {
-    if (name === 'false') return 'false';
-    let i = order.indexOf(name);
-    if (i < 0) i = order.push(name) - 1;
-    return `$${i + 1}`;
-  });
-  return { text, order };
-}
-
-// One statement, so one round trip and atomic: the log line, the delivery, the endpoint's streak.
-const PG_RECORD = numbered(`with a as (
-    insert into webhook_attempt (id, delivery_id, attempt, status, error, duration_ms, signed_at, created_at)
-    values (:attemptId, :deliveryId, :attempt::int, :status::int, :error::text, :durationMs::int, :signedAt::int, :at::timestamptz)
-    on conflict (delivery_id, attempt) do nothing
-  ), d as (
-    update webhook_delivery set attempts = :attempt::int, last_status = :status::int, last_error = :error::text,
-      last_duration_ms = :durationMs::int, state = coalesce(:state::varchar, state),
-      completed_at = case when :state::varchar is null then completed_at else :at::timestamptz end
-    where id = :deliveryId
-  )
-  update webhook_endpoint set ${STREAK_SET.replaceAll(':kind', ':kind::text').replaceAll(':at', ':at::timestamptz').replaceAll(':limit', ':limit::int')}
-  where id = :endpointId and :kind::text is not null and ${STREAK_WHERE.replaceAll(':kind', ':kind::text').replaceAll(':fresh', ':fresh::timestamptz')}`);
-
-const PG_INSERT = `insert into webhook_delivery (id, workspace_id, endpoint_id, event_id, event_type, sequence, test, event, state,
-    attempts, last_status, last_error, last_duration_ms, created_at, completed_at)
-  select t.id, t.workspace_id, t.endpoint_id, t.event_id, t.event_type, 0, false, t.event, t.state, 0, null, t.last_error, null, $9::timestamptz, t.completed_at
-  from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::jsonb[], $7::text[], $8::text[], $10::timestamptz[])
-    as t(id, workspace_id, endpoint_id, event_id, event_type, event, state, last_error, completed_at)
-  on conflict (endpoint_id, event_id, sequence) do nothing
-  returning id`;
-
-class PgStore implements DeliveryStore {
-  constructor(private readonly pool: PgPool) {}
-
-  private async rows(name: string, text: string, values: unknown[]): Promise<Record<string, unknown>[]> {
-    return (await this.pool.query({ name: `webhooks.${name}`, text, values })).rows;
-  }
-
-  async loadAttempt(deliveryId: string): Promise<AttemptRow | undefined> {
-    return attemptRow((await this.rows('attempt-load', `select ${ATTEMPT_COLUMNS} ${ATTEMPT_FROM} where d.id = $1`, [deliveryId]))[0]);
-  }
-
-  async cancel(deliveryId: string, at: Date): Promise<void> {
-    await this.rows('cancel', `update webhook_delivery set state = 'cancelled', completed_at = $1 where id = $2 and state = 'pending'`, [at, deliveryId]);
-  }
-
-  async recordAttempt(r: AttemptRecord): Promise<void> {
-    const named: Record<string, unknown> = {
-      attemptId: `${r.deliveryId}:${r.attempt}`, deliveryId: r.deliveryId, attempt: r.attempt, status: r.status, error: r.error,
-      durationMs: r.durationMs, signedAt: r.signedAt, at: r.at, state: r.state, endpointId: r.endpointId, kind: r.streak,
-      limit: r.disableAfter, fresh: r.successStampAfter,
-    };
-    await this.rows('attempt-record', PG_RECORD.text, PG_RECORD.order.map((k) => named[k]));
-  }
-
-  async undispatched(limit: number): Promise<OutboxRow[]> {
-    const rows = await this.rows('outbox-undispatched', 'select id, workspace_id, type, data, created_at, target from outbox_event where dispatched_at is null order by id limit $1', [limit]);
-    return rows.map(outboxRow);
-  }
-
-  async subscribers(workspaceId: string): Promise<SubscriberRow[]> {
-    const rows = await this.rows('subscribers', "select id, events from webhook_endpoint where workspace_id = $1 and is_active = true and kind = 'endpoint' order by id", [workspaceId]);
-    return rows.map((r) => ({ id: r.id as string, events: columnJson<string[]>(r.events) }));
-  }
-
-  async plan(workspaceId: string): Promise<string | undefined> {
-    return (await this.rows('workspace-plan', 'select plan from workspace where id = $1', [workspaceId]))[0]?.plan as string | undefined;
-  }
-
+  /**
+   * Inserts the rows, keeping any that already exist for the same (endpoint, event, sequence 0);
+   * answers, row by row, the delivery that stands (the new one or the one found). SQLite: one
+   * transaction of single-row inserts; PostgreSQL: one statement.
+   */
   async insertDeliveries(rows: NewDelivery[], at: Date): Promise<{ id: string; state: DeliveryState }[]> {
     if (!rows.length) return [];
-    const col = <K extends keyof NewDelivery>(k: K) => rows.map((r) => r[k]);
-    const inserted = new Set((await this.rows('deliveries-insert', PG_INSERT, [
-      col('id'), col('workspaceId'), col('endpointId'), col('eventId'), col('eventType'), col('eventJson'), col('state'), col('lastError'),
-      at.toISOString(), rows.map((r) => (r.state === 'pending' ? null : at.toISOString())),
-    ])).map((r) => r.id as string));
+    const completedAt = (r: NewDelivery) => (r.state === 'pending' ? null : at);
+    let inserted: Set<string>;
+    if (dialectOf(this.em) === 'postgresql') {
+      const column = <K extends keyof NewDelivery>(k: K) => dbArray(rows.map((r) => r[k]));
+      inserted = new Set((await INSERT_DELIVERIES.all(this.em, {
+        ids: column('id'), workspaceIds: column('workspaceId'), endpointIds: column('endpointId'), eventIds: column('eventId'),
+        eventTypes: column('eventType'), events: column('eventJson'), states: column('state'),
+        lastErrors: column('lastError'), completedAts: dbArray(rows.map(completedAt)), at,
+      })).map((r) => r.id));
+    } else {
+      const changed = await writeTogether(this.em, rows.map((r) => INSERT_DELIVERY.with({ ...r, at, completedAt: completedAt(r) })));
+      inserted = new Set(rows.filter((_, i) => changed[i] === 1).map((r) => r.id));
+    }
     const out: { id: string; state: DeliveryState }[] = [];
     for (const r of rows) {
       if (inserted.has(r.id)) out.push({ id: r.id, state: r.state });
-      else {
-        // Made by an earlier run that stopped before stamping its events (rare: look each up).
-        const [found] = await this.rows('deliveries-existing', 'select id, state from webhook_delivery where endpoint_id = $1 and event_id = $2 and sequence = 0', [r.endpointId, r.eventId]);
-        out.push(found as { id: string; state: DeliveryState });
-      }
+      // Made by an earlier run that stopped before stamping its events (rare: look each up).
+      else out.push((await EXISTING.one(this.em, { endpointId: r.endpointId, eventId: r.eventId }))!);
     }
     return out;
   }
 
   async stampDispatched(eventIds: string[], at: Date): Promise<void> {
-    await this.rows('outbox-stamp', 'update outbox_event set dispatched_at = $1 where id = any($2::text[])', [at, eventIds]);
+    await webhooks.run(this.em, (db) => db.updateTable('outbox_event').set({ dispatched_at: at }).where('id', 'in', eventIds));
   }
 
   async stalePending(before: Date, limit: number): Promise<string[]> {
-    const rows = await this.rows('stale-pending', `select id from webhook_delivery where state = 'pending' and created_at < $1 and test = false order by id limit $2`, [before, limit]);
-    return rows.map((r) => r.id as string);
+    return (await STALE_PENDING.all(this.em, { before, limit })).map((r) => r.id);
   }
 
+  /** Deliveries of a workspace since `since` that count toward the allowance (all but skipped). */
   async countUsed(workspaceId: string, since: Date): Promise<number> {
-    const rows = await this.rows('deliveries-used', `select count(*) as n from webhook_delivery where workspace_id = $1 and created_at >= $2 and state <> 'skipped'`, [workspaceId, since]);
-    return Number(rows[0].n);
+    return Number((await COUNT_USED.one(this.em, { workspaceId, since }))?.n ?? 0);
   }
 }

@@ -1,9 +1,10 @@
 import { Global, Inject, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
 import type { Redis } from 'ioredis';
+import { openAppDatabase } from '#libs/app';
 import { AuthService, FanoutSmsSender, OutboxSmsSender, TwilioSmsSender, type SmsSender } from '#libs/auth';
 import { CursorCodec, deriveKey, type AppConfig } from '#libs/core';
 import { CreditsService } from '#libs/credits';
-import { openDatabase, PreparedReader, type Orm } from '#libs/db';
+import type { Orm } from '#libs/db';
 import { KeyAuthenticator, KeysService, RequestMeter } from '#libs/keys';
 import { createRedis, RedisKeys } from '#libs/redis';
 import { WorkspacesService } from '#libs/workspaces';
@@ -29,15 +30,14 @@ export class InfraModule implements OnApplicationShutdown {
       module: InfraModule,
       providers: [
         { provide: APP_CONFIG, useValue: config },
-        { provide: ORM, useFactory: () => openDatabase(config.database) },
+        { provide: ORM, useFactory: () => openAppDatabase(config.database) },
         { provide: REDIS, useFactory: () => createRedis(config, 'api') },
         { provide: RedisKeys, useFactory: () => new RedisKeys(config.redisPrefix) },
         { provide: CursorCodec, useFactory: () => new CursorCodec(deriveKey(config.appSecret, 'cursor')) },
-        { provide: PreparedReader, inject: [ORM], useFactory: (orm: Orm) => PreparedReader.open(orm, config.database) },
         {
           provide: KeysService,
-          inject: [ORM, REDIS, RedisKeys, PreparedReader],
-          useFactory: (orm: Orm, redis: Redis, keys: RedisKeys, reader: PreparedReader) => new KeysService(orm, redis, keys, config, reader),
+          inject: [ORM, REDIS, RedisKeys],
+          useFactory: (orm: Orm, redis: Redis, keys: RedisKeys) => new KeysService(orm, redis, keys, config),
         },
         {
           provide: WorkspacesService,
@@ -66,11 +66,9 @@ export class InfraModule implements OnApplicationShutdown {
   constructor(
     @Inject(ORM) private readonly orm: Orm,
     @Inject(REDIS) private readonly redis: Redis,
-    private readonly reader: PreparedReader,
   ) {}
 
   async onApplicationShutdown(): Promise<void> {
-    this.reader.close();
     await this.orm.close(true);
     this.redis.disconnect();
   }

@@ -1,7 +1,7 @@
 import { Body, Controller, Get, HttpCode, Inject, Patch, Post } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ok, type AppConfig } from '#libs/core';
-import { checkCallbackUrl, WebhooksService } from '#libs/webhooks';
+import { checkCallbackUrl, WebhookEndpoints } from '#libs/webhooks';
 import { WorkspacesService } from '#libs/workspaces';
 import { ApiErrors, Session } from '../http/decorators.js';
 import { SessionUser, type SessionPrincipal } from '../http/principal.js';
@@ -17,7 +17,7 @@ import { CallbackSettingsDto } from './webhooks.dto.js';
 export class OrganizationCallbackController {
   constructor(
     private readonly workspaces: WorkspacesService,
-    private readonly webhooks: WebhooksService,
+    private readonly webhooks: WebhookEndpoints,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 

@@ -1,6 +1,6 @@
 import { ApiError, type CursorCodec, cursorPage, ok, paged, pagination, parseListQuery, type ListSpec } from '#libs/core';
 import type { JobQueues } from '#libs/queue';
-import { DEFAULT_EVENTS, WEBHOOK_EVENTS, type EndpointInput, type WebhooksService } from '#libs/webhooks';
+import { DEFAULT_EVENTS, WEBHOOK_EVENTS, type EndpointInput, type WebhookEndpoints } from '#libs/webhooks';
 
 export const WEBHOOK_LIST: ListSpec = {
   sort: ['createdAt', 'description', 'url', 'lastSuccessAt', 'lastFailureAt'],
@@ -19,7 +19,7 @@ const DELIVERY_LIST: ListSpec = { cursor: true, sort: ['id'], defaultSort: 'id',
  */
 export class WebhookHandlers {
   constructor(
-    private readonly webhooks: WebhooksService,
+    private readonly webhooks: WebhookEndpoints,
     private readonly queues: JobQueues,
     private readonly cursors: CursorCodec,
   ) {}

@@ -3,7 +3,7 @@ import { Processor } from '@nestjs/bullmq';
 import type { Redis } from 'ioredis';
 import type { AppConfig } from '#libs/core';
 import { DELIVERY_ATTEMPTS, JobQueues, type JobResults } from '#libs/queue';
-import { WebhooksService } from '#libs/webhooks';
+import { WebhookDeliverer, WebhookDispatcher } from '#libs/webhooks';
 import { REDIS, WORKER_CONFIG } from '../tokens.js';
 import { QueueProcessor, RunAgain, type QueueHandlers } from './queue-processor.js';
 
@@ -34,7 +34,8 @@ export class WebhooksProcessor extends QueueProcessor<'webhooks'> {
   constructor(
     @Inject(WORKER_CONFIG) config: AppConfig,
     @Inject(REDIS) private readonly redis: Redis,
-    private readonly webhooks: WebhooksService,
+    private readonly dispatcher: WebhookDispatcher,
+    private readonly deliverer: WebhookDeliverer,
     private readonly queues: JobQueues,
   ) {
     super();
@@ -48,7 +49,7 @@ export class WebhooksProcessor extends QueueProcessor<'webhooks'> {
     'webhooks.deliver': async (data, job) => {
       // Deliveries number their own attempts: a rerun after a crash resends the same attempt.
       const attempt = job.attemptsMade + 1;
-      const outcome = await this.webhooks.attempt(data.deliveryId, attempt);
+      const outcome = await this.deliverer.attempt(data.deliveryId, attempt);
       if (outcome === 'retry' && attempt < DELIVERY_ATTEMPTS) throw new RunAgain(`attempt ${attempt} will be retried`);
       return { outcome };
     },
@@ -69,7 +70,7 @@ export class WebhooksProcessor extends QueueProcessor<'webhooks'> {
       const started = Date.now();
       let total = 0;
       for (;;) {
-        const { events, deliveries } = await this.webhooks.dispatch(enqueue, { batch: DISPATCH_BATCH, redis });
+        const { events, deliveries } = await this.dispatcher.dispatch(enqueue, { batch: DISPATCH_BATCH });
         total += deliveries;
         if (events === 0) {
           if (Date.now() - started >= DISPATCH_WATCH_MS) break;
@@ -77,7 +78,7 @@ export class WebhooksProcessor extends QueueProcessor<'webhooks'> {
         }
         await redis.pexpire(this.lockKey, DISPATCH_LOCK_MS);
       }
-      const stale = await this.webhooks.stalePending(STALE_PENDING_MS);
+      const stale = await this.dispatcher.stalePending(STALE_PENDING_MS);
       if (stale.length) await enqueue(stale);
       return { deliveries: total };
     } finally {

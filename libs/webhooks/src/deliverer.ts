@@ -1,0 +1,101 @@
+import { decryptSecret, deriveKey, type AppConfig, type OutboundPolicy } from '#libs/core';
+import { buildDelivery, type DeliveryRequest } from './build.js';
+import type { DeliveryState } from './entities.js';
+import { DELIVERY_ATTEMPTS } from '#libs/queue';
+import { classifyResponse, type AttemptOutcome } from './retry.js';
+import { sendDelivery, type DeliveryResult, type SendOptions } from './send.js';
+import type { WebhookStore } from './store.js';
+import { TemplateRefused } from './template.js';
+import type { EventEnvelope } from './types.js';
+
+/** Consecutive failed deliveries that disable an endpoint (§6 "Retries" 4). */
+export const DISABLE_AFTER_FAILURES = 20;
+
+/**
+ * A success writes the endpoint row only when its streak is not 0 or its lastSuccessAt is older
+ * than this: lastSuccessAt is exact to within this much (docs/benchmarks.md, webhook fan-out).
+ */
+export const LAST_SUCCESS_GRANULARITY_MS = 1000;
+
+/** Decrypted secrets kept per process, by their sealed text (a new secret is a new sealed text). */
+const MAX_CACHED_SECRETS = 1000;
+
+export interface DelivererOptions {
+  /** Replaced in tests (DNS); defaults to sendDelivery. */
+  send?: (req: DeliveryRequest, opts: SendOptions) => Promise<DeliveryResult>;
+  timeoutMs?: number;
+}
+
+/** One HTTP attempt of a delivery (§6): the worker's `webhooks.deliver` job and the API's test sends. */
+export class WebhookDeliverer {
+  private readonly sealKey: Buffer;
+  private readonly policy: OutboundPolicy;
+  private readonly send: NonNullable<DelivererOptions['send']>;
+  private readonly secrets = new Map<string, string>();
+
+  constructor(
+    private readonly store: WebhookStore,
+    config: Pick<AppConfig, 'appSecret' | 'env'>,
+    private readonly options: DelivererOptions = {},
+  ) {
+    this.sealKey = deriveKey(config.appSecret, 'encryption');
+    this.policy = config.env;
+    this.send = options.send ?? sendDelivery;
+  }
+
+  /**
+   * One HTTP attempt of a delivery, recorded in the log. On success, or when the delivery ends
+   * (non-retryable answer, or the last attempt), settles it and the endpoint's streak.
+   * Returns the outcome; `retry` means another attempt is due.
+   *
+   * One read (the delivery with its endpoint, so a pause or deletion is seen at once) and one write
+   * (one transaction, or one statement); the endpoint's secret is decrypted once per process and
+   * sealed text.
+   */
+  async attempt(deliveryId: string, attempt: number, opts: { final?: boolean } = {}): Promise<AttemptOutcome | 'cancelled'> {
+    const row = await this.store.loadAttempt(deliveryId);
+    if (!row || row.state !== 'pending') return 'cancelled';
+    const endpoint = row.endpoint;
+    if (!endpoint || (!endpoint.isActive && !row.test)) {
+      await this.store.cancel(deliveryId, new Date());
+      return 'cancelled';
+    }
+    const timestamp = Math.floor(Date.now() / 1000);
+    let result: DeliveryResult;
+    try {
+      const req = buildDelivery(
+        { ...endpoint, id: row.endpointId, secret: this.secretOf(endpoint.secretSealed) },
+        row.event as unknown as EventEnvelope,
+        { orgId: row.workspaceId, endpointId: row.endpointId, attempt, timestamp, test: row.test },
+      );
+      result = await this.send(req, { policy: this.policy, timeoutMs: this.options.timeoutMs });
+    } catch (err) {
+      if (!(err instanceof TemplateRefused)) throw err;
+      result = { error: 'refused', errorMessage: err.message, durationMs: 0, responseSnippet: '', truncated: false };
+    }
+    const outcome = classifyResponse(result.error ? { error: result.error } : { status: result.status as number });
+    const error = result.error ? `${result.error}: ${result.errorMessage}` : outcome === 'success' ? null : `HTTP ${result.status}`;
+    const last = outcome !== 'retry' || attempt >= DELIVERY_ATTEMPTS || opts.final === true;
+    const state: DeliveryState = outcome === 'success' ? 'succeeded' : outcome === 'fail' ? 'refused' : 'failed';
+    const at = new Date();
+    await this.store.recordAttempt({
+      deliveryId, endpointId: row.endpointId, attempt, status: result.status ?? null, error, durationMs: result.durationMs,
+      signedAt: timestamp, at, state: last ? state : null,
+      // Test deliveries never touch the streak (§6).
+      streak: row.test ? null : outcome === 'success' ? 'success' : last ? 'failure' : null,
+      disableAfter: DISABLE_AFTER_FAILURES,
+      successStampAfter: new Date(at.getTime() - LAST_SUCCESS_GRANULARITY_MS),
+    });
+    return outcome;
+  }
+
+  private secretOf(sealed: string): string {
+    let secret = this.secrets.get(sealed);
+    if (secret === undefined) {
+      if (this.secrets.size >= MAX_CACHED_SECRETS) this.secrets.clear();
+      secret = decryptSecret(this.sealKey, sealed);
+      this.secrets.set(sealed, secret);
+    }
+    return secret;
+  }
+}

@@ -1,0 +1,130 @@
+import type { MikroORM } from '@mikro-orm/core';
+import type { Redis } from 'ioredis';
+import { newId, PLANS, type AppConfig, type PlanCode } from '#libs/core';
+import { Workspace } from '#libs/workspaces';
+import { DeliveryAllowance } from './allowance.js';
+import { WebhookEndpoint } from './entities.js';
+import type { NewDelivery, OutboxRow, WebhookStore } from './store.js';
+import type { EventEnvelope } from './types.js';
+
+/** The settle events a render's callback URL receives (decisions.md "Webhooks"). */
+export const CALLBACK_EVENTS = ['render.completed', 'render.failed', 'render.cancelled'] as const;
+
+const SKIPPED_ERROR = 'LIMIT_WEBHOOKDELIVERIES: the month\'s webhook deliveries are used up';
+
+/** The outbox dispatcher (§6): outbox events → one delivery per event and endpoint (and render callback). */
+export class WebhookDispatcher {
+  private readonly allowance: DeliveryAllowance;
+
+  constructor(
+    private readonly orm: MikroORM,
+    private readonly store: WebhookStore,
+    /** Takes the monthly allowance (one script call per workspace per batch). */
+    private readonly redis: Redis,
+    config: Pick<AppConfig, 'redisPrefix'>,
+  ) {
+    this.allowance = new DeliveryAllowance(config.redisPrefix, (ws, since) => store.countUsed(ws, since));
+  }
+
+  /**
+   * Fans a batch of undispatched outbox events out to every active endpoint subscribed to them:
+   * one delivery row per (event, endpoint), all inserted in one transaction; then the batch's
+   * pending deliveries are handed to `enqueue`, and only then are the events stamped. Safe to run
+   * twice or crash half-way: the unique (endpoint, event, sequence) keeps the rows made before and
+   * they are enqueued again (the job id is the delivery id, and an attempt on a settled delivery
+   * does nothing), so a crash never strands a delivery without its job. The monthly allowance is
+   * taken per workspace in one Redis call for the batch.
+   */
+  async dispatch(enqueue: (deliveryIds: string[]) => Promise<void>, opts: { batch?: number } = {}): Promise<{ events: number; deliveries: number }> {
+    const store = this.store;
+    const events = await store.undispatched(opts.batch ?? 200);
+    if (!events.length) return { events: 0, deliveries: 0 };
+    const now = new Date();
+    const byWorkspace = new Map<string, typeof events>();
+    for (const ev of events) {
+      const list = byWorkspace.get(ev.workspaceId);
+      if (list) list.push(ev);
+      else byWorkspace.set(ev.workspaceId, [ev]);
+    }
+    const rows: NewDelivery[] = [];
+    for (const [workspaceId, wsEvents] of byWorkspace) {
+      const endpoints = await store.subscribers(workspaceId);
+      const callbacks = await this.callbackTargets(workspaceId, wsEvents);
+      const fanned = wsEvents
+        .map((ev) => {
+          const targets: { id: string }[] = endpoints.filter((e) => e.events.includes(ev.type));
+          const callback = callbacks.get(ev.id);
+          if (callback) targets.push(callback);
+          return { ev, targets };
+        })
+        .filter((f) => f.targets.length > 0);
+      if (!fanned.length) continue;
+      const plan = PLANS[((await store.plan(workspaceId)) ?? 'free') as PlanCode] ?? PLANS.free;
+      const sizes = fanned.map((f) => f.targets.length);
+      const fits = await this.allowance.take(this.redis, workspaceId, sizes, plan.webhookDeliveriesPerMonth, now);
+      fanned.forEach(({ ev, targets }, i) => {
+        const envelope: EventEnvelope = { id: ev.id, type: ev.type, created: ev.createdAt.toISOString(), data: ev.data };
+        const eventJson = JSON.stringify(envelope);
+        for (const endpoint of targets) {
+          rows.push({
+            id: newId('delivery'), workspaceId, endpointId: endpoint.id, eventId: ev.id, eventType: ev.type, eventJson,
+            state: fits[i] ? 'pending' : 'skipped', lastError: fits[i] ? null : SKIPPED_ERROR,
+          });
+        }
+      });
+    }
+    const stored = await store.insertDeliveries(rows, now);
+    const ids = stored.filter((d) => d.state === 'pending').map((d) => d.id);
+    if (ids.length) await enqueue(ids);
+    await store.stampDispatched(events.map((e) => e.id), new Date());
+    return { events: events.length, deliveries: ids.length };
+  }
+
+  /**
+   * Pending deliveries older than `olderThanMs`: re-enqueued by the dispatcher as a safety net (the
+   * job id is the delivery id, so a delivery whose job still exists is not enqueued twice).
+   */
+  stalePending(olderThanMs: number, limit = 200): Promise<string[]> {
+    return this.store.stalePending(new Date(Date.now() - olderThanMs), limit);
+  }
+
+  /**
+   * Where render settle events go besides subscribed endpoints (decisions.md "Webhooks"): the render's
+   * `callback`, else the workspace's default callback URL. Each URL is a hidden endpoint row (kind
+   * `callback`, the default payload, signed with the workspace's callback secret), so deliveries,
+   * retries, the log and the allowance work as for any endpoint; callback failures never disable it.
+   */
+  private async callbackTargets(workspaceId: string, events: readonly OutboxRow[]): Promise<Map<string, { id: string }>> {
+    const settles = events.filter((ev) => (CALLBACK_EVENTS as readonly string[]).includes(ev.type));
+    const out = new Map<string, { id: string }>();
+    if (settles.length === 0) return out;
+    const em = this.orm.em.fork();
+    const workspace = await em.findOne(Workspace, { id: workspaceId });
+    if (!workspace) return out;
+    const byUrl = new Map<string, { id: string }>();
+    for (const ev of settles) {
+      const url = ev.target ?? workspace.defaultCallbackUrl;
+      if (!url) continue;
+      let endpoint = byUrl.get(url);
+      if (!endpoint) {
+        endpoint = await this.callbackEndpoint(workspaceId, url, workspace.callbackSecretSealed);
+        byUrl.set(url, endpoint);
+      }
+      out.set(ev.id, endpoint);
+    }
+    return out;
+  }
+
+  private async callbackEndpoint(workspaceId: string, url: string, secretSealed: string): Promise<{ id: string }> {
+    const em = this.orm.em.fork();
+    const found = await em.findOne(WebhookEndpoint, { workspaceId, kind: 'callback', url }, { fields: ['id'] });
+    if (found) return { id: found.id };
+    const row = em.create(WebhookEndpoint, {
+      id: newId('webhook'), workspaceId, kind: 'callback', url, description: 'render callback', events: [...CALLBACK_EVENTS], method: 'POST',
+      bodyFormat: 'json', payloadMode: 'default', payloadTemplate: null, headers: [], secretSealed, secretHint: 'whsec_...',
+      isActive: true, disabledAt: null, consecutiveFailures: 0, lastSuccessAt: null, lastFailureAt: null,
+    });
+    await em.flush();
+    return { id: row.id };
+  }
+}

@@ -1,0 +1,170 @@
+import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import type { Kysely } from 'kysely';
+import { openAppDatabase } from '#libs/app';
+import { newId } from '#libs/core';
+import { dialectOf, queries, sql, type Orm, type Tables } from '#libs/db';
+import { WebhookEndpoint } from '#libs/webhooks';
+import type { Workspace } from '#libs/workspaces';
+import { testContext, type TestContext } from './harness.js';
+
+// libs/db's query layer against the real database of this run (SQLite or PostgreSQL): what it
+// writes reads the same through the ORM and back, failures are the ORM's exceptions, and a
+// statement run with a transaction's entity manager commits or rolls back with it.
+type T = Tables<typeof WebhookEndpoint | typeof Workspace>;
+const q = queries<T>();
+
+const ENDPOINT_BY_ID = q.prepare((db, p: { id: string }) => db
+  .selectFrom('webhook_endpoint').select(['id', 'events', 'headers', 'is_active', 'consecutive_failures', 'disabled_at', 'last_success_at', 'created_at'])
+  .where('id', '=', p.id));
+
+const SET_ACTIVE = q.prepare((db, p: { id: string; active: boolean; at: Date | null }) =>
+  db.updateTable('webhook_endpoint').set({ is_active: p.active, disabled_at: p.at }).where('id', '=', p.id));
+
+describe('libs/db queries', () => {
+  let ctx: TestContext;
+  let orm: Orm;
+
+  beforeAll(async () => {
+    ctx = await testContext();
+    orm = await openAppDatabase(ctx.config.database);
+  });
+  afterAll(async () => {
+    await orm.close(true);
+    await ctx.cleanup();
+  });
+
+  const endpoint = (over: Partial<WebhookEndpoint> = {}): WebhookEndpoint => {
+    const at = new Date('2026-11-22T10:00:00.123Z');
+    return {
+      id: newId('webhook'), workspaceId: newId('workspace'), kind: 'endpoint', url: 'https://example.com/hook', description: null,
+      events: ['render.completed', 'render.failed'], method: 'POST', bodyFormat: 'json', payloadMode: 'default', payloadTemplate: null,
+      headers: [{ key: 'X-A', value: 'b' }], secretSealed: 'sealed', secretHint: 'whsec_...abcd', isActive: true, disabledAt: null,
+      consecutiveFailures: 3, lastSuccessAt: at, lastFailureAt: null, createdAt: at, updatedAt: at, ...over,
+    };
+  };
+
+  it('writes rows the ORM reads as it wrote them, and reads the ORM\'s rows back converted', async () => {
+    const mine = endpoint();
+    await q.insert(orm.em, WebhookEndpoint, mine);
+    const viaOrm = await orm.em.fork().findOneOrFail(WebhookEndpoint, { id: mine.id });
+    expect({ ...viaOrm }).toEqual(mine);
+
+    const theirs = endpoint({ isActive: false, disabledAt: new Date('2026-11-23T01:02:03.004Z'), events: [] });
+    const em = orm.em.fork();
+    em.create(WebhookEndpoint, theirs);
+    await em.flush();
+    expect(await ENDPOINT_BY_ID.one(orm.em, { id: theirs.id })).toEqual({
+      id: theirs.id, events: [], headers: [{ key: 'X-A', value: 'b' }], is_active: false, consecutive_failures: 3,
+      disabled_at: new Date('2026-11-23T01:02:03.004Z'), last_success_at: new Date('2026-11-22T10:00:00.123Z'), created_at: theirs.createdAt,
+    });
+  });
+
+  it('binds booleans and dates as the dialect stores them in conditions and updates', async () => {
+    const row = endpoint();
+    await q.insert(orm.em, WebhookEndpoint, row);
+    const at = new Date('2026-12-01T00:00:00.500Z');
+    expect(await SET_ACTIVE.run(orm.em, { id: row.id, active: false, at })).toBe(1);
+    const found = await q.all(orm.em, (db) => db.selectFrom('webhook_endpoint').select(['id', 'disabled_at'])
+      .where('workspace_id', '=', row.workspaceId).where('is_active', '=', false).where('disabled_at', '=', at));
+    expect(found).toEqual([{ id: row.id, disabled_at: at }]);
+    expect((await orm.em.fork().findOneOrFail(WebhookEndpoint, { id: row.id })).isActive).toBe(false);
+  });
+
+  it('fails with the ORM\'s exception classes', async () => {
+    const row = endpoint();
+    await q.insert(orm.em, WebhookEndpoint, row);
+    await expect(q.insert(orm.em, WebhookEndpoint, row)).rejects.toBeInstanceOf(UniqueConstraintViolationException);
+  });
+
+  it('runs inside em.transactional: rolls back with it and sees its uncommitted rows', async () => {
+    const row = endpoint();
+    await expect(orm.em.fork().transactional(async (em) => {
+      await q.insert(em, WebhookEndpoint, row);
+      // The ORM's own statement in the same transaction sees the row.
+      expect(await em.count(WebhookEndpoint, { id: row.id })).toBe(1);
+      throw new Error('abort');
+    })).rejects.toThrow('abort');
+    expect(await ENDPOINT_BY_ID.one(orm.em, { id: row.id })).toBeUndefined();
+
+    const kept = endpoint();
+    await orm.em.fork().transactional(async (em) => {
+      em.create(WebhookEndpoint, kept);
+      await em.flush();
+      expect((await ENDPOINT_BY_ID.one(em, { id: kept.id }))?.id).toBe(kept.id);
+      expect(await SET_ACTIVE.run(em, { id: kept.id, active: false, at: null })).toBe(1);
+    });
+    expect((await orm.em.fork().findOneOrFail(WebhookEndpoint, { id: kept.id })).isActive).toBe(false);
+  });
+
+  it('a statement outside the transaction neither joins it nor is lost with it', async () => {
+    const inside = endpoint();
+    const outside = endpoint();
+    let inserted!: () => void;
+    let release!: () => void;
+    const insertedP = new Promise<void>((r) => { inserted = r; });
+    const gate = new Promise<void>((r) => { release = r; });
+    const trx = orm.em.fork().transactional(async (em) => {
+      await q.insert(em, WebhookEndpoint, inside);
+      inserted();
+      await gate;
+      throw new Error('abort');
+    });
+    await insertedP;
+    // SQLite has one connection: this statement waits for the transaction to end instead of joining it.
+    const alone = q.insert(orm.em, WebhookEndpoint, outside);
+    release();
+    await expect(trx).rejects.toThrow('abort');
+    await alone;
+    expect(await ENDPOINT_BY_ID.one(orm.em, { id: inside.id })).toBeUndefined();
+    expect((await ENDPOINT_BY_ID.one(orm.em, { id: outside.id }))?.id).toBe(outside.id);
+  });
+
+  it('binds a value used in several places of a prepared statement', async () => {
+    const workspaceId = newId('workspace');
+    for (const n of [1, 2, 3]) await q.insert(orm.em, WebhookEndpoint, endpoint({ workspaceId, consecutiveFailures: n }));
+    const BETWEEN = q.prepare((db, p: { workspaceId: string; n: number }) => db.selectFrom('webhook_endpoint').select('consecutive_failures')
+      .where('workspace_id', '=', p.workspaceId).where('consecutive_failures', '>=', p.n).where('consecutive_failures', '<=', p.n));
+    expect(await BETWEEN.all(orm.em, { workspaceId, n: 2 })).toEqual([{ consecutive_failures: 2 }]);
+  });
+
+  it('a unique violation inside a transaction rolls the whole transaction back', async () => {
+    const row = endpoint();
+    await q.insert(orm.em, WebhookEndpoint, row);
+    const other = endpoint();
+    await expect(orm.em.fork().transactional(async (em) => {
+      await q.insert(em, WebhookEndpoint, other);
+      await q.insert(em, WebhookEndpoint, row);
+    })).rejects.toBeInstanceOf(UniqueConstraintViolationException);
+    expect(await ENDPOINT_BY_ID.one(orm.em, { id: other.id })).toBeUndefined();
+  });
+
+  it('reads computed columns as the driver answers them and counts changed rows', async () => {
+    const workspaceId = newId('workspace');
+    for (let i = 0; i < 3; i++) await q.insert(orm.em, WebhookEndpoint, endpoint({ workspaceId }));
+    const ids = (await q.all(orm.em, (db) => db.selectFrom('webhook_endpoint').select('id').where('workspace_id', '=', workspaceId))).map((r) => r.id);
+    expect(await q.run(orm.em, (db) => db.updateTable('webhook_endpoint').set({ consecutive_failures: 0 }).where('id', 'in', ids))).toBe(3);
+    const counted = await q.one(orm.em, (db) => db.selectFrom('webhook_endpoint').select((eb) => eb.fn.countAll().as('n')).where('workspace_id', '=', workspaceId));
+    expect(Number(counted?.n)).toBe(3);
+  });
+
+  it('refuses Kysely\'s own execute() on its builders (rows would skip the conversion)', async () => {
+    let builder: Kysely<T> | undefined;
+    await q.all(orm.em, (db) => {
+      builder = db;
+      return db.selectFrom('workspace').select('id').where('id', '=', 'none');
+    });
+    await expect(builder!.selectFrom('workspace').selectAll().execute()).rejects.toThrow(/Queries of #libs\/db/);
+  });
+
+  (process.env.TEST_DB === 'postgres' ? it : it.skip)('PostgreSQL: runs its statements as named statements of the connection', async () => {
+    expect(dialectOf(orm.em)).toBe('postgresql');
+    const row = endpoint();
+    await q.insert(orm.em, WebhookEndpoint, row);
+    const names = await orm.em.fork().transactional(async (em) => {
+      // One connection for the transaction: the statement is parsed there and listed by name.
+      await ENDPOINT_BY_ID.one(em, { id: row.id });
+      return q.all(em, () => sql<{ name: string; statement: string }>`select name, statement from pg_prepared_statements`);
+    });
+    expect(names.some((n) => /^s\d+$/.test(n.name) && n.statement.includes('from "webhook_endpoint"') && n.statement.includes('"consecutive_failures"'))).toBe(true);
+  });
+});
