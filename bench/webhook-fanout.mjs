@@ -351,7 +351,7 @@ async function bench(opts) {
   // 7. The product: outbox rows → dispatcher → deliveries → the receiver.
   const { loadConfig } = await import(pathToFileURL(join(ROOT, 'dist/libs/core/src/index.js')).href);
   const { openAppDatabase } = await import(pathToFileURL(join(ROOT, 'dist/libs/app/src/index.js')).href);
-  const { recordEvent } = await import(pathToFileURL(join(ROOT, 'dist/libs/events/src/index.js')).href);
+  const { writeEvent } = await import(pathToFileURL(join(ROOT, 'dist/libs/events/src/index.js')).href);
   const config = loadConfig(env);
   const orm = await openAppDatabase(config.database, { migrate: false });
   let product;
@@ -362,9 +362,9 @@ async function bench(opts) {
     const started = nowMs();
     const batch = 200;
     for (let i = 0; i < opts.events; i += batch) {
-      const em = orm.em.fork();
-      for (let j = i; j < Math.min(i + batch, opts.events); j++) recordEvent(em, workspace.workspaceId, EVENT_TYPE, renderData(j));
-      await em.flush();
+      await orm.em.fork().transactional(async (em) => {
+        for (let j = i; j < Math.min(i + batch, opts.events); j++) await writeEvent(em, workspace.workspaceId, EVENT_TYPE, renderData(j));
+      });
     }
     const published = nowMs();
     log(`published ${opts.events} outbox events in ${((published - started) / 1000).toFixed(2)} s; waiting for ${total} deliveries (timeout ${opts.timeout} s)`);

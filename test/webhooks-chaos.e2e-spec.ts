@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { openAppDatabase } from '#libs/app';
 import type { Orm } from '#libs/db';
-import { OutboxEvent, recordEvent } from '#libs/events';
+import { OutboxEvent, writeEvent } from '#libs/events';
 import { JobQueues } from '#libs/queue';
 import { WebhookDelivery, WebhookEndpoint } from '#libs/webhooks';
 import { startApi, type TestApi } from './harness.js';
@@ -260,14 +260,13 @@ describe('webhooks: chaos (scripted failures, a worker killed mid-run)', () => {
     // Publish: outbox rows written straight to the database, flushed 200 at a time.
     const published: string[] = [];
     for (let i = 0; i < EVENTS; i += 200) {
-      const em = orm.em.fork();
-      for (let j = i; j < Math.min(i + 200, EVENTS); j++) {
-        const ev = recordEvent(em, workspaceId, 'render.completed', {
-          id: `rnd_chaos_${j}`, status: 'done', kind: 'image', url: `https://cdn.example.com/r/${j}.png`, width: 640, height: 480, credits: 1,
-        });
-        published.push(ev.id);
-      }
-      await em.flush();
+      await orm.em.fork().transactional(async (em) => {
+        for (let j = i; j < Math.min(i + 200, EVENTS); j++) {
+          published.push(await writeEvent(em, workspaceId, 'render.completed', {
+            id: `rnd_chaos_${j}`, status: 'done', kind: 'image', url: `https://cdn.example.com/r/${j}.png`, width: 640, height: 480, credits: 1,
+          }));
+        }
+      });
     }
     const publishedAt = Date.now();
 

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { INestApplicationContext } from '@nestjs/common';
 import { openAppDatabase } from '#libs/app';
 import type { Orm } from '#libs/db';
-import { recordEvent } from '#libs/events';
+import { writeEvent } from '#libs/events';
 import { createRedis } from '#libs/redis';
 import { DeliveryAllowance, LAST_SUCCESS_GRANULARITY_MS, WebhookEndpoint } from '#libs/webhooks';
 import { createWorkerApp } from '../apps/worker/src/app.js';
@@ -52,10 +52,7 @@ describe('webhooks: endpoints and signed, retried deliveries', () => {
     }
   }
   async function publish(type: 'render.completed' | 'render.failed' | 'render.cancelled', data: Record<string, unknown>, ws = workspaceId): Promise<string> {
-    const em = orm.em.fork();
-    const ev = recordEvent(em, ws, type, data);
-    await em.flush();
-    return ev.id;
+    return orm.em.fork().transactional((em) => writeEvent(em, ws, type, data));
   }
   async function register(body: Record<string, unknown>): Promise<{ id: string; secret: string }> {
     const res = await call('POST', '/v1/webhooks', body);

@@ -9,7 +9,7 @@ import { CreditsService } from '#libs/credits';
 import type { Orm } from '#libs/db';
 import { JobQueues, queueOf, QueueModule, SCHEDULES, VIDEO_FLOWS } from '#libs/queue';
 import { createRedis, RedisKeys } from '#libs/redis';
-import { RenderSettler } from '#libs/renders';
+import { RenderLifecycle } from '#libs/renders';
 import { FontCatalog, StillEngine, storageAwareFetcher } from '#libs/still';
 import { createStorage, type StorageDriver } from '#libs/storage';
 import { WebhookDeliverer, WebhookDispatcher, WebhookStore } from '#libs/webhooks';
@@ -57,9 +57,9 @@ export class WorkerModule implements OnApplicationBootstrap, BeforeApplicationSh
         { provide: RedisKeys, useFactory: () => new RedisKeys(config.redisPrefix) },
         { provide: CreditsService, inject: [ORM], useFactory: (orm: Orm) => new CreditsService(orm, { lowThreshold: config.creditsLowThreshold }) },
         {
-          provide: RenderSettler,
+          provide: RenderLifecycle,
           inject: [ORM, CreditsService, STORAGE],
-          useFactory: (orm: Orm, credits: CreditsService, storage: StorageDriver) => new RenderSettler(orm, credits, storage),
+          useFactory: (orm: Orm, credits: CreditsService, storage: StorageDriver) => new RenderLifecycle(orm, credits, storage),
         },
         { provide: WebhookStore, inject: [ORM], useFactory: (orm: Orm) => new WebhookStore(orm) },
         { provide: WebhookDeliverer, inject: [WebhookStore], useFactory: (store: WebhookStore) => new WebhookDeliverer(store, config) },

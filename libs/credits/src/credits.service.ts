@@ -1,7 +1,7 @@
 import { raw, UniqueConstraintViolationException, type EntityManager, type FilterQuery, type MikroORM } from '@mikro-orm/core';
 import { ApiError, newId, PLANS, type KeyMode, type PlanCode } from '#libs/core';
 import { queries, sql, type Tables } from '#libs/db';
-import { recordEvent } from '#libs/events';
+import { writeEvent } from '#libs/events';
 import { addMonth, available, crossing, grantRollAmount, ledgerAmount, periodAt } from './arithmetic.js';
 import { CREDIT_KINDS, CreditBalance, LedgerEntry, type CreditKind, type LedgerReason } from './entities.js';
 
@@ -366,12 +366,12 @@ export class CreditsService {
     const { low, exhausted } = crossing(now, delta, threshold, b.lowNotified);
     if (low === 'notify') {
       if ((await SET_LOW_NOTIFIED.run(em, { id: b.id, to: true, from: false })) === 1) {
-        recordEvent(em, workspaceId, 'credits.low', { kind, available: now, threshold });
+        await writeEvent(em, workspaceId, 'credits.low', { kind, available: now, threshold });
       }
     } else if (low === 'rearm') {
       await SET_LOW_NOTIFIED.run(em, { id: b.id, to: false, from: true });
     }
-    if (exhausted) recordEvent(em, workspaceId, 'credits.exhausted', { kind, available: now, threshold });
+    if (exhausted) await writeEvent(em, workspaceId, 'credits.exhausted', { kind, available: now, threshold });
     return now;
   }
 

@@ -16,13 +16,11 @@ function eventRow(workspaceId: string, type: EventType, data: Record<string, unk
   return { id: newId('event'), workspaceId, type, data, target: opts.target ?? null, dispatchedAt: null };
 }
 
-/** Writes an event within the caller's transaction (`em` must be the transaction's manager), at its next flush. */
-export function recordEvent(em: EntityManager, workspaceId: string, type: EventType, data: Record<string, unknown>, opts: { target?: string | null } = {}): OutboxEvent {
-  return em.create(OutboxEvent, eventRow(workspaceId, type, data, opts));
-}
-
-/** Writes an event now, by a statement of the caller's transaction (`em` of `em.transactional`; the renders' hot paths). */
-export async function insertEvent(em: EntityManager, workspaceId: string, type: EventType, data: Record<string, unknown>, opts: { target?: string | null } = {}): Promise<string> {
+/**
+ * The one way an event enters the outbox: a statement of the caller's transaction (`em` of
+ * `em.transactional`), so the event commits or rolls back with the change it announces.
+ */
+export async function writeEvent(em: EntityManager, workspaceId: string, type: EventType, data: Record<string, unknown>, opts: { target?: string | null } = {}): Promise<string> {
   const row = { ...eventRow(workspaceId, type, data, opts), createdAt: new Date() };
   await outbox.insert(em, OutboxEvent, row);
   return row.id;

@@ -1,22 +1,19 @@
-import { UniqueConstraintViolationException, type EntityManager, type FilterQuery, type MikroORM } from '@mikro-orm/core';
+import { UniqueConstraintViolationException, type FilterQuery, type MikroORM } from '@mikro-orm/core';
 import { Logger } from '@nestjs/common';
 import type { QueueEvents } from 'bullmq';
-import { ApiError, isErrorCode, newId, orderBy, validationFailed, type KeyMode, type ListQuery, type Plan } from '#libs/core';
+import { ApiError, newId, orderBy, validationFailed, type KeyMode, type ListQuery, type Plan } from '#libs/core';
 import type { CreditsService } from '#libs/credits';
-import { queries, retryBusy, type Tables } from '#libs/db';
 import { applyMerge, assertEdit, assertTiming, autoLengthSources, outputFps, outputKind, outputSize, RESOLUTION_SHORT_SIDE, type EditSpec, type JsonValue, type Timing } from '#libs/edit-spec';
-import { insertEvent, recordEvent } from '#libs/events';
 import type { DurationSource } from '#libs/media';
-import { STILL_TIMEOUT_MS, type JobQueues, type StillRenderResult } from '#libs/queue';
+import { STILL_TIMEOUT_MS, type JobQueues } from '#libs/queue';
 import { outputKey, type StorageDriver } from '#libs/storage';
 import { aspectRules, normaliseValues, validateValues, type TemplatesService } from '#libs/templates';
 import { checkCallbackUrl } from '#libs/webhooks';
 import { Render, TERMINAL_STATUSES, type RenderStatus } from './entities.js';
+import { renderError, renderFailure } from './errors.js';
+import { purgeExpired, RenderLifecycle } from './lifecycle.js';
 import { estimate, type Estimate } from './pricing.js';
-import { errorInfo, purgeExpired, RenderSettler } from './settle.js';
 import { parseRenderInput, requestHash, type RenderInput, type RenderRequest } from './request.js';
-
-const renders = queries<Tables<typeof Render>>();
 
 export interface Caller {
   workspaceId: string;
@@ -98,11 +95,11 @@ export interface CreateResult {
  * workspace.
  */
 export class RendersService {
-  readonly settler: RenderSettler;
+  readonly lifecycle: RenderLifecycle;
   private readonly logger = new Logger('renders');
 
   constructor(private readonly deps: RendersDeps) {
-    this.settler = new RenderSettler(deps.orm, deps.credits, deps.storage);
+    this.lifecycle = new RenderLifecycle(deps.orm, deps.credits, deps.storage);
   }
 
   // --- accepting a render ------------------------------------------------------------------------
@@ -211,18 +208,9 @@ export class RendersService {
         idempotencyKey: input.idempotencyKey ?? null, requestHash: input.idempotencyKey ? hash : null, attempts: 1,
         createdAt: now, updatedAt: now, startedAt: video ? null : now, completedAt: null,
       } satisfies Render as Render;
-      render = await retryBusy(() => this.deps.orm.em.fork().transactional(async (em) => {
-        // The insert claims the idempotency key before anything else: a concurrent duplicate waits on
-        // the unique index, then fails and replays, never touching the balance (on PostgreSQL, a
-        // duplicate holding the balance row while waiting on the key deadlocks).
-        await renders.insert(em, Render, row);
-        if (credits > 0) {
-          await this.deps.credits.holdIn(em, { workspaceId: caller.workspaceId, plan: caller.plan.code, kind: planned.estimate.kind, amount: credits, renderId: id, mode: caller.mode });
-        }
-        if (planned.templateId) await this.deps.templates.recordUsage(planned.templateId, em);
-        if (video) await insertEvent(em, caller.workspaceId, 'render.queued', this.settler.eventData(row));
-        return row;
-      }));
+      const hold = credits > 0 ? { plan: caller.plan.code, kind: planned.estimate.kind, amount: credits, mode: caller.mode } : null;
+      const templateId = planned.templateId;
+      render = await this.lifecycle.claim(row, hold, templateId ? (em) => this.deps.templates.recordUsage(templateId, em) : undefined);
     } catch (err) {
       if (!(err instanceof UniqueConstraintViolationException) || input.idempotencyKey === undefined) throw err;
       const winner = await this.byKey(caller.workspaceId, input.idempotencyKey);
@@ -242,14 +230,12 @@ export class RendersService {
       return render;
     } catch (err) {
       this.logger.warn(`video ${render.id} could not be queued: ${(err as Error).message}`);
-      await this.settler.fail(render.id, { code: 'INTERNAL_ERROR', message: 'The render could not be queued; the credits were released', stage: 'queued' });
-      throw new ApiError('INTERNAL_ERROR', 'The render could not be queued', { data: { id: render.id, status: 'failed' } });
+      throw renderFailure(await this.lifecycle.fail(render.id, renderError(err, 'queued', 'The render could not be queued; the credits were released')));
     }
   }
 
   private async drawStill(render: Render, edit: EditSpec, rules: AspectRule[], timing: Record<string, number>): Promise<Render> {
     const ext = render.format === 'jpeg' ? 'jpg' : render.format;
-    let result: StillRenderResult;
     try {
       const enqueue = performance.now();
       const events = await this.deps.stillEvents();
@@ -260,35 +246,26 @@ export class RendersService {
       );
       const queued = performance.now();
       timing.enqueue = queued - enqueue;
-      result = await job.waitUntilFinished(events, STILL_TIMEOUT_MS);
+      const result = await job.waitUntilFinished(events, STILL_TIMEOUT_MS);
       const worker = result.ok && result.timings ? result.timings : undefined;
       if (worker) Object.assign(timing, worker, { queue: performance.now() - queued - worker.draw - worker.store - (worker.settle ?? 0) });
     } catch (err) {
+      // No answer in time (504; the worker may still finish, but the caller has given up on it: the
+      // render fails and its credit is released), or the job itself failed (the worker settled it).
       const timedOut = /timed out|timeout/i.test((err as Error).message);
       this.logger.warn(`still ${render.id} failed in the worker: ${(err as Error).message}`);
-      const failed = await this.settler.fail(render.id, {
-        code: timedOut ? 'RENDER_TIMEOUT' : 'INTERNAL_ERROR',
-        message: timedOut ? `The still was not drawn within ${STILL_TIMEOUT_MS / 1000} s` : 'The renderer failed; the credit was released',
-        stage: 'rendering',
-      });
-      throw new ApiError(timedOut ? 'RENDER_TIMEOUT' : 'INTERNAL_ERROR', failed.error?.message ?? 'The render failed', { data: { id: render.id, status: failed.status } });
+      if (timedOut) {
+        const failed = await this.lifecycle.fail(render.id, { code: 'RENDER_TIMEOUT', message: `The still was not drawn within ${STILL_TIMEOUT_MS / 1000} s`, stage: 'rendering' });
+        if (failed.status === 'failed') throw renderFailure(failed);
+      }
     }
     // The worker settled the render (done or failed) with its credits and event: read the record.
-    // The settle here is the backstop for a worker too old to do so (its timings have no `settle`).
     const read = performance.now();
-    const byWorker = result.ok && result.timings?.settle !== undefined ? await this.settler.find(this.deps.orm.em.fork(), render.id) : null;
-    const settled = byWorker && TERMINAL_STATUSES.includes(byWorker.status)
-      ? byWorker
-      : result.ok ? await this.settler.complete(render.id, result) : await this.settler.fail(render.id, errorInfo(result.error));
+    const settled = await this.lifecycle.find(this.deps.orm.em.fork(), render.id);
     timing.read = performance.now() - read;
-    if (settled.status === 'failed') throw this.errorOf(settled);
+    if (!settled || !TERMINAL_STATUSES.includes(settled.status)) throw renderFailure(await this.lifecycle.fail(render.id, renderError(undefined, 'rendering')));
+    if (settled.status !== 'done') throw renderFailure(settled);
     return settled;
-  }
-
-  private errorOf(row: Render): ApiError {
-    const e = row.error ?? { code: 'INTERNAL_ERROR', message: 'The render failed', stage: 'rendering' };
-    const code = isErrorCode(e.code) ? e.code : 'INTERNAL_ERROR';
-    return new ApiError(code, e.message, { ...(e.errors ? { errors: e.errors } : {}), data: { id: row.id, status: row.status } });
   }
 
   // --- cancel ------------------------------------------------------------------------------------
@@ -297,25 +274,8 @@ export class RendersService {
    * §3 cancel: a queued render is cancelled at once (credits released, `render.cancelled`); a working
    * one is flagged `cancelRequested` and settled by its worker; a settled one is 409 ALREADY_SETTLED.
    */
-  async cancel(workspaceId: string, id: string): Promise<{ render: Render; immediate: boolean }> {
-    const current = await this.get(workspaceId, id);
-    if (TERMINAL_STATUSES.includes(current.status)) throw new ApiError('ALREADY_SETTLED', `Render ${id} is already ${current.status}`, { data: { id, status: current.status } });
-    const cancelled = await retryBusy(() => this.deps.orm.em.fork().transactional(async (em) => {
-      const row = await em.findOneOrFail(Render, { id, workspaceId });
-      if (row.status !== 'queued') return null;
-      Object.assign(row, { status: 'cancelled' satisfies RenderStatus, cancelRequested: true, completedAt: new Date() });
-      await em.flush();
-      await this.deps.credits.settleIn(em, id, 'release');
-      recordEvent(em, workspaceId, 'render.cancelled', this.settler.eventData(row), { target: row.callback });
-      await em.flush();
-      return row;
-    }));
-    if (cancelled) return { render: cancelled, immediate: true };
-    const em = this.deps.orm.em.fork();
-    await em.nativeUpdate(Render, { id, workspaceId, status: { $nin: [...TERMINAL_STATUSES] } }, { cancelRequested: true });
-    const row = await em.findOneOrFail(Render, { id, workspaceId });
-    if (TERMINAL_STATUSES.includes(row.status) && !row.cancelRequested) throw new ApiError('ALREADY_SETTLED', `Render ${id} is already ${row.status}`, { data: { id, status: row.status } });
-    return { render: row, immediate: TERMINAL_STATUSES.includes(row.status) };
+  cancel(workspaceId: string, id: string): Promise<{ render: Render; immediate: boolean }> {
+    return this.lifecycle.cancel(workspaceId, id);
   }
 
   // --- idempotency -------------------------------------------------------------------------------
@@ -338,7 +298,7 @@ export class RendersService {
       await new Promise((r) => setTimeout(r, 25));
       row = await this.deps.orm.em.fork().findOneOrFail(Render, { id: row.id });
     }
-    if (row.status === 'failed') throw this.errorOf(row);
+    if (row.status === 'failed') throw renderFailure(row);
     return row;
   }
 
@@ -390,7 +350,7 @@ export class RendersService {
   /** The render record (§2 Render + decisions.md "Render record"). */
   view(row: Render): Record<string, unknown> {
     return {
-      ...this.settler.eventData(row),
+      ...this.lifecycle.eventData(row),
       mode: row.mode,
       templateVersion: row.templateVersion,
       expiresAt: row.expiresAt?.toISOString() ?? null,
@@ -413,4 +373,3 @@ export class RendersService {
   }
 }
 
-export type { EntityManager };

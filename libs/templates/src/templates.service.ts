@@ -3,7 +3,7 @@ import {
   ApiError, newId, type FieldErrors, type ListQuery, type ListSpec, type OutboundPolicy, type Plan, type SortOrder,
 } from '#libs/core';
 import type { JsonValue } from '#libs/edit-spec';
-import { recordEvent } from '#libs/events';
+import { writeEvent } from '#libs/events';
 import { CATEGORY_IDS, categoryProblem, TEMPLATE_CATEGORIES } from './categories.js';
 import { Issues } from './check.js';
 import {
@@ -425,7 +425,7 @@ export class TemplatesService {
         const current = await em.findOne(Template, { id: row.id });
         throw stale(row.id, current?.version ?? row.version, row.version);
       }
-      if (row.workspaceId) recordEvent(em, row.workspaceId, 'template.published', { id: row.id, name: row.name, version: row.version });
+      if (row.workspaceId) await writeEvent(em, row.workspaceId, 'template.published', { id: row.id, name: row.name, version: row.version });
     });
     return { template: await this.byId(row.id), changed: true };
   }

@@ -3,7 +3,7 @@ import { Processor } from '@nestjs/bullmq';
 import { ApiError } from '#libs/core';
 import type { EditSpec } from '#libs/edit-spec';
 import type { JobPayloads, JobResults } from '#libs/queue';
-import { errorInfo, RenderSettler } from '#libs/renders';
+import { RenderLifecycle, renderError } from '#libs/renders';
 import { StillEngine } from '#libs/still';
 import type { StorageDriver } from '#libs/storage';
 import { STORAGE } from '../tokens.js';
@@ -11,9 +11,9 @@ import { QueueProcessor, type QueueHandlers } from './queue-processor.js';
 
 /**
  * The `stills` queue: draws a still and stores it, then settles its render (done or failed, credits,
- * event), so nothing depends on the API process that waits for it. A refusal the caller caused (an
- * unknown font, an unreachable image, an unsupported asset) is returned as `{ ok: false, error }` so
- * the API answers it with its code; only a fault of ours fails the job.
+ * event), so nothing depends on the API process that waits for it: the API reads the settled record.
+ * A refusal the caller caused (an unknown font, an unreachable image, an unsupported asset) is
+ * `{ ok: false, error }` (renderError's mapping); a fault of ours fails the render and the job.
  */
 @Processor('stills')
 export class StillsProcessor extends QueueProcessor<'stills'> {
@@ -22,20 +22,28 @@ export class StillsProcessor extends QueueProcessor<'stills'> {
   constructor(
     private readonly engine: StillEngine,
     @Inject(STORAGE) private readonly storage: StorageDriver,
-    private readonly settler: RenderSettler,
+    private readonly lifecycle: RenderLifecycle,
   ) {
     super();
   }
 
   protected readonly handlers: QueueHandlers<'stills'> = {
     'still.render': async (data) => {
-      const result = await this.draw(data);
-      if (data.renderId) {
-        const started = performance.now();
-        if (result.ok) await this.settler.complete(data.renderId, result);
-        else await this.settler.fail(data.renderId, errorInfo(result.error));
-        if (result.ok && result.timings) result.timings.settle = Math.round(performance.now() - started);
+      if (!data.renderId) return this.draw(data);
+      const renderId = data.renderId;
+      let result: JobResults['still.render'];
+      try {
+        result = await this.draw(data);
+      } catch (err) {
+        // A fault of ours (storage, the engine): the render fails with its credit released, and the job fails.
+        await this.lifecycle.fail(renderId, renderError(err, 'rendering'));
+        throw err;
       }
+      const started = performance.now();
+      const settled = result.ok ? await this.lifecycle.complete(renderId, result) : await this.lifecycle.fail(renderId, { ...result.error, stage: 'rendering' });
+      // Settled before (its API request timed out): the stored file belongs to no render.
+      if (result.ok && settled.outputKey !== result.key) await this.storage.delete(result.key).catch(() => undefined);
+      if (result.ok && result.timings) result.timings.settle = Math.round(performance.now() - started);
       return result;
     },
   };
@@ -60,7 +68,8 @@ export class StillsProcessor extends QueueProcessor<'stills'> {
       };
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
-      return { ok: false, error: { code: err.code, message: err.message, ...(err.extras.errors ? { errors: err.extras.errors } : {}) } };
+      const { stage: _stage, ...error } = renderError(err, 'rendering');
+      return { ok: false, error };
     }
   }
 }

@@ -4,7 +4,7 @@ import { Processor } from '@nestjs/bullmq';
 import type { AppConfig } from '#libs/core';
 import { CreditsService } from '#libs/credits';
 import type { Orm } from '#libs/db';
-import { failLostStills, purgeExpired, RenderSettler } from '#libs/renders';
+import { failLostStills, purgeExpired, RenderLifecycle } from '#libs/renders';
 import type { StorageDriver } from '#libs/storage';
 import { ORM, STORAGE, WORKER_CONFIG } from '../tokens.js';
 import { QueueProcessor, type QueueHandlers } from './queue-processor.js';
@@ -23,7 +23,7 @@ export class SystemProcessor extends QueueProcessor<'system'> {
     @Inject(ORM) private readonly orm: Orm,
     @Inject(STORAGE) private readonly storage: StorageDriver,
     private readonly credits: CreditsService,
-    private readonly settler: RenderSettler,
+    private readonly lifecycle: RenderLifecycle,
   ) {
     super();
   }
@@ -45,7 +45,7 @@ export class SystemProcessor extends QueueProcessor<'system'> {
      */
     'renders.purge': async (data) => {
       const now = data.now ? new Date(data.now) : new Date();
-      const lost = (await failLostStills(this.orm, this.settler, now)).length;
+      const lost = (await failLostStills(this.orm, this.lifecycle, now)).length;
       let purged = 0;
       for (;;) {
         const ids = await purgeExpired(this.orm, this.storage, now, PURGE_BATCH);

@@ -6,7 +6,7 @@ import type { AppConfig } from '#libs/core';
 import type { Orm } from '#libs/db';
 import { JobQueues, VIDEO_ATTEMPTS, VIDEO_FLOWS, type JobPayloads, type TypedJob } from '#libs/queue';
 import { RedisKeys } from '#libs/redis';
-import { RenderSettler } from '#libs/renders';
+import { RenderLifecycle } from '#libs/renders';
 import type { StorageDriver } from '#libs/storage';
 import { ORM, REDIS, STORAGE, WORKER_CONFIG } from '../tokens.js';
 import { VideoEngineHolder } from '../videos/engine.holder.js';
@@ -35,11 +35,11 @@ export class VideosProcessor extends QueueProcessor<'videos'> implements OnAppli
     @InjectFlowProducer(VIDEO_FLOWS) flows: FlowProducer,
     queues: JobQueues,
     keys: RedisKeys,
-    private readonly settler: RenderSettler,
+    private readonly lifecycle: RenderLifecycle,
     private readonly engine: VideoEngineHolder,
   ) {
     super();
-    this.deps = { orm, engine, storage, settler, redis, keys, queues, flows, config };
+    this.deps = { orm, engine, storage, lifecycle, redis, keys, queues, flows, config };
     this.jobs = { render: new VideoRenderJob(this.deps), chunk: new VideoChunkJob(this.deps), combine: new VideoCombineJob(this.deps) };
   }
 
@@ -68,7 +68,7 @@ export class VideosProcessor extends QueueProcessor<'videos'> implements OnAppli
   requeueStalled(jobId: string): void {
     this.log.warn(`video job ${jobId} stalled: its worker stopped; it runs again`);
     // A whole render's job id is its render id (a chunk's id matches no render: its render stays as it is).
-    void this.settler.requeue(jobId).catch(() => undefined);
+    void this.lifecycle.requeue(jobId).catch(() => undefined);
   }
 
   /**
@@ -82,10 +82,10 @@ export class VideosProcessor extends QueueProcessor<'videos'> implements OnAppli
     const { renderId, token } = job.data as { renderId: string; token?: string };
     const cleanup = () => (token ? cleanupChunks(this.deps, renderId, token) : undefined);
     if (/stalled/i.test(err.message)) {
-      void this.settler.fail(renderId, { code: 'WORKER_LOST', message: `The render's worker stopped ${VIDEO_ATTEMPTS} times`, stage: 'rendering' })
+      void this.lifecycle.lost(renderId, `The render's worker stopped ${VIDEO_ATTEMPTS} times`, 'rendering')
         .then(cleanup).catch(() => undefined);
     } else if (job.name === 'video.combine') {
-      void this.settler.fail(renderId, { code: 'INTERNAL_ERROR', message: `The render could not be finished: ${err.message}`, stage: 'rendering' })
+      void this.lifecycle.fail(renderId, { code: 'INTERNAL_ERROR', message: `The render could not be finished: ${err.message}`, stage: 'rendering' })
         .then(cleanup).catch(() => undefined);
     }
   }

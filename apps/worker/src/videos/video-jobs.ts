@@ -5,13 +5,14 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { MikroORM } from '@mikro-orm/core';
+import { Logger } from '@nestjs/common';
 import { DelayedError, type FlowProducer } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { ApiError, PLANS, type AppConfig, type PlanCode } from '#libs/core';
 import { assertTiming, outputFps, type EditSpec } from '#libs/edit-spec';
 import { VIDEO_ATTEMPTS, type JobPayloads, type JobQueues, type JobResults, type TypedJob, type VideoChunkResult } from '#libs/queue';
 import type { RedisKeys } from '#libs/redis';
-import { TERMINAL_STATUSES, type Render, type RenderSettler, type RenderStatus } from '#libs/renders';
+import { renderError, TERMINAL_STATUSES, type Render, type RenderLifecycle, type RenderStatus } from '#libs/renders';
 import { outputKey, type StorageDriver } from '#libs/storage';
 import { planChunks, VideoRenderCancelled, type VideoChunk, type VideoEngine, type VideoOutput } from '#libs/video';
 import { Workspace } from '#libs/workspaces';
@@ -48,7 +49,7 @@ export interface VideoJobDeps {
   orm: MikroORM;
   engine: VideoEngineRef;
   storage: StorageDriver;
-  settler: RenderSettler;
+  lifecycle: RenderLifecycle;
   redis: Redis;
   keys: RedisKeys;
   queues: JobQueues;
@@ -79,6 +80,8 @@ export async function cleanupChunks(deps: Pick<VideoJobDeps, 'storage' | 'redis'
  * saving stage (output, poster, thumbnail stored; settled done).
  */
 class VideoJobBase {
+  protected readonly log = new Logger('video');
+
   constructor(protected readonly deps: VideoJobDeps) {}
 
   protected lease = () => String(Date.now() + LEASE_MS);
@@ -99,19 +102,19 @@ class VideoJobBase {
   protected watchCancel(id: string): { signal: AbortSignal; stop: () => void } {
     const abort = new AbortController();
     const watch = setInterval(() => {
-      void this.deps.settler.shouldStop(id).then((stop) => stop && abort.abort(), () => undefined);
+      void this.deps.lifecycle.shouldStop(id).then((stop) => stop && abort.abort(), () => undefined);
     }, 500);
     return { signal: abort.signal, stop: () => clearInterval(watch) };
   }
 
   /** Progress 0..1 on the record (rising only), status `rendering`; a failed write is only a lost figure. */
   protected writeProgress(id: string, progress: number): void {
-    void this.deps.settler.progress(id, progress).catch(() => undefined);
+    void this.deps.lifecycle.progress(id, progress).catch(() => undefined);
   }
 
   /** `saving`: the output, poster and thumbnail stored, then `done` (credits captured, event written). */
   protected async saveAndSettle(row: Render, out: VideoOutput): Promise<Render> {
-    await this.deps.settler.saving(row.id);
+    await this.deps.lifecycle.saving(row.id);
     const key = outputKey(row.id, out.format);
     await this.deps.storage.put(key, createReadStream(out.file), { contentType: out.contentType });
     const posterKey = outputKey(row.id, 'jpg');
@@ -121,21 +124,21 @@ class VideoJobBase {
       thumbnailKey = outputKey(row.id, 'jpg');
       await this.deps.storage.put(thumbnailKey, createReadStream(out.thumbnailFile));
     }
-    if (await this.deps.settler.shouldStop(row.id)) throw new VideoRenderCancelled();
-    return this.deps.settler.complete(row.id, {
+    if (await this.deps.lifecycle.shouldStop(row.id)) throw new VideoRenderCancelled();
+    return this.deps.lifecycle.complete(row.id, {
       key, width: out.width, height: out.height, sizeBytes: out.fileSizeBytes, duration: out.durationSec, fps: out.fps, posterKey,
       ...(thumbnailKey ? { thumbnailKey } : {}),
     });
   }
 
-  /** How a job's error ends the render: cancelled, failed with its code, or (returning false) run again. */
+  /** How a job's error ends the render: cancelled, failed (renderError's mapping), or (returning false) run again. */
   protected async settleError(row: Render, err: unknown, stage: RenderStatus, cancelled: boolean, attempt: number): Promise<string | false> {
-    if (err instanceof VideoRenderCancelled || cancelled) return (await this.deps.settler.cancel(row.id, stage)).status;
-    if (err instanceof ApiError) {
-      return (await this.deps.settler.fail(row.id, { code: err.code, message: err.message, stage, ...(err.extras.errors ? { errors: err.extras.errors } : {}) })).status;
-    }
-    if (attempt >= VIDEO_ATTEMPTS) {
-      return (await this.deps.settler.fail(row.id, { code: 'INTERNAL_ERROR', message: `The render failed ${VIDEO_ATTEMPTS} times: ${(err as Error).message}`, stage })).status;
+    const { lifecycle } = this.deps;
+    if (err instanceof VideoRenderCancelled || cancelled) return (await lifecycle.settleCancelled(row.id, stage)).status;
+    // A refusal the edit caused fails at once; a fault of ours is run again, up to VIDEO_ATTEMPTS runs.
+    if (err instanceof ApiError || attempt >= VIDEO_ATTEMPTS) {
+      if (!(err instanceof ApiError)) this.log.error(`render ${row.id} failed for good on run ${attempt}: ${(err as Error).message}`);
+      return (await lifecycle.fail(row.id, renderError(err, stage, `The render failed ${attempt} times; the credits were released`))).status;
     }
     return false;
   }
@@ -165,10 +168,10 @@ export function outputFrames(edit: EditSpec): number | undefined {
  */
 export class VideoRenderJob extends VideoJobBase {
   async run({ data, job, token, attempt }: VideoRun<'video.render'>): Promise<JobResults['video.render']> {
-    const { orm, redis, keys, settler } = this.deps;
-    const row = await settler.get(data.renderId);
+    const { orm, redis, keys, lifecycle } = this.deps;
+    const row = await lifecycle.get(data.renderId);
     if (!row || TERMINAL_STATUSES.includes(row.status)) return { status: row?.status ?? 'gone' };
-    if (row.cancelRequested) return { status: (await settler.cancel(row.id, row.status)).status };
+    if (row.cancelRequested) return { status: (await lifecycle.settleCancelled(row.id, row.status)).status };
 
     // The worker reads every workspace's plan (it serves them all).
     const workspace = await orm.em.fork().findOne(Workspace, { id: row.workspaceId });
@@ -185,7 +188,7 @@ export class VideoRenderJob extends VideoJobBase {
     const frames = row.format === 'mp4' ? outputFrames(edit) : undefined;
     const { chunkFrames, chunkMinFrames } = this.deps.config.video;
     if (frames !== undefined && chunkMinFrames > 0 && frames > chunkMinFrames) {
-      if (!(await settler.start(row.id, attempt))) {
+      if (!(await lifecycle.start(row.id, attempt))) {
         await this.releaseSlot(row);
         return { status: 'settled' };
       }
@@ -198,7 +201,7 @@ export class VideoRenderJob extends VideoJobBase {
     let stage: RenderStatus = 'fetching';
     const files: string[] = [];
     try {
-      if (!(await settler.start(row.id, attempt))) return { status: 'settled' };
+      if (!(await lifecycle.start(row.id, attempt))) return { status: 'settled' };
       const engine = await this.deps.engine.current();
       let lastWrite = 0;
       const out = await engine.render(edit, {
@@ -219,7 +222,7 @@ export class VideoRenderJob extends VideoJobBase {
       const settled = await this.settleError(row, err, stage, cancel.signal.aborted, attempt);
       if (settled !== false) return { status: settled };
       // Another run (BullMQ retries) starts again from queued.
-      await settler.requeue(row.id);
+      await lifecycle.requeue(row.id);
       throw err;
     } finally {
       stopLease();
@@ -253,9 +256,9 @@ export class VideoRenderJob extends VideoJobBase {
 export class VideoChunkJob extends VideoJobBase {
   async run({ data, attempt }: VideoRun<'video.chunk'>): Promise<VideoChunkResult> {
     const { redis, keys, storage } = this.deps;
-    const row = await this.deps.settler.get(data.renderId);
+    const row = await this.deps.lifecycle.get(data.renderId);
     if (!row || TERMINAL_STATUSES.includes(row.status)) return { ok: false, status: row?.status ?? 'gone' };
-    if (row.cancelRequested) return { ok: false, status: (await this.deps.settler.cancel(row.id, row.status)).status };
+    if (row.cancelRequested) return { ok: false, status: (await this.deps.lifecycle.settleCancelled(row.id, row.status)).status };
     const stopLease = this.keepLease(row);
     const cancel = this.watchCancel(row.id);
     const dir = await mkdtemp(join(tmpdir(), 'video-chunk-'));
@@ -310,9 +313,9 @@ export class VideoChunkJob extends VideoJobBase {
 export class VideoCombineJob extends VideoJobBase {
   async run({ data, job, attempt }: VideoRun<'video.combine'>): Promise<JobResults['video.combine']> {
     const { storage } = this.deps;
-    const row = await this.deps.settler.get(data.renderId);
+    const row = await this.deps.lifecycle.get(data.renderId);
     if (!row || TERMINAL_STATUSES.includes(row.status) || row.cancelRequested) {
-      if (row && !TERMINAL_STATUSES.includes(row.status)) await this.deps.settler.cancel(row.id, row.status);
+      if (row && !TERMINAL_STATUSES.includes(row.status)) await this.deps.lifecycle.settleCancelled(row.id, row.status);
       await this.finish(row, data);
       return { status: row?.status ?? 'gone' };
     }

@@ -1,10 +1,10 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/core';
-import type { CreditsService } from '#libs/credits';
+import { ApiError, type KeyMode, type PlanCode } from '#libs/core';
+import type { CreditKind, CreditsService } from '#libs/credits';
 import { entityOf, queries, retryBusy, type Tables } from '#libs/db';
-import { insertEvent, recordEvent } from '#libs/events';
-import type { JobError, StillRenderResult } from '#libs/queue';
+import { writeEvent } from '#libs/events';
 import { renderPrefix, type StorageDriver } from '#libs/storage';
-import { Render, TERMINAL_STATUSES, type RenderErrorInfo, type RenderStatus } from './entities.js';
+import { Render, RENDER_STATUSES, TERMINAL_STATUSES, type RenderErrorInfo, type RenderStatus } from './entities.js';
 
 const renders = queries<Tables<typeof Render>>();
 
@@ -25,27 +25,66 @@ export interface CompletedOutput {
   thumbnailKey?: string;
 }
 
-export function errorInfo(error: JobError, stage = 'rendering'): RenderErrorInfo {
-  const info: RenderErrorInfo = { code: error.code, message: error.message, stage };
-  if (error.errors) info.errors = error.errors;
-  return info;
+/** A render's credit hold, taken in the transaction that creates it. */
+export interface RenderHold {
+  plan: PlanCode;
+  kind: CreditKind;
+  amount: number;
+  mode: KeyMode;
 }
 
 /**
- * Settles renders: the status change, the credit capture or release and the render event commit in
- * one transaction, once (a settled render is left as it is). The worker settles the renders it draws;
- * the API uses the same code as a backstop.
+ * The one owner of a render's status (§3, decisions.md "Render record"): every change — created
+ * (the claim), fetching, rendering with progress, saving, back to queued, cancel requested, and the
+ * three settled ends — is a method here, and each writes its event (one outbox function, in the
+ * same transaction) and moves its credits (hold at the claim, capture or release at the settle).
+ * The API and the workers call it; neither writes render rows itself. Settled renders never change.
  */
-export class RenderSettler {
+export class RenderLifecycle {
   constructor(
     private readonly orm: MikroORM,
     private readonly credits: CreditsService,
     private readonly storage: Pick<StorageDriver, 'url'>,
   ) {}
 
+  /**
+   * Creates a render (a still `rendering`, a video `queued` with `render.queued`) and holds its
+   * credits, in one transaction with `also` (the template's usage count). The insert claims the
+   * idempotency key before anything else: a concurrent duplicate waits on the unique index, then
+   * fails (UniqueConstraintViolationException, the caller replays) without touching the balance (on
+   * PostgreSQL, a duplicate holding the balance row while waiting on the key deadlocks).
+   */
+  claim(row: Render, hold: RenderHold | null, also?: (em: EntityManager) => Promise<void>): Promise<Render> {
+    return retryBusy(() => this.orm.em.fork().transactional(async (em) => {
+      await renders.insert(em, Render, row);
+      if (hold) await this.credits.holdIn(em, { ...hold, workspaceId: row.workspaceId, renderId: row.id });
+      if (also) await also(em);
+      if (row.status === 'queued') await writeEvent(em, row.workspaceId, 'render.queued', this.eventData(row));
+      return row;
+    }));
+  }
+
+  /**
+   * §3 cancel, asked by the caller: a queued render is cancelled at once (credits released,
+   * `render.cancelled`); a working one is flagged `cancelRequested` and its worker settles it at the
+   * next stage; a settled one is 409 ALREADY_SETTLED.
+   */
+  async cancel(workspaceId: string, id: string): Promise<{ render: Render; immediate: boolean }> {
+    const settled = (row: Render) => new ApiError('ALREADY_SETTLED', `Render ${id} is already ${row.status}`, { data: { id, status: row.status } });
+    const cancelled = await this.settle(id, 'release', 'render.cancelled', (_row, now) => ({ status: 'cancelled', cancelRequested: true, completedAt: now }), { stage: 'queued' }, { workspaceId, onlyFrom: ['queued'] });
+    if (!cancelled) throw new ApiError('RENDER_NOT_FOUND', `Render ${id} does not exist`);
+    if (cancelled.changed) return { render: cancelled.row, immediate: true };
+    if (TERMINAL_STATUSES.includes(cancelled.row.status)) throw settled(cancelled.row);
+    await this.orm.em.fork().nativeUpdate(Render, { id, workspaceId, status: { $nin: [...TERMINAL_STATUSES] } }, { cancelRequested: true, updatedAt: new Date() });
+    const row = await this.orm.em.fork().findOneOrFail(Render, { id, workspaceId });
+    // Settled in between: by this cancel's worker (answered as cancelled) or otherwise (409).
+    if (TERMINAL_STATUSES.includes(row.status) && !row.cancelRequested) throw settled(row);
+    return { render: row, immediate: TERMINAL_STATUSES.includes(row.status) };
+  }
+
   /** Settles a render as done: output recorded, credits captured and `render.completed` written together. */
   complete(id: string, out: CompletedOutput): Promise<Render> {
-    return this.settle(id, 'capture', 'render.completed', (row, now) => {
+    return this.settleWorking(id, 'capture', 'render.completed', (row, now) => {
       const set: Partial<Render> = {
         status: 'done', outputKey: out.key, width: out.width, height: out.height, fileSizeBytes: out.sizeBytes,
         renderTime: now.getTime() - row.createdAt.getTime(), progress: 1, completedAt: now,
@@ -61,36 +100,51 @@ export class RenderSettler {
 
   /** Settles a render as failed: error recorded, credits released and `render.failed` written together. */
   fail(id: string, error: RenderErrorInfo): Promise<Render> {
-    return this.settle(id, 'release', 'render.failed', (_row, now) => ({ status: 'failed', error, completedAt: now }));
+    return this.settleWorking(id, 'release', 'render.failed', (_row, now) => ({ status: 'failed', error, completedAt: now }));
   }
 
-  /** Settles a render as cancelled: credits released and `render.cancelled` written together. */
-  cancel(id: string, stage: string): Promise<Render> {
-    return this.settle(id, 'release', 'render.cancelled', (_row, now) => ({ status: 'cancelled', cancelRequested: true, completedAt: now }), { stage });
+  /** Settles a render its worker stopped on its cancel request: credits released and `render.cancelled` written together. */
+  settleCancelled(id: string, stage: string): Promise<Render> {
+    return this.settleWorking(id, 'release', 'render.cancelled', (_row, now) => ({ status: 'cancelled', cancelRequested: true, completedAt: now }), { stage });
+  }
+
+  /** Fails a render whose worker died for good (WORKER_LOST): credits released, `render.failed`. */
+  lost(id: string, message: string, stage: string): Promise<Render> {
+    return this.fail(id, { code: 'WORKER_LOST', message, stage });
+  }
+
+  private async settleWorking(...args: Parameters<RenderLifecycle['settle']>): Promise<Render> {
+    const settled = await this.settle(...args);
+    if (!settled) throw new Error(`Render ${args[0]} does not exist`);
+    return settled.row;
   }
 
   /**
    * One settle: the record's change, its event and the credits' capture or release commit together,
    * once. The change is a conditional update that locks the row: of two settles at once (chunks of
    * one render on two workers; PostgreSQL runs their transactions side by side) the second waits,
-   * finds the render settled and returns it as it is, writing nothing. Hand-written statements (the
-   * hot path of every render; libs/db queries).
+   * finds the render settled and returns it as it is, writing nothing (`changed` false). `scope`
+   * limits it to a workspace's render and to some statuses (a cancel settles only a queued render).
+   * Hand-written statements: the hot path of every render (libs/db queries).
    */
   private settle(
     id: string, credit: 'capture' | 'release', type: 'render.completed' | 'render.failed' | 'render.cancelled',
     change: (row: Render, now: Date) => Partial<Render>, extra: Record<string, unknown> = {},
-  ): Promise<Render> {
+    scope: { workspaceId?: string; onlyFrom?: readonly RenderStatus[] } = {},
+  ): Promise<{ row: Render; changed: boolean } | null> {
     return retryBusy(() => this.orm.em.fork().transactional(async (em) => {
       const now = new Date();
-      const row = await this.read(em, id);
-      if (TERMINAL_STATUSES.includes(row.status)) return row;
+      const row = await this.find(em, id);
+      if (!row || (scope.workspaceId !== undefined && row.workspaceId !== scope.workspaceId)) return null;
+      const from = scope.onlyFrom ?? RENDER_STATUSES.filter((s) => !TERMINAL_STATUSES.includes(s));
+      if (!from.includes(row.status)) return { row, changed: false };
       const set = { ...change(row, now), updatedAt: now };
-      const won = await renders.run(em, (db) => db.updateTable('render').set(renders.columns(em, Render, set)).where('id', '=', id).where('status', 'not in', TERMINAL_STATUSES));
-      if (won === 0) return this.read(em, id);
+      const won = await renders.run(em, (db) => db.updateTable('render').set(renders.columns(em, Render, set)).where('id', '=', id).where('status', 'in', from));
+      if (won === 0) return { row: await this.read(em, id), changed: false };
       Object.assign(row, set);
-      await insertEvent(em, row.workspaceId, type, { ...this.eventData(row), ...extra }, { target: row.callback });
+      await writeEvent(em, row.workspaceId, type, { ...this.eventData(row), ...extra }, { target: row.callback });
       await this.credits.settleIn(em, id, credit);
-      return row;
+      return { row, changed: true };
     }));
   }
 
@@ -114,8 +168,7 @@ export class RenderSettler {
       const first = row.startedAt === null || row.startedAt === undefined;
       Object.assign(row, { status: 'fetching' satisfies RenderStatus, startedAt: row.startedAt ?? new Date(), attempts: attempt, progress: 0 });
       await em.flush();
-      if (first) recordEvent(em, row.workspaceId, 'render.started', this.eventData(row));
-      await em.flush();
+      if (first) await writeEvent(em, row.workspaceId, 'render.started', this.eventData(row));
       return row;
     }));
   }
@@ -177,8 +230,6 @@ export async function purgeExpired(orm: MikroORM, storage: Pick<StorageDriver, '
   return rows.map((r) => r.id);
 }
 
-export type { StillRenderResult };
-
 /** A still still working after this long lost its worker (a still takes well under a minute). */
 export const LOST_STILL_AFTER_MS = 5 * 60_000;
 
@@ -187,14 +238,14 @@ export const LOST_STILL_AFTER_MS = 5 * 60_000;
  * creation) as failed `WORKER_LOST`, releasing their credits. Video renders are retried by their
  * queue instead.
  */
-export async function failLostStills(orm: MikroORM, settler: RenderSettler, now = new Date(), batch = 500): Promise<string[]> {
+export async function failLostStills(orm: MikroORM, lifecycle: RenderLifecycle, now = new Date(), batch = 500): Promise<string[]> {
   const rows = await orm.em.fork().find(
     Render,
     { kind: 'image', status: { $in: ['queued', 'fetching', 'rendering', 'saving'] }, createdAt: { $lt: new Date(now.getTime() - LOST_STILL_AFTER_MS) } },
     { orderBy: { createdAt: 'asc' }, limit: batch },
   );
   for (const row of rows) {
-    await settler.fail(row.id, { code: 'WORKER_LOST', message: 'The worker drawing this still stopped; the credit was released', stage: row.status });
+    await lifecycle.lost(row.id, 'The worker drawing this still stopped; the credit was released', row.status);
   }
   return rows.map((r) => r.id);
 }
