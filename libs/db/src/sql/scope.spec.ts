@@ -55,7 +55,7 @@ describe('the workspace rule of hand-written statements', () => {
     expect(check(db.selectFrom('delivery as d').leftJoin('endpoint as e', 'e.url', 'd.state').select('d.id').where('d.workspace_id', '=', 'w'))).toThrow(/reads endpoint/);
     const cte = db.with('x', (qc) => qc.updateTable('delivery').set({ state: 'x' }).where('state', '=', 'y')).selectFrom('workspace').select('id');
     expect(check(cte)).toThrow(/changes delivery/);
-    const sub = db.selectFrom('workspace').select('id').where('id', 'in', (qb) => qb.selectFrom('endpoint').select('workspace_id').where('url', '=', 'u'));
+    const sub = db.selectFrom('workspace').select('id').where('id', 'in', db.selectFrom('endpoint').select('workspace_id').where('url', '=', 'u'));
     expect(check(sub)).toThrow(/reads endpoint/);
   });
 
