@@ -2,7 +2,7 @@ import type { INestApplicationContext } from '@nestjs/common';
 import sharp from 'sharp';
 import { CreditsService, LedgerEntry } from '#libs/credits';
 import { openAppDatabase } from '#libs/app';
-import type { Orm } from '#libs/db';
+import { forWorkspace, type Orm } from '#libs/db';
 import { OutboxEvent } from '#libs/events';
 import { JobQueues } from '#libs/queue';
 import { Render, RendersService } from '#libs/renders';
@@ -71,9 +71,9 @@ describe('renders: synchronous stills end to end', () => {
     const after = await imageCredits(workspaceId);
     expect(after.used - before.used).toBe(1);
     expect(after.held).toBe(0);
-    const ledger = await orm.em.fork().find(LedgerEntry, { renderId: data.id }, { orderBy: { id: 'asc' } });
+    const ledger = await forWorkspace(orm, workspaceId).find(LedgerEntry, { renderId: data.id }, { orderBy: { id: 'asc' } });
     expect(ledger.map((e) => e.reason)).toEqual(['hold', 'capture']);
-    const event = await orm.em.fork().findOne(OutboxEvent, { workspaceId, type: 'render.completed' }, { orderBy: { id: 'desc' } });
+    const event = await forWorkspace(orm, workspaceId).findOne(OutboxEvent, { type: 'render.completed' }, { orderBy: { id: 'desc' } });
     expect(event?.data).toMatchObject({ id: data.id, status: 'done', url: data.url, credits: 1, width: 320, height: 200 });
   });
 
@@ -158,10 +158,10 @@ describe('renders: synchronous stills end to end', () => {
     const id = body.data.id as string;
     const record = (await get(live, `/v1/render/${id}`)).json().data;
     expect(record).toMatchObject({ status: 'failed', credits: 0, url: null, error: { code: 'UNSUPPORTED_ASSET', stage: 'rendering' } });
-    const ledger = await orm.em.fork().find(LedgerEntry, { renderId: id }, { orderBy: { id: 'asc' } });
+    const ledger = await forWorkspace(orm, workspaceId).find(LedgerEntry, { renderId: id }, { orderBy: { id: 'asc' } });
     expect(ledger.map((e) => e.reason)).toEqual(['hold', 'release']);
     expect(await imageCredits(workspaceId)).toMatchObject({ used: before.used, held: 0 });
-    const event = await orm.em.fork().findOne(OutboxEvent, { workspaceId, type: 'render.failed' });
+    const event = await forWorkspace(orm, workspaceId).findOne(OutboxEvent, { type: 'render.failed' });
     expect(event?.data).toMatchObject({ id, status: 'failed', error: { code: 'UNSUPPORTED_ASSET' } });
   });
 
@@ -296,7 +296,7 @@ describe('renders: synchronous stills end to end', () => {
     expect(await job.waitUntilFinished(events, 20_000)).toMatchObject({ lost: 1 });
     await events.close();
     expect((await get(live, `/v1/render/${id}`)).json().data).toMatchObject({ status: 'failed', error: { code: 'WORKER_LOST', stage: 'rendering' } });
-    const ledger = await orm.em.fork().find(LedgerEntry, { renderId: id }, { orderBy: { id: 'asc' } });
+    const ledger = await forWorkspace(orm, workspaceId).find(LedgerEntry, { renderId: id }, { orderBy: { id: 'asc' } });
     expect(ledger.map((e) => e.reason)).toEqual(['hold', 'release']);
   });
 

@@ -1,7 +1,7 @@
 import { DevMessage, Membership, OtpCode, RefreshToken, User } from '#libs/auth';
 import type { AppConfig } from '#libs/core';
 import { CreditBalance, LedgerEntry } from '#libs/credits';
-import { openDatabase, ormOptions, type Orm } from '#libs/db';
+import { openDatabase, ormOptions, workspaceFilter, WORKSPACE_FILTER, type Orm } from '#libs/db';
 import { OutboxEvent } from '#libs/events';
 import { ApiKey } from '#libs/keys';
 import { Render } from '#libs/renders';
@@ -21,8 +21,13 @@ export const ENTITIES = [
 ] as const;
 
 /** The service's database: every entity mapped, migrations applied (unless `migrate: false`). */
-export function openAppDatabase(database: AppConfig['database'], opts: { migrate?: boolean } = {}): Promise<Orm> {
-  return openDatabase(database, ENTITIES, opts);
+export async function openAppDatabase(database: AppConfig['database'], opts: { migrate?: boolean } = {}): Promise<Orm> {
+  const orm = await openDatabase(database, ENTITIES, opts);
+  // Render's `workspace` filter, registered but off until libs/renders scopes its queries (a query
+  // opts in with `filters: { workspace: true }`). It moves into Render's defineEntity as
+  // `filters: workspaceFilter()` then (docs/architecture.md "Workspace isolation").
+  orm.em.addFilter({ ...workspaceFilter({ enabled: false })[WORKSPACE_FILTER], entity: [Render] });
+  return orm;
 }
 
 /** The ORM options of the service's database (the migrations tool). */
