@@ -1,21 +1,7 @@
 import type { OperationNode } from 'kysely';
 import { isWorkspaceOwned } from '../workspace.js';
 import type { TableInfo } from './convert.js';
-
-interface Node {
-  kind: string;
-  [key: string]: unknown;
-}
-
-function identifier(node: unknown): string | undefined {
-  const n = node as Node | undefined;
-  if (!n) return undefined;
-  if (n.kind === 'IdentifierNode') return n.name as string;
-  if (n.kind === 'SchemableIdentifierNode') return identifier(n.identifier);
-  if (n.kind === 'TableNode') return identifier(n.table);
-  if (n.kind === 'ColumnNode') return identifier(n.column);
-  return undefined;
-}
+import { name as identifier, type Node } from './results.js';
 
 /** A workspace's table a statement reads or changes: its name, the name references use, its workspace and key columns. */
 interface Target {
