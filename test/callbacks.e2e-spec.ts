@@ -3,6 +3,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { INestApplicationContext } from '@nestjs/common';
 import { openAppDatabase } from '#libs/app';
+import { forWorkspace } from '#libs/db';
 import { WebhookEndpoint } from '#libs/webhooks';
 import { createWorkerApp } from '../apps/worker/src/app.js';
 import { startApi, type TestApi } from './harness.js';
@@ -138,10 +139,10 @@ describe('render callbacks (issue 7)', () => {
     expect(retried.map((h) => h.headers['x-service-attempt']).slice(0, 2)).toEqual(['1', '2']);
     // Far past the endpoint limit of 20 consecutive failures, the callback target stays active.
     const orm = await openAppDatabase(api.config.database, { migrate: false });
-    await orm.em.fork().nativeUpdate(WebhookEndpoint, { workspaceId, kind: 'callback', url: `${base}/broken` }, { consecutiveFailures: 40 });
+    await forWorkspace(orm, workspaceId).nativeUpdate(WebhookEndpoint, { kind: 'callback', url: `${base}/broken` }, { consecutiveFailures: 40 });
     await until(() => hitsOn('/broken').length >= 5, 40_000);
     await new Promise((r) => setTimeout(r, 300));
-    const target = await orm.em.fork().findOneOrFail(WebhookEndpoint, { workspaceId, kind: 'callback', url: `${base}/broken` });
+    const target = await forWorkspace(orm, workspaceId).findOneOrFail(WebhookEndpoint, { kind: 'callback', url: `${base}/broken` });
     expect(target.isActive).toBe(true);
     expect(target.consecutiveFailures).toBeGreaterThanOrEqual(40);
     await orm.close(true);

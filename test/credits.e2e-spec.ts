@@ -1,6 +1,6 @@
 import { CreditsService, LedgerEntry, CreditBalance } from '#libs/credits';
 import { openAppDatabase } from '#libs/app';
-import type { Orm } from '#libs/db';
+import { allWorkspaces, forWorkspace, type Orm } from '#libs/db';
 import { OutboxEvent } from '#libs/events';
 import { newId } from '#libs/core';
 import { testContext, type TestContext } from './harness.js';
@@ -23,9 +23,9 @@ describe('credits: balances, holds and the ledger', () => {
 
   const ws = () => newId('workspace');
   const ledgerSum = async (workspaceId: string, kind: 'image' | 'video') =>
-    (await orm.em.fork().find(LedgerEntry, { workspaceId, kind })).reduce((s, e) => s + e.amount, 0);
+    (await forWorkspace(orm, workspaceId).find(LedgerEntry, { kind })).reduce((s, e) => s + e.amount, 0);
   const events = async (workspaceId: string) =>
-    (await orm.em.fork().find(OutboxEvent, { workspaceId }, { orderBy: { id: 'asc' } })).map((e) => ({ type: e.type, data: e.data }));
+    (await forWorkspace(orm, workspaceId).find(OutboxEvent, {}, { orderBy: { id: 'asc' } })).map((e) => ({ type: e.type, data: e.data }));
 
   it('opens a workspace with its plan grant for the period', async () => {
     const w = ws();
@@ -66,7 +66,7 @@ describe('credits: balances, holds and the ledger', () => {
     expect(await credits.release('rnd_idem')).toBeNull(); // already settled by the capture
     const view = await credits.balance(w, 'pro');
     expect(view.credits.image).toMatchObject({ available: 10_000 - 3, held: 0, used: 3 });
-    const entries = await orm.em.fork().find(LedgerEntry, { workspaceId: w, renderId: 'rnd_idem' });
+    const entries = await forWorkspace(orm, w).find(LedgerEntry, { renderId: 'rnd_idem' });
     expect(entries.map((e) => e.reason).sort()).toEqual(['capture', 'hold']);
     expect(await ledgerSum(w, 'image')).toBe(view.credits.image.available);
   });
@@ -75,7 +75,7 @@ describe('credits: balances, holds and the ledger', () => {
     const w = ws();
     await credits.hold({ workspaceId: w, plan: 'pro', kind: 'video', amount: 2, renderId: 'rnd_race', mode: 'live' });
     await Promise.all([credits.capture('rnd_race'), credits.release('rnd_race'), credits.capture('rnd_race'), credits.release('rnd_race')]);
-    const settles = await orm.em.fork().find(LedgerEntry, { renderId: 'rnd_race', phase: 'settle' });
+    const settles = await forWorkspace(orm, w).find(LedgerEntry, { renderId: 'rnd_race', phase: 'settle' });
     expect(settles).toHaveLength(1);
     const v = (await credits.balance(w, 'pro')).credits.video;
     expect(v.held).toBe(0);
@@ -88,7 +88,7 @@ describe('credits: balances, holds and the ledger', () => {
     await credits.release('rnd_rel');
     expect((await credits.balance(w, 'free')).credits.image).toMatchObject({ available: 50, held: 0, used: 0 });
     expect(await credits.hold({ workspaceId: w, plan: 'free', kind: 'image', amount: 500, renderId: 'rnd_test', mode: 'test' })).toEqual({ held: false, reason: 'test-mode' });
-    expect(await orm.em.fork().count(LedgerEntry, { renderId: 'rnd_test' })).toBe(0);
+    expect(await allWorkspaces(orm).count(LedgerEntry, { renderId: 'rnd_test' })).toBe(0);
   });
 
   it('spends the grant before top-ups, and top-ups outlive the period', async () => {
@@ -133,7 +133,7 @@ describe('credits: balances, holds and the ledger', () => {
     // A settled render's hold is released at once, whatever its age.
     await credits.hold({ workspaceId: w, plan: 'pro', kind: 'video', amount: 2, renderId: 'rnd_done', mode: 'live' });
     expect(await credits.sweep(3_600_000, new Date(), async (ids) => new Set(ids.filter((id) => id === 'rnd_done')))).toEqual(['rnd_done']);
-    const row = await orm.em.fork().findOneOrFail(CreditBalance, { workspaceId: w, kind: 'video' });
+    const row = await forWorkspace(orm, w).findOneOrFail(CreditBalance, { kind: 'video' });
     expect(row.held).toBe(0);
   });
 });

@@ -1,5 +1,5 @@
 import { LedgerEntry } from '#libs/credits';
-import type { Orm } from '#libs/db';
+import { allWorkspaces, forWorkspace, type Orm } from '#libs/db';
 import { OutboxEvent } from '#libs/events';
 
 /** Polls `fn` every 100 ms until it gives a value; throws naming `what` after `ms`. */
@@ -15,10 +15,10 @@ export async function until<T>(fn: () => Promise<T | undefined | false>, what: s
 
 /** The reasons of a render's ledger entries, in order (hold, capture | release). */
 export async function ledgerOf(orm: Orm, renderId: string): Promise<string[]> {
-  return (await orm.em.fork().find(LedgerEntry, { renderId }, { orderBy: { id: 'asc' } })).map((e) => e.reason);
+  return (await allWorkspaces(orm).find(LedgerEntry, { renderId }, { orderBy: { id: 'asc' } })).map((e) => e.reason);
 }
 
 /** The types of a render's events in the outbox, in order. */
 export async function eventsOf(orm: Orm, workspaceId: string, renderId: string): Promise<string[]> {
-  return (await orm.em.fork().find(OutboxEvent, { workspaceId }, { orderBy: { id: 'asc' } })).filter((e) => e.data.id === renderId).map((e) => e.type);
+  return (await forWorkspace(orm, workspaceId).find(OutboxEvent, {}, { orderBy: { id: 'asc' } })).filter((e) => e.data.id === renderId).map((e) => e.type);
 }

@@ -2,7 +2,7 @@ import type { INestApplicationContext } from '@nestjs/common';
 import sharp from 'sharp';
 import { CreditsService, LedgerEntry } from '#libs/credits';
 import { openAppDatabase } from '#libs/app';
-import type { Orm } from '#libs/db';
+import { allWorkspaces, forWorkspace, type Orm } from '#libs/db';
 import { OutboxEvent } from '#libs/events';
 import { JobQueues } from '#libs/queue';
 import { Render, RendersService } from '#libs/renders';
@@ -71,9 +71,9 @@ describe('renders: synchronous stills end to end', () => {
     const after = await imageCredits(workspaceId);
     expect(after.used - before.used).toBe(1);
     expect(after.held).toBe(0);
-    const ledger = await orm.em.fork().find(LedgerEntry, { renderId: data.id }, { orderBy: { id: 'asc' } });
+    const ledger = await forWorkspace(orm, workspaceId).find(LedgerEntry, { renderId: data.id }, { orderBy: { id: 'asc' } });
     expect(ledger.map((e) => e.reason)).toEqual(['hold', 'capture']);
-    const event = await orm.em.fork().findOne(OutboxEvent, { workspaceId, type: 'render.completed' }, { orderBy: { id: 'desc' } });
+    const event = await forWorkspace(orm, workspaceId).findOne(OutboxEvent, { type: 'render.completed' }, { orderBy: { id: 'desc' } });
     expect(event?.data).toMatchObject({ id: data.id, status: 'done', url: data.url, credits: 1, width: 320, height: 200 });
   });
 
@@ -102,11 +102,11 @@ describe('renders: synchronous stills end to end', () => {
     expect([malformed.statusCode, malformed.json().code]).toEqual([400, 'INVALID_REQUEST']);
     const binaryVideo = await post(live, { edit: still('mp4') }, '?format=binary');
     expect([binaryVideo.statusCode, binaryVideo.json().code, binaryVideo.json().errors['query.format']]).toEqual([422, 'VALIDATION_FAILED', ['binary is for png, jpeg and pdf']]);
-    expect(await orm.em.fork().count(Render, { workspaceId, status: { $ne: 'done' } })).toBe(0);
+    expect(await allWorkspaces(orm).count(Render, { workspaceId, status: { $ne: 'done' } })).toBe(0);
   });
 
   it('§7, decisions.md "Envelope and errors": values that break a rule are 422 VALIDATION_FAILED by path; never a render', async () => {
-    const before = await orm.em.fork().count(Render, { workspaceId });
+    const before = await allWorkspaces(orm).count(Render, { workspaceId });
     const refused = async (body: unknown, query = '', headers: Record<string, string> = {}) => {
       const res = await post(live, body, query, headers);
       expect([res.statusCode, res.json().code]).toEqual([422, 'VALIDATION_FAILED']);
@@ -122,7 +122,7 @@ describe('renders: synchronous stills end to end', () => {
     expect(Object.keys(await refused({ edit: still(), values: { A: 1 }, fields: { A: 2 } }))).toEqual(['fields']);
     expect(Object.keys(await refused({ edit: still(), idempotencyKey: 'a' }, '', { 'idempotency-key': 'b' }))).toEqual(['idempotencyKey']);
     expect(Object.keys(await refused({ edit: still() }, '', { 'idempotency-key': 'not visible ascii' }))).toEqual(['headers.idempotency-key']);
-    expect(await orm.em.fork().count(Render, { workspaceId })).toBe(before);
+    expect(await allWorkspaces(orm).count(Render, { workspaceId })).toBe(before);
   });
 
   it('a bodiless POST sent with Content-Type: application/json and an empty body answers as without a body (not 400)', async () => {
@@ -158,10 +158,10 @@ describe('renders: synchronous stills end to end', () => {
     const id = body.data.id as string;
     const record = (await get(live, `/v1/render/${id}`)).json().data;
     expect(record).toMatchObject({ status: 'failed', credits: 0, url: null, error: { code: 'UNSUPPORTED_ASSET', stage: 'rendering' } });
-    const ledger = await orm.em.fork().find(LedgerEntry, { renderId: id }, { orderBy: { id: 'asc' } });
+    const ledger = await forWorkspace(orm, workspaceId).find(LedgerEntry, { renderId: id }, { orderBy: { id: 'asc' } });
     expect(ledger.map((e) => e.reason)).toEqual(['hold', 'release']);
     expect(await imageCredits(workspaceId)).toMatchObject({ used: before.used, held: 0 });
-    const event = await orm.em.fork().findOne(OutboxEvent, { workspaceId, type: 'render.failed' });
+    const event = await forWorkspace(orm, workspaceId).findOne(OutboxEvent, { type: 'render.failed' });
     expect(event?.data).toMatchObject({ id, status: 'failed', error: { code: 'UNSUPPORTED_ASSET' } });
   });
 
@@ -174,7 +174,7 @@ describe('renders: synchronous stills end to end', () => {
     for (let i = 0; i < 50; i++) await credits.hold({ workspaceId: free.workspaceId, plan: 'free', kind: 'image', amount: 1, renderId: `rnd_spend_${i}`, mode: 'live' });
     const broke = await post(free.liveKey, { edit: still() });
     expect([broke.statusCode, broke.json().code]).toEqual([402, 'INSUFFICIENT_CREDITS']);
-    expect(await orm.em.fork().count(Render, { workspaceId: free.workspaceId })).toBe(0);
+    expect(await allWorkspaces(orm).count(Render, { workspaceId: free.workspaceId })).toBe(0);
   });
 
   it('test keys render free and watermarked', async () => {
@@ -196,7 +196,7 @@ describe('renders: synchronous stills end to end', () => {
     const ids = new Set(answers.map((a) => a.json().data.id));
     expect(ids.size).toBe(1);
     expect(answers.every((a) => a.json().data.status === 'done')).toBe(true);
-    expect(await orm.em.fork().count(Render, { workspaceId, idempotencyKey: 'order-7731' })).toBe(1);
+    expect(await allWorkspaces(orm).count(Render, { workspaceId, idempotencyKey: 'order-7731' })).toBe(1);
     expect((await imageCredits(workspaceId)).used - before.used).toBe(1);
     // A later retry (body field form) returns the original, bills nothing.
     const retry = await post(live, { ...body, idempotencyKey: 'order-7731' });
@@ -296,7 +296,7 @@ describe('renders: synchronous stills end to end', () => {
     expect(await job.waitUntilFinished(events, 20_000)).toMatchObject({ lost: 1 });
     await events.close();
     expect((await get(live, `/v1/render/${id}`)).json().data).toMatchObject({ status: 'failed', error: { code: 'WORKER_LOST', stage: 'rendering' } });
-    const ledger = await orm.em.fork().find(LedgerEntry, { renderId: id }, { orderBy: { id: 'asc' } });
+    const ledger = await forWorkspace(orm, workspaceId).find(LedgerEntry, { renderId: id }, { orderBy: { id: 'asc' } });
     expect(ledger.map((e) => e.reason)).toEqual(['hold', 'release']);
   });
 

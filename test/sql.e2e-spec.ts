@@ -2,7 +2,7 @@ import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { Kysely } from 'kysely';
 import { openAppDatabase } from '#libs/app';
 import { newId } from '#libs/core';
-import { dialectOf, queries, sql, type Orm, type Tables } from '#libs/db';
+import { dialectOf, forWorkspace, queries, sql, type Orm, type Tables } from '#libs/db';
 import { WebhookEndpoint } from '#libs/webhooks';
 import type { Workspace } from '#libs/workspaces';
 import { testContext, type TestContext } from './harness.js';
@@ -13,9 +13,9 @@ import { testContext, type TestContext } from './harness.js';
 type T = Tables<typeof WebhookEndpoint | typeof Workspace>;
 const q = queries<T>();
 
-const ENDPOINT_BY_ID = q.prepare((db, p: { id: string }) => db
+const ENDPOINT_BY_ID = q.prepare((db, p: { id: string; workspaceId: string }) => db
   .selectFrom('webhook_endpoint').select(['id', 'events', 'headers', 'is_active', 'consecutive_failures', 'disabled_at', 'last_success_at', 'created_at'])
-  .where('id', '=', p.id));
+  .where('id', '=', p.id).where('workspace_id', '=', p.workspaceId));
 
 const SET_ACTIVE = q.prepare((db, p: { id: string; active: boolean; at: Date | null }) =>
   db.updateTable('webhook_endpoint').set({ is_active: p.active, disabled_at: p.at }).where('id', '=', p.id));
@@ -46,14 +46,14 @@ describe('libs/db queries', () => {
   it('writes rows the ORM reads as it wrote them, and reads the ORM\'s rows back converted', async () => {
     const mine = endpoint();
     await q.insert(orm.em, WebhookEndpoint, mine);
-    const viaOrm = await orm.em.fork().findOneOrFail(WebhookEndpoint, { id: mine.id });
+    const viaOrm = await forWorkspace(orm, mine.workspaceId).findOneOrFail(WebhookEndpoint, { id: mine.id });
     expect({ ...viaOrm }).toEqual(mine);
 
     const theirs = endpoint({ isActive: false, disabledAt: new Date('2026-11-23T01:02:03.004Z'), events: [] });
     const em = orm.em.fork();
     em.create(WebhookEndpoint, theirs);
     await em.flush();
-    expect(await ENDPOINT_BY_ID.one(orm.em, { id: theirs.id })).toEqual({
+    expect(await ENDPOINT_BY_ID.one(orm.em, { id: theirs.id, workspaceId: theirs.workspaceId })).toEqual({
       id: theirs.id, events: [], headers: [{ key: 'X-A', value: 'b' }], is_active: false, consecutive_failures: 3,
       disabled_at: new Date('2026-11-23T01:02:03.004Z'), last_success_at: new Date('2026-11-22T10:00:00.123Z'), created_at: theirs.createdAt,
     });
@@ -67,7 +67,7 @@ describe('libs/db queries', () => {
     const found = await q.all(orm.em, (db) => db.selectFrom('webhook_endpoint').select(['id', 'disabled_at'])
       .where('workspace_id', '=', row.workspaceId).where('is_active', '=', false).where('disabled_at', '=', at));
     expect(found).toEqual([{ id: row.id, disabled_at: at }]);
-    expect((await orm.em.fork().findOneOrFail(WebhookEndpoint, { id: row.id })).isActive).toBe(false);
+    expect((await forWorkspace(orm, row.workspaceId).findOneOrFail(WebhookEndpoint, { id: row.id })).isActive).toBe(false);
   });
 
   it('fails with the ORM\'s exception classes', async () => {
@@ -78,22 +78,22 @@ describe('libs/db queries', () => {
 
   it('runs inside em.transactional: rolls back with it and sees its uncommitted rows', async () => {
     const row = endpoint();
-    await expect(orm.em.fork().transactional(async (em) => {
+    await expect(forWorkspace(orm, row.workspaceId).transactional(async (em) => {
       await q.insert(em, WebhookEndpoint, row);
       // The ORM's own statement in the same transaction sees the row.
       expect(await em.count(WebhookEndpoint, { id: row.id })).toBe(1);
       throw new Error('abort');
     })).rejects.toThrow('abort');
-    expect(await ENDPOINT_BY_ID.one(orm.em, { id: row.id })).toBeUndefined();
+    expect(await ENDPOINT_BY_ID.one(orm.em, { id: row.id, workspaceId: row.workspaceId })).toBeUndefined();
 
     const kept = endpoint();
     await orm.em.fork().transactional(async (em) => {
       em.create(WebhookEndpoint, kept);
       await em.flush();
-      expect((await ENDPOINT_BY_ID.one(em, { id: kept.id }))?.id).toBe(kept.id);
+      expect((await ENDPOINT_BY_ID.one(em, { id: kept.id, workspaceId: kept.workspaceId }))?.id).toBe(kept.id);
       expect(await SET_ACTIVE.run(em, { id: kept.id, active: false, at: null })).toBe(1);
     });
-    expect((await orm.em.fork().findOneOrFail(WebhookEndpoint, { id: kept.id })).isActive).toBe(false);
+    expect((await forWorkspace(orm, kept.workspaceId).findOneOrFail(WebhookEndpoint, { id: kept.id })).isActive).toBe(false);
   });
 
   it('a statement outside the transaction neither joins it nor is lost with it', async () => {
@@ -115,8 +115,8 @@ describe('libs/db queries', () => {
     release();
     await expect(trx).rejects.toThrow('abort');
     await alone;
-    expect(await ENDPOINT_BY_ID.one(orm.em, { id: inside.id })).toBeUndefined();
-    expect((await ENDPOINT_BY_ID.one(orm.em, { id: outside.id }))?.id).toBe(outside.id);
+    expect(await ENDPOINT_BY_ID.one(orm.em, { id: inside.id, workspaceId: inside.workspaceId })).toBeUndefined();
+    expect((await ENDPOINT_BY_ID.one(orm.em, { id: outside.id, workspaceId: outside.workspaceId }))?.id).toBe(outside.id);
   });
 
   it('binds a value used in several places of a prepared statement', async () => {
@@ -135,7 +135,7 @@ describe('libs/db queries', () => {
       await q.insert(em, WebhookEndpoint, other);
       await q.insert(em, WebhookEndpoint, row);
     })).rejects.toBeInstanceOf(UniqueConstraintViolationException);
-    expect(await ENDPOINT_BY_ID.one(orm.em, { id: other.id })).toBeUndefined();
+    expect(await ENDPOINT_BY_ID.one(orm.em, { id: other.id, workspaceId: other.workspaceId })).toBeUndefined();
   });
 
   it('reads computed columns as the driver answers them and counts changed rows', async () => {
@@ -162,7 +162,7 @@ describe('libs/db queries', () => {
     await q.insert(orm.em, WebhookEndpoint, row);
     const names = await orm.em.fork().transactional(async (em) => {
       // One connection for the transaction: the statement is parsed there and listed by name.
-      await ENDPOINT_BY_ID.one(em, { id: row.id });
+      await ENDPOINT_BY_ID.one(em, { id: row.id, workspaceId: row.workspaceId });
       return q.all(em, () => sql<{ name: string; statement: string }>`select name, statement from pg_prepared_statements`);
     });
     expect(names.some((n) => /^s\d+$/.test(n.name) && n.statement.includes('from "webhook_endpoint"') && n.statement.includes('"consecutive_failures"'))).toBe(true);

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type ApiError } from '#libs/core';
 import { openAppDatabase } from '#libs/app';
-import type { Orm } from '#libs/db';
+import { allWorkspaces, forWorkspace, type Orm } from '#libs/db';
 import { OutboxEvent } from '#libs/events';
 import { Template, TemplatesService } from '#libs/templates';
 import { secondApi, startApi, type TestApi } from './harness.js';
@@ -392,13 +392,13 @@ describe('templates', () => {
     expect(res.statusCode).toBe(200);
     expect(res.json().data).toMatchObject({ id: t.id, status: 'published', version: 1, publishedAt: expect.any(String) });
     expect((res.json().data.checks as Json[]).every((c) => c.passed)).toBe(true);
-    const events = await orm.em.fork().find(OutboxEvent, { workspaceId: a.workspaceId, type: 'template.published' });
+    const events = await forWorkspace(orm, a.workspaceId).find(OutboxEvent, { type: 'template.published' });
     expect(events.filter((e) => e.data.id === t.id).map((e) => e.data)).toEqual([{ id: t.id, name: 'Ready card', version: 1 }]);
     // The body is optional: none, or an empty one sent as JSON (what many clients do), is no version.
     const again = await api.app.inject({ method: 'POST', url: `/api/organization/templates/${t.id}/publish`, headers: { ...sessionA, 'content-type': 'application/json' }, payload: '' });
     expect(again.statusCode).toBe(200);
     expect((await req('POST', `/organization/templates/${t.id}/publish`, sessionA)).statusCode).toBe(200);
-    expect((await orm.em.fork().find(OutboxEvent, { workspaceId: a.workspaceId, type: 'template.published' })).filter((e) => e.data.id === t.id)).toHaveLength(1);
+    expect((await forWorkspace(orm, a.workspaceId).find(OutboxEvent, { type: 'template.published' })).filter((e) => e.data.id === t.id)).toHaveLength(1);
     const listed = ((await req('GET', '/v1/templates?scope=mine&limit=100', key(a))).json().data as Json[]).find((x) => x.id === t.id);
     expect(listed).toMatchObject({ status: 'published', canRender: true, isOwn: true, inLibrary: false });
     const renderable = await svc.findForRender(a.workspaceId, t.id);
@@ -422,7 +422,7 @@ describe('templates', () => {
   it('decisions.md CLI: template:publish and template:archive print {id, status, version}', async () => {
     const t = await createOwn(sessionB, { name: 'From the CLI' });
     expect(await api.cli('template:publish', '--id', t.id)).toEqual({ code: 0, json: { id: t.id, status: 'published', version: 1 } });
-    const events = await orm.em.fork().find(OutboxEvent, { workspaceId: b.workspaceId, type: 'template.published' });
+    const events = await forWorkspace(orm, b.workspaceId).find(OutboxEvent, { type: 'template.published' });
     expect(events.some((e) => e.data.id === t.id)).toBe(true);
     expect(await api.cli('template:archive', '--id', t.id)).toEqual({ code: 0, json: { id: t.id, status: 'archived', version: 1 } });
     const failing = await createOwn(sessionB, { fields: [...design().fields, { key: 'EXTRA' }] });
@@ -434,10 +434,10 @@ describe('templates', () => {
   });
 
   it('the library is seeded once: another API process on the same database changes nothing', async () => {
-    const before = await orm.em.fork().find(Template, { workspaceId: null }, { orderBy: { id: 'asc' } });
+    const before = await allWorkspaces(orm).find(Template, { workspaceId: null }, { orderBy: { id: 'asc' } });
     const other = await secondApi(api);
     try {
-      const after = await orm.em.fork().find(Template, { workspaceId: null }, { orderBy: { id: 'asc' } });
+      const after = await allWorkspaces(orm).find(Template, { workspaceId: null }, { orderBy: { id: 'asc' } });
       expect(after.map((t) => [t.id, t.version, t.updatedAt.toISOString()])).toEqual(before.map((t) => [t.id, t.version, t.updatedAt.toISOString()]));
     } finally {
       await other.close();

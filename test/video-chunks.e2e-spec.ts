@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { INestApplicationContext } from '@nestjs/common';
 import { openAppDatabase } from '#libs/app';
-import type { Orm } from '#libs/db';
+import { allWorkspaces, type Orm } from '#libs/db';
 import { JobQueues, type VideoChunkResult } from '#libs/queue';
 import { createRedis, RedisKeys } from '#libs/redis';
 import { Render } from '#libs/renders';
@@ -117,7 +117,7 @@ describe('chunked video renders across workers (issue 6)', () => {
 
   it('cancel while chunks render: settled cancelled once, credits released, chunks removed', async () => {
     const id = (await post({ edit: edit(20) })).json().data.id as string;
-    await until(async () => (await orm.em.fork().findOneOrFail(Render, { id }, { refresh: true })).status === 'rendering' || undefined, 'chunks to render');
+    await until(async () => (await allWorkspaces(orm).findOneOrFail(Render, { id }, { refresh: true })).status === 'rendering' || undefined, 'chunks to render');
     const res = await api.app.inject({ method: 'POST', url: `/api/v1/render/${id}/cancel`, headers: { 'x-api-key': key } });
     expect(res.statusCode).toBe(202);
     const end = await settled(id);

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import type { INestApplicationContext } from '@nestjs/common';
 import { openAppDatabase } from '#libs/app';
-import type { Orm } from '#libs/db';
+import { allWorkspaces, type Orm } from '#libs/db';
 import { createRedis, RedisKeys } from '#libs/redis';
 import { Render } from '#libs/renders';
 import type { Redis } from 'ioredis';
@@ -37,7 +37,7 @@ describe('a video worker killed mid-render (issue 6)', () => {
   const children = new Set<ChildProcess>();
 
   const post = (body: unknown) => api.app.inject({ method: 'POST', url: '/api/v1/render', headers: { 'x-api-key': key }, payload: body as object });
-  const record = (id: string) => orm.em.fork().findOneOrFail(Render, { id }, { refresh: true });
+  const record = (id: string) => allWorkspaces(orm).findOneOrFail(Render, { id }, { refresh: true });
   /** The built worker in its own process group, with the API's configuration. */
   function spawnWorker(): ChildProcess {
     const child = spawn(process.execPath, ['dist/apps/worker/src/main.js'], { env: { ...process.env, ...api.env }, detached: true, stdio: 'ignore' });

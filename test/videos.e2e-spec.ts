@@ -4,7 +4,7 @@ import type { INestApplicationContext } from '@nestjs/common';
 import sharp from 'sharp';
 import { LedgerEntry } from '#libs/credits';
 import { openAppDatabase } from '#libs/app';
-import type { Orm } from '#libs/db';
+import { allWorkspaces, forWorkspace, type Orm } from '#libs/db';
 import { OutboxEvent } from '#libs/events';
 import { createRedis, RedisKeys } from '#libs/redis';
 import { Render } from '#libs/renders';
@@ -52,7 +52,7 @@ describe('video renders through the API and a worker (issue 6)', () => {
     return ['done', 'failed', 'cancelled'].includes(data.status) ? data : undefined;
   });
   const events = async (renderId: string) =>
-    (await orm.em.fork().find(OutboxEvent, { workspaceId }, { orderBy: { id: 'asc' } })).filter((e) => e.data.id === renderId).map((e) => e.type);
+    (await forWorkspace(orm, workspaceId).find(OutboxEvent, {}, { orderBy: { id: 'asc' } })).filter((e) => e.data.id === renderId).map((e) => e.type);
 
   beforeAll(async () => {
     // Media for `auto` lengths: a 2.5 s clip with sound, a file that is not media, a missing one.
@@ -93,7 +93,7 @@ describe('video renders through the API and a worker (issue 6)', () => {
     const poster = await api.app.inject({ method: 'GET', url: new URL(done.posterUrl).pathname });
     expect(poster.rawPayload.subarray(0, 3)).toEqual(Buffer.from([0xff, 0xd8, 0xff]));
     expect(await events(queued.id)).toEqual(['render.queued', 'render.started', 'render.completed']);
-    const ledger = await orm.em.fork().find(LedgerEntry, { renderId: queued.id }, { orderBy: { id: 'asc' } });
+    const ledger = await allWorkspaces(orm).find(LedgerEntry, { renderId: queued.id }, { orderBy: { id: 'asc' } });
     expect(ledger.map((e) => [e.kind, e.reason])).toEqual([['video', 'hold'], ['video', 'capture']]);
   }, 180_000);
 
@@ -105,7 +105,7 @@ describe('video renders through the API and a worker (issue 6)', () => {
     const seen: string[] = [];
     const progress: number[] = [];
     for (const end = Date.now() + 120_000; Date.now() < end;) {
-      const r = await orm.em.fork().findOneOrFail(Render, { id }, { fields: ['status', 'progress'] });
+      const r = await allWorkspaces(orm).findOneOrFail(Render, { id }, { fields: ['status', 'progress'] });
       if (seen.at(-1) !== r.status) seen.push(r.status);
       if (r.status === 'rendering') progress.push(Number(r.progress));
       if (['done', 'failed', 'cancelled'].includes(r.status)) break;
@@ -145,7 +145,7 @@ describe('video renders through the API and a worker (issue 6)', () => {
     await redis.del(slots);
     redis.disconnect();
     expect(await events(id)).toEqual(['render.queued', 'render.cancelled']);
-    const ledger = await orm.em.fork().find(LedgerEntry, { renderId: id }, { orderBy: { id: 'asc' } });
+    const ledger = await allWorkspaces(orm).find(LedgerEntry, { renderId: id }, { orderBy: { id: 'asc' } });
     expect(ledger.map((e) => e.reason)).toEqual(['hold', 'release']);
   }, 60_000);
 
@@ -158,7 +158,7 @@ describe('video renders through the API and a worker (issue 6)', () => {
     const end = await settled(id);
     expect(end.status).toBe('cancelled');
     expect((await events(id)).at(-1)).toBe('render.cancelled');
-    const ledger = await orm.em.fork().find(LedgerEntry, { renderId: id }, { orderBy: { id: 'asc' } });
+    const ledger = await allWorkspaces(orm).find(LedgerEntry, { renderId: id }, { orderBy: { id: 'asc' } });
     expect(ledger.map((e) => e.reason)).toEqual(['hold', 'release']);
   }, 120_000);
 
@@ -181,7 +181,7 @@ describe('video renders through the API and a worker (issue 6)', () => {
     }
     await em.flush();
     expect(await code(tiny())).toBe('LIMIT_QUEUE_DEPTH');
-    expect(await orm.em.fork().count(LedgerEntry, { workspaceId: free.workspaceId, reason: 'hold' })).toBe(0);
+    expect(await forWorkspace(orm, free.workspaceId).count(LedgerEntry, { reason: 'hold' })).toBe(0);
   });
 
   it('§4.1: `length: "auto"` of a video clip is measured at acceptance: timed, priced and ceiling-checked before anything is queued', async () => {
@@ -221,8 +221,8 @@ describe('video renders through the API and a worker (issue 6)', () => {
       'edit.timeline.tracks[0].clips[0].asset.src': ['The file is not a media type the renderer reads'],
       'edit.timeline.tracks[1].clips[0].asset.src': ['The server answered 404'],
     });
-    expect(await orm.em.fork().count(Render, { workspaceId: free.workspaceId })).toBe(0);
-    expect(await orm.em.fork().count(LedgerEntry, { workspaceId: free.workspaceId, reason: 'hold' })).toBe(0);
+    expect(await allWorkspaces(orm).count(Render, { workspaceId: free.workspaceId })).toBe(0);
+    expect(await forWorkspace(orm, free.workspaceId).count(LedgerEntry, { reason: 'hold' })).toBe(0);
   }, 180_000);
 
   it('a still with an html clip is drawn by the browser engine (no more 422 where the engine runs)', async () => {

@@ -3,7 +3,7 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { openAppDatabase } from '#libs/app';
-import type { Orm } from '#libs/db';
+import { forWorkspace, type Orm } from '#libs/db';
 import { OutboxEvent, writeEvent } from '#libs/events';
 import { JobQueues } from '#libs/queue';
 import { WebhookDelivery, WebhookEndpoint } from '#libs/webhooks';
@@ -177,7 +177,7 @@ describe('webhooks: chaos (scripted failures, a worker killed mid-run)', () => {
   }
 
   async function stateCounts(): Promise<Record<string, number>> {
-    const em = orm.em.fork();
+    const em = forWorkspace(orm, workspaceId);
     const out: Record<string, number> = {};
     for (const state of ['pending', 'succeeded', 'failed', 'refused', 'cancelled', 'skipped'] as const) {
       out[state] = await em.count(WebhookDelivery, { workspaceId, state });
@@ -189,7 +189,7 @@ describe('webhooks: chaos (scripted failures, a worker killed mid-run)', () => {
   async function stuck(): Promise<string> {
     const queue = api.app.get(JobQueues).queue('webhooks');
     try {
-      const pending = await orm.em.fork().find(WebhookDelivery, { workspaceId, state: 'pending' }, { orderBy: { id: 'asc' } });
+      const pending = await forWorkspace(orm, workspaceId).find(WebhookDelivery, { state: 'pending' }, { orderBy: { id: 'asc' } });
       const jobStates = new Map<string, number>();
       const sample: string[] = [];
       for (const d of pending) {
@@ -279,7 +279,7 @@ describe('webhooks: chaos (scripted failures, a worker killed mid-run)', () => {
     // then killed after the dispatch while deliveries are in flight, or at KILL_CAP_MS.
     let killPoint = '';
     await until('a point to kill the worker at', async () => {
-      const em = orm.em.fork();
+      const em = forWorkspace(orm, workspaceId);
       const left = await em.count(OutboxEvent, { workspaceId, dispatchedAt: null });
       const stamped = EVENTS - left;
       const made = await em.count(WebhookDelivery, { workspaceId });
@@ -303,7 +303,7 @@ describe('webhooks: chaos (scripted failures, a worker killed mid-run)', () => {
     try {
       await until('every delivery to settle', async () => {
         if (second.proc.exitCode !== null) throw new Error(`the second worker exited (${second.proc.exitCode}):\n${second.output}`);
-        const em = orm.em.fork();
+        const em = forWorkspace(orm, workspaceId);
         undispatched = await em.count(OutboxEvent, { workspaceId, dispatchedAt: null });
         rows = await em.count(WebhookDelivery, { workspaceId });
         last = await stateCounts();
@@ -324,7 +324,7 @@ describe('webhooks: chaos (scripted failures, a worker killed mid-run)', () => {
         `${stats.requests} requests, states ${JSON.stringify(last)}\n`,
     );
 
-    const all = await orm.em.fork().find(WebhookDelivery, { workspaceId });
+    const all = await forWorkspace(orm, workspaceId).find(WebhookDelivery, {});
 
     // Exactly one delivery row per (event, endpoint), and nothing else.
     const pairs = new Set(all.map((d) => `${d.endpointId} ${d.eventId}`));
@@ -365,7 +365,7 @@ describe('webhooks: chaos (scripted failures, a worker killed mid-run)', () => {
     expect(all.filter((d) => d.state === 'failed').every((d) => d.attempts === MAX_ATTEMPTS)).toBe(true);
 
     // No endpoint was disabled by the mix (20 consecutive failures).
-    const endpoints = await orm.em.fork().find(WebhookEndpoint, { workspaceId });
+    const endpoints = await forWorkspace(orm, workspaceId).find(WebhookEndpoint, {});
     expect(endpoints.map((e) => e.isActive)).toEqual(Array(ENDPOINTS).fill(true));
   }, 170_000);
 });

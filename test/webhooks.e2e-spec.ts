@@ -3,7 +3,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { INestApplicationContext } from '@nestjs/common';
 import { openAppDatabase } from '#libs/app';
-import type { Orm } from '#libs/db';
+import { forWorkspace, type Orm } from '#libs/db';
 import { writeEvent } from '#libs/events';
 import { createRedis } from '#libs/redis';
 import { DeliveryAllowance, LAST_SUCCESS_GRANULARITY_MS, WebhookEndpoint } from '#libs/webhooks';
@@ -206,7 +206,7 @@ describe('webhooks: endpoints and signed, retried deliveries', () => {
 
   it('does not retry a 400; the failed delivery counts toward the streak; 20 in a row disable the endpoint', async () => {
     const { id } = await register({ url: `${base}/bad`, events: ['render.completed'] });
-    await orm.em.fork().nativeUpdate(WebhookEndpoint, { id }, { consecutiveFailures: 18 });
+    await forWorkspace(orm, workspaceId).nativeUpdate(WebhookEndpoint, { id }, { consecutiveFailures: 18 });
     await publish('render.completed', { id: 'rnd_3' });
     await waitFor(async () => (await call('GET', `/v1/webhooks/${id}`)).json().data.consecutiveFailures === 19);
     let view = (await call('GET', `/v1/webhooks/${id}`)).json().data;
@@ -228,7 +228,7 @@ describe('webhooks: endpoints and signed, retried deliveries', () => {
     await until(() => hitsOn('/streak').find((h) => JSON.parse(h.body.toString()).id === first));
     await waitFor(async () => (await call('GET', `/v1/webhooks/${id}`)).json().data.lastSuccessAt !== null);
     // Failures counted elsewhere (another worker) since that success, which was a moment ago.
-    await orm.em.fork().nativeUpdate(WebhookEndpoint, { id }, { consecutiveFailures: 7 });
+    await forWorkspace(orm, workspaceId).nativeUpdate(WebhookEndpoint, { id }, { consecutiveFailures: 7 });
     const sentAt = Date.now();
     await publish('render.cancelled', { id: 'rnd_8' });
     await waitFor(async () => (await call('GET', `/v1/webhooks/${id}`)).json().data.consecutiveFailures === 0);

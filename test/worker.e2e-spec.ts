@@ -3,6 +3,7 @@ import type { INestApplicationContext } from '@nestjs/common';
 import { CreditsService, LedgerEntry } from '#libs/credits';
 import { newId } from '#libs/core';
 import { openAppDatabase } from '#libs/app';
+import { forWorkspace } from '#libs/db';
 import { JobQueues } from '#libs/queue';
 import { createWorkerApp } from '../apps/worker/src/app.js';
 import { checkHandlers } from '../apps/worker/src/processors/queue-processor.js';
@@ -38,7 +39,7 @@ describe('worker: a job runs end to end through Redis', () => {
     const credits = new CreditsService(orm);
     const workspaceId = newId('workspace');
     await credits.hold({ workspaceId, plan: 'pro', kind: 'video', amount: 3, renderId: 'rnd_lost_w', mode: 'live' });
-    await orm.em.fork().nativeUpdate(LedgerEntry, { renderId: 'rnd_lost_w' }, { createdAt: new Date(Date.now() - 7 * 3600_000) });
+    await forWorkspace(orm, workspaceId).nativeUpdate(LedgerEntry, { renderId: 'rnd_lost_w' }, { createdAt: new Date(Date.now() - 7 * 3600_000) });
     const events = await queueEvents(queues, 'system');
     const job = await queues.add('credits.sweep', { maxAgeSec: 3600 });
     const result = await job.waitUntilFinished(events, 10_000);

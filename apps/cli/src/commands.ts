@@ -172,7 +172,7 @@ export const COMMANDS: Record<string, Command> = {
   'key:revoke': {
     flags: ['id!'],
     async run(f, { keys }) {
-      const key = await keys.revoke(f.id);
+      const key = await keys.revokeAny(f.id);
       return { id: key.id, revoked: true };
     },
   },

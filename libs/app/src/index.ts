@@ -21,7 +21,7 @@ export const ENTITIES = [
 ] as const;
 
 /** The service's database: every entity mapped, migrations applied (unless `migrate: false`). */
-export function openAppDatabase(database: AppConfig['database'], opts: { migrate?: boolean } = {}): Promise<Orm> {
+export async function openAppDatabase(database: AppConfig['database'], opts: { migrate?: boolean } = {}): Promise<Orm> {
   return openDatabase(database, ENTITIES, opts);
 }
 

@@ -2,6 +2,7 @@ import { randomInt } from 'node:crypto';
 import { raw, type MikroORM } from '@mikro-orm/core';
 import type { Redis } from 'ioredis';
 import { ApiError, deriveKey, validationFailed, hmacHex, newId, randomToken, safeEqual, type AppConfig } from '#libs/core';
+import { allWorkspaces, forWorkspace } from '#libs/db';
 import type { RedisKeys } from '#libs/redis';
 import { Workspace } from '#libs/workspaces';
 import { Membership, OtpCode, RefreshToken, User, type Role } from './entities.js';
@@ -151,8 +152,8 @@ export class AuthService {
 
   /** The caller's membership of a workspace; 403 NOT_A_MEMBER otherwise (also for unknown workspaces). */
   async member(userId: string, workspaceId: string): Promise<SessionMember> {
-    const em = this.orm.em.fork();
-    const membership = await em.findOne(Membership, { userId, workspaceId });
+    const em = forWorkspace(this.orm, workspaceId);
+    const membership = await em.findOne(Membership, { userId });
     const workspace = membership && (await em.findOne(Workspace, { id: workspaceId }));
     if (!membership || !workspace) throw new ApiError('NOT_A_MEMBER', 'You are not a member of this workspace');
     return { userId, role: membership.role, workspace };
@@ -160,16 +161,16 @@ export class AuthService {
 
   /** The workspace a fresh sign-in lands in: the oldest membership, owners first. */
   async defaultMembership(userId: string): Promise<SessionMember> {
-    const em = this.orm.em.fork();
-    const all = await em.find(Membership, { userId }, { orderBy: { createdAt: 'asc', id: 'asc' } });
+    // A user's memberships span workspaces: read across them, for this user only.
+    const all = await allWorkspaces(this.orm).find(Membership, { userId }, { orderBy: { createdAt: 'asc', id: 'asc' } });
     const pick = all.find((m) => m.role === 'owner') ?? all[0];
     if (!pick) throw new ApiError('NOT_A_MEMBER', 'This account belongs to no workspace');
     return this.member(userId, pick.workspaceId);
   }
 
   async members(workspaceId: string): Promise<{ membership: Membership; user: User }[]> {
-    const em = this.orm.em.fork();
-    const memberships = await em.find(Membership, { workspaceId }, { orderBy: { createdAt: 'asc', id: 'asc' } });
+    const em = forWorkspace(this.orm, workspaceId);
+    const memberships = await em.find(Membership, {}, { orderBy: { createdAt: 'asc', id: 'asc' } });
     const users = await em.find(User, { id: { $in: memberships.map((m) => m.userId) } });
     const byId = new Map(users.map((u) => [u.id, u]));
     return memberships.flatMap((m) => (byId.has(m.userId) ? [{ membership: m, user: byId.get(m.userId) as User }] : []));
@@ -178,11 +179,11 @@ export class AuthService {
   /** Adds a user (or an existing one) to a workspace with a role (CLI `user:create`). */
   async addUser(rawPhone: string, workspaceId: string, role: Role, name?: string): Promise<User> {
     const phone = this.phone(rawPhone);
-    const em = this.orm.em.fork();
+    const em = forWorkspace(this.orm, workspaceId);
     if (!(await em.findOne(Workspace, { id: workspaceId }))) throw new ApiError('NOT_FOUND', `Workspace ${workspaceId} does not exist`);
     let user = await em.findOne(User, { phone });
     if (!user) user = em.create(User, { id: newId('user'), phone, name: name ?? null, sessionEpoch: 0 });
-    const existing = await em.findOne(Membership, { userId: user.id, workspaceId });
+    const existing = await em.findOne(Membership, { userId: user.id });
     if (existing) existing.role = role;
     else em.create(Membership, { id: newId('membership'), userId: user.id, workspaceId, role });
     await em.flush();

@@ -1,4 +1,5 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import { workspaceFilter } from '#libs/db';
 
 export const ROLES = ['owner', 'member'] as const;
 export type Role = (typeof ROLES)[number];
@@ -21,6 +22,7 @@ export type User = InferEntity<typeof User>;
 export const Membership = defineEntity({
   name: 'Membership',
   tableName: 'membership',
+  filters: workspaceFilter(),
   uniques: [{ properties: ['userId', 'workspaceId'] }],
   properties: {
     id: p.string().primary().length(40),

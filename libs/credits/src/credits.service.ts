@@ -1,6 +1,6 @@
 import { raw, UniqueConstraintViolationException, type EntityManager, type FilterQuery, type MikroORM } from '@mikro-orm/core';
 import { ApiError, newId, PLANS, type KeyMode, type PlanCode } from '#libs/core';
-import { queries, sql, type Tables } from '#libs/db';
+import { allWorkspaces, forWorkspace, queries, sql, type Tables } from '#libs/db';
 import { writeEvent } from '#libs/events';
 import { addMonth, available, crossing, grantRollAmount, ledgerAmount, periodAt } from './arithmetic.js';
 import { CREDIT_KINDS, CreditBalance, LedgerEntry, type CreditKind, type LedgerReason } from './entities.js';
@@ -91,12 +91,14 @@ const SET_LOW_NOTIFIED = credits.prepare((db, p: { id: string; to: boolean; from
 const SET_BALANCE_AFTER = credits.prepare((db, p: { id: string; balanceAfter: number }) =>
   db.updateTable('credit_ledger').set({ balance_after: p.balanceAfter }).where('id', '=', p.id));
 
-/** A render's holds and settlements. */
+/** A render's holds and settlements, by the render's id: the settler's read (it settles any workspace's render). */
 const RENDER_ENTRIES = credits.prepare((db, p: { renderId: string }) =>
-  db.selectFrom('credit_ledger').select(['workspace_id', 'kind', 'credits', 'phase']).where('render_id', '=', p.renderId).where('phase', 'in', ['hold', 'settle']));
+  db.selectFrom('credit_ledger').select(['workspace_id', 'kind', 'credits', 'phase']).where('render_id', '=', p.renderId).where('phase', 'in', ['hold', 'settle']),
+{ allWorkspaces: true });
 
-const SETTLEMENT = credits.prepare((db, p: { renderId: string | null; kind: CreditKind }) =>
-  db.selectFrom('credit_ledger').select('id').where('render_id', '=', p.renderId).where('kind', '=', p.kind).where('phase', '=', 'settle'));
+const SETTLEMENT = credits.prepare((db, p: { workspaceId: string; renderId: string | null; kind: CreditKind }) =>
+  db.selectFrom('credit_ledger').select('id')
+    .where('render_id', '=', p.renderId).where('kind', '=', p.kind).where('phase', '=', 'settle').where('workspace_id', '=', p.workspaceId));
 
 /** The balance of a workspace's kind as it stands in the transaction. */
 async function readBalance(em: EntityManager, workspaceId: string, kind: CreditKind): Promise<BalanceRow> {
@@ -143,8 +145,8 @@ export class CreditsService {
   async open(workspaceId: string, plan: PlanCode, now = new Date()): Promise<void> {
     for (const kind of CREDIT_KINDS) {
       try {
-        await this.orm.em.fork().transactional(async (em) => {
-          if (await em.findOne(CreditBalance, { workspaceId, kind })) return;
+        await forWorkspace(this.orm, workspaceId).transactional(async (em) => {
+          if (await em.findOne(CreditBalance, { kind })) return;
           const granted = planGrant(plan, kind);
           em.create(CreditBalance, {
             id: `${workspaceId}:${kind}`, workspaceId, kind, granted, grantUsed: 0, topup: 0, held: 0,
@@ -164,7 +166,7 @@ export class CreditsService {
     const credits = {} as Record<CreditKind, KindBalance>;
     let periodEnd = now;
     for (const kind of CREDIT_KINDS) {
-      const b = await this.orm.em.fork().transactional((em) => this.current(em, workspaceId, kind, plan, now));
+      const b = await forWorkspace(this.orm, workspaceId).transactional((em) => this.current(em, workspaceId, kind, plan, now));
       credits[kind] = { granted: b.granted, topup: b.topup, available: available(b), held: b.held, used: b.grantUsed };
       periodEnd = b.periodEnd;
     }
@@ -184,13 +186,13 @@ export class CreditsService {
     if (input.mode === 'test') return { held: false, reason: 'test-mode' };
     if (!Number.isInteger(input.amount) || input.amount <= 0) throw new Error('A hold needs a positive integer amount');
     const { workspaceId, kind, renderId } = input;
-    const existing = () => this.orm.em.fork().findOne(LedgerEntry, { renderId, kind, phase: 'hold' });
+    const existing = () => forWorkspace(this.orm, workspaceId).findOne(LedgerEntry, { renderId, kind, phase: 'hold' });
     const prior = await existing();
     if (prior) return { held: true, entryId: prior.id, amount: prior.credits, kind };
     // Balances are opened with the workspace; open them here only for one that predates credits.
-    if ((await this.orm.em.fork().count(CreditBalance, { workspaceId, kind })) === 0) await this.open(workspaceId, input.plan);
+    if ((await forWorkspace(this.orm, workspaceId).count(CreditBalance, { kind })) === 0) await this.open(workspaceId, input.plan);
     try {
-      return await this.orm.em.fork().transactional((em) => this.holdIn(em, input));
+      return await forWorkspace(this.orm, workspaceId).transactional((em) => this.holdIn(em, input));
     } catch (err) {
       if (!(err instanceof UniqueConstraintViolationException)) throw err;
       const winner = await existing();
@@ -205,7 +207,7 @@ export class CreditsService {
    */
   async ensureOpen(workspaceId: string, plan: PlanCode, now = new Date()): Promise<void> {
     if (this.opened.has(workspaceId)) return;
-    if ((await this.orm.em.fork().count(CreditBalance, { workspaceId })) < CREDIT_KINDS.length) await this.open(workspaceId, plan, now);
+    if ((await forWorkspace(this.orm, workspaceId).count(CreditBalance, {})) < CREDIT_KINDS.length) await this.open(workspaceId, plan, now);
     this.opened.add(workspaceId);
   }
 
@@ -231,22 +233,25 @@ export class CreditsService {
     return { held: true as const, entryId, amount, kind };
   }
 
-  /** Spends a render's held credits (output stored). Idempotent; no-op when nothing is held or it was settled. */
+  /**
+   * Spends a render's held credits (output stored), whichever workspace it is in (the render id is
+   * the worker's, the sweeper's). Idempotent; no-op when nothing is held or it was settled.
+   */
   capture(renderId: string): Promise<SettleEntry | null> {
     return this.settle(renderId, 'capture');
   }
 
-  /** Returns a render's held credits (failure, cancellation, lost render). Idempotent. */
+  /** Returns a render's held credits (failure, cancellation, lost render), as `capture`. Idempotent. */
   release(renderId: string): Promise<SettleEntry | null> {
     return this.settle(renderId, 'release');
   }
 
   private async settle(renderId: string, reason: 'capture' | 'release'): Promise<SettleEntry | null> {
-    const holds = await this.orm.em.fork().find(LedgerEntry, { renderId, phase: 'hold' });
+    const holds = await allWorkspaces(this.orm).find(LedgerEntry, { renderId, phase: 'hold' });
     let last: SettleEntry | null = null;
     for (const hold of holds) {
       try {
-        last = await this.orm.em.fork().transactional((em) => this.settleHold(em, hold, reason));
+        last = await forWorkspace(this.orm, hold.workspaceId).transactional((em) => this.settleHold(em, hold, reason));
       } catch (err) {
         if (!(err instanceof UniqueConstraintViolationException)) throw err;
       }
@@ -256,7 +261,8 @@ export class CreditsService {
 
   /**
    * Capture or release inside the caller's transaction, with the render's status change: the credits
-   * move exactly when the render settles. A render already settled is left alone (null).
+   * move exactly when the render settles. A render already settled is left alone (null). By the
+   * render's id alone (the settler's, any workspace): its entries name the workspace.
    */
   async settleIn(em: EntityManager, renderId: string, reason: 'capture' | 'release'): Promise<SettleEntry | null> {
     // One read for the render's holds and settlements (a settled kind is skipped).
@@ -275,7 +281,7 @@ export class CreditsService {
     const { kind, workspaceId } = hold;
     const renderId = hold.renderId ?? null;
     const n = hold.credits;
-    if (!checked && (await SETTLEMENT.one(em, { renderId, kind }))) return null;
+    if (!checked && (await SETTLEMENT.one(em, { workspaceId, renderId, kind }))) return null;
     const delta = ledgerAmount(reason, n);
     const now = new Date();
     // Claim the settlement first: a concurrent capture/release waits on the unique index, then fails.
@@ -298,12 +304,12 @@ export class CreditsService {
     workspaceId: string,
     q: { limit: number; kinds?: string[]; reasons?: string[]; from?: Date; to?: Date; beforeId?: string },
   ): Promise<{ rows: LedgerEntry[]; more: boolean }> {
-    const where: FilterQuery<LedgerEntry> = { workspaceId };
+    const where: FilterQuery<LedgerEntry> = {};
     if (q.kinds) where.kind = { $in: q.kinds as CreditKind[] };
     if (q.reasons) where.reason = { $in: q.reasons as LedgerReason[] };
     if (q.from || q.to) where.createdAt = { ...(q.from ? { $gte: q.from } : {}), ...(q.to ? { $lte: q.to } : {}) };
     if (q.beforeId) where.id = { $lt: q.beforeId };
-    const rows = await this.orm.em.fork().find(LedgerEntry, where, { orderBy: { id: 'desc' }, limit: q.limit + 1 });
+    const rows = await forWorkspace(this.orm, workspaceId).find(LedgerEntry, where, { orderBy: { id: 'desc' }, limit: q.limit + 1 });
     return { rows: rows.slice(0, q.limit), more: rows.length > q.limit };
   }
 
@@ -311,8 +317,8 @@ export class CreditsService {
   async topup(workspaceId: string, plan: PlanCode, kind: CreditKind, amount: number, reason: LedgerReason = 'topup'): Promise<void> {
     if (!Number.isInteger(amount) || amount <= 0) throw new ApiError('INVALID_REQUEST', `${kind} credits must be a positive integer`);
     await this.open(workspaceId, plan);
-    await this.orm.em.fork().transactional(async (em) => {
-      await em.nativeUpdate(CreditBalance, { workspaceId, kind }, { topup: raw('topup + ?', [amount]) });
+    await forWorkspace(this.orm, workspaceId).transactional(async (em) => {
+      await em.nativeUpdate(CreditBalance, { kind }, { topup: raw('topup + ?', [amount]) });
       const after = await this.after(em, workspaceId, kind, amount);
       em.create(LedgerEntry, this.entry(workspaceId, kind, reason, amount, amount, after));
       await em.flush();
@@ -320,11 +326,12 @@ export class CreditsService {
   }
 
   /**
-   * Releases holds that were never settled and are older than `maxAgeMs` (their render was lost).
-   * `isSettled` lets the renders module release holds of renders it knows have finished.
+   * Releases holds that were never settled and are older than `maxAgeMs` (their render was lost), in
+   * every workspace (the worker's sweeper). `isSettled` lets the renders module release holds of
+   * renders it knows have finished.
    */
   async sweep(maxAgeMs: number, now = new Date(), isSettled?: (renderIds: string[]) => Promise<Set<string>>): Promise<string[]> {
-    const em = this.orm.em.fork();
+    const em = allWorkspaces(this.orm);
     const holds = await em.find(LedgerEntry, { phase: 'hold' }, { orderBy: { id: 'asc' }, limit: 1000 });
     if (holds.length === 0) return [];
     const ids = holds.map((h) => h.renderId as string);

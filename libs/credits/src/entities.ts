@@ -1,4 +1,5 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import { workspaceFilter } from '#libs/db';
 
 export const CREDIT_KINDS = ['image', 'video'] as const;
 export type CreditKind = (typeof CREDIT_KINDS)[number];
@@ -13,6 +14,7 @@ export type LedgerReason = (typeof LEDGER_REASONS)[number];
 export const CreditBalance = defineEntity({
   name: 'CreditBalance',
   tableName: 'credit_balance',
+  filters: workspaceFilter(),
   uniques: [{ properties: ['workspaceId', 'kind'] }],
   properties: {
     id: p.string().primary().length(40),
@@ -40,6 +42,7 @@ export type CreditBalance = InferEntity<typeof CreditBalance>;
 export const LedgerEntry = defineEntity({
   name: 'LedgerEntry',
   tableName: 'credit_ledger',
+  filters: workspaceFilter(),
   uniques: [{ properties: ['renderId', 'kind', 'phase'] }],
   indexes: [{ properties: ['workspaceId', 'id'] }],
   properties: {

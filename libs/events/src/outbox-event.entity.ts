@@ -1,4 +1,5 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import { workspaceFilter } from '#libs/db';
 
 /**
  * The events outbox: each module writes its events here in the same transaction as the change
@@ -7,6 +8,7 @@ import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
 export const OutboxEvent = defineEntity({
   name: 'OutboxEvent',
   tableName: 'outbox_event',
+  filters: workspaceFilter(),
   properties: {
     id: p.string().primary().length(32),
     workspaceId: p.string().length(32).index(),

@@ -1,9 +1,11 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
 import type { KeyMode, Scope } from '#libs/core';
+import { workspaceFilter } from '#libs/db';
 
 export const ApiKey = defineEntity({
   name: 'ApiKey',
   tableName: 'api_key',
+  filters: workspaceFilter(),
   properties: {
     id: p.string().primary().length(32),
     workspaceId: p.string().length(32).index(),

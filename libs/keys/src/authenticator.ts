@@ -1,6 +1,7 @@
 import type { MikroORM } from '@mikro-orm/core';
 import type { Redis } from 'ioredis';
 import { parseCidrList, PLANS, type CidrRule, type KeyMode, type Plan, type PlanCode } from '#libs/core';
+import { allWorkspaces, forWorkspace } from '#libs/db';
 import type { RedisKeys } from '#libs/redis';
 import { Workspace } from '#libs/workspaces';
 import { ApiKey } from './api-key.entity.js';
@@ -64,15 +65,15 @@ export class KeyAuthenticator {
    * seen) call this directly, never joining a load that may have started before the change.
    */
   async load(hash: string): Promise<CachedKey | null> {
-    const em = this.orm.em.fork();
-    const first = await em.findOne(ApiKey, { hash }, { fields: ['workspaceId'] });
+    // Until the key is found its workspace is unknown: the one read across workspaces, by the hash.
+    const first = await allWorkspaces(this.orm).findOne(ApiKey, { hash }, { fields: ['workspaceId'] });
     if (!first) {
       this.remember(this.unknown, hash);
       this.known.delete(hash);
       return null;
     }
     const version = (await this.redis.get(this.redisKeys.authVersion(first.workspaceId))) ?? '0';
-    em.clear();
+    const em = forWorkspace(this.orm, first.workspaceId);
     const key = await em.findOne(ApiKey, { hash });
     const workspace = key && (await em.findOne(Workspace, { id: key.workspaceId }));
     if (!key || !workspace) return null;

@@ -1,10 +1,10 @@
-import type { FilterQuery, MikroORM } from '@mikro-orm/core';
+import type { EntityManager, FilterQuery, MikroORM } from '@mikro-orm/core';
 import type { Redis } from 'ioredis';
 import {
   ApiError, deriveKey, hmacHex, isScope, newId, orderBy, parseCidrList, PLANS, SCOPES, validationFailed,
   type AppConfig, type KeyMode, type ListQuery, type PlanCode, type Scope,
 } from '#libs/core';
-import { queries, type Tables } from '#libs/db';
+import { allWorkspaces, forWorkspace, queries, type Tables } from '#libs/db';
 import { bumpAuthVersion, type RedisKeys } from '#libs/redis';
 import { Workspace } from '#libs/workspaces';
 import { ApiKey } from './api-key.entity.js';
@@ -67,13 +67,13 @@ export class KeysService {
       throw validationFailed({ ipAllowlist: [(err as Error).message] });
     }
     if (input.expiresAt && Number.isNaN(input.expiresAt.getTime())) throw validationFailed({ expiresAt: ['is not a valid date'] });
-    const em = this.orm.em.fork();
+    const em = forWorkspace(this.orm, input.workspaceId);
     const workspace = await em.findOne(Workspace, { id: input.workspaceId });
     if (!workspace) throw new ApiError('NOT_FOUND', `Workspace ${input.workspaceId} does not exist`);
     if (input.mode === 'live') {
       const plan = PLANS[workspace.plan as PlanCode];
       const active = await em.count(ApiKey, {
-        workspaceId: workspace.id, mode: 'live', revokedAt: null,
+        mode: 'live', revokedAt: null,
         $or: [{ expiresAt: null }, { expiresAt: { $gt: new Date() } }],
       });
       if (active >= plan.liveKeyQuota) {
@@ -100,10 +100,18 @@ export class KeysService {
     };
   }
 
-  /** Revokes a key; every API process refuses it from its next request on. */
-  async revoke(keyId: string, workspaceId?: string): Promise<ApiKey> {
-    const em = this.orm.em.fork();
-    const row = await em.findOne(ApiKey, workspaceId ? { id: keyId, workspaceId } : { id: keyId });
+  /** Revokes one of the workspace's keys; every API process refuses it from its next request on. */
+  revoke(keyId: string, workspaceId: string): Promise<ApiKey> {
+    return this.revokeIn(forWorkspace(this.orm, workspaceId), keyId);
+  }
+
+  /** revoke for the operator's CLI: any workspace's key by its id. */
+  revokeAny(keyId: string): Promise<ApiKey> {
+    return this.revokeIn(allWorkspaces(this.orm), keyId);
+  }
+
+  private async revokeIn(em: EntityManager, keyId: string): Promise<ApiKey> {
+    const row = await em.findOne(ApiKey, { id: keyId });
     if (!row) throw new ApiError('API_KEY_NOT_FOUND', `API key ${keyId} does not exist`);
     if (!row.revokedAt) {
       row.revokedAt = new Date();
@@ -115,7 +123,7 @@ export class KeysService {
 
   /** A workspace's keys, newest first by default (dashboard). */
   async list(workspaceId: string, query: ListQuery<'createdAt' | 'name'>): Promise<{ rows: ApiKey[]; total: number }> {
-    const where: FilterQuery<ApiKey> = { workspaceId };
+    const where: FilterQuery<ApiKey> = {};
     if (query.sets.mode) where.mode = { $in: query.sets.mode as KeyMode[] };
     if (query.sets.status) {
       const now = new Date();
@@ -125,7 +133,7 @@ export class KeysService {
       if (query.sets.status.includes('expired')) conds.push({ revokedAt: null, expiresAt: { $lte: now } });
       where.$or = conds;
     }
-    const [rows, total] = await this.orm.em.fork().findAndCount(ApiKey, where, {
+    const [rows, total] = await forWorkspace(this.orm, workspaceId).findAndCount(ApiKey, where, {
       orderBy: orderBy(query) as never, limit: query.limit, offset: query.offset,
     });
     return { rows, total };

@@ -1,4 +1,5 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import { workspaceFilter } from '#libs/db';
 
 export const RENDER_STATUSES = ['queued', 'fetching', 'rendering', 'saving', 'done', 'failed', 'cancelled'] as const;
 export type RenderStatus = (typeof RENDER_STATUSES)[number];
@@ -21,6 +22,7 @@ export const Render = defineEntity({
   name: 'Render',
   tableName: 'render',
   uniques: [{ properties: ['workspaceId', 'idempotencyKey'] }],
+  filters: workspaceFilter(),
   indexes: [
     { properties: ['workspaceId', 'createdAt'] },
     { properties: ['status', 'createdAt'] },

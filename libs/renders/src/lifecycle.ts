@@ -1,14 +1,15 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/core';
 import { ApiError, type KeyMode, type PlanCode } from '#libs/core';
 import type { CreditKind, CreditsService } from '#libs/credits';
-import { entityOf, queries, retryBusy, type Tables } from '#libs/db';
+import { allWorkspaces, entityOf, forWorkspace, queries, retryBusy, type Tables } from '#libs/db';
 import { writeEvent } from '#libs/events';
 import { renderPrefix, type StorageDriver } from '#libs/storage';
 import { Render, RENDER_STATUSES, TERMINAL_STATUSES, type RenderErrorInfo, type RenderStatus } from './entities.js';
 
 const renders = queries<Tables<typeof Render>>();
 
-const RENDER_BY_ID = renders.prepare((db, p: { id: string }) => db.selectFrom('render').selectAll().where('id', '=', p.id));
+/** A render by its id, whatever its workspace: the worker settles the renders of every workspace by their job's id. */
+const RENDER_BY_ID = renders.prepare((db, p: { id: string }) => db.selectFrom('render').selectAll().where('id', '=', p.id), { allWorkspaces: true });
 
 /** Output retention (decisions.md "Plans"): 30 days for live renders, 7 for test renders. */
 export const RETENTION_DAYS = { live: 30, test: 7 } as const;
@@ -55,7 +56,7 @@ export class RenderLifecycle {
    * PostgreSQL, a duplicate holding the balance row while waiting on the key deadlocks).
    */
   claim(row: Render, hold: RenderHold | null, also?: (em: EntityManager) => Promise<void>): Promise<Render> {
-    return retryBusy(() => this.orm.em.fork().transactional(async (em) => {
+    return retryBusy(() => forWorkspace(this.orm, row.workspaceId).transactional(async (em) => {
       await renders.insert(em, Render, row);
       if (hold) await this.credits.holdIn(em, { ...hold, workspaceId: row.workspaceId, renderId: row.id });
       if (also) await also(em);
@@ -75,8 +76,8 @@ export class RenderLifecycle {
     if (!cancelled) throw new ApiError('RENDER_NOT_FOUND', `Render ${id} does not exist`);
     if (cancelled.changed) return { render: cancelled.row, immediate: true };
     if (TERMINAL_STATUSES.includes(cancelled.row.status)) throw settled(cancelled.row);
-    await this.orm.em.fork().nativeUpdate(Render, { id, workspaceId, status: { $nin: [...TERMINAL_STATUSES] } }, { cancelRequested: true, updatedAt: new Date() });
-    const row = await this.orm.em.fork().findOneOrFail(Render, { id, workspaceId });
+    await forWorkspace(this.orm, workspaceId).nativeUpdate(Render, { id, status: { $nin: [...TERMINAL_STATUSES] } }, { cancelRequested: true, updatedAt: new Date() });
+    const row = await forWorkspace(this.orm, workspaceId).findOneOrFail(Render, { id });
     // Settled in between: by this cancel's worker (answered as cancelled) or otherwise (409).
     if (TERMINAL_STATUSES.includes(row.status) && !row.cancelRequested) throw settled(row);
     return { render: row, immediate: TERMINAL_STATUSES.includes(row.status) };
@@ -132,7 +133,8 @@ export class RenderLifecycle {
     change: (row: Render, now: Date) => Partial<Render>, extra: Record<string, unknown> = {},
     scope: { workspaceId?: string; onlyFrom?: readonly RenderStatus[] } = {},
   ): Promise<{ row: Render; changed: boolean } | null> {
-    return retryBusy(() => this.orm.em.fork().transactional(async (em) => {
+    const em0 = scope.workspaceId === undefined ? allWorkspaces(this.orm) : forWorkspace(this.orm, scope.workspaceId);
+    return retryBusy(() => em0.fork().transactional(async (em) => {
       const now = new Date();
       const row = await this.find(em, id);
       if (!row || (scope.workspaceId !== undefined && row.workspaceId !== scope.workspaceId)) return null;
@@ -162,7 +164,7 @@ export class RenderLifecycle {
 
   /** A worker takes a queued render: `fetching`, `startedAt`, `render.started` (only from queued). */
   async start(id: string, attempt: number): Promise<Render | null> {
-    return retryBusy(() => this.orm.em.fork().transactional(async (em) => {
+    return retryBusy(() => allWorkspaces(this.orm).transactional(async (em) => {
       const row = await em.findOneOrFail(Render, { id });
       if (TERMINAL_STATUSES.includes(row.status)) return null;
       const first = row.startedAt === null || row.startedAt === undefined;
@@ -173,20 +175,20 @@ export class RenderLifecycle {
     }));
   }
 
-  /** A render by id as the worker reads it (null when it does not exist). */
+  /** A render by id as the worker reads it, whatever its workspace (null when it does not exist). */
   async get(id: string): Promise<Render | null> {
-    return this.orm.em.fork().findOne(Render, { id });
+    return allWorkspaces(this.orm).findOne(Render, { id });
   }
 
   /** Whether a working render should stop: its cancel was requested, or it was settled elsewhere. */
   async shouldStop(id: string): Promise<boolean> {
-    const row = await this.orm.em.fork().findOne(Render, { id }, { fields: ['cancelRequested', 'status'] });
+    const row = await allWorkspaces(this.orm).findOne(Render, { id }, { fields: ['cancelRequested', 'status'] });
     return !row || row.cancelRequested || TERMINAL_STATUSES.includes(row.status);
   }
 
   /** `rendering` with progress 0..1, rising only (a late, lower figure of another chunk changes nothing). */
   async progress(id: string, progress: number): Promise<void> {
-    await this.orm.em.fork().nativeUpdate(
+    await allWorkspaces(this.orm).nativeUpdate(
       Render,
       { id, status: { $in: ['fetching', 'rendering'] }, progress: { $lt: progress } },
       { status: 'rendering', progress: Math.round(progress * 1000) / 1000, updatedAt: new Date() },
@@ -195,12 +197,12 @@ export class RenderLifecycle {
 
   /** `saving`: the renderer is done and the files are being stored (only while working). */
   async saving(id: string): Promise<void> {
-    await retryBusy(() => this.orm.em.fork().nativeUpdate(Render, { id, status: { $nin: [...TERMINAL_STATUSES] } }, { status: 'saving', progress: 1, updatedAt: new Date() }));
+    await retryBusy(() => allWorkspaces(this.orm).nativeUpdate(Render, { id, status: { $nin: [...TERMINAL_STATUSES] } }, { status: 'saving', progress: 1, updatedAt: new Date() }));
   }
 
   /** Back to `queued` (progress 0): its worker died or its run failed, and another run will take it. */
   async requeue(id: string): Promise<void> {
-    await retryBusy(() => this.orm.em.fork().nativeUpdate(Render, { id, status: { $nin: [...TERMINAL_STATUSES] } }, { status: 'queued', progress: 0, updatedAt: new Date() }));
+    await retryBusy(() => allWorkspaces(this.orm).nativeUpdate(Render, { id, status: { $nin: [...TERMINAL_STATUSES] } }, { status: 'queued', progress: 0, updatedAt: new Date() }));
   }
 
   private url(key: string | null | undefined, row: Render): string | null {
@@ -223,7 +225,7 @@ export class RenderLifecycle {
 
 /** Deletes the outputs of renders past `expiresAt` (at most `batch` per call); returns their ids. */
 export async function purgeExpired(orm: MikroORM, storage: Pick<StorageDriver, 'deletePrefix'>, now = new Date(), batch = 500): Promise<string[]> {
-  const em = orm.em.fork();
+  const em = allWorkspaces(orm);
   const rows = await em.find(Render, { expiresAt: { $lte: now }, purgedAt: null }, { orderBy: { expiresAt: 'asc' }, limit: batch });
   for (const row of rows) await storage.deletePrefix(renderPrefix(row.id));
   if (rows.length) await em.nativeUpdate(Render, { id: { $in: rows.map((r) => r.id) } }, { purgedAt: now });
@@ -239,7 +241,7 @@ export const LOST_STILL_AFTER_MS = 5 * 60_000;
  * queue instead.
  */
 export async function failLostStills(orm: MikroORM, lifecycle: RenderLifecycle, now = new Date(), batch = 500): Promise<string[]> {
-  const rows = await orm.em.fork().find(
+  const rows = await allWorkspaces(orm).find(
     Render,
     { kind: 'image', status: { $in: ['queued', 'fetching', 'rendering', 'saving'] }, createdAt: { $lt: new Date(now.getTime() - LOST_STILL_AFTER_MS) } },
     { orderBy: { createdAt: 'asc' }, limit: batch },

@@ -7,6 +7,7 @@ import { applyMerge, assertEdit, assertTiming, autoLengthSources, outputFps, out
 import type { DurationSource } from '#libs/media';
 import { STILL_TIMEOUT_MS, type JobQueues } from '#libs/queue';
 import { outputKey, type StorageDriver } from '#libs/storage';
+import { allWorkspaces, forWorkspace } from '#libs/db';
 import { aspectRules, normaliseValues, validateValues, type TemplatesService } from '#libs/templates';
 import { checkCallbackUrl } from '#libs/webhooks';
 import { Render, TERMINAL_STATUSES, type RenderStatus } from './entities.js';
@@ -186,7 +187,7 @@ export class RendersService {
 
     const video = planned.estimate.kind === 'video';
     if (video) {
-      const queued = await this.deps.orm.em.fork().count(Render, { workspaceId: caller.workspaceId, status: 'queued' });
+      const queued = await forWorkspace(this.deps.orm, caller.workspaceId).count(Render, { status: 'queued' });
       if (queued >= caller.plan.queueDepth) {
         throw new ApiError('LIMIT_QUEUE_DEPTH', `${queued} renders are already waiting; the ${caller.plan.name} plan queues up to ${caller.plan.queueDepth}`);
       }
@@ -261,7 +262,7 @@ export class RendersService {
     }
     // The worker settled the render (done or failed) with its credits and event: read the record.
     const read = performance.now();
-    const settled = await this.lifecycle.find(this.deps.orm.em.fork(), render.id);
+    const settled = await this.lifecycle.find(forWorkspace(this.deps.orm, render.workspaceId), render.id);
     timing.read = performance.now() - read;
     if (!settled || !TERMINAL_STATUSES.includes(settled.status)) throw renderFailure(await this.lifecycle.fail(render.id, renderError(undefined, 'rendering')));
     if (settled.status !== 'done') throw renderFailure(settled);
@@ -281,7 +282,7 @@ export class RendersService {
   // --- idempotency -------------------------------------------------------------------------------
 
   private byKey(workspaceId: string, idempotencyKey: string): Promise<Render | null> {
-    return this.deps.orm.em.fork().findOne(Render, { workspaceId, idempotencyKey });
+    return forWorkspace(this.deps.orm, workspaceId).findOne(Render, { idempotencyKey });
   }
 
   /**
@@ -296,7 +297,7 @@ export class RendersService {
     const deadline = Date.now() + STILL_TIMEOUT_MS + 5_000;
     while (row.kind === 'image' && !TERMINAL_STATUSES.includes(row.status) && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 25));
-      row = await this.deps.orm.em.fork().findOneOrFail(Render, { id: row.id });
+      row = await forWorkspace(this.deps.orm, row.workspaceId).findOneOrFail(Render, { id: row.id });
     }
     if (row.status === 'failed') throw renderFailure(row);
     return row;
@@ -305,13 +306,13 @@ export class RendersService {
   // --- reads -------------------------------------------------------------------------------------
 
   async get(workspaceId: string, id: string): Promise<Render> {
-    const row = await this.deps.orm.em.fork().findOne(Render, { id, workspaceId });
+    const row = await forWorkspace(this.deps.orm, workspaceId).findOne(Render, { id });
     if (!row) throw new ApiError('RENDER_NOT_FOUND', `Render ${id} does not exist`);
     return row;
   }
 
   async list(workspaceId: string, q: ListQuery): Promise<{ rows: Render[]; total: number }> {
-    const where: FilterQuery<Render> = { workspaceId };
+    const where: FilterQuery<Render> = {};
     if (q.sets.status) where.status = { $in: q.sets.status as RenderStatus[] };
     if (q.sets.kind) where.kind = { $in: q.sets.kind as Render['kind'][] };
     if (q.sets.templateId) where.templateId = { $in: q.sets.templateId };
@@ -319,7 +320,7 @@ export class RendersService {
       const range = q.dates[name];
       if (range) (where as Record<string, unknown>)[column] = { ...(range.from ? { $gte: range.from } : {}), ...(range.to ? { $lte: range.to } : {}) };
     }
-    const [rows, total] = await this.deps.orm.em.fork().findAndCount(Render, where, { orderBy: orderBy(q) as never, limit: q.limit, offset: q.offset });
+    const [rows, total] = await forWorkspace(this.deps.orm, workspaceId).findAndCount(Render, where, { orderBy: orderBy(q) as never, limit: q.limit, offset: q.offset });
     return { rows, total };
   }
 
@@ -368,7 +369,8 @@ export class RendersService {
   /** Ids of the given renders that are settled (the credit sweeper's check). */
   async settled(ids: string[]): Promise<Set<string>> {
     if (ids.length === 0) return new Set();
-    const rows = await this.deps.orm.em.fork().find(Render, { id: { $in: ids }, status: { $in: [...TERMINAL_STATUSES] } }, { fields: ['id'] });
+    // The credit sweeper's check runs across workspaces.
+    const rows = await allWorkspaces(this.deps.orm).find(Render, { id: { $in: ids }, status: { $in: [...TERMINAL_STATUSES] } }, { fields: ['id'] });
     return new Set(rows.map((r) => r.id));
   }
 }

@@ -1,5 +1,6 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
 import type { PublishCheck } from '#libs/core';
+import { workspaceFilter } from '#libs/db';
 import type { JsonValue } from '#libs/edit-spec';
 import type { FieldDefinition } from './fields.js';
 
@@ -26,6 +27,9 @@ export interface TemplateReview {
 export const Template = defineEntity({
   name: 'Template',
   tableName: 'template',
+  // A workspace reads its own templates and the library (public and published: the seeded ones and
+  // other workspaces' public templates); it changes only its own (docs/decisions.md "Workspace isolation").
+  filters: workspaceFilter({ readable: (workspaceId) => ({ $or: [{ workspaceId }, { visibility: 'public', status: 'published' }] }) }),
   indexes: [{ properties: ['workspaceId', 'status'] }, { properties: ['visibility', 'status'] }],
   properties: {
     id: p.string().primary().length(40),

@@ -1,7 +1,8 @@
-import { raw, UniqueConstraintViolationException, type EntityManager, type FilterQuery, type MikroORM } from '@mikro-orm/core';
+import { UniqueConstraintViolationException, type EntityManager, type FilterQuery, type MikroORM } from '@mikro-orm/core';
 import {
   ApiError, newId, type FieldErrors, type ListQuery, type ListSpec, type OutboundPolicy, type Plan, type SortOrder,
 } from '#libs/core';
+import { allWorkspaces, forWorkspace, queries, type Tables } from '#libs/db';
 import type { JsonValue } from '#libs/edit-spec';
 import { writeEvent } from '#libs/events';
 import { CATEGORY_IDS, categoryProblem, TEMPLATE_CATEGORIES } from './categories.js';
@@ -94,6 +95,10 @@ function canonical(value: unknown): string {
   );
 }
 
+/** One more render of a template (the `popular` sort): by its key, in the render's transaction. */
+const RECORD_USAGE = queries<Tables<typeof Template>>().prepare((db, p: { id: string }) =>
+  db.updateTable('template').set((eb) => ({ usage_count: eb('usage_count', '+', 1) })).where('id', '=', p.id));
+
 function notFound(id: string): ApiError {
   return new ApiError('TEMPLATE_NOT_FOUND', `Template ${id} does not exist or is not available`);
 }
@@ -101,7 +106,9 @@ function notFound(id: string): ApiError {
 /**
  * Templates (§2, §3, §4.2; decisions.md "Template import", "done in the dashboard"): the
  * workspace's own templates and the shared library, their field schemas, the publish review, and what
- * renders need. Every read of workspace data is scoped by the workspace id it is given.
+ * renders need. Every query runs on `forWorkspace` (the `workspace` filter: the workspace's own
+ * templates, and the library when reading); the operator's `…Any` methods and the library's seeding on
+ * `allWorkspaces`.
  */
 export class TemplatesService {
   private readonly reachability: ReachabilityChecker;
@@ -177,7 +184,7 @@ export class TemplatesService {
     if (q.search) and.push({ searchText: { $like: likeTerm(q.search) } });
     const sort = SORTS[q.sort];
     const order = opts.orderGiven ? q.order : sort.order;
-    const [rows, total] = await this.orm.em.fork().findAndCount(Template, { $and: and }, {
+    const [rows, total] = await forWorkspace(this.orm, workspaceId).findAndCount(Template, { $and: and }, {
       orderBy: [{ [sort.column]: order }, { id: order }] as never,
       limit: q.limit,
       offset: q.offset,
@@ -185,15 +192,15 @@ export class TemplatesService {
     return { rows, total };
   }
 
-  /** A template the workspace may read: its own (any status) or one in the library; else 404. */
+  /** A template the workspace may read (the filter: its own, any status, or one in the library); else 404. */
   async get(workspaceId: string, id: string): Promise<Template> {
-    const row = await this.orm.em.fork().findOne(Template, { id, $or: [{ workspaceId }, { visibility: 'public', status: 'published' }] });
+    const row = await forWorkspace(this.orm, workspaceId).findOne(Template, { id });
     if (!row) throw notFound(id);
     return row;
   }
 
   /** One of the workspace's own templates; another workspace's (public or not) answers 404. */
-  async getOwn(workspaceId: string, id: string, em: EntityManager = this.orm.em.fork()): Promise<Template> {
+  async getOwn(workspaceId: string, id: string, em: EntityManager = forWorkspace(this.orm, workspaceId)): Promise<Template> {
     const row = await em.findOne(Template, { id, workspaceId });
     if (!row) throw notFound(id);
     return row;
@@ -218,9 +225,13 @@ export class TemplatesService {
     return { template: row, edit: row.edit, fields: row.fields };
   }
 
-  /** Counts one render of a template (the `popular` sort). Pass the render's transaction manager to count it atomically with it. */
-  async recordUsage(templateId: string, em: EntityManager = this.orm.em.fork()): Promise<void> {
-    await em.nativeUpdate(Template, { id: templateId }, { usageCount: raw('usage_count + 1') });
+  /**
+   * Counts one render of a template (the `popular` sort), by its key: one the render resolved through
+   * `findForRender` (its workspace's own). Pass the render's transaction manager to count it
+   * atomically with it.
+   */
+  async recordUsage(templateId: string, em: EntityManager = this.orm.em): Promise<void> {
+    await RECORD_USAGE.run(em, { id: templateId });
   }
 
   // --- writes ------------------------------------------------------------------------------------
@@ -241,7 +252,7 @@ export class TemplatesService {
    */
   async duplicate(workspaceId: string, plan: Plan, id: string): Promise<Template> {
     const source = await this.get(workspaceId, id);
-    const em = this.orm.em.fork();
+    const em = forWorkspace(this.orm, workspaceId);
     await this.allowance(em, workspaceId, plan);
     const copy = em.create(Template, {
       id: newId('template'),
@@ -279,7 +290,7 @@ export class TemplatesService {
   async update(workspaceId: string, id: string, body: TemplateUpdateInput): Promise<Template> {
     const input = tidyTemplateInput(body);
     const given = input.version;
-    const em = this.orm.em.fork();
+    const em = forWorkspace(this.orm, workspaceId);
     const row = await this.getOwn(workspaceId, id, em);
     if (row.version !== given) throw stale(id, row.version, given);
 
@@ -309,7 +320,7 @@ export class TemplatesService {
       refuseFailed(result, 'The change would make this published template fail its review; it was not saved');
       review = { at: new Date().toISOString(), ...result };
     }
-    const changed = await em.nativeUpdate(Template, { id, workspaceId, version: given }, {
+    const changed = await em.nativeUpdate(Template, { id, version: given }, {
       ...next,
       kind: content.geometry.kind,
       width: content.geometry.width,
@@ -337,21 +348,24 @@ export class TemplatesService {
    * check) or NOT_PUBLISHABLE, both with `checks`. Publishing a published template changes nothing.
    */
   async publish(workspaceId: string, id: string, opts: { version?: number } = {}): Promise<{ template: Template; changed: boolean }> {
-    return this.publishRow(await this.getOwn(workspaceId, id), opts);
+    return this.publishRow(() => forWorkspace(this.orm, workspaceId), await this.getOwn(workspaceId, id), opts);
   }
 
   /** publish for the operator's CLI: any template by id, the library's included. */
   async publishAny(id: string): Promise<{ template: Template; changed: boolean }> {
-    return this.publishRow(await this.byId(id), {});
+    const scope = () => allWorkspaces(this.orm);
+    return this.publishRow(scope, await this.byId(scope(), id), {});
   }
 
   /** Archives a template: it leaves the library and can no longer be rendered; publishing brings it back. */
   async archive(workspaceId: string, id: string): Promise<{ template: Template; changed: boolean }> {
-    return this.archiveRow(await this.getOwn(workspaceId, id));
+    return this.archiveRow(() => forWorkspace(this.orm, workspaceId), await this.getOwn(workspaceId, id));
   }
 
+  /** archive for the operator's CLI: any template by id, the library's included. */
   async archiveAny(id: string): Promise<{ template: Template; changed: boolean }> {
-    return this.archiveRow(await this.byId(id));
+    const scope = () => allWorkspaces(this.orm);
+    return this.archiveRow(scope, await this.byId(scope(), id));
   }
 
   // --- library -----------------------------------------------------------------------------------
@@ -362,7 +376,8 @@ export class TemplatesService {
    * so an operator's archive survives a restart. Safe with several processes starting at once.
    */
   async seedLibrary(seeds: readonly LibrarySeed[]): Promise<{ inserted: number; updated: number }> {
-    const em = this.orm.em.fork();
+    // The library is no workspace's (workspaceId null): seeding writes outside every workspace.
+    const em = allWorkspaces(this.orm);
     const existing = new Map((await em.find(Template, { id: { $in: seeds.map((s) => s.id) } })).map((t) => [t.id, t]));
     let inserted = 0;
     let updated = 0;
@@ -378,7 +393,7 @@ export class TemplatesService {
       if (!row) {
         const now = new Date();
         try {
-          await this.orm.em.fork().insert(Template, {
+          await em.fork().insert(Template, {
             id: seed.id, workspaceId: null, ...content, version: 1, status: 'published', visibility: 'public', usageCount: 0,
             sourceTemplateId: null, review: null, createdAt: now, updatedAt: now, publishedAt: now,
           });
@@ -402,24 +417,25 @@ export class TemplatesService {
 
   // --- internals ---------------------------------------------------------------------------------
 
-  private async byId(id: string): Promise<Template> {
-    const row = await this.orm.em.fork().findOne(Template, { id });
+  private async byId(em: EntityManager, id: string): Promise<Template> {
+    const row = await em.findOne(Template, { id });
     if (!row) throw notFound(id);
     return row;
   }
 
-  private async publishRow(row: Template, opts: { version?: number }): Promise<{ template: Template; changed: boolean }> {
+  /** `scope` makes a fresh entity manager of the caller's scope (a fork per step: none reads another's cached row). */
+  private async publishRow(scope: () => EntityManager, row: Template, opts: { version?: number }): Promise<{ template: Template; changed: boolean }> {
     if (opts.version !== undefined && opts.version !== row.version) throw stale(row.id, row.version, opts.version);
     if (row.status === 'published') return { template: row, changed: false };
     const result = await reviewTemplate(row, this.reachability);
     const review: TemplateReview = { at: new Date().toISOString(), ...result };
     const where = { id: row.id, workspaceId: row.workspaceId, version: row.version, status: row.status };
     if (!result.passed) {
-      await this.orm.em.fork().nativeUpdate(Template, where, { review });
+      await scope().nativeUpdate(Template, where, { review });
       refuseFailed(result, 'The template is not ready to publish');
     }
     const now = new Date();
-    await this.orm.em.fork().transactional(async (em) => {
+    await scope().transactional(async (em) => {
       const changed = await em.nativeUpdate(Template, where, { status: 'published', publishedAt: now, review, updatedAt: now });
       if (changed === 0) {
         const current = await em.findOne(Template, { id: row.id });
@@ -427,13 +443,13 @@ export class TemplatesService {
       }
       if (row.workspaceId) await writeEvent(em, row.workspaceId, 'template.published', { id: row.id, name: row.name, version: row.version });
     });
-    return { template: await this.byId(row.id), changed: true };
+    return { template: await this.byId(scope(), row.id), changed: true };
   }
 
-  private async archiveRow(row: Template): Promise<{ template: Template; changed: boolean }> {
+  private async archiveRow(scope: () => EntityManager, row: Template): Promise<{ template: Template; changed: boolean }> {
     if (row.status === 'archived') return { template: row, changed: false };
-    await this.orm.em.fork().nativeUpdate(Template, { id: row.id }, { status: 'archived', updatedAt: new Date() });
-    return { template: await this.byId(row.id), changed: true };
+    await scope().nativeUpdate(Template, { id: row.id }, { status: 'archived', updatedAt: new Date() });
+    return { template: await this.byId(scope(), row.id), changed: true };
   }
 
   /**
@@ -461,7 +477,7 @@ export class TemplatesService {
     const category = categoryProblem(categoryId, subcategoryId, false);
     if (category) throw new ApiError('INVALID_CATEGORY', `Invalid category: ${category}`, { errors: { [categoryId && subcategoryId ? 'subcategoryId' : 'categoryId']: [category] } });
     const content = this.checkContent(input, true);
-    const em = this.orm.em.fork();
+    const em = forWorkspace(this.orm, workspaceId);
     await this.allowance(em, workspaceId, plan);
     const meta = { name: input.name, description: input.description ?? null, tags: input.tags ?? [] };
     const row = em.create(Template, {
@@ -490,6 +506,7 @@ export class TemplatesService {
 
   /** §8 template count: the workspace's templates that are not archived, against the plan's ceiling (402 LIMIT_TEMPLATES). */
   private async allowance(em: EntityManager, workspaceId: string, plan: Plan): Promise<void> {
+    // workspaceId named: the filter lets this workspace read the library's templates too.
     const count = await em.count(Template, { workspaceId, status: { $ne: 'archived' } });
     if (count >= plan.templateCount) {
       throw new ApiError('LIMIT_TEMPLATES', `The ${plan.name} plan allows ${plan.templateCount} templates and the workspace has ${count}; archive one or change plan`);

@@ -1,6 +1,7 @@
 import type { MikroORM } from '@mikro-orm/core';
 import type { Redis } from 'ioredis';
 import { newId, PLANS, type AppConfig, type PlanCode } from '#libs/core';
+import { forWorkspace } from '#libs/db';
 import { Workspace } from '#libs/workspaces';
 import { DeliveryAllowance } from './allowance.js';
 import { WebhookEndpoint } from './entities.js';
@@ -116,8 +117,8 @@ export class WebhookDispatcher {
   }
 
   private async callbackEndpoint(workspaceId: string, url: string, secretSealed: string): Promise<{ id: string }> {
-    const em = this.orm.em.fork();
-    const found = await em.findOne(WebhookEndpoint, { workspaceId, kind: 'callback', url }, { fields: ['id'] });
+    const em = forWorkspace(this.orm, workspaceId);
+    const found = await em.findOne(WebhookEndpoint, { kind: 'callback', url }, { fields: ['id'] });
     if (found) return { id: found.id };
     const row = em.create(WebhookEndpoint, {
       id: newId('webhook'), workspaceId, kind: 'callback', url, description: 'render callback', events: [...CALLBACK_EVENTS], method: 'POST',

@@ -4,6 +4,7 @@ import {
   ApiError, deriveKey, encryptSecret, newId, orderBy, PLANS,
   type AppConfig, type ListQuery, type OutboundPolicy, type PlanCode,
 } from '#libs/core';
+import { forWorkspace } from '#libs/db';
 import { Workspace } from '#libs/workspaces';
 import { DeliveryAllowance } from './allowance.js';
 import type { WebhookDeliverer } from './deliverer.js';
@@ -61,21 +62,20 @@ export class WebhookEndpoints {
   }
 
   async list(workspaceId: string, q: ListQuery): Promise<{ rows: WebhookEndpoint[]; total: number }> {
-    const where: FilterQuery<WebhookEndpoint> = { workspaceId, kind: 'endpoint' };
+    const where: FilterQuery<WebhookEndpoint> = { kind: 'endpoint' };
     if (q.booleans.isActive !== undefined) where.isActive = q.booleans.isActive;
     if (q.search) {
       const like = `%${q.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
       where.$or = [{ description: { $like: like } }, { url: { $like: like } }];
     }
-    const em = this.orm.em.fork();
-    let rows = await em.find(WebhookEndpoint, where, { orderBy: orderBy(q) as never });
+    let rows = await forWorkspace(this.orm, workspaceId).find(WebhookEndpoint, where, { orderBy: orderBy(q) as never });
     // Event subscriptions live in a JSON array; filter them here (a workspace has few endpoints).
     if (q.sets.events) rows = rows.filter((r) => q.sets.events.some((ev) => r.events.includes(ev)));
     return { rows: rows.slice(q.offset, q.offset + q.limit), total: rows.length };
   }
 
   async get(workspaceId: string, id: string): Promise<WebhookEndpoint> {
-    const row = await this.orm.em.fork().findOne(WebhookEndpoint, { id, workspaceId, kind: 'endpoint' });
+    const row = await forWorkspace(this.orm, workspaceId).findOne(WebhookEndpoint, { id, kind: 'endpoint' });
     if (!row) throw new ApiError('WEBHOOK_NOT_FOUND', `Webhook endpoint ${id} does not exist`);
     return row;
   }
@@ -85,7 +85,7 @@ export class WebhookEndpoints {
     if (!checked.ok) throw invalid(checked.errors);
     const s = checked.value as EndpointSettings;
     const secret = generateSecret();
-    const em = this.orm.em.fork();
+    const em = forWorkspace(this.orm, workspaceId);
     const endpoint = em.create(WebhookEndpoint, {
       id: newId('webhook'), workspaceId, kind: 'endpoint', url: s.url, description: s.description || null, events: s.events, method: s.method,
       bodyFormat: s.bodyFormat, payloadMode: s.payloadMode, payloadTemplate: s.payloadTemplate, headers: s.headers,
@@ -98,8 +98,8 @@ export class WebhookEndpoints {
 
   /** Partial update; `isActive: true` re-enables a disabled endpoint and clears its failure streak (§3). */
   async update(workspaceId: string, id: string, input: unknown): Promise<WebhookEndpoint> {
-    const em = this.orm.em.fork();
-    const row = await em.findOne(WebhookEndpoint, { id, workspaceId });
+    const em = forWorkspace(this.orm, workspaceId);
+    const row = await em.findOne(WebhookEndpoint, { id });
     if (!row) throw new ApiError('WEBHOOK_NOT_FOUND', `Webhook endpoint ${id} does not exist`);
     const merged = mergeEndpointUpdate({ ...this.settingsOf(row), isActive: row.isActive }, input, { env: this.policy });
     if (!merged.ok) throw invalid(merged.errors);
@@ -116,8 +116,8 @@ export class WebhookEndpoints {
   }
 
   async remove(workspaceId: string, id: string): Promise<void> {
-    const em = this.orm.em.fork();
-    const removed = await em.nativeDelete(WebhookEndpoint, { id, workspaceId, kind: 'endpoint' });
+    const em = forWorkspace(this.orm, workspaceId);
+    const removed = await em.nativeDelete(WebhookEndpoint, { id, kind: 'endpoint' });
     if (removed === 0) throw new ApiError('WEBHOOK_NOT_FOUND', `Webhook endpoint ${id} does not exist`);
     await em.nativeUpdate(WebhookDelivery, { endpointId: id, state: 'pending' }, { state: 'cancelled', completedAt: new Date() });
   }
@@ -137,14 +137,14 @@ export class WebhookEndpoints {
     };
     const delivery = await this.record(endpoint, event, { test: true, sequence: 0 });
     const outcome = await this.deliverer.attempt(delivery.id, 1, { final: true });
-    const done = await this.orm.em.fork().findOneOrFail(WebhookDelivery, { id: delivery.id });
+    const done = await forWorkspace(this.orm, workspaceId).findOneOrFail(WebhookDelivery, { id: delivery.id });
     return { ok: outcome === 'success', status: done.lastStatus ?? null, ...(done.lastError ? { error: done.lastError } : {}) };
   }
 
   async deliveries(workspaceId: string, endpointId: string, q: { limit: number; beforeId?: string }) {
     await this.get(workspaceId, endpointId);
-    const em = this.orm.em.fork();
-    const where: FilterQuery<WebhookDelivery> = { endpointId, workspaceId, ...(q.beforeId ? { id: { $lt: q.beforeId } } : {}) };
+    const em = forWorkspace(this.orm, workspaceId);
+    const where: FilterQuery<WebhookDelivery> = { endpointId, ...(q.beforeId ? { id: { $lt: q.beforeId } } : {}) };
     const rows = await em.find(WebhookDelivery, where, { orderBy: { id: 'desc' }, limit: q.limit + 1 });
     const page = rows.slice(0, q.limit);
     const attempts = await em.find(WebhookAttempt, { deliveryId: { $in: page.map((d) => d.id) } }, { orderBy: { deliveryId: 'asc', attempt: 'asc' } });
@@ -164,8 +164,8 @@ export class WebhookEndpoints {
   /** A fresh delivery of a past delivery's event (the caller enqueues it). */
   async redeliver(workspaceId: string, endpointId: string, deliveryId: string): Promise<WebhookDelivery> {
     const endpoint = await this.get(workspaceId, endpointId);
-    const em = this.orm.em.fork();
-    const past = await em.findOne(WebhookDelivery, { id: deliveryId, endpointId, workspaceId });
+    const em = forWorkspace(this.orm, workspaceId);
+    const past = await em.findOne(WebhookDelivery, { id: deliveryId, endpointId });
     if (!past || past.test) throw new ApiError('DELIVERY_NOT_FOUND', `Delivery ${deliveryId} does not exist`);
     await this.takeOne(workspaceId);
     const last = await em.findOne(WebhookDelivery, { endpointId, eventId: past.eventId }, { orderBy: { sequence: 'desc' } });
@@ -174,7 +174,7 @@ export class WebhookEndpoints {
 
   /** Signs future callback deliveries with a rotated workspace secret (pending retries included). */
   async resealCallbacks(workspaceId: string, secretSealed: string): Promise<void> {
-    await this.orm.em.fork().nativeUpdate(WebhookEndpoint, { workspaceId, kind: 'callback' }, { secretSealed });
+    await forWorkspace(this.orm, workspaceId).nativeUpdate(WebhookEndpoint, { kind: 'callback' }, { secretSealed });
   }
 
   private settingsOf(e: WebhookEndpoint) {
@@ -186,7 +186,7 @@ export class WebhookEndpoints {
 
   /** A test delivery or a redelivery (the dispatcher inserts its rows in bulk, `dispatch`). */
   private async record(endpoint: WebhookEndpoint, event: EventEnvelope, o: { test: boolean; sequence: number }): Promise<WebhookDelivery> {
-    const em = this.orm.em.fork();
+    const em = forWorkspace(this.orm, endpoint.workspaceId);
     const row = em.create(WebhookDelivery, {
       id: newId('delivery'), workspaceId: endpoint.workspaceId, endpointId: endpoint.id, eventId: event.id, eventType: event.type,
       sequence: o.test ? 0 : o.sequence, test: o.test, event: event as unknown as Record<string, unknown>,
@@ -197,7 +197,7 @@ export class WebhookEndpoints {
       return row;
     } catch (err) {
       if (!(err instanceof UniqueConstraintViolationException)) throw err;
-      return this.orm.em.fork().findOneOrFail(WebhookDelivery, { endpointId: endpoint.id, eventId: event.id, sequence: o.sequence });
+      return forWorkspace(this.orm, endpoint.workspaceId).findOneOrFail(WebhookDelivery, { endpointId: endpoint.id, eventId: event.id, sequence: o.sequence });
     }
   }
 

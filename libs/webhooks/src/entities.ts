@@ -1,4 +1,5 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import { workspaceFilter } from '#libs/db';
 import type { BodyFormat, HeaderPair, HttpMethod, PayloadMode } from './types.js';
 
 /**
@@ -10,6 +11,7 @@ export type EndpointKind = 'endpoint' | 'callback';
 export const WebhookEndpoint = defineEntity({
   name: 'WebhookEndpoint',
   tableName: 'webhook_endpoint',
+  filters: workspaceFilter(),
   properties: {
     id: p.string().primary().length(32),
     workspaceId: p.string().length(32).index(),
@@ -47,6 +49,7 @@ export type DeliveryState = (typeof DELIVERY_STATES)[number];
 export const WebhookDelivery = defineEntity({
   name: 'WebhookDelivery',
   tableName: 'webhook_delivery',
+  filters: workspaceFilter(),
   uniques: [{ properties: ['endpointId', 'eventId', 'sequence'] }],
   indexes: [
     // The delivery log of an endpoint (cursor by id).

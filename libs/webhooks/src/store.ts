@@ -147,6 +147,7 @@ const RECORD_ATTEMPT = webhooks.prepare((db, p: RecordParams) => updateStreak(
   p,
 ));
 
+/** A delivery by the job's id, whichever workspace it is in (the worker's read). */
 const LOAD_ATTEMPT = webhooks.prepare((db, p: { id: string }) => db
   .selectFrom('webhook_delivery as d')
   .leftJoin('webhook_endpoint as e', 'e.id', 'd.endpoint_id')
@@ -154,14 +155,15 @@ const LOAD_ATTEMPT = webhooks.prepare((db, p: { id: string }) => db
     'd.state', 'd.test', 'd.event', 'd.workspace_id', 'd.endpoint_id', 'e.id as e_id', 'e.url', 'e.method', 'e.body_format', 'e.payload_mode',
     'e.payload_template', 'e.headers', 'e.secret_sealed', 'e.is_active',
   ])
-  .where('d.id', '=', p.id));
+  .where('d.id', '=', p.id), { allWorkspaces: true });
 
 const CANCEL = webhooks.prepare((db, p: { id: string; at: Date }) =>
   db.updateTable('webhook_delivery').set({ state: 'cancelled', completed_at: p.at }).where('id', '=', p.id).where('state', '=', 'pending'));
 
+/** The dispatcher's batch: every workspace's events not yet dispatched. */
 const UNDISPATCHED = webhooks.prepare((db, p: { limit: number }) => db
   .selectFrom('outbox_event').select(['id', 'workspace_id', 'type', 'data', 'created_at', 'target'])
-  .where('dispatched_at', 'is', null).orderBy('id').limit(p.limit));
+  .where('dispatched_at', 'is', null).orderBy('id').limit(p.limit), { allWorkspaces: true });
 
 const SUBSCRIBERS = webhooks.prepare((db, p: { workspaceId: string }) => db
   .selectFrom('webhook_endpoint').select(['id', 'events'])
@@ -169,13 +171,14 @@ const SUBSCRIBERS = webhooks.prepare((db, p: { workspaceId: string }) => db
 
 const PLAN = webhooks.prepare((db, p: { id: string }) => db.selectFrom('workspace').select('plan').where('id', '=', p.id));
 
-const EXISTING = webhooks.prepare((db, p: { endpointId: string; eventId: string }) => db
+const EXISTING = webhooks.prepare((db, p: { workspaceId: string; endpointId: string; eventId: string }) => db
   .selectFrom('webhook_delivery').select(['id', 'state'])
-  .where('endpoint_id', '=', p.endpointId).where('event_id', '=', p.eventId).where('sequence', '=', 0));
+  .where('endpoint_id', '=', p.endpointId).where('event_id', '=', p.eventId).where('sequence', '=', 0).where('workspace_id', '=', p.workspaceId));
 
+/** The dispatcher's safety net: every workspace's pending deliveries left behind. */
 const STALE_PENDING = webhooks.prepare((db, p: { before: Date; limit: number }) => db
   .selectFrom('webhook_delivery').select('id')
-  .where('state', '=', 'pending').where('created_at', '<', p.before).where('test', '=', false).orderBy('id').limit(p.limit));
+  .where('state', '=', 'pending').where('created_at', '<', p.before).where('test', '=', false).orderBy('id').limit(p.limit), { allWorkspaces: true });
 
 const COUNT_USED = webhooks.prepare((db, p: { workspaceId: string; since: Date }) => db
   .selectFrom('webhook_delivery').select((eb) => eb.fn.countAll().as('n'))
@@ -306,7 +309,7 @@ export class WebhookStore {
     for (const r of rows) {
       if (inserted.has(r.id)) out.push({ id: r.id, state: r.state });
       // Made by an earlier run that stopped before stamping its events (rare: look each up).
-      else out.push((await EXISTING.one(this.em, { endpointId: r.endpointId, eventId: r.eventId }))!);
+      else out.push((await EXISTING.one(this.em, { workspaceId: r.workspaceId, endpointId: r.endpointId, eventId: r.eventId }))!);
     }
     return out;
   }

@@ -7,6 +7,7 @@ import {
 import { dialectOf, fromDb, tablesOf, toDb, type Dialect, type TableInfo } from './convert.js';
 import { registerStatement, runOutsideTransaction, writeOnIdleSqlite } from './prepared.js';
 import { resultColumns, type ResultColumn } from './results.js';
+import { checkWorkspaceScope } from './scope.js';
 
 /**
  * The tables of some entities as Kysely types them: the table names and snake_case column names
@@ -26,6 +27,16 @@ export type Statement<R> = Compilable<R> | RawBuilder<R>;
 function compile(statement: Statement<unknown>, db: Kysely<never>): CompiledQuery {
   // Raw SQL compiles on the instance that will run it; the builders know theirs.
   return (statement as RawBuilder<unknown>).compile(db);
+}
+
+/**
+ * How a statement treats workspaces. Every statement on a workspace's table names the workspace
+ * (its reads `workspace_id = …`; its updates and deletes the workspace or the row's key), checked
+ * when it is first compiled; `allWorkspaces` declares one that must see every workspace (sweepers,
+ * the dispatcher, the worker's reads by a job's id), the SQL twin of the ORM's `allWorkspaces(orm)`.
+ */
+export interface StatementOptions {
+  allWorkspaces?: true;
 }
 
 /** A statement compiled once per dialect, run with new values each time. */
@@ -116,13 +127,17 @@ interface Compiled {
 class PreparedStatement<P, R> implements Prepared<P, R> {
   private readonly compiled = new Map<Dialect, Compiled>();
 
-  constructor(private readonly build: (db: Kysely<never>, p: P) => Statement<unknown>) {}
+  constructor(
+    private readonly build: (db: Kysely<never>, p: P) => Statement<unknown>,
+    private readonly options: StatementOptions = {},
+  ) {}
 
   private compile(em: EntityManager, dialect: Dialect): Compiled {
     let c = this.compiled.get(dialect);
     if (!c) {
       const db = builder(dialect);
       const q = compile(this.build(db, placeholders as P), db);
+      if (!this.options.allWorkspaces) checkWorkspaceScope(q.query, tablesOf(em));
       const names: (string | null)[] = [];
       const constants: unknown[] = [];
       // PostgreSQL numbers its parameters: a value used in several places is sent once ($n reused).
@@ -221,21 +236,21 @@ export class Queries<DB> {
   private readonly inserts = new Map<string, Prepared<Row, unknown>>();
 
   /** A statement compiled once; `p`'s properties are placeholders for the values given to each run. */
-  prepare<P = Record<never, never>, R = unknown>(build: (db: Kysely<DB>, p: P) => Statement<R>): Prepared<P, R> {
-    return new PreparedStatement<P, R>(build as unknown as (db: Kysely<never>, p: P) => Statement<unknown>);
+  prepare<P = Record<never, never>, R = unknown>(build: (db: Kysely<DB>, p: P) => Statement<R>, options?: StatementOptions): Prepared<P, R> {
+    return new PreparedStatement<P, R>(build as unknown as (db: Kysely<never>, p: P) => Statement<unknown>, options);
   }
 
-  async all<R>(em: EntityManager, build: (db: Kysely<DB>) => Statement<R>): Promise<R[]> {
-    return (await this.exec(em, build)).rows as R[];
+  async all<R>(em: EntityManager, build: (db: Kysely<DB>) => Statement<R>, options?: StatementOptions): Promise<R[]> {
+    return (await this.exec(em, build, options)).rows as R[];
   }
 
-  async one<R>(em: EntityManager, build: (db: Kysely<DB>) => Statement<R>): Promise<R | undefined> {
-    return (await this.exec(em, build)).rows[0] as R | undefined;
+  async one<R>(em: EntityManager, build: (db: Kysely<DB>) => Statement<R>, options?: StatementOptions): Promise<R | undefined> {
+    return (await this.exec(em, build, options)).rows[0] as R | undefined;
   }
 
   /** Runs a write built now; answers the number of rows it changed. */
-  async run(em: EntityManager, build: (db: Kysely<DB>) => Statement<unknown>): Promise<number> {
-    return affected(await this.exec(em, build));
+  async run(em: EntityManager, build: (db: Kysely<DB>) => Statement<unknown>, options?: StatementOptions): Promise<number> {
+    return affected(await this.exec(em, build, options));
   }
 
   /** Inserts an entity's row from its properties (statement compiled once per entity and set of properties). */
@@ -262,14 +277,17 @@ export class Queries<DB> {
     return out as Columns<D>;
   }
 
-  private exec(em: EntityManager, build: (db: Kysely<DB>) => Statement<unknown>): Promise<QueryResult<Row>> {
+  private exec(em: EntityManager, build: (db: Kysely<DB>) => Statement<unknown>, options: StatementOptions = {}): Promise<QueryResult<Row>> {
     const dialect = dialectOf(em);
     const db = builder(dialect);
     const q = compile(build(db as unknown as Kysely<DB>), db);
-    let results = resultsByText.get(q.sql);
+    // Checked texts only: one declared allWorkspaces does not let the same text through unchecked elsewhere.
+    const key = options.allWorkspaces ? `*${q.sql}` : q.sql;
+    let results = resultsByText.get(key);
     if (!results) {
+      if (!options.allWorkspaces) checkWorkspaceScope(q.query, tablesOf(em));
       results = resultColumns(q.query, tablesOf(em));
-      if (resultsByText.size < MAX_TEXTS) resultsByText.set(q.sql, results);
+      if (resultsByText.size < MAX_TEXTS) resultsByText.set(key, results);
       registerStatement(q.sql);
     }
     return execute(em, dialect, q.sql, q.parameters.map((v) => toDb(dialect, v)), results);

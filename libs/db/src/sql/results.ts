@@ -4,12 +4,14 @@ import type { ColumnKind, TableInfo } from './convert.js';
 /** A result column to convert: its name in the row and how its stored value is read. */
 export type ResultColumn = readonly [name: string, kind: ColumnKind];
 
-interface Node {
+/** A node of Kysely's query tree, read by kind. */
+export interface Node {
   kind: string;
   [key: string]: unknown;
 }
 
-function name(node: unknown): string | undefined {
+/** The name an identifier, table or column node holds. */
+export function name(node: unknown): string | undefined {
   const n = node as Node | undefined;
   if (!n) return undefined;
   if (n.kind === 'IdentifierNode') return n.name as string;
