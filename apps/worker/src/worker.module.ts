@@ -3,7 +3,7 @@ import { InjectFlowProducer } from '@nestjs/bullmq';
 import type { FlowProducer } from 'bullmq';
 import type { Redis } from 'ioredis';
 import sharp from 'sharp';
-import { AppServices, fromServices, ROLES } from '#libs/app';
+import { AppServices, fromServices, PROCESS_ROLES } from '#libs/app';
 import type { AppConfig } from '#libs/core';
 import { CreditsService } from '#libs/credits';
 import { JobQueues, queueOf, QueueModule, SCHEDULES, VIDEO_FLOWS } from '#libs/queue';
@@ -49,7 +49,7 @@ export class WorkerModule implements OnApplicationBootstrap, BeforeApplicationSh
       module: WorkerModule,
       imports: [QueueModule.forRoot(config)],
       providers: [
-        { provide: AppServices, useFactory: () => AppServices.open(config, ROLES.worker) },
+        { provide: AppServices, useFactory: () => AppServices.open(config, PROCESS_ROLES.worker) },
         fromServices(WORKER_CONFIG, 'config'), fromServices(ORM, 'orm'), fromServices(REDIS, 'redis'), fromServices(STORAGE, 'storage'),
         fromServices(RedisKeys, 'redisKeys'), fromServices(CreditsService, 'credits'), fromServices(RenderSettler, 'settler'),
         fromServices(WebhookDeliverer, 'webhookDeliverer'), fromServices(WebhookDispatcher, 'webhookDispatcher'),

@@ -14,8 +14,8 @@ import { WebhookDeliverer, WebhookDispatcher, WebhookEndpoints, WebhookStore } f
 import { WorkspacesService } from '#libs/workspaces';
 import { openAppDatabase } from './database.js';
 
-/** What differs between the processes that compose the services (ROLES). */
-export interface RoleOptions {
+/** What differs between the processes that compose the services (PROCESS_ROLES). */
+export interface ProcessRole {
   /** Names the process's Redis connection in CLIENT LIST (`media-render:<name>`). */
   name: string;
   /** Over createRedis's defaults. */
@@ -25,15 +25,15 @@ export interface RoleOptions {
 }
 
 /** The three composition roots side by side: where they differ, they differ here. */
-export const ROLES = {
+export const PROCESS_ROLES = {
   api: { name: 'api', sms: 'provider' },
   worker: { name: 'worker' },
   /** An operator's command fails fast when Redis is down (one retry, not three) and texts no one (`otp:last` reads the outbox). */
   cli: { name: 'cli', redis: { maxRetriesPerRequest: 1 }, sms: 'outbox' },
-} satisfies Record<string, RoleOptions>;
+} satisfies Record<string, ProcessRole>;
 
 /** The SMS adapter: the configured provider (outside production every message also lands in the development outbox), or the outbox only. */
-function smsSender(config: AppConfig, orm: Orm, use: RoleOptions['sms'] = 'outbox'): SmsSender {
+function smsSender(config: AppConfig, orm: Orm, use: ProcessRole['sms'] = 'outbox'): SmsSender {
   const outbox = new OutboxSmsSender(orm);
   if (use === 'outbox' || config.sms.provider === 'outbox') return outbox;
   const twilio = new TwilioSmsSender(config.sms);
@@ -56,10 +56,10 @@ export class AppServices {
     readonly config: AppConfig,
     /** The database, opened (and migrated) by `open`: every process uses it. */
     readonly orm: Orm,
-    private readonly role: RoleOptions,
+    private readonly role: ProcessRole,
   ) {}
 
-  static async open(config: AppConfig, role: RoleOptions): Promise<AppServices> {
+  static async open(config: AppConfig, role: ProcessRole): Promise<AppServices> {
     return new AppServices(config, await openAppDatabase(config.database), role);
   }
 

@@ -1,5 +1,5 @@
 import { Global, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
-import { AppServices, fromServices, ROLES } from '#libs/app';
+import { AppServices, fromServices, PROCESS_ROLES } from '#libs/app';
 import { AuthService } from '#libs/auth';
 import { CursorCodec, type AppConfig } from '#libs/core';
 import { CreditsService } from '#libs/credits';
@@ -29,7 +29,7 @@ export class InfraModule implements OnApplicationShutdown {
   static forRoot(config: AppConfig): DynamicModule {
     return {
       module: InfraModule,
-      providers: [{ provide: AppServices, useFactory: () => AppServices.open(config, ROLES.api) }, ...PROVIDED],
+      providers: [{ provide: AppServices, useFactory: () => AppServices.open(config, PROCESS_ROLES.api) }, ...PROVIDED],
       exports: [AppServices, ...PROVIDED.map((p) => p.provide)],
     };
   }
