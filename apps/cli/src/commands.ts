@@ -1,20 +1,9 @@
-import type { MikroORM } from '@mikro-orm/core';
-import { DevMessage, ROLES, type AuthService, type Role } from '#libs/auth';
-import { ApiError, type AppConfig, type KeyMode, type PlanCode } from '#libs/core';
-import type { CreditsService } from '#libs/credits';
-import type { KeysService } from '#libs/keys';
-import type { TemplatesService } from '#libs/templates';
-import type { WorkspacesService } from '#libs/workspaces';
+import type { AppServices } from '#libs/app';
+import { DevMessage, ROLES, type Role } from '#libs/auth';
+import { ApiError, type KeyMode, type PlanCode } from '#libs/core';
 
-export interface CommandContext {
-  config: AppConfig;
-  workspaces: WorkspacesService;
-  keys: KeysService;
-  auth: AuthService;
-  credits: CreditsService;
-  templates: TemplatesService;
-  orm: MikroORM;
-}
+/** What the commands use of the CLI's AppServices (each built on first use: a command builds only what it needs). */
+export type CommandContext = Pick<AppServices, 'config' | 'workspaces' | 'keys' | 'auth' | 'credits' | 'templates' | 'orm'>;
 
 type Flags = Record<string, string>;
 

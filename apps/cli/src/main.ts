@@ -3,16 +3,9 @@
  * Prints exactly one JSON object on stdout and exits 0, or `{ "error": { code, message } }` and exits 1.
  */
 import 'reflect-metadata';
-import { openAppDatabase } from '#libs/app';
-import { AuthService, OutboxSmsSender } from '#libs/auth';
+import { AppServices, PROCESS_ROLES } from '#libs/app';
 import { ApiError, ConfigError, loadConfig } from '#libs/core';
-import { CreditsService } from '#libs/credits';
-import { KeysService } from '#libs/keys';
-import { createRedis, RedisKeys } from '#libs/redis';
-import { createStorage } from '#libs/storage';
-import { httpReachability, storedOrHttp, TemplatesService } from '#libs/templates';
-import { WorkspacesService } from '#libs/workspaces';
-import { COMMANDS, parseArgs, type CommandContext } from './commands.js';
+import { COMMANDS, parseArgs } from './commands.js';
 
 async function run(argv: string[]): Promise<unknown> {
   const [name, ...rest] = argv;
@@ -21,24 +14,11 @@ async function run(argv: string[]): Promise<unknown> {
     throw new ApiError('INVALID_REQUEST', `Unknown command "${name ?? ''}". Commands: ${Object.keys(COMMANDS).join(', ')}`);
   }
   const flags = parseArgs(rest, command.flags);
-  const config = loadConfig();
-  const orm = await openAppDatabase(config.database);
-  const redis = createRedis(config, 'cli', { maxRetriesPerRequest: 1 });
-  const redisKeys = new RedisKeys(config.redisPrefix);
-  const ctx: CommandContext = {
-    config,
-    workspaces: new WorkspacesService(orm, redis, redisKeys, config),
-    keys: new KeysService(orm, redis, redisKeys, config),
-    auth: new AuthService(orm, redis, redisKeys, config, new OutboxSmsSender(orm)),
-    credits: new CreditsService(orm, { lowThreshold: config.creditsLowThreshold }),
-    templates: new TemplatesService(orm, { policy: config.env, reachability: storedOrHttp(createStorage(config), httpReachability(config.env)) }),
-    orm,
-  };
+  const services = await AppServices.open(loadConfig(), PROCESS_ROLES.cli);
   try {
-    return await command.run(flags, ctx);
+    return await command.run(flags, services);
   } finally {
-    await orm.close(true);
-    redis.disconnect();
+    await services.close();
   }
 }
 

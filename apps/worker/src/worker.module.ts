@@ -1,18 +1,17 @@
-import { Inject, Logger, Module, type BeforeApplicationShutdown, type DynamicModule, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { Logger, Module, type BeforeApplicationShutdown, type DynamicModule, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { InjectFlowProducer } from '@nestjs/bullmq';
 import type { FlowProducer } from 'bullmq';
 import type { Redis } from 'ioredis';
 import sharp from 'sharp';
-import { openAppDatabase } from '#libs/app';
+import { AppServices, fromServices, PROCESS_ROLES } from '#libs/app';
 import type { AppConfig } from '#libs/core';
 import { CreditsService } from '#libs/credits';
-import type { Orm } from '#libs/db';
 import { JobQueues, queueOf, QueueModule, SCHEDULES, VIDEO_FLOWS } from '#libs/queue';
-import { createRedis, RedisKeys } from '#libs/redis';
+import { RedisKeys } from '#libs/redis';
 import { RenderLifecycle } from '#libs/renders';
 import { FontCatalog, StillEngine, storageAwareFetcher } from '#libs/still';
-import { createStorage, type StorageDriver } from '#libs/storage';
-import { WebhookDeliverer, WebhookDispatcher, WebhookStore } from '#libs/webhooks';
+import type { StorageDriver } from '#libs/storage';
+import { WebhookDeliverer, WebhookDispatcher } from '#libs/webhooks';
 import { checkHandlers, configuredProcessor } from './processors/queue-processor.js';
 import { StillsProcessor } from './processors/stills.processor.js';
 import { SystemProcessor } from './processors/system.processor.js';
@@ -38,8 +37,8 @@ export async function within(work: Promise<unknown>, ms: number): Promise<boolea
 }
 
 /**
- * The worker: one `@Processor` per queue (processors/), the libs' services built once here, the
- * recurring jobs scheduled once per deployment, and a bounded shutdown.
+ * The worker: one `@Processor` per queue (processors/) over the worker's AppServices (libs/app) and
+ * its engines, the recurring jobs scheduled once per deployment, and a bounded shutdown.
  */
 @Module({})
 export class WorkerModule implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
@@ -50,24 +49,10 @@ export class WorkerModule implements OnApplicationBootstrap, BeforeApplicationSh
       module: WorkerModule,
       imports: [QueueModule.forRoot(config)],
       providers: [
-        { provide: WORKER_CONFIG, useValue: config },
-        { provide: ORM, useFactory: () => openAppDatabase(config.database) },
-        { provide: REDIS, useFactory: () => createRedis(config, 'worker') },
-        { provide: STORAGE, useFactory: () => createStorage(config) },
-        { provide: RedisKeys, useFactory: () => new RedisKeys(config.redisPrefix) },
-        { provide: CreditsService, inject: [ORM], useFactory: (orm: Orm) => new CreditsService(orm, { lowThreshold: config.creditsLowThreshold }) },
-        {
-          provide: RenderLifecycle,
-          inject: [ORM, CreditsService, STORAGE],
-          useFactory: (orm: Orm, credits: CreditsService, storage: StorageDriver) => new RenderLifecycle(orm, credits, storage),
-        },
-        { provide: WebhookStore, inject: [ORM], useFactory: (orm: Orm) => new WebhookStore(orm) },
-        { provide: WebhookDeliverer, inject: [WebhookStore], useFactory: (store: WebhookStore) => new WebhookDeliverer(store, config) },
-        {
-          provide: WebhookDispatcher,
-          inject: [ORM, WebhookStore, REDIS],
-          useFactory: (orm: Orm, store: WebhookStore, redis: Redis) => new WebhookDispatcher(orm, store, redis, config),
-        },
+        { provide: AppServices, useFactory: () => AppServices.open(config, PROCESS_ROLES.worker) },
+        fromServices(WORKER_CONFIG, 'config'), fromServices(ORM, 'orm'), fromServices(REDIS, 'redis'), fromServices(STORAGE, 'storage'),
+        fromServices(RedisKeys, 'redisKeys'), fromServices(CreditsService, 'credits'), fromServices(RenderLifecycle, 'lifecycle'),
+        fromServices(WebhookDeliverer, 'webhookDeliverer'), fromServices(WebhookDispatcher, 'webhookDispatcher'),
         { provide: FontCatalog, useFactory: () => FontCatalog.system() },
         {
           provide: VideoEngineHolder,
@@ -113,8 +98,7 @@ export class WorkerModule implements OnApplicationBootstrap, BeforeApplicationSh
     private readonly queues: JobQueues,
     @InjectFlowProducer(VIDEO_FLOWS) private readonly flows: FlowProducer,
     private readonly video: VideoEngineHolder,
-    @Inject(ORM) private readonly orm: Orm,
-    @Inject(REDIS) private readonly redis: Redis,
+    private readonly services: AppServices,
   ) {
     this.processors = [system, webhooks, stills, videos];
   }
@@ -155,7 +139,6 @@ export class WorkerModule implements OnApplicationBootstrap, BeforeApplicationSh
 
   async onApplicationShutdown(): Promise<void> {
     await within(this.video.close(), 5_000);
-    this.redis.disconnect();
-    await within(this.orm.close(true), 2_000);
+    await within(this.services.close(), 2_000);
   }
 }

@@ -12,7 +12,7 @@ import { aspectRules, normaliseValues, validateValues, type TemplatesService } f
 import { checkCallbackUrl } from '#libs/webhooks';
 import { Render, TERMINAL_STATUSES, type RenderStatus } from './entities.js';
 import { renderError, renderFailure } from './errors.js';
-import { purgeExpired, RenderLifecycle } from './lifecycle.js';
+import { purgeExpired, type RenderLifecycle } from './lifecycle.js';
 import { estimate, type Estimate } from './pricing.js';
 import { parseRenderInput, requestHash, type RenderInput, type RenderRequest } from './request.js';
 
@@ -25,6 +25,8 @@ export interface Caller {
 export interface RendersDeps {
   orm: MikroORM;
   credits: CreditsService;
+  /** The one owner of render status changes (shared with the process's other users). */
+  lifecycle: RenderLifecycle;
   templates: Pick<TemplatesService, 'findForRender' | 'recordUsage'>;
   storage: StorageDriver;
   /** The queues renders are handed to (still.render, video.render). */
@@ -100,7 +102,7 @@ export class RendersService {
   private readonly logger = new Logger('renders');
 
   constructor(private readonly deps: RendersDeps) {
-    this.lifecycle = new RenderLifecycle(deps.orm, deps.credits, deps.storage);
+    this.lifecycle = deps.lifecycle;
   }
 
   // --- accepting a render ------------------------------------------------------------------------

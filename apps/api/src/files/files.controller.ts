@@ -5,7 +5,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { StorageDriver } from '#libs/storage';
 import { ApiErrors, Public } from '../http/decorators.js';
 import { sendStoredFile } from './file-response.js';
-import { STORAGE } from './tokens.js';
+import { STORAGE } from '../infra/tokens.js';
 
 const binary = { schema: { type: 'string', format: 'binary' } };
 

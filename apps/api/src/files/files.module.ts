@@ -1,26 +1,14 @@
-import { Global, Module, RequestMethod, type NestModule } from '@nestjs/common';
+import { Module, RequestMethod, type NestModule } from '@nestjs/common';
 import { ApplicationConfig } from '@nestjs/core';
-import type { AppConfig } from '#libs/core';
-import { createStorage } from '#libs/storage';
-import { APP_CONFIG } from '../infra/tokens.js';
 import { FilesController } from './files.controller.js';
-import { STORAGE } from './tokens.js';
 
 type ExcludedRoute = NonNullable<ReturnType<ApplicationConfig['getGlobalPrefixOptions']>['exclude']>[number];
 
 /** `/files/*` is served at the root of the host, not under API_PREFIX (house decisions, "Running it": `/files/...`). */
 const OUTSIDE_PREFIX: ExcludedRoute = { path: 'files/*', requestMethod: RequestMethod.ALL, pathRegex: /^\/files(?:\/|$)/ };
 
-/**
- * Stored files: the configured storage driver (injected elsewhere as STORAGE) and the route that
- * serves them.
- */
-@Global()
-@Module({
-  controllers: [FilesController],
-  providers: [{ provide: STORAGE, inject: [APP_CONFIG], useFactory: (config: AppConfig) => createStorage(config) }],
-  exports: [STORAGE],
-})
+/** The route that serves stored files (the driver is InfraModule's STORAGE). */
+@Module({ controllers: [FilesController] })
 export class FilesModule implements NestModule {
   constructor(private readonly app: ApplicationConfig) {}
 

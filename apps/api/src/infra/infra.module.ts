@@ -1,26 +1,27 @@
-import { Global, Inject, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
-import type { Redis } from 'ioredis';
-import { openAppDatabase } from '#libs/app';
-import { AuthService, FanoutSmsSender, OutboxSmsSender, TwilioSmsSender, type SmsSender } from '#libs/auth';
-import { CursorCodec, deriveKey, type AppConfig } from '#libs/core';
+import { Global, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
+import { AppServices, fromServices, PROCESS_ROLES } from '#libs/app';
+import { AuthService } from '#libs/auth';
+import { CursorCodec, type AppConfig } from '#libs/core';
 import { CreditsService } from '#libs/credits';
-import type { Orm } from '#libs/db';
 import { KeyAuthenticator, KeysService, RequestMeter } from '#libs/keys';
-import { createRedis, RedisKeys } from '#libs/redis';
+import { RedisKeys } from '#libs/redis';
+import { TemplatesService } from '#libs/templates';
+import { WebhookEndpoints } from '#libs/webhooks';
 import { WorkspacesService } from '#libs/workspaces';
-import { APP_CONFIG, ORM, REDIS } from './tokens.js';
+import { APP_CONFIG, ORM, REDIS, STORAGE } from './tokens.js';
 
-/** The configured SMS adapter; outside production every message also lands in the development outbox. */
-function smsSender(config: AppConfig, orm: Orm): SmsSender {
-  const outbox = new OutboxSmsSender(orm);
-  if (config.sms.provider === 'outbox') return outbox;
-  const twilio = new TwilioSmsSender(config.sms);
-  return config.env === 'production' ? twilio : new FanoutSmsSender([twilio, outbox]);
-}
+/** What the API's modules inject from AppServices: the infrastructure under tokens, the services under their classes. */
+const PROVIDED = [
+  fromServices(APP_CONFIG, 'config'), fromServices(ORM, 'orm'), fromServices(REDIS, 'redis'), fromServices(STORAGE, 'storage'),
+  fromServices(RedisKeys, 'redisKeys'), fromServices(CursorCodec, 'cursors'), fromServices(KeysService, 'keys'),
+  fromServices(WorkspacesService, 'workspaces'), fromServices(KeyAuthenticator, 'keyAuthenticator'), fromServices(RequestMeter, 'meter'),
+  fromServices(AuthService, 'auth'), fromServices(CreditsService, 'credits'), fromServices(TemplatesService, 'templates'),
+  fromServices(WebhookEndpoints, 'webhookEndpoints'),
+];
 
 /**
- * The process-wide pieces every feature module uses: configuration, database, Redis and the
- * services of the libs (plain classes, built here once).
+ * The process-wide pieces every feature module uses: the API's AppServices (libs/app builds the
+ * libs' services once) and its members as providers; closes them when the application stops.
  */
 @Global()
 @Module({})
@@ -28,48 +29,14 @@ export class InfraModule implements OnApplicationShutdown {
   static forRoot(config: AppConfig): DynamicModule {
     return {
       module: InfraModule,
-      providers: [
-        { provide: APP_CONFIG, useValue: config },
-        { provide: ORM, useFactory: () => openAppDatabase(config.database) },
-        { provide: REDIS, useFactory: () => createRedis(config, 'api') },
-        { provide: RedisKeys, useFactory: () => new RedisKeys(config.redisPrefix) },
-        { provide: CursorCodec, useFactory: () => new CursorCodec(deriveKey(config.appSecret, 'cursor')) },
-        {
-          provide: KeysService,
-          inject: [ORM, REDIS, RedisKeys],
-          useFactory: (orm: Orm, redis: Redis, keys: RedisKeys) => new KeysService(orm, redis, keys, config),
-        },
-        {
-          provide: WorkspacesService,
-          inject: [ORM, REDIS, RedisKeys],
-          useFactory: (orm: Orm, redis: Redis, keys: RedisKeys) => new WorkspacesService(orm, redis, keys, config),
-        },
-        {
-          provide: KeyAuthenticator,
-          inject: [ORM, REDIS, RedisKeys, KeysService],
-          useFactory: (orm: Orm, redis: Redis, keys: RedisKeys, svc: KeysService) => new KeyAuthenticator(orm, redis, keys, svc),
-        },
-        {
-          provide: AuthService,
-          inject: [ORM, REDIS, RedisKeys],
-          useFactory: (orm: Orm, redis: Redis, keys: RedisKeys) => new AuthService(orm, redis, keys, config, smsSender(config, orm)),
-        },
-        { provide: CreditsService, inject: [ORM], useFactory: (orm: Orm) => new CreditsService(orm, { lowThreshold: config.creditsLowThreshold }) },
-        { provide: RequestMeter, inject: [REDIS, RedisKeys], useFactory: (redis: Redis, keys: RedisKeys) => new RequestMeter(redis, keys, config.rateLimitMultiplier) },
-      ],
-      exports: [
-        APP_CONFIG, ORM, REDIS, RedisKeys, CursorCodec, KeysService, WorkspacesService, KeyAuthenticator, RequestMeter, AuthService, CreditsService,
-      ],
+      providers: [{ provide: AppServices, useFactory: () => AppServices.open(config, PROCESS_ROLES.api) }, ...PROVIDED],
+      exports: [AppServices, ...PROVIDED.map((p) => p.provide)],
     };
   }
 
-  constructor(
-    @Inject(ORM) private readonly orm: Orm,
-    @Inject(REDIS) private readonly redis: Redis,
-  ) {}
+  constructor(private readonly services: AppServices) {}
 
   async onApplicationShutdown(): Promise<void> {
-    await this.orm.close(true);
-    this.redis.disconnect();
+    await this.services.close();
   }
 }

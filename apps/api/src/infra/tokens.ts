@@ -1,4 +1,6 @@
-/** Injection tokens for the shared infrastructure (the libs' classes are plain, built by factories). */
+/** Injection tokens for the shared infrastructure (InfraModule provides them from AppServices). */
 export const APP_CONFIG = Symbol('APP_CONFIG');
 export const ORM = Symbol('ORM');
 export const REDIS = Symbol('REDIS');
+/** The configured `StorageDriver` (libs/storage). */
+export const STORAGE = Symbol('STORAGE');

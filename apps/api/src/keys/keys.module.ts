@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { KeysController } from './keys.controller.js';
+import { KeysController, OrganizationKeysController } from './keys.controller.js';
 
-@Module({ controllers: [KeysController] })
+@Module({ controllers: [KeysController, OrganizationKeysController] })
 export class KeysModule {}

@@ -1,12 +1,9 @@
 import { Inject, Logger, Module, type OnApplicationBootstrap } from '@nestjs/common';
-import type { AppConfig } from '#libs/core';
-import type { Orm } from '#libs/db';
 import { readdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { libraryKey, type StorageDriver } from '#libs/storage';
-import { httpReachability, LIBRARY_MEDIA, libraryMediaDir, librarySeeds, storedOrHttp, TemplatesService } from '#libs/templates';
-import { STORAGE } from '../files/tokens.js';
-import { APP_CONFIG, ORM } from '../infra/tokens.js';
+import { LIBRARY_MEDIA, libraryMediaDir, librarySeeds, TemplatesService } from '#libs/templates';
+import { STORAGE } from '../infra/tokens.js';
 import { OrganizationTemplateCategoriesController, OrganizationTemplatesController, TemplatesController } from './templates.controller.js';
 import { TemplateHandlers } from './templates.handlers.js';
 
@@ -37,16 +34,7 @@ export async function installLibraryMedia(storage: StorageDriver): Promise<Map<s
 
 @Module({
   controllers: [TemplatesController, OrganizationTemplatesController, OrganizationTemplateCategoriesController],
-  providers: [
-    {
-      provide: TemplatesService,
-      inject: [ORM, APP_CONFIG, STORAGE],
-      useFactory: (orm: Orm, config: AppConfig, storage: StorageDriver) =>
-        new TemplatesService(orm, { policy: config.env, reachability: storedOrHttp(storage, httpReachability(config.env)) }),
-    },
-    { provide: TemplateHandlers, inject: [TemplatesService], useFactory: (svc: TemplatesService) => new TemplateHandlers(svc) },
-  ],
-  exports: [TemplatesService],
+  providers: [{ provide: TemplateHandlers, inject: [TemplatesService], useFactory: (svc: TemplatesService) => new TemplateHandlers(svc) }],
 })
 export class TemplatesModule implements OnApplicationBootstrap {
   private readonly logger = new Logger('templates');

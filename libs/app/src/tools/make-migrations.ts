@@ -7,7 +7,7 @@ import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { MikroORM } from '@mikro-orm/core';
-import { appOrmOptions } from '../index.js';
+import { appOrmOptions } from '../database.js';
 
 const root = resolve(process.argv[2] ?? 'libs/db/src/migrations');
 const pgUrl = process.env.MIGRATION_PG_URL;

@@ -1,0 +1,164 @@
+import { join } from 'node:path';
+import type { Redis, RedisOptions } from 'ioredis';
+import { AuthService, FanoutSmsSender, OutboxSmsSender, TwilioSmsSender, type SmsSender } from '#libs/auth';
+import { CursorCodec, deriveKey, type AppConfig } from '#libs/core';
+import { CreditsService } from '#libs/credits';
+import type { Orm } from '#libs/db';
+import { KeyAuthenticator, KeysService, RequestMeter } from '#libs/keys';
+import { probeDurations, storageAwareFetcher } from '#libs/media';
+import { createRedis, RedisKeys } from '#libs/redis';
+import { RenderLifecycle, RendersService, type RendersDeps } from '#libs/renders';
+import { createStorage, type StorageDriver } from '#libs/storage';
+import { httpReachability, storedOrHttp, TemplatesService } from '#libs/templates';
+import { WebhookDeliverer, WebhookDispatcher, WebhookEndpoints, WebhookStore } from '#libs/webhooks';
+import { WorkspacesService } from '#libs/workspaces';
+import { openAppDatabase } from './database.js';
+
+/** What differs between the processes that compose the services (PROCESS_ROLES). */
+export interface ProcessRole {
+  /** Names the process's Redis connection in CLIENT LIST (`media-render:<name>`). */
+  name: string;
+  /** Over createRedis's defaults. */
+  redis?: RedisOptions;
+  /** Where sign-in codes go: the configured SMS provider, or only the development outbox (the default). */
+  sms?: 'provider' | 'outbox';
+}
+
+/** The three composition roots side by side: where they differ, they differ here. */
+export const PROCESS_ROLES = {
+  api: { name: 'api', sms: 'provider' },
+  worker: { name: 'worker' },
+  /** An operator's command fails fast when Redis is down (one retry, not three) and texts no one (`otp:last` reads the outbox). */
+  cli: { name: 'cli', redis: { maxRetriesPerRequest: 1 }, sms: 'outbox' },
+} satisfies Record<string, ProcessRole>;
+
+/** The SMS adapter: the configured provider (outside production every message also lands in the development outbox), or the outbox only. */
+function smsSender(config: AppConfig, orm: Orm, use: ProcessRole['sms'] = 'outbox'): SmsSender {
+  const outbox = new OutboxSmsSender(orm);
+  if (use === 'outbox' || config.sms.provider === 'outbox') return outbox;
+  const twilio = new TwilioSmsSender(config.sms);
+  return config.env === 'production' ? twilio : new FanoutSmsSender([twilio, outbox]);
+}
+
+/** What a process that registered the queues adds to renders (the API's Nest BullMQ module): producers and the stills' completion events. */
+export type RenderQueues = Pick<RendersDeps, 'queues' | 'stillEvents'>;
+
+/**
+ * The libs' services of one process (API, worker or CLI), each built once from the configuration and
+ * the shared infrastructure, on first use: a process that never asks for a service never builds it
+ * (nor the Redis connection or storage it needs). `close()` releases what was opened.
+ */
+export class AppServices {
+  private readonly built: Partial<AppServices> = {};
+  private rendersService?: RendersService;
+
+  private constructor(
+    readonly config: AppConfig,
+    /** The database, opened (and migrated) by `open`: every process uses it. */
+    readonly orm: Orm,
+    private readonly role: ProcessRole,
+  ) {}
+
+  static async open(config: AppConfig, role: ProcessRole): Promise<AppServices> {
+    return new AppServices(config, await openAppDatabase(config.database), role);
+  }
+
+  private once<K extends keyof AppServices>(key: K, build: () => AppServices[K]): AppServices[K] {
+    return (this.built[key] ??= build());
+  }
+
+  get redis(): Redis {
+    return this.once('redis', () => createRedis(this.config, this.role.name, this.role.redis));
+  }
+
+  get redisKeys(): RedisKeys {
+    return this.once('redisKeys', () => new RedisKeys(this.config.redisPrefix));
+  }
+
+  get storage(): StorageDriver {
+    return this.once('storage', () => createStorage(this.config));
+  }
+
+  /** Signs the page tokens of lists. */
+  get cursors(): CursorCodec {
+    return this.once('cursors', () => new CursorCodec(deriveKey(this.config.appSecret, 'cursor')));
+  }
+
+  get workspaces(): WorkspacesService {
+    return this.once('workspaces', () => new WorkspacesService(this.orm, this.redis, this.redisKeys, this.config));
+  }
+
+  get keys(): KeysService {
+    return this.once('keys', () => new KeysService(this.orm, this.redis, this.redisKeys, this.config));
+  }
+
+  get keyAuthenticator(): KeyAuthenticator {
+    return this.once('keyAuthenticator', () => new KeyAuthenticator(this.orm, this.redis, this.redisKeys, this.keys));
+  }
+
+  get meter(): RequestMeter {
+    return this.once('meter', () => new RequestMeter(this.redis, this.redisKeys, this.config.rateLimitMultiplier));
+  }
+
+  get auth(): AuthService {
+    return this.once('auth', () => new AuthService(this.orm, this.redis, this.redisKeys, this.config, smsSender(this.config, this.orm, this.role.sms)));
+  }
+
+  get credits(): CreditsService {
+    return this.once('credits', () => new CreditsService(this.orm, { lowThreshold: this.config.creditsLowThreshold }));
+  }
+
+  get templates(): TemplatesService {
+    return this.once('templates', () => new TemplatesService(this.orm, { policy: this.config.env, reachability: storedOrHttp(this.storage, httpReachability(this.config.env)) }));
+  }
+
+  /** Settles renders (the worker; RendersService holds its own). */
+  get lifecycle(): RenderLifecycle {
+    return this.once('lifecycle', () => new RenderLifecycle(this.orm, this.credits, this.storage));
+  }
+
+  get webhookStore(): WebhookStore {
+    return this.once('webhookStore', () => new WebhookStore(this.orm));
+  }
+
+  get webhookDeliverer(): WebhookDeliverer {
+    return this.once('webhookDeliverer', () => new WebhookDeliverer(this.webhookStore, this.config));
+  }
+
+  get webhookEndpoints(): WebhookEndpoints {
+    return this.once('webhookEndpoints', () => new WebhookEndpoints(this.orm, this.webhookStore, this.webhookDeliverer, this.redis, this.config));
+  }
+
+  get webhookDispatcher(): WebhookDispatcher {
+    return this.once('webhookDispatcher', () => new WebhookDispatcher(this.orm, this.webhookStore, this.redis, this.config));
+  }
+
+  /** Renders (the API), built once on the first caller's queues. */
+  renders(queues: RenderQueues): RendersService {
+    const { config } = this;
+    return (this.rendersService ??= new RendersService({
+      ...queues,
+      orm: this.orm, credits: this.credits, lifecycle: this.lifecycle, templates: this.templates, storage: this.storage, env: config.env,
+      videoAvailable: async () => (await this.redis.exists(this.redisKeys.videoEngine())) === 1,
+      probeDurations: (sources) => probeDurations(sources, storageAwareFetcher(config, this.storage), { dir: join(config.dataDir, 'probe') }),
+    }));
+  }
+
+  /** Releases what was opened: the Redis connection (if one was made) and the database. */
+  async close(): Promise<void> {
+    this.built.redis?.disconnect();
+    await this.orm.close(true);
+  }
+}
+
+/** The members a Nest module can provide (`fromServices`). */
+type Member = Exclude<keyof AppServices, 'renders' | 'close'>;
+
+/**
+ * One member of the process's AppServices as a Nest factory provider, under its class (the compiler
+ * checks that the class is the member's) or under a token: `{ provide, inject: [AppServices], useFactory }`,
+ * written out so that libs/app needs no Nest.
+ */
+export function fromServices<K extends Member>(provide: symbol | (abstract new (...args: never[]) => AppServices[K]), member: K) {
+  return { provide, inject: [AppServices], useFactory: (services: AppServices) => services[member] };
+}
