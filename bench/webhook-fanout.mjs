@@ -282,7 +282,9 @@ async function bench(opts) {
   //      (enterprise: 10 M deliveries a month, so none is skipped) and its live key, the API.
   const databaseUrl = opts.pg ? await createPgDatabase(opts.pg) : undefined;
   const { base, env, workspace, api, redis } = await startStack({
-    name: 'webhook-fanout', redisPrefix: `bench${randomBytes(3).toString('hex')}`, databaseUrl, extraEnv: { NODE_OPTIONS: undefined },
+    // The video engine stays off (its bundling would share the worker's CPU with the deliveries).
+    name: 'webhook-fanout', redisPrefix: `bench${randomBytes(3).toString('hex')}`, databaseUrl,
+    extraEnv: { NODE_OPTIONS: undefined, VIDEO_ENGINE: process.env.VIDEO_ENGINE ?? 'off' },
   });
 
   // 4. The receiver and one worker.
