@@ -200,9 +200,18 @@ export class RenderLifecycle {
     await retryBusy(() => allWorkspaces(this.orm).nativeUpdate(Render, { id, status: { $nin: [...TERMINAL_STATUSES] } }, { status: 'saving', progress: 1, updatedAt: new Date() }));
   }
 
-  /** Back to `queued` (progress 0): its worker died or its run failed, and another run will take it. */
-  async requeue(id: string): Promise<void> {
-    await retryBusy(() => allWorkspaces(this.orm).nativeUpdate(Render, { id, status: { $nin: [...TERMINAL_STATUSES] } }, { status: 'queued', progress: 0, updatedAt: new Date() }));
+  /**
+   * Back to `queued` (progress 0): run `ended` died with its worker or failed, and another run will
+   * take it. Only while the record still shows that run: the next run may already have started
+   * (a stalled job is handed to a worker in the same step that reports it stalled), and its
+   * `fetching`/`rendering` must not be overwritten by the news of the run before.
+   */
+  async requeue(id: string, ended: number): Promise<void> {
+    await retryBusy(() => allWorkspaces(this.orm).nativeUpdate(
+      Render,
+      { id, status: { $nin: [...TERMINAL_STATUSES] }, attempts: { $lte: ended } },
+      { status: 'queued', progress: 0, updatedAt: new Date() },
+    ));
   }
 
   private url(key: string | null | undefined, row: Render): string | null {

@@ -33,7 +33,7 @@ export class VideosProcessor extends QueueProcessor<'videos'> implements OnAppli
     @Inject(REDIS) redis: Redis,
     @Inject(STORAGE) storage: StorageDriver,
     @InjectFlowProducer(VIDEO_FLOWS) flows: FlowProducer,
-    queues: JobQueues,
+    private readonly queues: JobQueues,
     keys: RedisKeys,
     private readonly lifecycle: RenderLifecycle,
     private readonly engine: VideoEngineHolder,
@@ -68,7 +68,10 @@ export class VideosProcessor extends QueueProcessor<'videos'> implements OnAppli
   requeueStalled(jobId: string): void {
     this.log.warn(`video job ${jobId} stalled: its worker stopped; it runs again`);
     // A whole render's job id is its render id (a chunk's id matches no render: its render stays as it is).
-    void this.lifecycle.requeue(jobId).catch(() => undefined);
+    // The stalled count already includes this stall: the run that died is the one before the next.
+    void this.queues.queue('videos').getJob(jobId)
+      .then((job) => (job ? this.lifecycle.requeue(jobId, job.attemptsMade + job.stalledCounter) : undefined))
+      .catch(() => undefined);
   }
 
   /**

@@ -222,7 +222,7 @@ export class VideoRenderJob extends VideoJobBase {
       const settled = await this.settleError(row, err, stage, cancel.signal.aborted, attempt);
       if (settled !== false) return { status: settled };
       // Another run (BullMQ retries) starts again from queued.
-      await lifecycle.requeue(row.id);
+      await lifecycle.requeue(row.id, attempt);
       throw err;
     } finally {
       stopLease();
