@@ -22,6 +22,14 @@ RUN npm run build \
 
 ############################ runtime ############################
 FROM node:24-bookworm-slim AS runtime
+
+# The Debian fonts and sounds the stock asset library lists (scripts/stock-packages.txt; seeded into
+# storage at API start with the files under libs/assets/stock/files).
+COPY scripts/stock-packages.txt /tmp/stock-packages.txt
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends $(cat /tmp/stock-packages.txt) \
+ && rm -rf /var/lib/apt/lists/* /tmp/stock-packages.txt
+
 WORKDIR /app
 ENV NODE_ENV=production \
     APP_ENV=production \
@@ -34,6 +42,8 @@ COPY --from=build --chown=node:node /app/dist ./dist
 # The template library's bundled media and previews (copied into storage at API start).
 COPY --from=build --chown=node:node /app/libs/templates/seed/media ./libs/templates/seed/media
 COPY --from=build --chown=node:node /app/libs/templates/seed/previews ./libs/templates/seed/previews
+# The stock asset library's bundled files (libs/assets/stock/LICENCES.md).
+COPY --from=build --chown=node:node /app/libs/assets/stock/files ./libs/assets/stock/files
 COPY --from=build --chown=node:node /app/package.json /app/openapi.jso[n] ./
 
 RUN mkdir -p /data && chown node:node /data

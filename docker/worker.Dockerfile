@@ -26,11 +26,12 @@ FROM node:24-bookworm-slim AS runtime
 
 # Debian's Chromium as its old headless shell (what Remotion drives; about twice the frame rate of
 # the full browser, docs/benchmarks.md) plus the shipped font families (scripts/font-packages.txt:
-# Latin, CJK, colour emoji, display faces). No ffmpeg: Remotion ships its own.
-COPY scripts/font-packages.txt /tmp/font-packages.txt
+# Latin, CJK, colour emoji, display faces) and the Debian fonts and sounds of the stock asset library
+# (scripts/stock-packages.txt). No ffmpeg: Remotion ships its own.
+COPY scripts/font-packages.txt scripts/stock-packages.txt /tmp/
 RUN apt-get update \
- && apt-get install -y --no-install-recommends chromium-headless-shell $(cat /tmp/font-packages.txt) \
- && rm -rf /var/lib/apt/lists/* /tmp/font-packages.txt
+ && apt-get install -y --no-install-recommends chromium-headless-shell $(cat /tmp/font-packages.txt /tmp/stock-packages.txt) \
+ && rm -rf /var/lib/apt/lists/* /tmp/font-packages.txt /tmp/stock-packages.txt
 
 # Wrapper (libs/video/src/browser.ts WRAPPER_FLAGS): points Chromium's component updater at a dead
 # local port so it never phones home, lifts the frame-rate limit (screenshots wait half as long) and
@@ -53,6 +54,8 @@ COPY --from=build --chown=node:node /app/dist ./dist
 # The template library's bundled media and previews (copied into storage at API start).
 COPY --from=build --chown=node:node /app/libs/templates/seed/media ./libs/templates/seed/media
 COPY --from=build --chown=node:node /app/libs/templates/seed/previews ./libs/templates/seed/previews
+# The stock asset library's bundled files (libs/assets/stock/LICENCES.md).
+COPY --from=build --chown=node:node /app/libs/assets/stock/files ./libs/assets/stock/files
 COPY --from=build --chown=node:node /app/package.json ./
 # The composition's sources and what its bundle is made of (dist/ has no *.tsx): the worker checks
 # the prebuilt bundle against them, and rebuilds it from them if they ever differ.

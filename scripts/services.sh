@@ -30,7 +30,7 @@ pg_bin_dir() {
 ensure_system_packages() {
   # ensure_system_packages [test]: Redis always; PostgreSQL and docker-compose (config checks) for tests.
   need_apt redis-server redis-server
-  ensure_fonts
+  ensure_listed_packages font-packages.txt stock-packages.txt
   # Debian's Chromium in its old headless shell: the video engine (Remotion) renders with it (about
   # twice the frames per second of the full chromium package: docs/benchmarks.md); never a
   # downloaded browser. Needed by `npm run up` as well as the tests, as the worker renders videos.
@@ -43,13 +43,19 @@ ensure_system_packages() {
   fi
 }
 
-ensure_fonts() {
-  # The shipped font families (scripts/font-packages.txt, one Debian package per line): the still
-  # engine answers 422 for a family that is not installed, so a missing package is an install step.
-  local pkg missing=()
-  while read -r pkg; do
-    [ -n "$pkg" ] && ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'ok installed' && missing+=("$pkg")
-  done < "$(dirname "${BASH_SOURCE[0]}")/font-packages.txt"
+ensure_listed_packages() {
+  # ensure_listed_packages <list>...: installs the Debian packages named in scripts/<list> (one per
+  # line) that are missing:
+  #   font-packages.txt   the shipped font families: the still engine answers 422 for a family that
+  #                       is not installed, so a missing package is an install step;
+  #   stock-packages.txt  the packages whose fonts and sounds the stock asset library lists
+  #                       (STOCK_DEBIAN_PACKAGES of libs/assets/src/stock.ts; its test checks the two agree).
+  local list pkg missing=()
+  for list in "$@"; do
+    while read -r pkg; do
+      [ -n "$pkg" ] && ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'ok installed' && missing+=("$pkg")
+    done < "$(dirname "${BASH_SOURCE[0]}")/$list"
+  done
   if [ ${#missing[@]} -gt 0 ]; then apt_install "${missing[@]}"; fi
 }
 
