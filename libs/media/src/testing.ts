@@ -1,7 +1,7 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { brotliCompressSync, deflateSync } from 'node:zlib';
+import { brotliCompressSync, constants, deflateSync } from 'node:zlib';
 import sharp from 'sharp';
 import { runBinary } from './binaries.js';
 
@@ -209,7 +209,7 @@ export function woff2FromSfnt(sfnt: Buffer): Buffer {
     // Tag index 63: the tag follows; transform version 3 for glyf and loca is their null transform.
     directory.push(0x3f | (tag === 'glyf' || tag === 'loca' ? 0xc0 : 0), ...Buffer.from(tag, 'latin1'), ...base128(data.length));
   }
-  const stream = brotliCompressSync(Buffer.concat(tables.map((t) => t.data)));
+  const stream = brotliCompressSync(Buffer.concat(tables.map((t) => t.data)), { params: { [constants.BROTLI_PARAM_QUALITY]: 4 } });
   const header = Buffer.alloc(48);
   const length = header.length + directory.length + stream.length;
   header.write('wOF2', 0, 'latin1');
