@@ -56,6 +56,8 @@ export const sampleMedia = {
   /** An mp4 (brand isom) whose only track is audio. */
   audioOnlyMp4: (seconds = 1) => ffmpegFile([...tone(seconds), '-c:a', 'aac'], 'mp4'),
   flac: (seconds = 1) => Promise.resolve(flacTone(seconds)),
+  /** A WAV: a tone, then silence. */
+  toneThenSilence: (toneSeconds: number, silentSeconds: number) => ffmpegFile([...tone(toneSeconds), '-af', `apad=pad_dur=${silentSeconds}`, '-c:a', 'pcm_s16le'], 'wav'),
   /** Moov first (faststart): the first kilobytes describe every frame. */
   mp4: (seconds = 1, width = 64, height = 48) => pictureVideo(seconds, width, height, 'mp4', [...X264, '-movflags', '+faststart']),
   mov: (seconds = 1, width = 64, height = 48) => pictureVideo(seconds, width, height, 'mov', X264),
