@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -23,32 +23,109 @@ export interface RunResult {
   stderr: string;
 }
 
+/** Where a compositor binary is and how it runs (its shared libraries beside it). */
+function binaryCommand(bin: 'ffmpeg' | 'ffprobe'): { file: string; cwd: string; env: NodeJS.ProcessEnv } {
+  const dir = compositorDir();
+  const file = join(dir, bin);
+  if (!existsSync(file)) throw new Error(`${file} is missing`);
+  return { file, cwd: dir, env: { ...process.env, LD_LIBRARY_PATH: [dir, process.env.LD_LIBRARY_PATH].filter(Boolean).join(':') } };
+}
+
+const failure = (bin: string, stderr: string, cause: unknown, fallback: string) => {
+  const tail = stderr.trim().split('\n').slice(-3).join(' ');
+  return Object.assign(new Error(`${bin} failed: ${tail || fallback}`), { cause });
+};
+
 /** Runs ffmpeg or ffprobe of the compositor package; rejects with its stderr on a non-zero exit. */
 export function runBinary(
   bin: 'ffmpeg' | 'ffprobe',
   args: readonly string[],
   opts: { signal?: AbortSignal; timeoutMs?: number; maxBuffer?: number } = {},
 ): Promise<RunResult> {
-  const dir = compositorDir();
-  const file = join(dir, bin);
-  if (!existsSync(file)) return Promise.reject(new Error(`${file} is missing`));
+  let command: ReturnType<typeof binaryCommand>;
+  try {
+    command = binaryCommand(bin);
+  } catch (err) {
+    return Promise.reject(err as Error);
+  }
   return new Promise((resolve, reject) => {
     execFile(
-      file,
+      command.file,
       args,
       {
-        cwd: dir,
-        env: { ...process.env, LD_LIBRARY_PATH: [dir, process.env.LD_LIBRARY_PATH].filter(Boolean).join(':') },
+        cwd: command.cwd,
+        env: command.env,
         maxBuffer: opts.maxBuffer ?? 16 * 1024 * 1024,
         timeout: opts.timeoutMs ?? 0,
         ...(opts.signal ? { signal: opts.signal } : {}),
       },
       (err, stdout, stderr) => {
-        if (err) {
-          const tail = String(stderr).trim().split('\n').slice(-3).join(' ');
-          reject(Object.assign(new Error(`${bin} failed: ${tail || err.message}`), { cause: err }));
-        } else resolve({ stdout: String(stdout), stderr: String(stderr) });
+        if (err) reject(failure(bin, String(stderr), err, err.message));
+        else resolve({ stdout: String(stdout), stderr: String(stderr) });
       },
     );
   });
+}
+
+/**
+ * Runs ffmpeg or ffprobe with its output handed to `onStdout` chunk by chunk (nothing is buffered
+ * whole). The child is killed (SIGKILL) on abort, after `timeoutMs`, or when `onStdout` throws; a
+ * non-zero exit rejects with its stderr, the exit code as `cause.code`, like runBinary.
+ */
+export function streamBinary(
+  bin: 'ffmpeg' | 'ffprobe',
+  args: readonly string[],
+  onStdout: (chunk: Buffer) => void,
+  opts: { signal?: AbortSignal; timeoutMs?: number } = {},
+): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const { file, cwd, env } = binaryCommand(bin);
+    const child = spawn(file, args, {
+      cwd,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      killSignal: 'SIGKILL',
+      ...(opts.timeoutMs ? { timeout: opts.timeoutMs } : {}),
+      ...(opts.signal ? { signal: opts.signal } : {}),
+    });
+    let stderr = '';
+    let failed: Error | undefined;
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr = (stderr + chunk.toString()).slice(-4096);
+    });
+    child.stdout.on('data', (chunk: Buffer) => {
+      if (failed) return;
+      try {
+        onStdout(chunk);
+      } catch (err) {
+        failed = err as Error;
+        child.kill('SIGKILL');
+      }
+    });
+    child.on('error', (err) => {
+      failed ??= err;
+      if (child.pid === undefined) reject(err); // it never started: no 'close' to wait for
+    });
+    child.on('close', (code, signal) => {
+      if (failed) reject(failed);
+      else if (code === 0) resolve();
+      else reject(failure(bin, stderr, { code, signal }, signal ? `killed by ${signal}` : `exit code ${code}`));
+    });
+  });
+}
+
+/** streamBinary's output collected, refused past `maxBytes`. */
+export async function runBinaryToBuffer(
+  bin: 'ffmpeg' | 'ffprobe',
+  args: readonly string[],
+  opts: { signal?: AbortSignal; timeoutMs?: number; maxBytes: number },
+): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  await streamBinary(bin, args, (chunk) => {
+    size += chunk.length;
+    if (size > opts.maxBytes) throw new Error(`${bin} wrote more than ${opts.maxBytes} bytes`);
+    chunks.push(chunk);
+  }, opts);
+  return Buffer.concat(chunks);
 }

@@ -4,3 +4,7 @@ export * from './probe.js';
 export * from './sniff.js';
 export * from './stored.js';
 export * from './durations.js';
+export { ACCEPTED_ASSET_FORMATS, ASSET_HEAD_BYTES, detectAssetType, type AssetType, type DetectedAsset } from './asset-type.js';
+export { DEFAULT_ASSET_LIMITS, inspectAsset, THUMBNAIL_SIZE, type AssetFile, type AssetInspection, type AssetLimits } from './inspect.js';
+export { AssetRejected } from './rejected.js';
+export { sanitizeSvg } from './svg.js';

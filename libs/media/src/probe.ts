@@ -42,9 +42,10 @@ export function readProbe(json: string): ProbedMedia {
 
 /**
  * Probes a local media file with the ffprobe shipped with Remotion (not getVideoMetadata, which
- * leaves compositor processes behind). Rejects when ffprobe cannot read the file.
+ * leaves compositor processes behind). Rejects when ffprobe cannot read the file (the exit code is the
+ * error's `cause.code`) or takes longer than `timeoutMs`.
  */
-export async function probeMedia(file: string, signal?: AbortSignal): Promise<ProbedMedia> {
-  const { stdout } = await runBinary('ffprobe', ['-v', 'error', '-print_format', 'json', '-show_streams', '-show_format', file], { timeoutMs: 30_000, ...(signal ? { signal } : {}) });
+export async function probeMedia(file: string, signal?: AbortSignal, timeoutMs = 30_000): Promise<ProbedMedia> {
+  const { stdout } = await runBinary('ffprobe', ['-v', 'error', '-print_format', 'json', '-show_streams', '-show_format', file], { timeoutMs, ...(signal ? { signal } : {}) });
   return readProbe(stdout);
 }
