@@ -38,6 +38,8 @@ export async function testContext(overrides: Record<string, string> = {}): Promi
     // The video engine (bundle + Chromium) only where a test asks for it; one bundle per machine.
     VIDEO_ENGINE: 'off',
     VIDEO_BUNDLE_DIR: join(tmpdir(), 'mr-test-video-bundle'),
+    // The stock library (90 files to store and process) only where a test uses it.
+    ASSET_STOCK: 'off',
   };
   let dropDb: (() => Promise<void>) | null = null;
   if (process.env.TEST_DB === 'postgres') {

@@ -1,5 +1,6 @@
 import type { EntityName } from '@mikro-orm/core';
 import { openAppDatabase } from '#libs/app';
+import { Asset } from '#libs/assets';
 import { Membership } from '#libs/auth';
 import { newId } from '#libs/core';
 import { CreditBalance, LedgerEntry } from '#libs/credits';
@@ -93,6 +94,15 @@ const OWNED: Owned<object>[] = [
       metadata: null, callback: null, edit: {}, idempotencyKey: null, requestHash: null, attempts: 1, createdAt: at, updatedAt: at, startedAt: null, completedAt: null,
     }),
     change: { progress: 0.5 }, changed: (r) => r.progress === 0.5,
+  }),
+  owned<Asset>({
+    entity: Asset, name: 'Asset',
+    row: (workspaceId) => ({
+      id: newId('asset'), workspaceId, type: 'image', status: 'ready', name: 'a.png', description: null, folder: null, tags: [], tagsText: ',', searchText: 'a.png',
+      mimeType: 'image/png', sizeBytes: 10, width: 1, height: 1, durationSec: null, fileKey: `a/${newId('asset')}/x.png`, uploadKey: null, thumbnailKey: null,
+      waveformKey: null, fontFamily: null, meta: null, error: null, source: null, licence: null, createdAt: at, updatedAt: at, readyAt: at,
+    }),
+    change: { name: 'changed.png' }, changed: (r) => r.name === 'changed.png',
   }),
 ];
 

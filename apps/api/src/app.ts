@@ -1,6 +1,7 @@
 import type { Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import fastifyMultipart from '@fastify/multipart';
 import type { RawServerDefault } from 'fastify';
 import { newId, type AppConfig } from '#libs/core';
 import { ApiModule } from './api.module.js';
@@ -35,6 +36,8 @@ export async function createApiApp(config: AppConfig, opts: { extraModules?: Typ
     if (body.length === 0) done(null, undefined);
     else void json(req, body.toString('utf8'), done);
   });
+  // Uploads (POST /v1/assets) stream their parts; each route sets its limits (apps/api/src/assets/upload.ts).
+  await app.register(fastifyMultipart as never, { throwFileSizeLimit: true });
   fastify.addHook('onRequest', (req, reply, done) => {
     void reply.header('x-request-id', req.id);
     done();

@@ -4,6 +4,7 @@ import type { FlowProducer } from 'bullmq';
 import type { Redis } from 'ioredis';
 import sharp from 'sharp';
 import { AppServices, fromServices, PROCESS_ROLES } from '#libs/app';
+import { AssetsService } from '#libs/assets';
 import type { AppConfig } from '#libs/core';
 import { CreditsService } from '#libs/credits';
 import { JobQueues, queueOf, QueueModule, SCHEDULES, VIDEO_FLOWS } from '#libs/queue';
@@ -12,6 +13,7 @@ import { RenderLifecycle } from '#libs/renders';
 import { FontCatalog, StillEngine, storageAwareFetcher } from '#libs/still';
 import type { StorageDriver } from '#libs/storage';
 import { WebhookDeliverer, WebhookDispatcher } from '#libs/webhooks';
+import { AssetsProcessor } from './processors/assets.processor.js';
 import { checkHandlers, configuredProcessor } from './processors/queue-processor.js';
 import { StillsProcessor } from './processors/stills.processor.js';
 import { SystemProcessor } from './processors/system.processor.js';
@@ -52,7 +54,7 @@ export class WorkerModule implements OnApplicationBootstrap, BeforeApplicationSh
         { provide: AppServices, useFactory: () => AppServices.open(config, PROCESS_ROLES.worker) },
         fromServices(WORKER_CONFIG, 'config'), fromServices(ORM, 'orm'), fromServices(REDIS, 'redis'), fromServices(STORAGE, 'storage'),
         fromServices(RedisKeys, 'redisKeys'), fromServices(CreditsService, 'credits'), fromServices(RenderLifecycle, 'lifecycle'),
-        fromServices(WebhookDeliverer, 'webhookDeliverer'), fromServices(WebhookDispatcher, 'webhookDispatcher'),
+        fromServices(WebhookDeliverer, 'webhookDeliverer'), fromServices(WebhookDispatcher, 'webhookDispatcher'), fromServices(AssetsService, 'assets'),
         { provide: FontCatalog, useFactory: () => FontCatalog.system() },
         {
           provide: VideoEngineHolder,
@@ -71,6 +73,7 @@ export class WorkerModule implements OnApplicationBootstrap, BeforeApplicationSh
         { provide: SystemProcessor, useClass: configuredProcessor(SystemProcessor, 'system', { concurrency: config.workerConcurrency }) },
         { provide: WebhooksProcessor, useClass: configuredProcessor(WebhooksProcessor, 'webhooks', { concurrency: config.webhookConcurrency }) },
         { provide: StillsProcessor, useClass: configuredProcessor(StillsProcessor, 'stills', { concurrency: config.stillConcurrency }) },
+        { provide: AssetsProcessor, useClass: configuredProcessor(AssetsProcessor, 'assets', { concurrency: config.assets.concurrency }) },
         {
           provide: VideosProcessor,
           // Not consuming until the engine is up (VideosProcessor starts it); locks as VIDEO_LOCK_MS says.
@@ -80,7 +83,7 @@ export class WorkerModule implements OnApplicationBootstrap, BeforeApplicationSh
     };
   }
 
-  private readonly processors: (SystemProcessor | WebhooksProcessor | StillsProcessor | VideosProcessor)[];
+  private readonly processors: (SystemProcessor | WebhooksProcessor | StillsProcessor | VideosProcessor | AssetsProcessor)[];
   private released!: () => void;
   /**
    * Settles once the workers stopped taking jobs and let go of the running ones (beforeApplicationShutdown).
@@ -95,12 +98,13 @@ export class WorkerModule implements OnApplicationBootstrap, BeforeApplicationSh
     webhooks: WebhooksProcessor,
     stills: StillsProcessor,
     videos: VideosProcessor,
+    assets: AssetsProcessor,
     private readonly queues: JobQueues,
     @InjectFlowProducer(VIDEO_FLOWS) private readonly flows: FlowProducer,
     private readonly video: VideoEngineHolder,
     private readonly services: AppServices,
   ) {
-    this.processors = [system, webhooks, stills, videos];
+    this.processors = [system, webhooks, stills, videos, assets];
   }
 
   async onApplicationBootstrap(): Promise<void> {

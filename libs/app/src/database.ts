@@ -1,3 +1,4 @@
+import { Asset } from '#libs/assets';
 import { DevMessage, Membership, OtpCode, RefreshToken, User } from '#libs/auth';
 import type { AppConfig } from '#libs/core';
 import { CreditBalance, LedgerEntry } from '#libs/credits';
@@ -17,7 +18,7 @@ import { Workspace } from '#libs/workspaces';
 /** Every entity of the service; each feature lib owns its own. */
 export const ENTITIES = [
   Workspace, ApiKey, User, Membership, OtpCode, RefreshToken, DevMessage, CreditBalance, LedgerEntry, OutboxEvent,
-  WebhookEndpoint, WebhookDelivery, WebhookAttempt, Template, Render,
+  WebhookEndpoint, WebhookDelivery, WebhookAttempt, Template, Render, Asset,
 ] as const;
 
 /** The service's database: every entity mapped, migrations applied (unless `migrate: false`). */

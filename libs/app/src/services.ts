@@ -1,3 +1,4 @@
+import { AssetRefs, AssetsService } from '#libs/assets';
 import { join } from 'node:path';
 import type { Redis, RedisOptions } from 'ioredis';
 import { AuthService, FanoutSmsSender, OutboxSmsSender, TwilioSmsSender, type SmsSender } from '#libs/auth';
@@ -113,6 +114,10 @@ export class AppServices {
   }
 
   /** Settles renders (the worker; RendersService holds its own). */
+  get assets(): AssetsService {
+    return this.once('assets', () => new AssetsService(this.orm, this.storage));
+  }
+
   get lifecycle(): RenderLifecycle {
     return this.once('lifecycle', () => new RenderLifecycle(this.orm, this.credits, this.storage));
   }
@@ -141,6 +146,7 @@ export class AppServices {
       orm: this.orm, credits: this.credits, lifecycle: this.lifecycle, templates: this.templates, storage: this.storage, env: config.env,
       videoAvailable: async () => (await this.redis.exists(this.redisKeys.videoEngine())) === 1,
       probeDurations: (sources) => probeDurations(sources, storageAwareFetcher(config, this.storage), { dir: join(config.dataDir, 'probe') }),
+      assetRefs: new AssetRefs(this.assets, this.storage),
     }));
   }
 

@@ -42,6 +42,8 @@ export interface AppConfig {
   /** Base URL clients reach this deployment at, no trailing slash; stored files are `<publicUrl>/files/<key>`. */
   publicUrl: string;
   storage: StorageConfig;
+  /** The media library: the largest upload (ASSET_MAX_BYTES) and assets a worker processes at once. */
+  assets: { maxBytes: number; concurrency: number; stock: boolean };
 }
 
 /** Where rendered outputs and library media are kept (libs/storage). */
@@ -234,5 +236,11 @@ export function loadConfig(rawEnv: Env = process.env): AppConfig {
     maxRenderAgeSec: integer(env, 'MAX_RENDER_AGE_SEC', 6 * 3600, 60, 30 * 86_400),
     publicUrl: publicUrl(env, host, port),
     storage: storage(env, dataDir),
+    assets: {
+      maxBytes: integer(env, 'ASSET_MAX_BYTES', 200 * 1024 * 1024, 1024, 10 * 1024 * 1024 * 1024),
+      concurrency: integer(env, 'ASSET_CONCURRENCY', 2, 1, 32),
+      // Seeds the stock library at start (the tests turn it off where they do not use it).
+      stock: oneOf(env, 'ASSET_STOCK', ['on', 'off'] as const, 'on') === 'on',
+    },
   };
 }

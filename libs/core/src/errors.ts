@@ -62,6 +62,10 @@ export const ERROR_STATUS = {
   RENDER_NOT_FOUND: 404,
   RENDER_TIMEOUT: 504,
   LIMIT_TEMPLATES: 402,
+  ASSET_NOT_FOUND: 404,
+  ASSET_READ_ONLY: 403,
+  ASSET_TOO_LARGE: 413,
+  LIMIT_STORAGE: 402,
 } as const satisfies Record<string, number>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -176,3 +176,12 @@ export function orderBy(query: Pick<ListQuery, 'sort' | 'order'>, columns: Recor
   const column = columns[query.sort] ?? query.sort;
   return column === 'id' ? { id: query.order } : { [column]: query.order, id: query.order };
 }
+
+/**
+ * A LIKE pattern for a substring, lower-cased (search columns hold lower-cased text). `%`, `_` and
+ * `\\` become `_` (any one character): LIKE escapes differ between SQLite (none by default) and
+ * PostgreSQL (backslash), so a search may match a little more, never less.
+ */
+export function likeTerm(search: string): string {
+  return `%${search.toLowerCase().replace(/[\\%_]/g, '_')}%`;
+}

@@ -8,7 +8,7 @@ const outbox = queries<Tables<typeof OutboxEvent>>();
 /** Event names of contract §6. */
 export const EVENT_TYPES = [
   'render.queued', 'render.started', 'render.completed', 'render.failed', 'render.cancelled',
-  'template.published', 'credits.low', 'credits.exhausted', 'subscription.updated', 'payment.captured',
+  'template.published', 'asset.ready', 'asset.failed', 'credits.low', 'credits.exhausted', 'subscription.updated', 'payment.captured',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -7,6 +7,8 @@ describe('job payloads', () => {
     'system.ping': { nonce: 'n', sentAt: 1 },
     'credits.sweep': { maxAgeSec: 60 },
     'renders.purge': { now: '2026-11-25T10:00:00Z' },
+    'assets.sweep': { now: '2026-11-25T10:00:00Z' },
+    'asset.process': { assetId: 'ast_01' },
     'webhooks.dispatch': {},
     'webhooks.deliver': { deliveryId: 'dlv_01' },
     'still.render': { edit: { timeline: {}, output: {} }, key: 'r/x/y.png', scale: 2, watermark: false, renderId: 'rnd_1', aspectRules: [] },
@@ -26,6 +28,8 @@ describe('job payloads', () => {
     ['renders.purge', { now: 'yesterday' }, /ISO date/],
     ['webhooks.deliver', { deliveryId: 'rnd_1' }, /delivery id/],
     ['video.render', { renderId: 'tpl_1' }, /render id/],
+    ['asset.process', { assetId: 'rnd_1' }, /asset id/],
+    ['assets.sweep', { now: 'soon' }, /ISO date/],
     ['video.chunk', { ...(valid['video.chunk'] as object), token: 'not hex!' }, /token/],
     ['video.chunk', { ...(valid['video.chunk'] as object), from: 10, to: 9 }, /before from/],
     ['video.chunk', { ...(valid['video.chunk'] as object), index: 1.5 }, /index/],
@@ -67,6 +71,6 @@ describe('job options', () => {
 
   it('puts stills ahead on their queue and schedules the sweeps', () => {
     expect(JOB_OPTIONS['still.render'].priority).toBe(1);
-    expect(SCHEDULES.map((s) => s.job)).toEqual(['credits.sweep', 'renders.purge', 'webhooks.dispatch']);
+    expect(SCHEDULES.map((s) => s.job)).toEqual(['credits.sweep', 'renders.purge', 'assets.sweep', 'webhooks.dispatch']);
   });
 });

@@ -1,6 +1,6 @@
 /** Every queue and the jobs it carries. Each job name has exactly one processor (checked at worker start). */
 export const QUEUES = {
-  system: ['system.ping', 'credits.sweep', 'renders.purge'],
+  system: ['system.ping', 'credits.sweep', 'renders.purge', 'assets.sweep'],
   webhooks: ['webhooks.dispatch', 'webhooks.deliver'],
   /** Stills only: a render waits on these synchronously, so nothing slow ever queues in front of them. */
   stills: ['still.render'],
@@ -9,6 +9,8 @@ export const QUEUES = {
    * `video.chunk` jobs (frame ranges, any worker) under a `video.combine` job that joins them.
    */
   videos: ['video.render', 'video.chunk', 'video.combine'],
+  /** Uploaded assets: typed, measured, thumbnailed (and an SVG sanitised) before they are `ready`. */
+  assets: ['asset.process'],
 } as const;
 
 export type QueueName = keyof typeof QUEUES;
@@ -20,6 +22,10 @@ export interface JobPayloads {
   'credits.sweep': { maxAgeSec?: number };
   /** Deletes the stored outputs of renders past their expiresAt; fails stills lost with their worker. */
   'renders.purge': { now?: string };
+  /** Removes uploads that stopped half-way and stored files no asset owns. */
+  'assets.sweep': { now?: string };
+  /** Processes one uploaded asset (the record says where its bytes are). */
+  'asset.process': { assetId: string };
   /** Fans undispatched outbox events out into deliveries. */
   'webhooks.dispatch': Record<string, never>;
   /** One attempt of one delivery; BullMQ retries it on the §6 schedule. */
@@ -64,6 +70,8 @@ export interface JobResults {
   'system.ping': { nonce: string; worker: string; latencyMs: number };
   'credits.sweep': { released: string[] };
   'renders.purge': { purged: number; lost: number };
+  'assets.sweep': { uploads: number; orphans: number };
+  'asset.process': { status: string };
   'webhooks.dispatch': { deliveries: number };
   'webhooks.deliver': { outcome: string };
   'still.render': StillRenderResult;
@@ -107,6 +115,12 @@ const CHECKS: { readonly [N in JobName]: Check } = {
   },
   'renders.purge': (d, fail) => {
     if (d.now !== undefined && (typeof d.now !== 'string' || Number.isNaN(Date.parse(d.now)))) fail('now must be an ISO date');
+  },
+  'assets.sweep': (d, fail) => {
+    if (d.now !== undefined && (typeof d.now !== 'string' || Number.isNaN(Date.parse(d.now)))) fail('now must be an ISO date');
+  },
+  'asset.process': (d, fail) => {
+    if (typeof d.assetId !== 'string' || !d.assetId.startsWith('ast_')) fail('assetId must be an asset id');
   },
   'webhooks.dispatch': () => undefined,
   'webhooks.deliver': (d, fail) => {

@@ -28,6 +28,9 @@ export const JOB_OPTIONS: { readonly [N in JobName]: Readonly<JobsOptions> } = {
   'system.ping': KEEP,
   'credits.sweep': KEEP,
   'renders.purge': KEEP,
+  'assets.sweep': KEEP,
+  // A crash mid-processing (the worker died, storage was down) runs it again; a bad file fails at once.
+  'asset.process': { ...KEEP, attempts: 3, backoff: { type: 'exponential', delay: 2000 } },
   'webhooks.dispatch': KEEP,
   // BullMQ's retries carry the §6 schedule (the webhooks worker's custom backoff below).
   'webhooks.deliver': { ...KEEP, attempts: DELIVERY_ATTEMPTS, backoff: { type: 'custom' } },
@@ -48,11 +51,13 @@ export const QUEUE_WORKER_SETTINGS: { readonly [Q in QueueName]: Partial<WorkerO
   stills: {},
   // A video whose worker died is run again by another (BullMQ's stalled jobs), VIDEO_ATTEMPTS runs in all.
   videos: { maxStalledCount: VIDEO_ATTEMPTS - 1 },
+  assets: {},
 };
 
 /** Recurring jobs, one schedule per deployment whatever the number of workers. */
 export const SCHEDULES = [
   { job: 'credits.sweep', everyMs: 5 * 60_000 },
   { job: 'renders.purge', everyMs: 10 * 60_000 },
+  { job: 'assets.sweep', everyMs: 15 * 60_000 },
   { job: 'webhooks.dispatch', everyMs: 1_000 },
 ] as const satisfies readonly { job: JobName; everyMs: number }[];

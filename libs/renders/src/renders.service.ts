@@ -39,6 +39,8 @@ export interface RendersDeps {
   videoAvailable?: () => Promise<boolean>;
   /** Measures media for `length: "auto"` clips (fetch + ffprobe); 422 MEDIA_UNAVAILABLE naming the clips it cannot. */
   probeDurations?: (sources: DurationSource[]) => Promise<Map<string, number>>;
+  /** Resolves the media library's assets an edit names (ids or their URLs; libs/assets `AssetRefs`); 422 for any it cannot use. */
+  assetRefs?: { resolve(workspaceId: string, edit: JsonValue, root: string): Promise<{ edit: JsonValue; urls: Map<string, string> }> };
 }
 
 /** The edit with every `length: "auto"` media clip given the length its measured file gave it. */
@@ -125,6 +127,11 @@ export class RendersService {
       root = 'template.edit';
     } else {
       raw = applyMerge(input.edit as JsonValue, values as Record<string, JsonValue>).value;
+    }
+    if (this.deps.assetRefs) {
+      const resolved = await this.deps.assetRefs.resolve(caller.workspaceId, raw, root);
+      raw = resolved.edit;
+      rules = rules.map((r) => ({ ...r, url: resolved.urls.get(r.url) ?? r.url }));
     }
     const spec = raw as Record<string, JsonValue>;
     const output = { ...(spec.output as Record<string, JsonValue> | undefined), ...(input.output as Record<string, JsonValue> | undefined) };

@@ -94,8 +94,9 @@ export function checkValue(field: Pick<FieldDefinition, 'type' | 'config'>, valu
     case 'image':
     case 'video':
     case 'audio': {
-      if (typeof value !== 'string' || !httpUrl(value.trim())) {
-        return void issues.add(path, `must be an http(s) URL of ${field.type === 'image' ? 'an image' : `a${field.type === 'audio' ? 'n' : ''} ${field.type}`} file, got ${describe(value)}`);
+      // An asset of the media library by id (`ast_…`) is resolved by the renders module (libs/assets AssetRefs).
+      if (typeof value !== 'string' || !(httpUrl(value.trim()) || /^ast_[A-Za-z0-9_]{1,60}$/.test(value.trim()))) {
+        return void issues.add(path, `must be an http(s) URL or an asset id (ast_…) of ${field.type === 'image' ? 'an image' : `a${field.type === 'audio' ? 'n' : ''} ${field.type}`} file, got ${describe(value)}`);
       }
       return value.trim();
     }

@@ -1,6 +1,6 @@
 import { UniqueConstraintViolationException, type EntityManager, type FilterQuery, type MikroORM } from '@mikro-orm/core';
 import {
-  ApiError, newId, type FieldErrors, type ListQuery, type ListSpec, type OutboundPolicy, type Plan, type SortOrder,
+  ApiError, likeTerm, newId, type FieldErrors, type ListQuery, type ListSpec, type OutboundPolicy, type Plan, type SortOrder,
 } from '#libs/core';
 import { allWorkspaces, forWorkspace, queries, type Tables } from '#libs/db';
 import type { JsonValue } from '#libs/edit-spec';
@@ -71,15 +71,6 @@ export interface RenderableTemplate {
 
 function searchText(t: { name: string; description?: string | null; tags: readonly string[] }): string {
   return [t.name, t.description ?? '', t.tags.join(' ')].join('\n').toLowerCase();
-}
-
-/**
- * A LIKE pattern for a substring. `%`, `_` and `\\` become `_` (any one character): LIKE escapes
- * differ between SQLite (none by default) and PostgreSQL (backslash), so the search may match a
- * little more, never less.
- */
-function likeTerm(search: string): string {
-  return `%${search.toLowerCase().replace(/[\\%_]/g, '_')}%`;
 }
 
 function stale(id: string, current: number, given: number): ApiError {

@@ -58,10 +58,15 @@ describe('validateValues (§2 field rules)', () => {
     expect(errorsOf({ title: 'a', photo: 'https://x.test/a.png', count: 2.5 })['values.count']).toEqual(['must be a whole number, got 2.5']);
   });
 
-  it('refuses media values that are not http(s) URLs', () => {
-    for (const photo of ['ftp://x.test/a.png', 'file:///etc/passwd', 'data:image/png;base64,AAAA', '/a.png', 42]) {
-      expect(errorsOf({ title: 'a', photo })['values.photo']?.[0]).toMatch(/^must be an http\(s\) URL of an image file/);
+  it('refuses media values that are neither http(s) URLs nor asset ids', () => {
+    for (const photo of ['ftp://x.test/a.png', 'file:///etc/passwd', 'data:image/png;base64,AAAA', '/a.png', 42, 'ast_../x', 'ast_']) {
+      expect(errorsOf({ title: 'a', photo })['values.photo']?.[0]).toMatch(/^must be an http\(s\) URL or an asset id \(ast_…\) of an image file/);
     }
+  });
+
+  it('takes an asset id of the media library as a media value (the renders module resolves it)', () => {
+    const r = checkValues(template, { title: 'a', photo: 'ast_01JD3Q4Z5X6Y7W8V9T0S1R2Q3P' });
+    expect(r.ok && r.values.photo).toBe('ast_01JD3Q4Z5X6Y7W8V9T0S1R2Q3P');
   });
 
   it('refuses unknown keys with a did-you-mean hint', () => {

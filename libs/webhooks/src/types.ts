@@ -3,7 +3,7 @@ import type { EventType } from '#libs/events';
 /** Event names of contract §6, in the order the contract lists them. */
 export const WEBHOOK_EVENTS = [
   'render.queued', 'render.started', 'render.completed', 'render.failed', 'render.cancelled',
-  'template.published', 'credits.low', 'credits.exhausted', 'subscription.updated', 'payment.captured',
+  'template.published', 'asset.ready', 'asset.failed', 'credits.low', 'credits.exhausted', 'subscription.updated', 'payment.captured',
 ] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 

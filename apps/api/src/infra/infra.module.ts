@@ -1,5 +1,6 @@
 import { Global, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
 import { AppServices, fromServices, PROCESS_ROLES } from '#libs/app';
+import { AssetsService } from '#libs/assets';
 import { AuthService } from '#libs/auth';
 import { CursorCodec, type AppConfig } from '#libs/core';
 import { CreditsService } from '#libs/credits';
@@ -16,7 +17,7 @@ const PROVIDED = [
   fromServices(RedisKeys, 'redisKeys'), fromServices(CursorCodec, 'cursors'), fromServices(KeysService, 'keys'),
   fromServices(WorkspacesService, 'workspaces'), fromServices(KeyAuthenticator, 'keyAuthenticator'), fromServices(RequestMeter, 'meter'),
   fromServices(AuthService, 'auth'), fromServices(CreditsService, 'credits'), fromServices(TemplatesService, 'templates'),
-  fromServices(WebhookEndpoints, 'webhookEndpoints'),
+  fromServices(WebhookEndpoints, 'webhookEndpoints'), fromServices(AssetsService, 'assets'),
 ];
 
 /**

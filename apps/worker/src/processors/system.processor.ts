@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { Inject, Logger } from '@nestjs/common';
 import { Processor } from '@nestjs/bullmq';
+import { AssetsService } from '#libs/assets';
 import type { AppConfig } from '#libs/core';
 import { CreditsService } from '#libs/credits';
 import type { Orm } from '#libs/db';
@@ -11,6 +12,9 @@ import { QueueProcessor, type QueueHandlers } from './queue-processor.js';
 
 /** Expired outputs deleted per batch of `renders.purge`. */
 const PURGE_BATCH = 500;
+
+/** An upload still `uploading` after this long stopped half-way (a 200 MB upload takes minutes). */
+const STALLED_UPLOAD_MS = 60 * 60_000;
 
 /** The `system` queue: the end-to-end ping and the scheduled sweeps. */
 @Processor('system')
@@ -24,6 +28,7 @@ export class SystemProcessor extends QueueProcessor<'system'> {
     @Inject(STORAGE) private readonly storage: StorageDriver,
     private readonly credits: CreditsService,
     private readonly lifecycle: RenderLifecycle,
+    private readonly assets: AssetsService,
   ) {
     super();
   }
@@ -52,6 +57,14 @@ export class SystemProcessor extends QueueProcessor<'system'> {
         purged += ids.length;
         if (ids.length < PURGE_BATCH) return { purged, lost };
       }
+    },
+
+    /** Every 15 minutes: uploads that stopped half-way (their record and bytes); the room they held is free again. */
+    'assets.sweep': async (data) => {
+      const now = data.now ? new Date(data.now) : new Date();
+      const uploads = await this.assets.sweepStalledUploads(new Date(now.getTime() - STALLED_UPLOAD_MS));
+      if (uploads.length) this.logger.log(`removed ${uploads.length} upload(s) that stopped half-way`);
+      return { uploads: uploads.length, orphans: 0 };
     },
   };
 }

@@ -1,0 +1,117 @@
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, mkdtemp, open, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { Inject } from '@nestjs/common';
+import { Processor } from '@nestjs/bullmq';
+import { assetKey, assetPrefix, AssetsService, type Asset, type AssetFindings } from '#libs/assets';
+import type { AppConfig } from '#libs/core';
+import { ASSET_HEAD_BYTES, AssetRejected, DEFAULT_ASSET_LIMITS, detectAssetType, inspectAsset } from '#libs/media';
+import type { TypedJob } from '#libs/queue';
+import { StoredFileNotFoundError, type StorageDriver } from '#libs/storage';
+import { STORAGE, WORKER_CONFIG } from '../tokens.js';
+import { QueueProcessor, type QueueHandlers } from './queue-processor.js';
+
+/** The leading bytes of a file. */
+async function headOf(file: string, n: number): Promise<Buffer> {
+  const fh = await open(file, 'r');
+  try {
+    const buf = Buffer.alloc(n);
+    const { bytesRead } = await fh.read(buf, 0, n, 0);
+    return buf.subarray(0, bytesRead);
+  } finally {
+    await fh.close();
+  }
+}
+
+/**
+ * The `assets` queue: an uploaded file becomes `ready` or `failed` (§3, docs/assets.md). Its bytes
+ * are copied from storage into the worker's own folder, typed again from their bytes, inspected under
+ * limits (libs/media `inspectAsset`: dimensions, duration, thumbnail or waveform, a font's family, an
+ * SVG sanitised, a Lottie checked); what it derives is stored beside the file. A file that is not
+ * what it claims, is cut short or is over a limit fails with the reason; a crash or an outage runs
+ * the job again (3 runs), then the asset fails.
+ */
+@Processor('assets')
+export class AssetsProcessor extends QueueProcessor<'assets'> {
+  readonly queue = 'assets';
+
+  constructor(
+    @Inject(WORKER_CONFIG) private readonly config: AppConfig,
+    @Inject(STORAGE) private readonly storage: StorageDriver,
+    private readonly assets: AssetsService,
+  ) {
+    super();
+  }
+
+  protected readonly handlers: QueueHandlers<'assets'> = {
+    'asset.process': (data, job) => this.processAsset(data.assetId, job),
+  };
+
+  private async processAsset(id: string, job: TypedJob<'asset.process'>): Promise<{ status: string }> {
+    const row = await this.assets.byId(id);
+    if (!row || row.status !== 'processing') return { status: row?.status ?? 'gone' };
+    const work = join(this.config.dataDir, 'asset-work');
+    await mkdir(work, { recursive: true });
+    const dir = await mkdtemp(join(work, `${id}-`));
+    const written: string[] = [];
+    try {
+      const file = join(dir, 'upload');
+      await pipeline(await this.storage.read(row.uploadKey ?? row.fileKey), createWriteStream(file));
+      const detected = detectAssetType(await headOf(file, ASSET_HEAD_BYTES));
+      if (!detected || detected.type !== row.type) throw new AssetRejected('The stored file is not the type it was uploaded as');
+      const found = await inspectAsset(file, detected, DEFAULT_ASSET_LIMITS);
+      const findings: AssetFindings = {
+        width: found.width, height: found.height, durationSec: found.durationSec, fontFamily: found.fontFamily ?? null,
+        ...(found.detected ? { type: found.detected.type, mimeType: found.detected.mimeType } : {}),
+      };
+      const store = async (bytes: Buffer, suffix: string) => {
+        const key = assetKey(id, suffix);
+        written.push(key);
+        await this.storage.put(key, bytes);
+        return key;
+      };
+      if (found.thumbnail) findings.thumbnailKey = await store(found.thumbnail.bytes, `-thumb.${found.thumbnail.ext}`);
+      if (found.waveform) findings.waveformKey = await store(found.waveform.bytes, `-wave.${found.waveform.ext}`);
+      if (found.lottie) findings.meta = { lottie: found.lottie };
+      if (row.uploadKey) {
+        // An SVG: what is served is the sanitised copy, written where the asset's URL points.
+        written.push(row.fileKey);
+        await this.storage.put(row.fileKey, found.sanitized ?? createReadStream(file));
+      }
+      if (!(await this.assets.markReady(id, findings))) {
+        // Deleted (or settled) meanwhile: nothing of this run stays behind.
+        await this.cleanUp(row, written);
+        return { status: 'gone' };
+      }
+      if (row.uploadKey) await this.storage.delete(row.uploadKey).catch(() => undefined);
+      return { status: 'ready' };
+    } catch (err: unknown) {
+      await this.cleanUp(row, written);
+      if (err instanceof AssetRejected) {
+        await this.assets.markFailed(id, { code: 'ASSET_INVALID', message: err.reason });
+        return { status: 'failed' };
+      }
+      if (err instanceof StoredFileNotFoundError) {
+        await this.assets.markFailed(id, { code: 'ASSET_INVALID', message: 'The uploaded file is no longer in storage' });
+        return { status: 'failed' };
+      }
+      if (job.attemptsMade + 1 >= (job.opts.attempts ?? 1)) {
+        await this.assets.markFailed(id, { code: 'PROCESSING_FAILED', message: 'The file could not be processed; upload it again' });
+      }
+      throw err;
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  /** Removes what a run stored (thumbnails, the sanitised SVG), or the whole folder when the asset is gone. */
+  private async cleanUp(row: Asset, written: readonly string[]): Promise<void> {
+    const still = await this.assets.byId(row.id);
+    if (!still) {
+      await this.storage.deletePrefix(assetPrefix(row.id)).catch(() => undefined);
+      return;
+    }
+    await Promise.all(written.map((k) => this.storage.delete(k).catch(() => undefined)));
+  }
+}
