@@ -192,6 +192,6 @@ describe('createStorage and the storage settings', () => {
     for (const bad of ['media.example.com', 'ftp://media.example.com', 'https://media.example.com/?a=1', 'https://x.test/#f', 'https://u:p@x.test']) {
       expect(() => loadConfig(env({ PUBLIC_URL: bad }))).toThrow(/^Configuration error: PUBLIC_URL /);
     }
-    expect(() => loadConfig(env({ STORAGE_DRIVER: 's3' }))).toThrow('Configuration error: STORAGE_DRIVER must be one of local (got "s3")');
+    expect(() => loadConfig(env({ STORAGE_DRIVER: 'gcs' }))).toThrow('Configuration error: STORAGE_DRIVER must be one of local, s3 (got "gcs")');
   });
 });
