@@ -223,6 +223,20 @@ describe.each(DRIVERS)('storage conformance: %s driver', (_name, make) => {
     await expect(storage.put('a/ok.png', Readable.from([Buffer.from('ok')]), { signal: new AbortController().signal })).resolves.toMatchObject({ sizeBytes: 2 });
   }, 60_000);
 
+  it('a source that fails mid-write: put rejects, the previous file stays, nothing is left over', async () => {
+    await storage.put('library/clip.mp4', Buffer.from('old'));
+    for (const sent of [100_000, 12 * 1024 * 1024]) { // within the first part; past it (S3: multipart)
+      const source = new PassThrough();
+      const writing = rejection(storage.put('library/clip.mp4', source));
+      source.write(randomBytes(sent));
+      setTimeout(() => source.destroy(new Error('upstream reset')), 50);
+      expect(await writing).toMatchObject({ message: 'upstream reset' });
+      expect(await text(await storage.read('library/clip.mp4'))).toBe('old');
+    }
+    expect((await listAll(storage, 'library/')).map((o) => o.key)).toEqual(['library/clip.mp4']);
+    expect(await subject.leftovers()).toEqual([]);
+  }, 60_000);
+
   it('refuses keys that could leave the root or are not ours, in every method', async () => {
     const bad = [
       '../secret.txt', 'r/../../secret.txt', '/etc/passwd', '..', '.', 'r/./a.png', 'a\\..\\secret.txt', 'a\0b.png', '%2e%2e/secret.txt',
