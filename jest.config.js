@@ -23,11 +23,18 @@ const common = {
   testEnvironment: 'node',
 };
 
+// The e2e files run again on the S3 storage driver (project `s3`): not all of them (the suite's time),
+// those whose subject is stored files: render outputs of stills (sync and worker), the retention
+// sweeper, a chunked video rendered by two workers that share only Redis, the database and the bucket,
+// and the media library (uploads streamed into the bucket, processing reading them back).
+const ON_S3 = ['renders', 'stills', 'video-chunks', 'assets'].map((name) => `<rootDir>/test/${name}.e2e-spec.ts`);
+
 export default {
   testTimeout: 60_000,
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs}/**/*.spec.ts', '<rootDir>/test/**/*.spec.ts'], setupFiles: ['<rootDir>/test/setup/unit.ts'] },
     { ...common, displayName: 'sqlite', testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'], setupFiles: ['<rootDir>/test/setup/sqlite.ts'] },
     { ...common, displayName: 'postgres', testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'], setupFiles: ['<rootDir>/test/setup/postgres.ts'] },
+    { ...common, displayName: 's3', testMatch: ON_S3, setupFiles: ['<rootDir>/test/setup/postgres.ts', '<rootDir>/test/setup/s3.ts'] },
   ],
 };

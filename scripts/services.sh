@@ -77,6 +77,24 @@ stop_redis() {
   [ -f "$dir/redis/redis.pid" ] && kill "$(cat "$dir/redis/redis.pid")" 2>/dev/null || true
 }
 
+start_s3() {
+  # start_s3 <dir>: the tests' S3-compatible server (s3rver from node_modules, scripts/s3rver.mjs) on
+  # a free loopback port, its buckets under <dir>/s3; sets S3_URL. Credentials: S3RVER / S3RVER.
+  local dir=$1
+  mkdir -p "$dir/s3"
+  # s3rver's list continuation tokens use DES, which OpenSSL 3 keeps in its legacy provider.
+  node --openssl-legacy-provider scripts/s3rver.mjs "$dir/s3" >"$dir/s3/s3rver.log" 2>&1 &
+  for _ in $(seq 1 100); do [ -s "$dir/s3/port" ] && break; sleep 0.1; done
+  if [ ! -s "$dir/s3/port" ]; then echo "s3rver did not start:" >&2; cat "$dir/s3/s3rver.log" >&2; return 1; fi
+  S3_URL="http://127.0.0.1:$(cat "$dir/s3/port")"
+  export S3_URL
+}
+
+stop_s3() {
+  local dir=$1
+  [ -f "$dir/s3/pid" ] && kill "$(cat "$dir/s3/pid")" 2>/dev/null || true
+}
+
 as_pg_user() {
   # PostgreSQL refuses to run as root; run its tools as the postgres user then.
   if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi

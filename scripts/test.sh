@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The test command (README): installs what it lacks, starts its own Redis and PostgreSQL on free
-# loopback ports, builds, runs every test (unit, e2e on SQLite and on PostgreSQL), stops them.
+# The test command (README): installs what it lacks, starts its own Redis, PostgreSQL and S3-compatible
+# server (s3rver) on free loopback ports, builds, runs every test (unit, e2e on SQLite and on
+# PostgreSQL, the storage-heavy e2e files on the S3 driver), stops them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/services.sh
@@ -8,13 +9,15 @@ ensure_system_packages test
 ensure_node_modules
 work=$(mktemp -d /tmp/mr-test-services.XXXXXX)
 chmod 755 "$work"
-cleanup() { stop_redis "$work"; stop_postgres "$work"; rm -rf "$work"; }
+cleanup() { stop_redis "$work"; stop_postgres "$work"; stop_s3 "$work"; rm -rf "$work"; }
 trap cleanup EXIT
 start_redis "$work"
 start_postgres "$work"
-echo "redis: $REDIS_URL  postgres: $PG_URL" >&2
+start_s3 "$work"
+echo "redis: $REDIS_URL  postgres: $PG_URL  s3: $S3_URL" >&2
 npm run -s build
-export TEST_PG_URL="$PG_URL"
+# TEST_S3_DIR: where s3rver keeps buckets (the storage tests look for multipart uploads left behind).
+export TEST_PG_URL="$PG_URL" TEST_S3_URL="$S3_URL" TEST_S3_DIR="$work/s3/data"
 status=0
 # The whole run (no jest arguments) also lints: STYLE.md's rules, zero warnings (eslint.config.js).
 if [ $# -eq 0 ]; then

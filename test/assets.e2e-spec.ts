@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
 import type { INestApplicationContext } from '@nestjs/common';
 import sharp from 'sharp';
 import { Asset, AssetsService, ASSET_TYPES as STOCK_TYPES, seedStock, STOCK_ITEMS, stockAssetId, type StockItem } from '#libs/assets';
@@ -8,10 +7,10 @@ import { PLANS } from '#libs/core';
 import { allWorkspaces, forWorkspace, type Orm } from '#libs/db';
 import { OutboxEvent } from '#libs/events';
 import { JobQueues } from '#libs/queue';
-import { createStorage } from '#libs/storage';
+import { createStorage, type StorageDriver } from '#libs/storage';
 import { openAppDatabase } from '#libs/app';
 import { createWorkerApp } from '../apps/worker/src/app.js';
-import { secondApi, startApi, testContext, type TestApi } from './harness.js';
+import { queueEvents, secondApi, startApi, testContext, type TestApi } from './harness.js';
 import { until } from './render-helpers.js';
 
 // Issue 14, the media library: contract §2 (Asset), §3 (Asset status), §4.4 (list, upload, delete),
@@ -44,6 +43,7 @@ describe('assets (§4.4)', () => {
   let other: string;
   let workspaceId: string;
   let png: Buffer;
+  let storage: StorageDriver;
 
   beforeAll(async () => {
     api = await startApi({ ASSET_MAX_BYTES: String(MAX) });
@@ -51,6 +51,7 @@ describe('assets (§4.4)', () => {
     orm = await openAppDatabase(api.config.database, { migrate: false });
     ({ workspaceId, liveKey: key } = (await api.cli('workspace:create', '--name', 'Media', '--plan', 'enterprise')).json as { workspaceId: string; liveKey: string });
     other = (await api.cli('workspace:create', '--name', 'Other')).json.liveKey as string;
+    storage = createStorage(api.config);
     png = await sharp({ create: { width: 640, height: 400, channels: 3, background: '#e76f51' } }).png().toBuffer();
   }, 60_000);
   afterAll(async () => {
@@ -76,15 +77,21 @@ describe('assets (§4.4)', () => {
     }, `asset ${id} to settle`, 60_000);
     return (await get(id, as)).json().data as AssetJson;
   };
-  const fetchUrl = (url: string) => api.app.inject({ method: 'GET', url: new URL(url).pathname });
+  /** A stored file by its URL as a client fetches it: `/files/…` of the API (local), or the bucket's URL (s3). */
+  const fetchUrl = async (url: string): Promise<{ statusCode: number; rawPayload: Buffer; body: string }> => {
+    if (url.startsWith(`${api.config.publicUrl}/files/`)) return api.app.inject({ method: 'GET', url: new URL(url).pathname });
+    const res = await fetch(url);
+    const rawPayload = Buffer.from(await res.arrayBuffer());
+    return { statusCode: res.status, rawPayload, body: rawPayload.toString('utf8') };
+  };
   const rowsOf = async () => allWorkspaces(orm).find(Asset, { workspaceId });
   const storedKeys = (id: string) => allWorkspaces(orm).findOne(Asset, { id });
   /** Stored folders (`a/<id>/`) whose asset has no record: what a refused upload must not leave. */
   const orphanFolders = async () => {
-    const dir = join(api.config.dataDir, 'files', 'a');
-    const ids = existsSync(dir) ? readdirSync(dir) : [];
-    const rows = await allWorkspaces(orm).find(Asset, { id: { $in: ids } });
-    return ids.filter((id) => !rows.some((r) => r.id === id));
+    const ids = new Set<string>();
+    for await (const o of storage.list('a/')) ids.add(o.key.split('/')[1] as string);
+    const rows = await allWorkspaces(orm).find(Asset, { id: { $in: [...ids] } });
+    return [...ids].filter((id) => !rows.some((r) => r.id === id));
   };
 
   it('§4.4 upload answers {id, url} at once; the worker makes it ready with its size, dimensions and a thumbnail; asset.ready is written', async () => {
@@ -170,7 +177,7 @@ describe('assets (§4.4)', () => {
       const res = await upload([{ name: 'file', file: png, filename }]);
       expect(res.statusCode).toBe(201);
       const { id, url } = res.json().data as { id: string; url: string };
-      expect(new URL(url).pathname).toMatch(new RegExp(`^/files/a/${id}/[A-Za-z0-9_-]{22}\\.png$`));
+      expect(storage.keyFromUrl(url)).toMatch(new RegExp(`^a/${id}/[A-Za-z0-9_-]{22}\\.png$`));
       const row = (await get(id)).json().data as { name: string };
       expect(row.name).not.toMatch(/[/\\\p{Cc}]/u);
       expect(row.name.length).toBeLessThanOrEqual(255);
@@ -296,6 +303,34 @@ describe('assets (§4.4)', () => {
     expect((await list('', noRead)).json().code).toBe('INSUFFICIENT_SCOPE');
   });
 
+  it('the assets.sweep job removes uploads that stopped half-way and stored files no record owns; ready assets stay', async () => {
+    const services = worker.get(AssetsService);
+    const kept = await upload([{ name: 'file', file: png, filename: 'kept.png' }]);
+    const keptId = kept.json().data.id as string;
+    await settled(keptId);
+    // An upload whose API process died mid-stream: its record still `uploading`, part of its bytes stored.
+    const stalled = await services.reserve(workspaceId, PLANS.enterprise, { name: 'cut.mp4', type: 'video', mimeType: 'video/mp4', ext: 'mp4', reserveBytes: 5000 });
+    await storage.put(stalled.fileKey, randomBytes(1000));
+    // Bytes whose record was never written (or was deleted before its files).
+    await storage.put('a/ast_01JD3Q4Z5X6Y7W8V9T0S1R2Q3Z/orphan.png', png);
+    const queues = worker.get(JobQueues);
+    const events = await queueEvents(queues, 'system');
+    try {
+      const job = await queues.add('assets.sweep', { now: new Date(Date.now() + 2 * 3600_000).toISOString() });
+      // (The storage-ceiling test's three bare reservations are swept too.)
+      const swept = await job.waitUntilFinished(events, 30_000);
+      expect(swept.orphans).toBe(1);
+      expect(swept.uploads).toBeGreaterThanOrEqual(1);
+    } finally {
+      await events.close();
+    }
+    expect(await allWorkspaces(orm).findOne(Asset, { id: stalled.id })).toBeNull();
+    expect(await storage.stat(stalled.fileKey)).toBeUndefined();
+    expect(await storage.stat('a/ast_01JD3Q4Z5X6Y7W8V9T0S1R2Q3Z/orphan.png')).toBeUndefined();
+    expect((await get(keptId)).json().data.status).toBe('ready');
+    expect((await fetchUrl(kept.json().data.url)).statusCode).toBe(200);
+  });
+
   describe('renders use assets (issue 14)', () => {
     const still = (clips: object[], extra: object = {}) => ({
       edit: { timeline: { background: '#ffffff', tracks: clips.map((c) => ({ clips: [c] })), ...extra }, output: { format: 'png', size: { width: 320, height: 200 } } },
@@ -359,7 +394,7 @@ describe('assets (§4.4)', () => {
 
     beforeAll(async () => {
       const queues = worker.get(JobQueues);
-      await seedStock(orm, createStorage(api.config), async (assetId, run) => {
+      await seedStock(orm, storage, async (assetId, run) => {
         await queues.add('asset.process', { assetId }, { jobId: run });
       }, sample);
       for (const item of sample) await settled(stockAssetId(item.slug));

@@ -1,26 +1,62 @@
 import { execFile } from 'node:child_process';
+import { tmpdir } from 'node:os';
 import { promisify } from 'node:util';
+import { loadConfig } from '#libs/core';
 
 const run = promisify(execFile);
+const SECRETS = { APP_SECRET: 'a'.repeat(64), S3_SECRET_ACCESS_KEY: 'b'.repeat(32) };
 const compose = (env: Record<string, string | undefined>) =>
   run('docker-compose', ['-f', 'docker/compose.yaml', 'config', '-q'], { env: { PATH: process.env.PATH, ...env } });
+const resolved = async (env: Record<string, string> = {}) =>
+  (await run('docker-compose', ['-f', 'docker/compose.yaml', 'config'], { env: { PATH: process.env.PATH, ...SECRETS, ...env } })).stdout;
 
-// Issue: docker/ holds a compose file with PostgreSQL, Redis (noeviction, AOF), api and a scalable worker.
+/** One service's lines of `docker-compose config` (services sit at two spaces). */
+function service(config: string, name: string): string {
+  const lines = config.split('\n');
+  const start = lines.indexOf(`  ${name}:`);
+  if (start < 0) throw new Error(`no service ${name}`);
+  const end = lines.findIndex((line, i) => i > start && /^ {0,2}\S/.test(line));
+  return lines.slice(start, end < 0 ? undefined : end).join('\n');
+}
+
+/** A service's environment (`      NAME: value` under `    environment:`). */
+function environment(section: string): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const m of section.matchAll(/^ {6}([A-Z][A-Z0-9_]*): (.*)$/gm)) env[m[1]] = m[2].replace(/^'(.*)'$/, '$1');
+  return env;
+}
+
+// Issue: docker/ holds a compose file with PostgreSQL, Redis (noeviction, AOF), MinIO, api and a scalable worker.
 describe('docker/compose.yaml', () => {
   it('is a valid compose file', async () => {
-    await expect(compose({ APP_SECRET: 'a'.repeat(64) })).resolves.toBeDefined();
+    await expect(compose(SECRETS)).resolves.toBeDefined();
   });
 
-  it('refuses to start without APP_SECRET', async () => {
-    await expect(compose({})).rejects.toMatchObject({ stderr: expect.stringContaining('APP_SECRET') });
+  it('refuses to start without APP_SECRET or the object store password', async () => {
+    await expect(compose({ S3_SECRET_ACCESS_KEY: SECRETS.S3_SECRET_ACCESS_KEY })).rejects.toMatchObject({ stderr: expect.stringContaining('APP_SECRET') });
+    await expect(compose({ APP_SECRET: SECRETS.APP_SECRET })).rejects.toMatchObject({ stderr: expect.stringContaining('S3_SECRET_ACCESS_KEY') });
   });
 
   it('runs Redis with noeviction and AOF and scales the worker', async () => {
-    const { stdout } = await run('docker-compose', ['-f', 'docker/compose.yaml', 'config'], {
-      env: { PATH: process.env.PATH, APP_SECRET: 'a'.repeat(64), WORKER_REPLICAS: '3' },
-    });
+    const stdout = await resolved({ WORKER_REPLICAS: '3' });
     expect(stdout).toMatch(/--maxmemory-policy\s*\n?\s*-?\s*noeviction/);
     expect(stdout).toContain('--appendonly');
     expect(stdout).toMatch(/replicas: 3/);
+  });
+
+  it('stores files in the MinIO bucket: API and workers share no volume, and their settings load', async () => {
+    const stdout = await resolved();
+    expect(service(stdout, 'minio')).toContain('image: quay.io/minio/minio:');
+    expect(service(stdout, 'minio-init')).toContain('mc anonymous set download store/media');
+    for (const name of ['api', 'worker']) {
+      const section = service(stdout, name);
+      expect([name, section.includes('volumes:')]).toEqual([name, false]);
+      expect(section).toMatch(/minio-init:\n\s+condition: service_completed_successfully/);
+      const { storage } = loadConfig({ ...environment(section), DATA_DIR: tmpdir() });
+      expect([name, storage]).toEqual([name, {
+        driver: 's3', endpoint: 'http://minio:9000', bucket: 'media', region: 'us-east-1', accessKeyId: 'media', secretAccessKey: SECRETS.S3_SECRET_ACCESS_KEY,
+        forcePathStyle: true, publicUrl: 'http://localhost:9000/media', urlTtlSec: 604800, createBucket: false,
+      }]);
+    }
   });
 });

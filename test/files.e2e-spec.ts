@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { createStorage, libraryKey, outputKey, type StorageDriver } from '#libs/storage';
 import { startApi, type TestApi } from './harness.js';
+import { s3Env } from './s3.js';
 
 const PNG = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8cfc0f01f0005000201a3f3c8d40000000049454e44ae426082', 'hex');
 const SVG = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><script>alert(document.domain)</script></svg>');
@@ -160,6 +161,36 @@ describe('stored files at /files/* (issue 5: output storage)', () => {
       expect([path, res.status]).toEqual([path, 404]);
       expect(res.body).not.toContain('not for the public');
       expect(JSON.parse(res.body)).toMatchObject({ success: false, code: 'NOT_FOUND' });
+    }
+  });
+});
+
+describe('stored files with the S3 driver: downloaded from the bucket, never through the API (issue 14)', () => {
+  let api: TestApi;
+  beforeAll(async () => {
+    api = await startApi(s3Env());
+  });
+  afterAll(() => api.close());
+
+  it('answers 404 at /files/* for a stored file, whose URL is a presigned GET of the bucket that serves it', async () => {
+    const storage = createStorage(api.config);
+    const key = outputKey('rnd_01JD0000000000000000000009', 'png');
+    await storage.put(key, PNG);
+    const { storage: s3 } = api.config;
+    if (s3.driver !== 's3') throw new Error('expected the s3 driver');
+    const url = storage.url(key);
+    expect(url.startsWith(`${s3.endpoint}/${s3.bucket}/${key}?X-Amz-Algorithm=AWS4-HMAC-SHA256&`)).toBe(true);
+    const direct = await fetch(url);
+    expect([direct.status, direct.headers.get('content-type')]).toEqual([200, 'image/png']);
+    expect(Buffer.from(await direct.arrayBuffer()).equals(PNG)).toBe(true);
+    // The library the API installed at start is in the bucket too, and not served here either.
+    await expect(storage.stat(libraryKey('photo-mountains.jpg'))).resolves.toMatchObject({ contentType: 'image/jpeg' });
+    for (const path of [`/files/${key}`, '/files/library/photo-mountains.jpg']) {
+      for (const method of ['GET', 'HEAD'] as const) {
+        const res = await api.app.inject({ method, url: path });
+        expect([method, path, res.statusCode]).toEqual([method, path, 404]);
+        if (method === 'GET') expect(res.json()).toMatchObject({ success: false, code: 'NOT_FOUND' });
+      }
     }
   });
 });

@@ -1,6 +1,7 @@
 /**
  * E2E harness: a fresh database (SQLite file or PostgreSQL database), a fresh Redis key prefix and
- * a fresh data folder per call, so no test depends on another's data.
+ * a fresh data folder per call, so no test depends on another's data. Under TEST_STORAGE=s3 (the
+ * jest project `s3`) stored files go to a fresh bucket on the tests' S3 server instead of the folder.
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -14,7 +15,9 @@ import { QueueEvents } from 'bullmq';
 import pg from 'pg';
 import { loadConfig, type AppConfig } from '#libs/core';
 import type { JobQueues, QueueName } from '#libs/queue';
+import { createStorage } from '#libs/storage';
 import { createApiApp } from '../apps/api/src/app.js';
+import { s3Env } from './s3.js';
 
 const run = promisify(execFile);
 
@@ -24,7 +27,7 @@ export interface TestContext {
   cleanup(): Promise<void>;
 }
 
-/** Configuration for one test file: its own database, Redis prefix and data folder. */
+/** Configuration for one test file: its own database, Redis prefix and data folder (or bucket). */
 export async function testContext(overrides: Record<string, string> = {}): Promise<TestContext> {
   const dataDir = mkdtempSync(join(tmpdir(), 'mr-test-'));
   const tag = randomBytes(6).toString('hex');
@@ -40,6 +43,7 @@ export async function testContext(overrides: Record<string, string> = {}): Promi
     VIDEO_BUNDLE_DIR: join(tmpdir(), 'mr-test-video-bundle'),
     // The stock library (90 files to store and process) only where a test uses it.
     ASSET_STOCK: 'off',
+    ...(process.env.TEST_STORAGE === 's3' ? s3Env() : {}),
   };
   let dropDb: (() => Promise<void>) | null = null;
   if (process.env.TEST_DB === 'postgres') {
@@ -109,6 +113,24 @@ export async function secondApi(ctx: TestContext, extraModules: Type[] = []): Pr
   const app = await createApiApp(ctx.config, { extraModules });
   await app.getHttpAdapter().getInstance().ready();
   return app;
+}
+
+/**
+ * A stored file as a client downloads it from its URL: through the API's `/files/*` route (local
+ * driver) or straight from the bucket with a plain GET (s3: the API serves no file).
+ */
+export async function fetchStored(api: { app: NestFastifyApplication; config: AppConfig }, url: string): Promise<{ status: number; body: Buffer; type: string | undefined }> {
+  if (api.config.storage.driver === 'local') {
+    const res = await api.app.inject({ method: 'GET', url: new URL(url).pathname });
+    return { status: res.statusCode, body: res.rawPayload, type: res.headers['content-type'] as string | undefined };
+  }
+  const res = await fetch(url);
+  return { status: res.status, body: Buffer.from(await res.arrayBuffer()), type: res.headers.get('content-type') ?? undefined };
+}
+
+/** The storage key a URL of ours names (URLs are signed afresh on each read with s3: compare keys, not URLs). */
+export function storedKey(config: AppConfig, url: string | null | undefined): string | undefined {
+  return url ? createStorage(config).keyFromUrl(url) : undefined;
 }
 
 /** Completion events of one of an application's queues (close them after use), ready to wait on. */

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer, type AddressInfo } from 'node:net';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { startApi, type TestApi } from './harness.js';
+import { s3Env, testS3Url } from './s3.js';
 
 describe('health and HTTP conventions (decisions.md "Envelope and errors", "Running it")', () => {
   let api: TestApi;
@@ -18,7 +19,7 @@ describe('health and HTTP conventions (decisions.md "Envelope and errors", "Runn
     expect(ready.json().data.checks).toEqual({
       database: { ok: true, detail: process.env.TEST_DB === 'postgres' ? 'postgresql' : 'sqlite' },
       redis: { ok: true },
-      storage: { ok: true },
+      storage: { ok: true, detail: api.config.storage.driver },
     });
   });
 
@@ -97,3 +98,42 @@ function freePort(): Promise<number> {
     });
   });
 }
+
+describe('readiness checks the bucket with the S3 driver, naming it when it cannot be reached (issue 14)', () => {
+  let api: TestApi;
+  let proxy: ReturnType<typeof createServer>;
+  const sockets = new Set<Socket>();
+  beforeAll(async () => {
+    // The API reaches the S3 server through a loopback relay this test can cut.
+    const target = new URL(testS3Url());
+    proxy = createServer((client) => {
+      const upstream = connect(Number(target.port), target.hostname);
+      for (const s of [client, upstream]) {
+        sockets.add(s);
+        s.on('close', () => sockets.delete(s));
+        s.on('error', () => undefined);
+      }
+      client.pipe(upstream).pipe(client);
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+    api = await startApi({ ...s3Env(), S3_ENDPOINT: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}` });
+  });
+  afterAll(() => api.close());
+
+  it('is ready while the bucket answers; 503 NOT_READY naming the bucket and endpoint when it does not', async () => {
+    const ready = await api.app.inject({ method: 'GET', url: '/api/health/ready' });
+    expect(ready.statusCode).toBe(200);
+    expect(ready.json().data.checks.storage).toEqual({ ok: true, detail: 's3' });
+    await new Promise<void>((r) => {
+      proxy.close(() => r());
+      for (const s of sockets) s.destroy();
+    });
+    const res = await api.app.inject({ method: 'GET', url: '/api/health/ready' });
+    expect(res.statusCode).toBe(503);
+    const { storage } = api.config;
+    if (storage.driver !== 's3') throw new Error('expected the s3 driver');
+    expect(res.json()).toMatchObject({ success: false, code: 'NOT_READY', message: expect.stringContaining(`storage: S3 bucket "${storage.bucket}" at ${storage.endpoint}`) });
+    expect(res.json().data.storage).toEqual({ ok: false, detail: expect.stringMatching(/^S3 bucket "t-[0-9a-f]+" at http:\/\/127\.0\.0\.1:\d+: /) });
+    expect(res.json().data.database.ok).toBe(true);
+  });
+});

@@ -6,8 +6,9 @@ import { allWorkspaces, forWorkspace, type Orm } from '#libs/db';
 import { OutboxEvent } from '#libs/events';
 import { JobQueues } from '#libs/queue';
 import { Render, RendersService } from '#libs/renders';
+import { createStorage, libraryKey } from '#libs/storage';
 import { createWorkerApp } from '../apps/worker/src/app.js';
-import { queueEvents, startApi, type TestApi } from './harness.js';
+import { fetchStored, queueEvents, startApi, storedKey, type TestApi } from './harness.js';
 
 // Contract §1.4 (idempotency), §2 Render and Cost estimate, §3 Render status, §4.1, §7, §8;
 // decisions.md "Render record", "Idempotency", "Still engine".
@@ -34,10 +35,8 @@ describe('renders: synchronous stills end to end', () => {
     return json as { workspaceId: string; liveKey: string; testKey: string };
   };
   const imageCredits = async (ws: string) => (await new CreditsService(orm).balance(ws, 'pro')).credits.image;
-  const fileOf = async (url: string) => {
-    const res = await api.app.inject({ method: 'GET', url: new URL(url).pathname });
-    return { status: res.statusCode, body: res.rawPayload, type: res.headers['content-type'] };
-  };
+  const fileOf = (url: string) => fetchStored(api, url);
+  const keyOf = (url: string | null | undefined) => storedKey(api.config, url);
 
   beforeAll(async () => {
     api = await startApi();
@@ -74,7 +73,9 @@ describe('renders: synchronous stills end to end', () => {
     const ledger = await forWorkspace(orm, workspaceId).find(LedgerEntry, { renderId: data.id }, { orderBy: { id: 'asc' } });
     expect(ledger.map((e) => e.reason)).toEqual(['hold', 'capture']);
     const event = await forWorkspace(orm, workspaceId).findOne(OutboxEvent, { type: 'render.completed' }, { orderBy: { id: 'desc' } });
-    expect(event?.data).toMatchObject({ id: data.id, status: 'done', url: data.url, credits: 1, width: 320, height: 200 });
+    expect(event?.data).toMatchObject({ id: data.id, status: 'done', credits: 1, width: 320, height: 200 });
+    expect(keyOf(event?.data.url as string)).toBe(keyOf(data.url));
+    expect(keyOf(data.url)).toMatch(new RegExp(`^r/${data.id}/[A-Za-z0-9_-]{22}\\.png$`));
   });
 
   it('§4.1: format=binary answers the raw bytes of png, jpeg and pdf with their content type; type and scale apply', async () => {
@@ -216,7 +217,9 @@ describe('renders: synchronous stills end to end', () => {
 
   it('§4.1: retrieve and list renders of the own workspace only, with filters and sorts', async () => {
     const first = (await post(live, { edit: still() })).json().data;
-    expect((await get(live, `/v1/render/${first.id}`)).json().data).toMatchObject({ id: first.id, status: 'done', url: first.url });
+    const again = (await get(live, `/v1/render/${first.id}`)).json().data;
+    expect(again).toMatchObject({ id: first.id, status: 'done' });
+    expect(keyOf(again.url)).toBe(keyOf(first.url));
     const other = await newWorkspace('pro');
     const hidden = await get(other.liveKey, `/v1/render/${first.id}`);
     expect([hidden.statusCode, hidden.json().code]).toEqual([404, 'RENDER_NOT_FOUND']);
@@ -259,7 +262,7 @@ describe('renders: synchronous stills end to end', () => {
     expect(tooLong.json()).toMatchObject({ code: 'TEMPLATE_VALIDATION_FAILED', errors: { 'values.QUOTE': [expect.any(String)], 'values.COLOUR': [expect.any(String)] } });
 
     // AUTHOR_PHOTO asks for 1:1: a landscape picture is refused once downloaded, naming the field.
-    const landscape = `${api.config.publicUrl}/files/library/photo-mountains.jpg`;
+    const landscape = createStorage(api.config).url(libraryKey('photo-mountains.jpg'));
     const wrongShape = await post(live, { templateId, values: { QUOTE: 'Hi', AUTHOR_PHOTO: landscape } });
     expect(wrongShape.statusCode).toBe(422);
     expect(wrongShape.json()).toMatchObject({ code: 'TEMPLATE_VALIDATION_FAILED', errors: { 'values.AUTHOR_PHOTO': [expect.stringMatching(/aspect ratio 1:1/)] }, data: { status: 'failed' } });

@@ -58,8 +58,10 @@ describe('worker: still.render jobs', () => {
     });
     expect(result).toMatchObject({ ok: true, key, format: 'png', contentType: 'image/png', width: 640, height: 400 });
     if (!result.ok) return;
-    expect(result.url).toBe(`${ctx.config.publicUrl}/files/${key}`);
     const storage = createStorage(ctx.config);
+    expect(storage.keyFromUrl(result.url)).toBe(key);
+    if (ctx.config.storage.driver === 'local') expect(result.url).toBe(`${ctx.config.publicUrl}/files/${key}`);
+    else expect((await fetch(result.url)).status).toBe(200); // straight from the bucket
     const stat = await storage.stat(key);
     expect(stat?.sizeBytes).toBe(result.sizeBytes);
     const chunks: Buffer[] = [];

@@ -267,6 +267,29 @@ export class AssetsService {
     }));
   }
 
+  /**
+   * Stored folders (`a/<id>/`) no record owns, last written before `before` (an upload that stopped
+   * before its record was written, a delete that stopped after it): removed. Answers their ids.
+   */
+  async sweepOrphans(before: Date): Promise<string[]> {
+    const newest = new Map<string, number>();
+    for await (const o of this.storage.list('a/')) {
+      const id = o.key.split('/')[1];
+      if (id) newest.set(id, Math.max(newest.get(id) ?? 0, o.modifiedAt.getTime()));
+    }
+    const old = [...newest].filter(([, at]) => at < before.getTime()).map(([id]) => id);
+    const orphans: string[] = [];
+    for (let i = 0; i < old.length; i += 500) {
+      const batch = old.slice(i, i + 500);
+      const owned = new Set((await allWorkspaces(this.orm).find(Asset, { id: { $in: batch } }, { fields: ['id'] })).map((r) => r.id));
+      for (const id of batch.filter((b) => !owned.has(b))) {
+        await this.storage.deletePrefix(assetPrefix(id));
+        orphans.push(id);
+      }
+    }
+    return orphans;
+  }
+
   /** Uploads that stopped half-way (`uploading` since before `before`): records and bytes removed. */
   async sweepStalledUploads(before: Date): Promise<string[]> {
     const rows = await allWorkspaces(this.orm).find(Asset, { status: 'uploading', updatedAt: { $lt: before } }, { limit: 500 });

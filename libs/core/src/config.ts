@@ -46,8 +46,28 @@ export interface AppConfig {
   assets: { maxBytes: number; concurrency: number; stock: boolean };
 }
 
-/** Where rendered outputs and library media are kept (libs/storage). */
-export type StorageConfig = { driver: 'local'; dir: string };
+/** Where rendered outputs and library media are kept (libs/storage, docs/storage.md). */
+export type StorageConfig = { driver: 'local'; dir: string } | S3StorageConfig;
+
+/** An S3-compatible bucket (STORAGE_DRIVER=s3): shared by every API and worker of a fleet. */
+export interface S3StorageConfig {
+  driver: 's3';
+  /** Absolute http(s) origin of an S3-compatible server (MinIO…); unset: AWS's regional endpoint. */
+  endpoint?: string;
+  bucket: string;
+  region: string;
+  /** Static keys: URLs are presigned in-process, synchronously, with them. */
+  accessKeyId: string;
+  secretAccessKey: string;
+  /** `<endpoint>/<bucket>/<key>` instead of `<bucket>.<endpoint host>/<key>`. */
+  forcePathStyle: boolean;
+  /** Public base URL of the bucket (a CDN…), no trailing slash: `url(key)` = `<publicUrl>/<key>`; unset: presigned GET URLs. */
+  publicUrl?: string;
+  /** Lifetime of a presigned URL in seconds (S3's ceiling: 7 days). */
+  urlTtlSec: number;
+  /** Create the bucket when it is missing (default in development only). */
+  createBucket: boolean;
+}
 
 export type SmsConfig =
   | { provider: 'outbox' }
@@ -83,6 +103,34 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
     throw new ConfigError(name, `must be an integer from ${min} to ${max} (got "${raw}")`);
   }
   return Number(raw);
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (raw !== 'true' && raw !== 'false') throw new ConfigError(name, `must be true or false (got "${raw}")`);
+  return raw === 'true';
+}
+
+function required(env: Env, name: string, why: string): string {
+  const raw = env[name];
+  if (!raw) throw new ConfigError(name, `is required ${why}`);
+  return raw;
+}
+
+/** An absolute http(s) URL without query, fragment or credentials, returned without its trailing slash. */
+function baseUrl(name: string, raw: string, opts: { path: boolean }): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(name, `must be an absolute http(s) URL (got "${raw}")`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(name, `must be an http(s) URL (got "${raw}")`);
+  if (raw.includes('?') || raw.includes('#')) throw new ConfigError(name, 'must not carry a query or fragment');
+  if (url.username || url.password) throw new ConfigError(name, 'must not carry credentials');
+  if (!opts.path && url.pathname !== '/') throw new ConfigError(name, `must be an origin without a path (got "${raw}")`);
+  return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
 }
 
 function database(env: Env, dataDir: string): DatabaseConfig {
@@ -160,21 +208,36 @@ function publicUrl(env: Env, host: string, port: number): string {
     const reachable = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '[::1]' : host.includes(':') ? `[${host}]` : host;
     return `http://${reachable}:${port}`;
   }
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new ConfigError('PUBLIC_URL', `must be an absolute http(s) URL (got "${raw}")`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError('PUBLIC_URL', `must be an http(s) URL (got "${raw}")`);
-  if (raw.includes('?') || raw.includes('#')) throw new ConfigError('PUBLIC_URL', 'must not carry a query or fragment');
-  if (url.username || url.password) throw new ConfigError('PUBLIC_URL', 'must not carry credentials');
-  return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
+  return baseUrl('PUBLIC_URL', raw, { path: true });
 }
 
-function storage(env: Env, dataDir: string): StorageConfig {
-  const driver = oneOf(env, 'STORAGE_DRIVER', ['local'] as const, 'local');
-  return { driver, dir: join(dataDir, 'files') };
+/** S3's bucket naming rules: 3–63 lowercase letters, digits, dots and hyphens, a letter or digit at each end. */
+const BUCKET = /^(?!.*\.\.)[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
+/** S3 refuses presigned URLs valid longer than a week. */
+export const MAX_S3_URL_TTL_SEC = 7 * 86_400;
+
+function storage(env: Env, appEnv: AppEnv, dataDir: string): StorageConfig {
+  const driver = oneOf(env, 'STORAGE_DRIVER', ['local', 's3'] as const, 'local');
+  if (driver === 'local') return { driver, dir: join(dataDir, 'files') };
+  const why = 'when STORAGE_DRIVER=s3';
+  const bucket = required(env, 'S3_BUCKET', why);
+  if (!BUCKET.test(bucket)) throw new ConfigError('S3_BUCKET', `must be 3–63 lowercase letters, digits, dots or hyphens, a letter or digit at each end (got "${bucket}")`);
+  const region = env.S3_REGION || 'us-east-1';
+  if (!/^[a-z0-9-]{1,32}$/.test(region)) throw new ConfigError('S3_REGION', `must be a region name such as us-east-1 (got "${region}")`);
+  const endpoint = env.S3_ENDPOINT ? baseUrl('S3_ENDPOINT', env.S3_ENDPOINT, { path: false }) : undefined;
+  const publicUrl = env.S3_PUBLIC_URL ? baseUrl('S3_PUBLIC_URL', env.S3_PUBLIC_URL, { path: true }) : undefined;
+  return {
+    driver,
+    ...(endpoint ? { endpoint } : {}),
+    bucket,
+    region,
+    accessKeyId: required(env, 'S3_ACCESS_KEY_ID', why),
+    secretAccessKey: required(env, 'S3_SECRET_ACCESS_KEY', why),
+    forcePathStyle: bool(env, 'S3_FORCE_PATH_STYLE', endpoint !== undefined),
+    ...(publicUrl ? { publicUrl } : {}),
+    urlTtlSec: integer(env, 'S3_URL_TTL_SEC', MAX_S3_URL_TTL_SEC, 1, MAX_S3_URL_TTL_SEC),
+    createBucket: bool(env, 'S3_CREATE_BUCKET', appEnv === 'development'),
+  };
 }
 
 /** Reads and validates the whole configuration once; throws ConfigError naming the variable. */
@@ -235,7 +298,7 @@ export function loadConfig(rawEnv: Env = process.env): AppConfig {
     },
     maxRenderAgeSec: integer(env, 'MAX_RENDER_AGE_SEC', 6 * 3600, 60, 30 * 86_400),
     publicUrl: publicUrl(env, host, port),
-    storage: storage(env, dataDir),
+    storage: storage(env, appEnv, dataDir),
     assets: {
       maxBytes: integer(env, 'ASSET_MAX_BYTES', 200 * 1024 * 1024, 1024, 10 * 1024 * 1024 * 1024),
       concurrency: integer(env, 'ASSET_CONCURRENCY', 2, 1, 32),

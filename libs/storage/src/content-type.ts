@@ -42,3 +42,12 @@ export function contentTypeFor(key: string): string {
 export function mediaTypeEssence(contentType: string): string {
   return contentType.split(';')[0].trim().toLowerCase();
 }
+
+/** The type `key` is served with; refuses a `requested` type that contradicts it (before anything is written). */
+export function servedContentType(key: string, requested?: string): string {
+  const served = contentTypeFor(key);
+  if (requested && mediaTypeEssence(requested) !== mediaTypeEssence(served)) {
+    throw new Error(`Key "${key}" would be served as ${served}, not ${requested}: give it the matching extension`);
+  }
+  return served;
+}

@@ -1,8 +1,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough, Readable } from 'node:stream';
-import { text } from 'node:stream/consumers';
+import { PassThrough, type Readable } from 'node:stream';
 import { loadConfig } from '#libs/core';
 import { createStorage } from './create.js';
 import { StoredFileNotFoundError } from './driver.js';
@@ -22,15 +21,11 @@ describe('LocalDiskStorage (issue 5: output storage)', () => {
   });
   afterEach(() => rmSync(base, { recursive: true, force: true }));
 
-  it('stores a buffer and a stream under the key and reads the same bytes back', async () => {
+  // What every driver does is test/storage.spec.ts (the conformance suite); here, what is the folder's own.
+  it('lays a file out as <root>/<the key\'s segments>', async () => {
     const bytes = Buffer.from(Array.from({ length: 70_000 }, (_, i) => i % 251));
     await expect(storage.put('r/rnd_1/a.png', bytes)).resolves.toEqual({ key: 'r/rnd_1/a.png', sizeBytes: 70_000 });
     expect(readFileSync(join(root, 'r', 'rnd_1', 'a.png')).equals(bytes)).toBe(true);
-    expect((await readAll(await storage.read('r/rnd_1/a.png'))).equals(bytes)).toBe(true);
-
-    const chunks = [Buffer.from('WEBVTT\n\n'), '00:00.000 --> 00:01.000\n', Buffer.from('hello\n')];
-    await expect(storage.put('r/rnd_1/c.vtt', Readable.from(chunks))).resolves.toEqual({ key: 'r/rnd_1/c.vtt', sizeBytes: 38 });
-    expect(await text(await storage.read('r/rnd_1/c.vtt'))).toBe('WEBVTT\n\n00:00.000 --> 00:01.000\nhello\n');
   });
 
   it('writes atomically: while a write is under way readers see the previous file, never a part', async () => {
@@ -49,58 +44,24 @@ describe('LocalDiskStorage (issue 5: output storage)', () => {
     expect(readdirSync(join(root, 'library'))).toEqual(['clip.mp4']);
   });
 
-  it('leaves the previous file and no temp file when the source fails mid-write', async () => {
-    await storage.put('library/clip.mp4', Buffer.from('old'));
-    const source = new PassThrough();
-    const writing = storage.put('library/clip.mp4', source);
-    source.write(Buffer.from('new bytes'));
-    setTimeout(() => source.destroy(new Error('upstream reset')), 20);
-    await expect(writing).rejects.toThrow('upstream reset');
-    expect(readFileSync(join(root, 'library', 'clip.mp4'), 'utf8')).toBe('old');
-    expect(readdirSync(join(root, 'library'))).toEqual(['clip.mp4']);
-  });
-
-  it('refuses keys that could leave the root, writing nothing', async () => {
+  it('writes nothing anywhere for a key that could leave the root', async () => {
     writeFileSync(join(base, 'secret.txt'), 'keep');
-    const bad = [
-      '../secret.txt', 'r/../../secret.txt', '/etc/passwd', '..', '.', 'r/./a.png', 'a\\..\\secret.txt', 'a\0b.png',
-      '%2e%2e/secret.txt', '.hidden', 'r/.a.png.1234.tmp', 'r//a.png', 'r/a.png/', '', 'a b.png', 'é.png', `${'a/'.repeat(20)}x`, 'x'.repeat(600),
-    ];
-    for (const key of bad) {
+    for (const key of ['../secret.txt', 'r/../../secret.txt', '/etc/passwd', 'a\\..\\secret.txt', '%2e%2e/secret.txt']) {
       await expect(storage.put(key, Buffer.from('pwned'))).rejects.toBeInstanceOf(InvalidStorageKeyError);
-      await expect(storage.stat(key)).rejects.toBeInstanceOf(InvalidStorageKeyError);
-      await expect(storage.read(key)).rejects.toBeInstanceOf(InvalidStorageKeyError);
-      await expect(storage.delete(key)).rejects.toBeInstanceOf(InvalidStorageKeyError);
-      expect(() => storage.url(key)).toThrow(InvalidStorageKeyError);
     }
     expect(readFileSync(join(base, 'secret.txt'), 'utf8')).toBe('keep');
     expect(existsSync(root)).toBe(false);
   });
 
-  it('stats files with size, content type and time; undefined for what is not a stored file', async () => {
-    const before = Date.now();
+  it('finds no stored file at a folder or under a file', async () => {
     await storage.put('r/rnd_1/out.jpg', Buffer.alloc(123));
-    const stat = await storage.stat('r/rnd_1/out.jpg');
-    expect(stat).toMatchObject({ sizeBytes: 123, contentType: 'image/jpeg' });
-    expect(stat!.modifiedAt.getTime()).toBeGreaterThanOrEqual(before - 1000);
-    expect(stat!.modifiedAt.getTime()).toBeLessThanOrEqual(Date.now() + 1000);
-    await expect(storage.stat('r/rnd_1/missing.jpg')).resolves.toBeUndefined();
-    await expect(storage.stat('r/rnd_1')).resolves.toBeUndefined(); // a folder
-    await expect(storage.stat('r/rnd_1/out.jpg/x')).resolves.toBeUndefined(); // under a file
+    await expect(storage.stat('r/rnd_1')).resolves.toBeUndefined();
+    await expect(storage.stat('r/rnd_1/out.jpg/x')).resolves.toBeUndefined();
     await expect(storage.read('r/rnd_1')).rejects.toBeInstanceOf(StoredFileNotFoundError);
-    await expect(storage.read('r/rnd_1/missing.jpg')).rejects.toBeInstanceOf(StoredFileNotFoundError);
+    await expect(storage.read('r/rnd_1/out.jpg/x')).rejects.toBeInstanceOf(StoredFileNotFoundError);
   });
 
-  it('reads inclusive byte ranges, clamped at the end of the file', async () => {
-    await storage.put('library/digits.txt', Buffer.from('0123456789'));
-    expect(await text(await storage.read('library/digits.txt', { start: 2, end: 5 }))).toBe('2345');
-    expect(await text(await storage.read('library/digits.txt', { start: 9, end: 9 }))).toBe('9');
-    expect(await text(await storage.read('library/digits.txt', { start: 7, end: 100 }))).toBe('789');
-    await expect(storage.read('library/digits.txt', { start: 5, end: 4 })).rejects.toThrow(RangeError);
-    await expect(storage.read('library/digits.txt', { start: -1, end: 4 })).rejects.toThrow(RangeError);
-  });
-
-  it('derives the content type from the extension and refuses a contradicting one', async () => {
+  it('derives the content type from the extension', async () => {
     const cases: Record<string, string> = {
       'a.png': 'image/png', 'a.JPG': 'image/jpeg', 'a.jpeg': 'image/jpeg', 'a.pdf': 'application/pdf', 'a.mp4': 'video/mp4',
       'a.gif': 'image/gif', 'a.webp': 'image/webp', 'a.svg': 'image/svg+xml', 'a.vtt': 'text/vtt; charset=utf-8',
@@ -111,37 +72,23 @@ describe('LocalDiskStorage (issue 5: output storage)', () => {
       await storage.put(`t/${name}`, Buffer.from('x'));
       expect([name, (await storage.stat(`t/${name}`))?.contentType]).toEqual([name, type]);
     }
-    await expect(storage.put('t/b.vtt', Buffer.from('x'), { contentType: 'text/vtt' })).resolves.toMatchObject({ sizeBytes: 1 });
-    await expect(storage.put('t/b.png', Buffer.from('x'), { contentType: 'image/jpeg' })).rejects.toThrow(/image\/png/);
-    await expect(storage.stat('t/b.png')).resolves.toBeUndefined();
   });
 
-  it('deletes one file idempotently and removes the folders it leaves empty', async () => {
+  it('removes the folders a delete leaves empty', async () => {
     await storage.put('r/rnd_1/a.png', Buffer.from('a'));
     await storage.put('r/rnd_2/a.png', Buffer.from('b'));
     await storage.delete('r/rnd_1/a.png');
-    await storage.delete('r/rnd_1/a.png');
-    await storage.delete('never/was.png');
-    await expect(storage.stat('r/rnd_1/a.png')).resolves.toBeUndefined();
     expect(readdirSync(join(root, 'r'))).toEqual(['rnd_2']);
     await storage.delete('r/rnd_2/a.png');
     expect(readdirSync(root)).toEqual([]);
   });
 
-  it('deletes by prefix: a whole folder, or the keys starting with a partial segment', async () => {
-    for (const key of ['r/rnd_A/1.png', 'r/rnd_A/2.mp4', 'r/rnd_AB/1.png', 'r/rnd_B/1.png', 'library/a.ttf']) await storage.put(key, Buffer.from(key));
+  it('removes the folders a prefix delete leaves empty', async () => {
+    for (const key of ['r/rnd_A/1.png', 'r/rnd_A/sub/2.mp4', 'r/rnd_AB/1.png', 'r/rnd_B/1.png']) await storage.put(key, Buffer.from(key));
     await storage.deletePrefix('r/rnd_A/');
     expect(readdirSync(join(root, 'r')).sort()).toEqual(['rnd_AB', 'rnd_B']);
-    await storage.put('r/rnd_A/3.png', Buffer.from('again'));
-    await storage.deletePrefix('r/rnd_A');
-    expect(readdirSync(join(root, 'r'))).toEqual(['rnd_B']);
-    await storage.deletePrefix('r/nothing/');
-    await storage.deletePrefix('nothing/at/all');
-    await expect(storage.stat('library/a.ttf')).resolves.toMatchObject({ sizeBytes: 13 });
-    for (const prefix of ['', '/', '../', 'r/../', '/r/']) {
-      await expect(storage.deletePrefix(prefix)).rejects.toBeInstanceOf(InvalidStorageKeyError);
-    }
-    await expect(storage.stat('r/rnd_B/1.png')).resolves.toBeDefined();
+    await storage.deletePrefix('r/rnd_');
+    expect(readdirSync(root)).toEqual([]);
   });
 
   it('keeps working when a concurrent delete prunes the folder a write is about to use', async () => {
@@ -192,6 +139,6 @@ describe('createStorage and the storage settings', () => {
     for (const bad of ['media.example.com', 'ftp://media.example.com', 'https://media.example.com/?a=1', 'https://x.test/#f', 'https://u:p@x.test']) {
       expect(() => loadConfig(env({ PUBLIC_URL: bad }))).toThrow(/^Configuration error: PUBLIC_URL /);
     }
-    expect(() => loadConfig(env({ STORAGE_DRIVER: 's3' }))).toThrow('Configuration error: STORAGE_DRIVER must be one of local (got "s3")');
+    expect(() => loadConfig(env({ STORAGE_DRIVER: 'gcs' }))).toThrow('Configuration error: STORAGE_DRIVER must be one of local, s3 (got "gcs")');
   });
 });

@@ -1,10 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readdir, rename, rm, rmdir, stat, unlink, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, rm, rmdir, stat, unlink, writeFile, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join, relative } from 'node:path';
-import type { Readable } from 'node:stream';
-import { contentTypeFor, mediaTypeEssence } from './content-type.js';
-import { StoredFileNotFoundError, type ByteRange, type PutOptions, type StorageDriver, type StoredObject, type StoredStat } from './driver.js';
-import { assertValidKey, assertValidPrefix } from './keys.js';
+import { addAbortSignal, type Readable } from 'node:stream';
+import { contentTypeFor, servedContentType } from './content-type.js';
+import {
+  assertValidRange, StoredFileNotFoundError, type ByteRange, type ListedObject, type PutOptions, type StorageDriver, type StoredObject, type StoredStat,
+} from './driver.js';
+import { assertValidKey, assertValidPrefix, isValidKey } from './keys.js';
 import { storedFileUrl, storedKeyFromUrl } from './public-url.js';
 
 function isMissing(err: unknown): boolean {
@@ -30,13 +32,14 @@ export class LocalDiskStorage implements StorageDriver {
   /**
    * Atomic: the bytes go to a hidden temp file in the target's folder, are fsynced, then renamed
    * over the target (and the folder fsynced), so a reader sees the old file or the whole new one.
+   * An abort removes the temp file (or the target, when it came after the rename).
    */
   async put(key: string, bytes: Buffer | Readable, opts: PutOptions = {}): Promise<StoredObject> {
     const target = this.pathOf(key);
-    const served = contentTypeFor(key);
-    if (opts.contentType && mediaTypeEssence(opts.contentType) !== mediaTypeEssence(served)) {
-      throw new Error(`Key "${key}" would be served as ${served}, not ${opts.contentType}: give it the matching extension`);
-    }
+    servedContentType(key, opts.contentType);
+    const { signal } = opts;
+    signal?.throwIfAborted();
+    if (signal && !Buffer.isBuffer(bytes)) addAbortSignal(signal, bytes);
     const dir = dirname(target);
     const temp = join(dir, `.${basename(target)}.${randomBytes(6).toString('hex')}.tmp`);
     const file = await this.createInFolder(dir, temp);
@@ -54,6 +57,7 @@ export class LocalDiskStorage implements StorageDriver {
       }
       await file.sync();
       await file.close();
+      signal?.throwIfAborted();
       await rename(temp, target);
     } catch (err) {
       await file.close().catch(() => undefined);
@@ -61,6 +65,10 @@ export class LocalDiskStorage implements StorageDriver {
       throw err;
     }
     await syncFolder(dir);
+    if (signal?.aborted) {
+      await this.delete(key);
+      signal.throwIfAborted();
+    }
     return { key, sizeBytes };
   }
 
@@ -90,9 +98,7 @@ export class LocalDiskStorage implements StorageDriver {
 
   async read(key: string, range?: ByteRange): Promise<Readable> {
     const path = this.pathOf(key);
-    if (range && !(Number.isSafeInteger(range.start) && Number.isSafeInteger(range.end) && range.start >= 0 && range.end >= range.start)) {
-      throw new RangeError(`Invalid byte range ${range.start}-${range.end}`);
-    }
+    assertValidRange(range);
     let file: FileHandle;
     try {
       file = await open(path, 'r');
@@ -136,6 +142,50 @@ export class LocalDiskStorage implements StorageDriver {
     }
     await Promise.all(names.filter((n) => n.startsWith(start)).map((n) => rm(join(dir, n), { recursive: true, force: true })));
     await this.pruneEmptyFolders(dir);
+  }
+
+  async *list(prefix: string): AsyncIterable<ListedObject> {
+    assertValidPrefix(prefix);
+    const segments = prefix.split('/');
+    // `a/b/`: everything under a/b; `a/b`: the entries of a whose name starts with b.
+    const start = segments.pop() ?? '';
+    yield* this.walk(segments, start);
+  }
+
+  /** The files under the folder `segments` whose names start with `start`, depth first; hidden temp files are not keys. */
+  private async *walk(segments: string[], start = ''): AsyncGenerator<ListedObject> {
+    let entries;
+    try {
+      entries = await readdir(join(this.root, ...segments), { withFileTypes: true });
+    } catch (err) {
+      if (isMissing(err)) return;
+      throw err;
+    }
+    for (const entry of entries) {
+      const key = [...segments, entry.name].join('/');
+      if (!entry.name.startsWith(start) || !isValidKey(key)) continue;
+      if (entry.isDirectory()) {
+        yield* this.walk([...segments, entry.name]);
+      } else if (entry.isFile()) {
+        const s = await stat(join(this.root, ...segments, entry.name)).catch((err: unknown) => {
+          if (isMissing(err)) return undefined; // deleted meanwhile
+          throw err;
+        });
+        if (s) yield { key, sizeBytes: s.size, modifiedAt: s.mtime };
+      }
+    }
+  }
+
+  /** Writes and removes a hidden probe file in the root. */
+  async checkReady(): Promise<void> {
+    try {
+      await mkdir(this.root, { recursive: true });
+      const probe = join(this.root, `.ready-${process.pid}-${randomBytes(4).toString('hex')}`);
+      await writeFile(probe, 'ok');
+      await rm(probe);
+    } catch (err) {
+      throw new Error(`storage folder ${this.root}: ${(err as Error).message}`, { cause: err });
+    }
   }
 
   /** Removes `dir` and its parents while they are empty, up to (not including) the root. */

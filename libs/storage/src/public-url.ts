@@ -15,16 +15,24 @@ export function storedFileUrl(publicUrl: string, key: string): string {
  * Lets the renderers read our own files from storage instead of downloading them.
  */
 export function storedKeyFromUrl(url: string, publicUrl: string): string | undefined {
+  return keyUnderBase(url, `${publicUrl.replace(/\/+$/, '')}/${FILES_PATH}`);
+}
+
+/**
+ * The key when `url` is `<base>/<key>` (same origin, `base`'s path then a valid key, no
+ * credentials); the query and fragment are ignored. `base`: an absolute URL without trailing slash.
+ */
+export function keyUnderBase(url: string, base: string): string | undefined {
   let target: URL;
-  let base: URL;
+  let root: URL;
   try {
     target = new URL(url);
-    base = new URL(publicUrl);
+    root = new URL(base);
   } catch {
     return undefined;
   }
-  if (target.origin !== base.origin || target.username || target.password) return undefined;
-  const prefix = `${base.pathname.replace(/\/+$/, '')}/${FILES_PATH}/`;
+  if (target.origin !== root.origin || target.username || target.password) return undefined;
+  const prefix = `${root.pathname.replace(/\/+$/, '')}/`;
   if (!target.pathname.startsWith(prefix)) return undefined;
   const key = target.pathname.slice(prefix.length);
   return isValidKey(key) ? key : undefined;

@@ -68,7 +68,8 @@ export const FILE_CACHE_CONTROL = 'public, max-age=31536000, immutable';
 /** User SVG must not run script in our origin. */
 export const SVG_CSP = "default-src 'none'; style-src 'unsafe-inline'";
 
-const notFound = () => new ApiError('NOT_FOUND', 'No stored file at this address');
+/** 404 NOT_FOUND: an invalid or unknown key, or any key when files are not served here (STORAGE_DRIVER=s3). */
+export const fileNotFound = () => new ApiError('NOT_FOUND', 'No stored file at this address');
 
 /**
  * Answers GET / HEAD /files/<key>: 200, 206 (one range), 304 (conditional), 416 (unsatisfiable),
@@ -82,7 +83,7 @@ export async function sendStoredFile(
   opts: { body: boolean; download: boolean },
 ): Promise<void> {
   const stat = isValidKey(key) ? await storage.stat(key) : undefined;
-  if (!stat) throw notFound();
+  if (!stat) throw fileNotFound();
   const etag = entityTag(stat);
   const common: Record<string, string> = {
     etag,
@@ -119,7 +120,7 @@ export async function sendStoredFile(
   try {
     stream = await storage.read(key, range.kind === 'partial' ? range : undefined);
   } catch (err) {
-    if (err instanceof StoredFileNotFoundError) throw notFound();
+    if (err instanceof StoredFileNotFoundError) throw fileNotFound();
     throw err;
   }
   void reply.status(status).headers(out).send(stream);

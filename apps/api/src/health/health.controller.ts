@@ -4,10 +4,10 @@ import type { Redis } from 'ioredis';
 import { ApiError, ok, type AppConfig } from '#libs/core';
 import type { Orm } from '#libs/db';
 import { redisEvictionPolicy } from '#libs/redis';
+import type { StorageDriver } from '#libs/storage';
 import { ApiEnvelope, ApiErrors, Public } from '../http/decorators.js';
 import { LivenessDto, ReadinessDto } from './health.dto.js';
-import { APP_CONFIG, ORM, REDIS } from '../infra/tokens.js';
-import { storageWritable } from './storage-check.js';
+import { APP_CONFIG, ORM, REDIS, STORAGE } from '../infra/tokens.js';
 
 type Check = { ok: boolean; detail?: string };
 
@@ -27,6 +27,7 @@ export class HealthController {
     @Inject(ORM) private readonly orm: Orm,
     @Inject(REDIS) private readonly redis: Redis,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(STORAGE) private readonly storage: StorageDriver,
   ) {}
 
   @Get()
@@ -39,7 +40,7 @@ export class HealthController {
 
   @Get('ready')
   @Public()
-  @ApiOperation({ summary: 'Readiness: database, Redis (noeviction) and storage folder' })
+  @ApiOperation({ summary: 'Readiness: database, Redis (noeviction) and storage (the folder written, or the bucket reached)' })
   @ApiEnvelope(ReadinessDto)
   @ApiErrors('NOT_READY')
   async ready() {
@@ -53,7 +54,10 @@ export class HealthController {
         const policy = await redisEvictionPolicy(this.redis);
         if (policy !== 'noeviction') throw new Error(`maxmemory-policy is ${policy}; queues need noeviction`);
       }),
-      run(() => storageWritable(this.config.dataDir)),
+      run(async () => {
+        await this.storage.checkReady();
+        return this.config.storage.driver;
+      }),
     ]);
     const checks = { database, redis, storage };
     const failing = Object.entries(checks).filter(([, c]) => !c.ok).map(([name, c]) => `${name}: ${c.detail}`);

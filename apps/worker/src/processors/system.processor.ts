@@ -59,12 +59,17 @@ export class SystemProcessor extends QueueProcessor<'system'> {
       }
     },
 
-    /** Every 15 minutes: uploads that stopped half-way (their record and bytes); the room they held is free again. */
+    /**
+     * Every 15 minutes: uploads that stopped half-way (their record and bytes; the room they held is
+     * free again), and stored asset folders no record owns.
+     */
     'assets.sweep': async (data) => {
       const now = data.now ? new Date(data.now) : new Date();
-      const uploads = await this.assets.sweepStalledUploads(new Date(now.getTime() - STALLED_UPLOAD_MS));
-      if (uploads.length) this.logger.log(`removed ${uploads.length} upload(s) that stopped half-way`);
-      return { uploads: uploads.length, orphans: 0 };
+      const before = new Date(now.getTime() - STALLED_UPLOAD_MS);
+      const uploads = await this.assets.sweepStalledUploads(before);
+      const orphans = await this.assets.sweepOrphans(before);
+      if (uploads.length || orphans.length) this.logger.log(`removed ${uploads.length} upload(s) that stopped half-way and the files of ${orphans.length} asset(s) without a record`);
+      return { uploads: uploads.length, orphans: orphans.length };
     },
   };
 }
