@@ -9,6 +9,7 @@ import { OutboxEvent } from '#libs/events';
 import { JobQueues } from '#libs/queue';
 import { createStorage, type StorageDriver } from '#libs/storage';
 import { openAppDatabase } from '#libs/app';
+import { pngBomb, sampleMedia, silentMp3 } from '#testing/media';
 import { createWorkerApp } from '../apps/worker/src/app.js';
 import { queueEvents, secondApi, startApi, testContext, type TestApi } from './harness.js';
 import { until } from './render-helpers.js';
@@ -30,7 +31,8 @@ function multipart(parts: { name: string; value?: string; file?: Buffer; filenam
   return { payload: Buffer.concat(chunks), headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } };
 }
 
-const MAX = 300 * 1024;
+// Large enough for the 10-hour silent MP3 below (36 MB); the 413 cases send a little more.
+const MAX = 40 * 1024 * 1024;
 
 /** An asset as GET /v1/assets/{id} shows it. */
 type AssetJson = { id: string; status: string; thumbnailUrl: string; waveformUrl: string | null; error: { code: string; message: string } | null } & Record<string, unknown>;
@@ -196,6 +198,26 @@ describe('assets (§4.4)', () => {
     const good = await upload([{ name: 'file', file: png, filename: 'after.png' }]);
     expect(await settled(good.json().data.id)).toMatchObject({ status: 'ready' });
   });
+
+  it('decompression bombs and cut-short media are refused by limits, not by running out of memory: failed with the reason', async () => {
+    const cases = [
+      { file: pngBomb(50_000, 50_000), filename: 'bomb.png', reason: /pixel|dimension|large/i },
+      { file: await silentMp3(10), filename: 'ten-hours.mp3', reason: /lasts .*at most 3:00:00/ },
+      { file: (await sampleMedia.mp4(2, 64, 48)).subarray(0, 1500), filename: 'cut.mp4', reason: /cut|truncat|damag|incomplete|no video|frames|read/i },
+    ];
+    const rssBefore = process.memoryUsage().rss;
+    for (const c of cases) {
+      const res = await upload([{ name: 'file', file: c.file, filename: c.filename }]);
+      expect([c.filename, res.statusCode]).toEqual([c.filename, 201]);
+      const done = await settled(res.json().data.id);
+      expect([c.filename, done.status, done.error?.code]).toEqual([c.filename, 'failed', 'ASSET_INVALID']);
+      expect(done.error?.message).toMatch(c.reason);
+    }
+    // The worker runs in this process: 7.5 GB of pixels or ten hours of audio were never decoded.
+    expect(process.memoryUsage().rss - rssBefore).toBeLessThan(400 * 1024 * 1024);
+    const after = await upload([{ name: 'file', file: png, filename: 'still-works.png' }]);
+    expect((await settled(after.json().data.id)).status).toBe('ready');
+  }, 120_000);
 
   it('an SVG is served only sanitised: no script, no event handler, no remote reference', async () => {
     const svg = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="100" height="50" onload="alert(1)"><script>alert(2)</script><image href="https://evil.example/x.png"/><rect width="100" height="50" fill="#e9c46a"/></svg>');
