@@ -2,6 +2,10 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { INestApplicationContext } from '@nestjs/common';
 import sharp from 'sharp';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Asset } from '#libs/assets';
 import { LedgerEntry } from '#libs/credits';
 import { openAppDatabase } from '#libs/app';
 import { allWorkspaces, forWorkspace, type Orm } from '#libs/db';
@@ -9,6 +13,7 @@ import { OutboxEvent } from '#libs/events';
 import { createRedis, RedisKeys } from '#libs/redis';
 import { Render } from '#libs/renders';
 import { createWorkerApp } from '../apps/worker/src/app.js';
+import { sampleMedia } from '#testing/media';
 import { makeTestVideo, probeStreams } from '#testing/video';
 import { startApi, type TestApi } from './harness.js';
 
@@ -95,6 +100,37 @@ describe('video renders through the API and a worker (issue 6)', () => {
     expect(await events(queued.id)).toEqual(['render.queued', 'render.started', 'render.completed']);
     const ledger = await allWorkspaces(orm).find(LedgerEntry, { renderId: queued.id }, { orderBy: { id: 'asc' } });
     expect(ledger.map((e) => [e.kind, e.reason])).toEqual([['video', 'hold'], ['video', 'capture']]);
+  }, 180_000);
+
+  it('issue 14: an uploaded audio asset named by its id is the soundtrack of the mp4', async () => {
+    const boundary = 'mrtestboundary';
+    const tone = await sampleMedia.mp3(2);
+    const body = Buffer.concat([
+      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="tone.mp3"\r\nContent-Type: audio/mpeg\r\n\r\n`), tone,
+      Buffer.from(`\r\n--${boundary}--\r\n`),
+    ]);
+    const up = await api.app.inject({ method: 'POST', url: '/api/v1/assets', headers: { 'x-api-key': key, 'content-type': `multipart/form-data; boundary=${boundary}` }, payload: body });
+    expect(up.statusCode).toBe(201);
+    const assetId = up.json().data.id as string;
+    await until(async () => (await allWorkspaces(orm).fork().findOne(Asset, { id: assetId }))?.status === 'ready');
+    const res = await post(key, { edit: { ...tiny(), timeline: { ...tiny().timeline, soundtrack: { src: assetId } } } });
+    expect(res.statusCode).toBe(202);
+    const done = await settled(res.json().data.id);
+    expect(done.status).toBe('done');
+    const file = await api.app.inject({ method: 'GET', url: new URL(done.url).pathname });
+    const dir = mkdtempSync(join(tmpdir(), 'mr-soundtrack-'));
+    try {
+      writeFileSync(join(dir, 'out.mp4'), file.rawPayload);
+      const probed = await probeStreams(join(dir, 'out.mp4'));
+      expect(probed.codec).toBe('h264');
+      expect(probed.audio).toEqual(expect.any(String));
+      // The same edit without it has no sound at all.
+      const silent = await settled((await post(key, { edit: tiny() })).json().data.id);
+      writeFileSync(join(dir, 'silent.mp4'), (await api.app.inject({ method: 'GET', url: new URL(silent.url).pathname })).rawPayload);
+      expect((await probeStreams(join(dir, 'silent.mp4'))).audio).toBeUndefined();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   }, 180_000);
 
   it('§3: the record moves through the states in order, with progress rising while it renders', async () => {
