@@ -335,6 +335,10 @@ describe('assets (§4.4)', () => {
     await storage.put(stalled.fileKey, randomBytes(1000));
     // Bytes whose record was never written (or was deleted before its files).
     await storage.put('a/ast_01JD3Q4Z5X6Y7W8V9T0S1R2Q3Z/orphan.png', png);
+    // An upload whose processing job was lost (Redis restarted without its data): stored, `processing`, no job.
+    const lost = await services.reserve(workspaceId, PLANS.enterprise, { name: 'lost.png', type: 'image', mimeType: 'image/png', ext: 'png', reserveBytes: png.length });
+    await storage.put(lost.fileKey, png);
+    await services.stored(lost, png.length, { tags: [], description: null, folder: null });
     const queues = worker.get(JobQueues);
     const events = await queueEvents(queues, 'system');
     try {
@@ -350,6 +354,7 @@ describe('assets (§4.4)', () => {
     expect(await storage.stat(stalled.fileKey)).toBeUndefined();
     expect(await storage.stat('a/ast_01JD3Q4Z5X6Y7W8V9T0S1R2Q3Z/orphan.png')).toBeUndefined();
     expect((await get(keptId)).json().data.status).toBe('ready');
+    expect(await settled(lost.id)).toMatchObject({ status: 'ready', width: 640, height: 400 });
     expect((await fetchUrl(kept.json().data.url)).statusCode).toBe(200);
   });
 

@@ -290,6 +290,11 @@ export class AssetsService {
     return orphans;
   }
 
+  /** Assets `processing` since before `before` (their job may be lost: Redis restarted without its data). */
+  async stalledProcessing(before: Date): Promise<string[]> {
+    return (await allWorkspaces(this.orm).find(Asset, { status: 'processing', updatedAt: { $lt: before } }, { fields: ['id'], limit: 500 })).map((r) => r.id);
+  }
+
   /** Uploads that stopped half-way (`uploading` since before `before`): records and bytes removed. */
   async sweepStalledUploads(before: Date): Promise<string[]> {
     const rows = await allWorkspaces(this.orm).find(Asset, { status: 'uploading', updatedAt: { $lt: before } }, { limit: 500 });

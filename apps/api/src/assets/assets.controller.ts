@@ -2,7 +2,7 @@ import { Controller, Delete, Get, Inject, Param, Post, Query, Req } from '@nestj
 import { ApiBody, ApiConsumes, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
 import { ASSET_LIST, AssetsService } from '#libs/assets';
-import { ok, paged, pagination, parseListQuery, type AppConfig } from '#libs/core';
+import { ApiError, ok, paged, pagination, parseListQuery, type AppConfig } from '#libs/core';
 import { JobQueues } from '#libs/queue';
 import type { StorageDriver } from '#libs/storage';
 import { ApiEnvelope, ApiErrors, Scopes } from '../http/decorators.js';
@@ -40,10 +40,16 @@ export class AssetsController {
   @ApiConsumes('multipart/form-data')
   @ApiBody({ type: UploadAssetDto })
   @ApiEnvelope(UploadedAssetDto, { status: 201 })
-  @ApiErrors('INVALID_REQUEST', 'VALIDATION_FAILED', 'UNSUPPORTED_ASSET', 'ASSET_TOO_LARGE', 'LIMIT_STORAGE')
+  @ApiErrors('INVALID_REQUEST', 'VALIDATION_FAILED', 'UNSUPPORTED_ASSET', 'ASSET_TOO_LARGE', 'LIMIT_STORAGE', 'NOT_READY')
   async upload(@Principal() p: KeyPrincipal, @Req() req: FastifyRequest) {
     const row = await receiveUpload(req, { workspaceId: p.workspaceId, plan: p.plan, assets: this.assets, storage: this.storage, config: this.config });
-    await this.queues.add('asset.process', { assetId: row.id }, { jobId: row.id });
+    try {
+      await this.queues.add('asset.process', { assetId: row.id }, { jobId: row.id });
+    } catch {
+      // No queue, no processing: nothing is kept rather than an asset that would stay `processing`.
+      await this.assets.discard(row);
+      throw new ApiError('NOT_READY', 'The job queue is unavailable, so the upload could not be processed; nothing was stored. Try again shortly', { headers: { 'Retry-After': '5' } });
+    }
     return ok({ id: row.id, url: this.storage.url(row.fileKey) }, `Uploaded as ${row.id}; it is being processed and can be used in renders once its status is ready`);
   }
 

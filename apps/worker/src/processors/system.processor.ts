@@ -6,6 +6,7 @@ import type { AppConfig } from '#libs/core';
 import { CreditsService } from '#libs/credits';
 import type { Orm } from '#libs/db';
 import { failLostStills, purgeExpired, RenderLifecycle } from '#libs/renders';
+import { JobQueues } from '#libs/queue';
 import type { StorageDriver } from '#libs/storage';
 import { ORM, STORAGE, WORKER_CONFIG } from '../tokens.js';
 import { QueueProcessor, type QueueHandlers } from './queue-processor.js';
@@ -29,6 +30,7 @@ export class SystemProcessor extends QueueProcessor<'system'> {
     private readonly credits: CreditsService,
     private readonly lifecycle: RenderLifecycle,
     private readonly assets: AssetsService,
+    private readonly queues: JobQueues,
   ) {
     super();
   }
@@ -68,6 +70,16 @@ export class SystemProcessor extends QueueProcessor<'system'> {
       const before = new Date(now.getTime() - STALLED_UPLOAD_MS);
       const uploads = await this.assets.sweepStalledUploads(before);
       const orphans = await this.assets.sweepOrphans(before);
+      // Processing whose job is gone (or ended without settling it) is handed to the workers again.
+      let requeued = 0;
+      for (const id of await this.assets.stalledProcessing(before)) {
+        const job = await this.queues.queue('assets').getJob(id);
+        const state = job ? await job.getState() : 'unknown';
+        if (['waiting', 'active', 'delayed', 'prioritized', 'waiting-children'].includes(state)) continue;
+        await this.queues.add('asset.process', { assetId: id }, { jobId: `${id}-${now.getTime()}` });
+        requeued++;
+      }
+      if (requeued) this.logger.log(`queued ${requeued} asset(s) again whose processing was lost`);
       if (uploads.length || orphans.length) this.logger.log(`removed ${uploads.length} upload(s) that stopped half-way and the files of ${orphans.length} asset(s) without a record`);
       return { uploads: uploads.length, orphans: orphans.length };
     },
