@@ -13,7 +13,7 @@ import {
 import { deriveFields, readFieldDefinitions, type FieldDefinition } from './fields.js';
 import { tidyTemplateInput, type InputMode, type NewTemplateInput, type TemplateInput, type TemplateUpdateInput } from './input.js';
 import { httpReachability } from './reachability.js';
-import { reviewTemplate, type ReachabilityChecker, type Review } from './review.js';
+import { reviewTemplate, type AssetChecker, type MediaCheckers, type ReachabilityChecker, type Review } from './review.js';
 import { checkTemplateEdit, type TemplateGeometry } from './template-edit.js';
 
 export const TEMPLATE_SORTS = ['popular', 'newest', 'oldest', 'updated', 'name'] as const;
@@ -57,7 +57,12 @@ export interface TemplatesOptions {
   policy: OutboundPolicy;
   /** Replaces the HTTP media check (tests, or a renderer-backed one). */
   reachability?: ReachabilityChecker;
+  /** The review's check of asset ids (the media library); without one, a template that names an asset fails its review. */
+  assets?: AssetChecker;
 }
+
+/** The asset check of a deployment without a media library: no id can be used. */
+const NO_ASSETS: AssetChecker = async (_workspaceId, ids) => ids.map((id) => ({ id, reason: 'this deployment has no media library to check it in' }));
 
 export type TemplateView = ReturnType<TemplatesService['view']>;
 
@@ -102,13 +107,13 @@ function notFound(id: string): ApiError {
  * `allWorkspaces`.
  */
 export class TemplatesService {
-  private readonly reachability: ReachabilityChecker;
+  private readonly media: MediaCheckers;
 
   constructor(
     private readonly orm: MikroORM,
     options: TemplatesOptions,
   ) {
-    this.reachability = options.reachability ?? httpReachability(options.policy);
+    this.media = { reachability: options.reachability ?? httpReachability(options.policy), assets: options.assets ?? NO_ASSETS };
   }
 
   // --- views -------------------------------------------------------------------------------------
@@ -307,7 +312,7 @@ export class TemplatesService {
     };
     let review: TemplateReview | null = row.review ?? null;
     if (row.status === 'published' && (contentChanged || input.categoryId !== undefined || input.subcategoryId !== undefined)) {
-      const result = await reviewTemplate({ edit: content.edit, fields: content.fields, categoryId, subcategoryId }, this.reachability);
+      const result = await reviewTemplate({ workspaceId, edit: content.edit, fields: content.fields, categoryId, subcategoryId }, this.media);
       refuseFailed(result, 'The change would make this published template fail its review; it was not saved');
       review = { at: new Date().toISOString(), ...result };
     }
@@ -418,7 +423,7 @@ export class TemplatesService {
   private async publishRow(scope: () => EntityManager, row: Template, opts: { version?: number }): Promise<{ template: Template; changed: boolean }> {
     if (opts.version !== undefined && opts.version !== row.version) throw stale(row.id, row.version, opts.version);
     if (row.status === 'published') return { template: row, changed: false };
-    const result = await reviewTemplate(row, this.reachability);
+    const result = await reviewTemplate(row, this.media);
     const review: TemplateReview = { at: new Date().toISOString(), ...result };
     const where = { id: row.id, workspaceId: row.workspaceId, version: row.version, status: row.status };
     if (!result.passed) {
