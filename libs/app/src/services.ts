@@ -130,7 +130,7 @@ export class AppServices {
 
   get templates(): TemplatesService {
     return this.once('templates', () => new TemplatesService(this.orm, {
-      policy: this.config.env, reachability: storedOrHttp(this.storage, httpReachability(this.config.env)), assets: templateAssets(this.assets),
+      policy: this.config.env, reachability: storedOrHttp(this.storage, httpReachability(this.config.env)), assets: templateAssets(this.assets), storage: this.storage,
     }));
   }
 

@@ -7,4 +7,4 @@ export { httpReachability, storedOrHttp } from './reachability.js';
 export { tidyTemplateInput, TEMPLATE_LIMITS, type NewTemplateInput, type TemplateInput, type TemplateUpdateInput } from './input.js';
 export * from './entities.js';
 export * from './templates.service.js';
-export { librarySeeds, libraryMediaDir, LIBRARY_MEDIA, type LibraryMediaFile, type MediaUrl } from './library/index.js';
+export { librarySeeds, libraryPreviewsDir, STOCK_PICTURES, type StockPicture } from './library/index.js';

@@ -5,6 +5,7 @@ import {
 import { allWorkspaces, forWorkspace, queries, type Tables } from '#libs/db';
 import type { JsonValue } from '#libs/edit-spec';
 import { writeEvent } from '#libs/events';
+import type { StorageDriver } from '#libs/storage';
 import { CATEGORY_IDS, categoryProblem, TEMPLATE_CATEGORIES } from './categories.js';
 import { Issues } from './check.js';
 import {
@@ -48,8 +49,8 @@ export interface LibrarySeed {
   edit: Record<string, JsonValue>;
   fields: FieldDefinition[];
   fieldGroups: string[];
-  /** A picture of the template with its default values (libs/templates/seed/previews). */
-  previewUrl?: string | null;
+  /** Storage key of a picture of the template with its default values (libs/templates/seed/previews, stored at start). */
+  previewKey?: string | null;
 }
 
 export interface TemplatesOptions {
@@ -59,6 +60,8 @@ export interface TemplatesOptions {
   reachability?: ReachabilityChecker;
   /** The review's check of asset ids (the media library); without one, a template that names an asset fails its review. */
   assets?: AssetChecker;
+  /** Turns stored previews' keys into URLs when templates are shown (signed afresh on each read with S3). */
+  storage: Pick<StorageDriver, 'url'>;
 }
 
 /** The asset check of a deployment without a media library: no id can be used. */
@@ -108,12 +111,14 @@ function notFound(id: string): ApiError {
  */
 export class TemplatesService {
   private readonly media: MediaCheckers;
+  private readonly storage: Pick<StorageDriver, 'url'>;
 
   constructor(
     private readonly orm: MikroORM,
     options: TemplatesOptions,
   ) {
     this.media = { reachability: options.reachability ?? httpReachability(options.policy), assets: options.assets ?? NO_ASSETS };
+    this.storage = options.storage;
   }
 
   // --- views -------------------------------------------------------------------------------------
@@ -141,7 +146,7 @@ export class TemplatesService {
       subcategoryId: t.subcategoryId,
       tags: t.tags,
       usageCount: t.usageCount,
-      previewUrl: t.previewUrl,
+      previewUrl: t.previewKey ? this.storage.url(t.previewKey) : null,
       createdAt: t.createdAt.toISOString(),
       updatedAt: t.updatedAt.toISOString(),
       publishedAt: t.publishedAt?.toISOString() ?? null,
@@ -270,7 +275,7 @@ export class TemplatesService {
       tags: source.tags,
       searchText: source.searchText,
       usageCount: 0,
-      previewUrl: source.previewUrl,
+      previewKey: source.previewKey,
       sourceTemplateId: source.id,
       review: null,
       publishedAt: null,
@@ -383,7 +388,7 @@ export class TemplatesService {
       const content = {
         name: seed.name, description: seed.description, categoryId: seed.categoryId, subcategoryId: seed.subcategoryId, tags: seed.tags,
         edit: seed.edit, fields: seed.fields, fieldGroups: seed.fieldGroups, ...checked.geometry, searchText: searchText(seed),
-        previewUrl: seed.previewUrl ?? null,
+        previewKey: seed.previewKey ?? null,
       };
       const row = existing.get(seed.id);
       if (!row) {
@@ -402,7 +407,7 @@ export class TemplatesService {
       const before = canonical([row.name, row.description, row.categoryId, row.subcategoryId, row.tags, row.edit, row.fields, row.fieldGroups]);
       const after = canonical([content.name, content.description, content.categoryId, content.subcategoryId, content.tags, content.edit, content.fields, content.fieldGroups]);
       if (before === after) {
-        if (row.previewUrl !== content.previewUrl) await em.nativeUpdate(Template, { id: seed.id, workspaceId: null }, { previewUrl: content.previewUrl });
+        if (row.previewKey !== content.previewKey) await em.nativeUpdate(Template, { id: seed.id, workspaceId: null }, { previewKey: content.previewKey });
         continue;
       }
       await em.nativeUpdate(Template, { id: seed.id, workspaceId: null, version: row.version }, { ...content, version: row.version + 1, updatedAt: new Date() });
@@ -491,7 +496,7 @@ export class TemplatesService {
       subcategoryId,
       searchText: searchText(meta),
       usageCount: 0,
-      previewUrl: null,
+      previewKey: null,
       sourceTemplateId: null,
       review: null,
       publishedAt: null,
