@@ -26,8 +26,9 @@ const common = {
 // The e2e files run again on the S3 storage driver (project `s3`): not all of them (the suite's time),
 // those whose subject is stored files: render outputs of stills (sync and worker), the retention
 // sweeper, a chunked video rendered by two workers that share only Redis, the database and the bucket,
-// and the media library (uploads streamed into the bucket, processing reading them back).
-const ON_S3 = ['renders', 'stills', 'video-chunks', 'assets'].map((name) => `<rootDir>/test/${name}.e2e-spec.ts`);
+// the media library (uploads streamed into the bucket, processing reading them back), and the
+// template library (stock pictures by id, previews by key: a restart re-signs no stored URL).
+const ON_S3 = ['renders', 'stills', 'video-chunks', 'assets', 'template-library'].map((name) => `<rootDir>/test/${name}.e2e-spec.ts`);
 
 export default {
   testTimeout: 60_000,

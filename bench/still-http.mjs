@@ -32,12 +32,26 @@ const TEMPLATE = {
   },
 };
 
+/** The file URL of a stock asset once the worker has processed it. */
+async function stockUrl(stack, id) {
+  const until = Date.now() + 180_000;
+  while (Date.now() < until) {
+    const res = await fetch(`${stack.base}/api/v1/assets/${id}`, { headers: { 'x-api-key': stack.workspace.liveKey } });
+    const asset = res.ok ? (await res.json()).data : null;
+    if (asset?.status === 'ready') return asset.url;
+    if (asset?.status === 'failed') throw new Error(`stock asset ${id} failed: ${asset.error?.message}`);
+    await sleep(250);
+  }
+  throw new Error(`stock asset ${id} was not ready within 180 s`);
+}
+
 async function run(args) {
   const stack = await startStack({ name: 'still-http', workers: 1 });
   const key = stack.workspace.liveKey;
   const post = (path, body) => fetch(`${stack.base}/api${path}`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
-  const photo = `${stack.base}/files/library/photo-mountains.jpg`;
+  // A stock picture (seeded at the API's start, processed by the worker), by its stored file's URL.
+  const photo = await stockUrl(stack, 'ast_lib_photo_mountains');
   const imported = await (await post('/v1/templates/import', TEMPLATE)).json();
   if (!imported.data?.id) throw new Error(`import failed: ${JSON.stringify(imported)}`);
   const templateId = imported.data.id;

@@ -11,25 +11,12 @@ import { createStorage, type StorageDriver } from '#libs/storage';
 import { openAppDatabase } from '#libs/app';
 import { pngBomb, sampleMedia, silentMp3 } from '#testing/media';
 import { createWorkerApp } from '../apps/worker/src/app.js';
-import { queueEvents, secondApi, startApi, testContext, type TestApi } from './harness.js';
+import { multipart, queueEvents, secondApi, startApi, testContext, type TestApi } from './harness.js';
 import { until } from './render-helpers.js';
 
 // Issue 14, the media library: contract §2 (Asset), §3 (Asset status), §4.4 (list, upload, delete),
 // §5 (assets:read / assets:write), §7 (error envelope), §8 (upload limits, storage ceiling); house
 // decisions in docs/decisions.md "Assets".
-
-/** A multipart/form-data body, built by hand as clients send it. */
-function multipart(parts: { name: string; value?: string; file?: Buffer; filename?: string; type?: string }[]) {
-  const boundary = `----mr${randomBytes(8).toString('hex')}`;
-  const chunks: Buffer[] = [];
-  for (const p of parts) {
-    const disposition = p.file !== undefined ? `form-data; name="${p.name}"; filename="${p.filename ?? 'file.bin'}"` : `form-data; name="${p.name}"`;
-    const head = `--${boundary}\r\nContent-Disposition: ${disposition}\r\n${p.file !== undefined ? `Content-Type: ${p.type ?? 'application/octet-stream'}\r\n` : ''}\r\n`;
-    chunks.push(Buffer.from(head, 'utf8'), p.file ?? Buffer.from(p.value ?? '', 'utf8'), Buffer.from('\r\n'));
-  }
-  chunks.push(Buffer.from(`--${boundary}--\r\n`));
-  return { payload: Buffer.concat(chunks), headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } };
-}
 
 // Large enough for the 10-hour silent MP3 below (36 MB); the 413 cases send a little more.
 const MAX = 40 * 1024 * 1024;

@@ -183,9 +183,9 @@ describe('stored files with the S3 driver: downloaded from the bucket, never thr
     const direct = await fetch(url);
     expect([direct.status, direct.headers.get('content-type')]).toEqual([200, 'image/png']);
     expect(Buffer.from(await direct.arrayBuffer()).equals(PNG)).toBe(true);
-    // The library the API installed at start is in the bucket too, and not served here either.
-    await expect(storage.stat(libraryKey('photo-mountains.jpg'))).resolves.toMatchObject({ contentType: 'image/jpeg' });
-    for (const path of [`/files/${key}`, '/files/library/photo-mountains.jpg']) {
+    // The library's previews the API stored at start are in the bucket too, and not served here either.
+    await expect(storage.stat(libraryKey('previews/tpl_lib_og_image.jpg'))).resolves.toMatchObject({ contentType: 'image/jpeg' });
+    for (const path of [`/files/${key}`, '/files/library/previews/tpl_lib_og_image.jpg']) {
       for (const method of ['GET', 'HEAD'] as const) {
         const res = await api.app.inject({ method, url: path });
         expect([method, path, res.statusCode]).toEqual([method, path, 404]);

@@ -133,6 +133,19 @@ export function storedKey(config: AppConfig, url: string | null | undefined): st
   return url ? createStorage(config).keyFromUrl(url) : undefined;
 }
 
+/** A multipart/form-data body, built by hand as clients send it. */
+export function multipart(parts: { name: string; value?: string; file?: Buffer; filename?: string; type?: string }[]) {
+  const boundary = `----mr${randomBytes(8).toString('hex')}`;
+  const chunks: Buffer[] = [];
+  for (const p of parts) {
+    const disposition = p.file !== undefined ? `form-data; name="${p.name}"; filename="${p.filename ?? 'file.bin'}"` : `form-data; name="${p.name}"`;
+    const head = `--${boundary}\r\nContent-Disposition: ${disposition}\r\n${p.file !== undefined ? `Content-Type: ${p.type ?? 'application/octet-stream'}\r\n` : ''}\r\n`;
+    chunks.push(Buffer.from(head, 'utf8'), p.file ?? Buffer.from(p.value ?? '', 'utf8'), Buffer.from('\r\n'));
+  }
+  chunks.push(Buffer.from(`--${boundary}--\r\n`));
+  return { payload: Buffer.concat(chunks), headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } };
+}
+
 /** Completion events of one of an application's queues (close them after use), ready to wait on. */
 export async function queueEvents(queues: JobQueues, name: QueueName): Promise<QueueEvents> {
   const { connection, prefix } = queues.queue(name).opts;

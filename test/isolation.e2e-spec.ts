@@ -109,7 +109,7 @@ const OWNED: Owned<object>[] = [
 function template(workspaceId: string | null, o: Pick<Template, 'visibility' | 'status'>): Template {
   return {
     id: newId('template'), workspaceId, name: 't', description: null, kind: 'image', width: 10, height: 10, aspectRatio: '1:1', edit: {}, fields: [],
-    fieldGroups: [], version: 1, categoryId: null, subcategoryId: null, tags: [], searchText: 't', usageCount: 0, previewUrl: null, sourceTemplateId: null,
+    fieldGroups: [], version: 1, categoryId: null, subcategoryId: null, tags: [], searchText: 't', usageCount: 0, previewKey: null, sourceTemplateId: null,
     review: null, createdAt: at, updatedAt: at, publishedAt: null, ...o,
   };
 }

@@ -1,6 +1,9 @@
+import { Asset, seedStock, STOCK_ITEMS, stockAssetId } from '#libs/assets';
 import { LedgerEntry } from '#libs/credits';
 import { allWorkspaces, forWorkspace, type Orm } from '#libs/db';
 import { OutboxEvent } from '#libs/events';
+import type { JobQueues } from '#libs/queue';
+import type { StorageDriver } from '#libs/storage';
 
 /** Polls `fn` every 100 ms until it gives a value; throws naming `what` after `ms`. */
 export async function until<T>(fn: () => Promise<T | undefined | false>, what: string, ms = 120_000): Promise<T> {
@@ -21,4 +24,27 @@ export async function ledgerOf(orm: Orm, renderId: string): Promise<string[]> {
 /** The types of a render's events in the outbox, in order. */
 export async function eventsOf(orm: Orm, workspaceId: string, renderId: string): Promise<string[]> {
   return (await forWorkspace(orm, workspaceId).find(OutboxEvent, {}, { orderBy: { id: 'asc' } })).filter((e) => e.data.id === renderId).map((e) => e.type);
+}
+
+/**
+ * The stock items of `slugs`, seeded as the API seeds the catalog at start (the tests turn
+ * ASSET_STOCK off) and processed by a running worker: answers once every one is ready. Seeding a
+ * part of the catalog removes the other stock items, so a test file seeds once, all it needs.
+ */
+export async function seedStockItems(orm: Orm, storage: StorageDriver, queues: JobQueues, slugs: readonly string[]): Promise<void> {
+  const items = slugs.map((slug) => {
+    const item = STOCK_ITEMS.find((i) => i.slug === slug);
+    if (!item) throw new Error(`${slug} is not in the stock catalog`);
+    return item;
+  });
+  await seedStock(orm, storage, async (assetId, run) => {
+    await queues.add('asset.process', { assetId }, { jobId: run });
+  }, items);
+  const ids = items.map((i) => stockAssetId(i.slug));
+  await until(async () => {
+    const rows = await allWorkspaces(orm).fork().find(Asset, { id: { $in: ids } });
+    const failed = rows.find((r) => r.status === 'failed');
+    if (failed) throw new Error(`Stock item ${failed.id} failed processing: ${failed.error?.message}`);
+    return rows.length === ids.length && rows.every((r) => r.status === 'ready');
+  }, `stock items ${ids.join(', ')} to be ready`, 90_000);
 }

@@ -6,9 +6,10 @@ import { allWorkspaces, forWorkspace, type Orm } from '#libs/db';
 import { OutboxEvent } from '#libs/events';
 import { JobQueues } from '#libs/queue';
 import { Render, RendersService } from '#libs/renders';
-import { createStorage, libraryKey } from '#libs/storage';
+import { createStorage } from '#libs/storage';
 import { createWorkerApp } from '../apps/worker/src/app.js';
 import { fetchStored, queueEvents, startApi, storedKey, type TestApi } from './harness.js';
+import { seedStockItems } from './render-helpers.js';
 
 // Contract §1.4 (idempotency), §2 Render and Cost estimate, §3 Render status, §4.1, §7, §8;
 // decisions.md "Render record", "Idempotency", "Still engine".
@@ -44,7 +45,9 @@ describe('renders: synchronous stills end to end', () => {
     orm = await openAppDatabase(api.config.database, { migrate: false });
     const ws = await newWorkspace('pro');
     ({ liveKey: live, testKey: test, workspaceId } = ws);
-  });
+    // The library's quote card draws a stock picture (by asset id); a landscape one for a wrong shape.
+    await seedStockItems(orm, createStorage(api.config), api.app.get(JobQueues), ['avatar-portrait', 'photo-mountains']);
+  }, 120_000);
   afterAll(async () => {
     await orm.close(true);
     await worker.close();
@@ -261,13 +264,12 @@ describe('renders: synchronous stills end to end', () => {
     expect(tooLong.statusCode).toBe(422);
     expect(tooLong.json()).toMatchObject({ code: 'TEMPLATE_VALIDATION_FAILED', errors: { 'values.QUOTE': [expect.any(String)], 'values.COLOUR': [expect.any(String)] } });
 
-    // AUTHOR_PHOTO asks for 1:1: a landscape picture is refused once downloaded, naming the field.
-    const landscape = createStorage(api.config).url(libraryKey('photo-mountains.jpg'));
-    const wrongShape = await post(live, { templateId, values: { QUOTE: 'Hi', AUTHOR_PHOTO: landscape } });
+    // AUTHOR_PHOTO asks for 1:1: a landscape picture (a stock asset, by id) is refused once read, naming the field.
+    const wrongShape = await post(live, { templateId, values: { QUOTE: 'Hi', AUTHOR_PHOTO: 'ast_lib_photo_mountains' } });
     expect(wrongShape.statusCode).toBe(422);
     expect(wrongShape.json()).toMatchObject({ code: 'TEMPLATE_VALIDATION_FAILED', errors: { 'values.AUTHOR_PHOTO': [expect.stringMatching(/aspect ratio 1:1/)] }, data: { status: 'failed' } });
 
-    // The merge-pair form, with the library's own photo (a stored file read from storage).
+    // The merge-pair form, with the field's default photo (a stock asset by id, read from storage).
     const res = await post(live, { templateId, merge: [{ find: 'QUOTE', replace: 'Small steps, shipped daily.' }, { find: 'AUTHOR', replace: 'Jane Q.' }] }, '?format=binary');
     expect(res.statusCode).toBe(200);
     expect(await sharp(res.rawPayload).metadata()).toMatchObject({ format: 'png', width: 1080, height: 1350 });

@@ -1,11 +1,16 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import sharp from 'sharp';
+import { Asset } from '#libs/assets';
 import { type ApiError } from '#libs/core';
 import { openAppDatabase } from '#libs/app';
 import { allWorkspaces, forWorkspace, type Orm } from '#libs/db';
 import { OutboxEvent } from '#libs/events';
-import { Template, TemplatesService } from '#libs/templates';
-import { secondApi, startApi, type TestApi } from './harness.js';
+import { createStorage } from '#libs/storage';
+import { TemplatesService } from '#libs/templates';
+import { createWorkerApp } from '../apps/worker/src/app.js';
+import { multipart, storedKey, startApi, type TestApi } from './harness.js';
+import { until } from './render-helpers.js';
 
 // Contract §2 (Template), §3 (Template status), §4.2, §4.7, §6 (template.published), §7, §8, §9;
 // decisions.md "Template import", "done in the dashboard"; issue 5 (Templates module).
@@ -90,7 +95,7 @@ describe('templates', () => {
     mediaBase = `http://127.0.0.1:${(media.address() as AddressInfo).port}`;
     api = await startApi();
     orm = await openAppDatabase(api.config.database, { migrate: false });
-    svc = new TemplatesService(orm, { policy: 'development' });
+    svc = new TemplatesService(orm, { policy: 'development', storage: createStorage(api.config) });
     a = (await api.cli('workspace:create', '--name', 'Alpha')).json as unknown as Ws;
     b = (await api.cli('workspace:create', '--name', 'Beta')).json as unknown as Ws;
     small = (await api.cli('workspace:create', '--name', 'Small', '--plan', 'free')).json as unknown as Ws;
@@ -124,8 +129,8 @@ describe('templates', () => {
     expect(cert).toMatchObject({ kind: 'image', width: 1123, height: 794 });
     const detail = (await req('GET', '/v1/templates/tpl_lib_certificate', key(a))).json().data;
     expect(detail.edit.output.format).toBe('pdf');
-    // Bundled media is addressed under the deployment's public URL.
-    expect(JSON.stringify(detail.edit)).toContain(`${api.config.publicUrl}/files/library/seal-gold.png`);
+    // Its pictures are stock assets named by id (no URL stored; the template library e2e renders them).
+    expect(JSON.stringify(detail.edit)).toContain('"src":"ast_lib_seal_gold"');
     expect((await req('GET', '/v1/templates', key(a))).json().pagination.limit).toBe(20);
     // Every library template has a preview picture, served from storage.
     expect(items.every((t) => typeof t.previewUrl === 'string')).toBe(true);
@@ -234,6 +239,7 @@ describe('templates', () => {
     expect(copy).toMatchObject({ isOwn: true, inLibrary: false, canRender: false, usageCount: 0, publishedAt: null, categoryId: 'social-media' });
     expect(copy.fields).toEqual(original.fields);
     expect(copy.edit).toEqual(original.edit);
+    expect(storedKey(api.config, copy.previewUrl)).toBe('library/previews/tpl_lib_social_post.jpg');
     // Duplicating an own template names the copy.
     const again = await req('POST', `/v1/templates/${data.id}/duplicate`, key(a));
     expect(again.json().data.name).toBe('Bold social post (copy)');
@@ -433,23 +439,62 @@ describe('templates', () => {
     expect((await api.cli('template:publish')).json).toMatchObject({ error: { code: 'INVALID_REQUEST', message: '--id is required' } });
   });
 
-  it('the library is seeded once: another API process on the same database changes nothing', async () => {
-    const before = await allWorkspaces(orm).find(Template, { workspaceId: null }, { orderBy: { id: 'asc' } });
-    const other = await secondApi(api);
+  it('issue 14: a template names media assets by id (a src, an image default); it publishes once they are ready, and renders them', async () => {
+    // An upload stays `processing` until a worker takes it: none runs in this file yet.
+    const upload = async (ws: Ws, colour: string) => {
+      const file = await sharp({ create: { width: 400, height: 210, channels: 3, background: colour } }).png().toBuffer();
+      const body = multipart([{ name: 'file', file, filename: 'picture.png' }]);
+      const res = await api.app.inject({ method: 'POST', url: '/api/v1/assets', headers: { ...key(ws), ...body.headers }, payload: body.payload });
+      expect(res.statusCode).toBe(201);
+      return res.json().data.id as string;
+    };
+    const corner = await upload(a, '#ff0000');
+    const photo = await upload(a, '#0000ff');
+    const theirs = await upload(b, '#00ff00');
+    const edit = (src: string) => ({
+      timeline: {
+        tracks: [
+          { clips: [{ asset: { type: 'image', src }, start: 0, length: 5, width: 100, height: 50, position: 'topLeft' }] },
+          { clips: [{ asset: { type: 'image', src: '{{PHOTO}}' }, start: 0, length: 5 }] },
+        ],
+      },
+      output: { format: 'png', size: { width: 400, height: 210 } },
+    });
+    const fields = [{ key: 'PHOTO', type: 'image', defaultValue: photo, config: { aspectRatio: '40:21' } }];
+    const imported = await req('POST', '/v1/templates/import', key(a), { name: 'By asset id', edit: edit(corner), fields, categoryId: 'web', subcategoryId: 'og-image' });
+    expect(imported.statusCode).toBe(201);
+    const id = imported.json().data.id as string;
+    expect((await req('GET', `/v1/templates/${id}`, key(a))).json().data.edit.timeline.tracks[0].clips[0].asset.src).toBe(corner);
+    // Another workspace's asset saves too (it is only an id), and is named by the review.
+    const created = await createOwn(sessionA, { name: 'Someone else\'s picture', edit: edit(theirs), fields });
+    const saved = await req('PATCH', `/organization/templates/${created.id}`, sessionA, { version: 1, name: 'Their picture', edit: edit(theirs) });
+    expect(saved.statusCode).toBe(200);
+
+    const reviewOf = async (templateId: string) => {
+      const res = await req('POST', `/organization/templates/${templateId}/publish`, sessionA);
+      return { status: res.statusCode, code: res.json().code, media: (res.json().checks as Json[] | undefined)?.find((c) => c.name === 'media-reachable') };
+    };
+    expect(await reviewOf(id)).toEqual({
+      status: 422, code: 'NOT_PUBLISHABLE',
+      media: { name: 'media-reachable', passed: false, message: `Assets that cannot be used: ${corner} (is processing; publish once it is ready (asset.ready)); ${photo} (is processing; publish once it is ready (asset.ready))` },
+    });
+    const others = await reviewOf(created.id);
+    expect([others.status, others.media?.message]).toEqual([422, expect.stringContaining(`${theirs} (no asset of this workspace or the stock library has this id)`)]);
+
+    const worker = await createWorkerApp(api.config);
     try {
-      const after = await allWorkspaces(orm).find(Template, { workspaceId: null }, { orderBy: { id: 'asc' } });
-      expect(after.map((t) => [t.id, t.version, t.updatedAt.toISOString()])).toEqual(before.map((t) => [t.id, t.version, t.updatedAt.toISOString()]));
+      await until(async () => (await allWorkspaces(orm).fork().find(Asset, { id: { $in: [corner, photo] }, status: 'ready' })).length === 2, 'the uploads to be ready', 60_000);
+      const published = await req('POST', `/organization/templates/${id}/publish`, sessionA);
+      expect(published.statusCode).toBe(200);
+      expect((published.json().data.checks as Json[]).find((c) => c.name === 'media-reachable')?.message).toBe('Every media file answered (0); every asset is ready (2)');
+      // Rendered with the pictures: the fixed one in the corner over the field's default.
+      const res = await req('POST', '/v1/render?format=binary', key(a), { templateId: id });
+      expect([res.statusCode, res.headers['content-type']]).toEqual([200, 'image/png']);
+      const { data, info } = await sharp(res.rawPayload).raw().toBuffer({ resolveWithObject: true });
+      const pixel = (x: number, y: number) => [...data.subarray((y * info.width + x) * info.channels, (y * info.width + x) * info.channels + 3)];
+      expect([info.width, info.height, pixel(10, 10), pixel(300, 150)]).toEqual([400, 210, [255, 0, 0], [0, 0, 255]]);
     } finally {
-      await other.close();
+      await worker.close();
     }
-    // A changed seed is updated in place with its version bumped; usage is kept.
-    await svc.recordUsage('tpl_lib_quote_card');
-    const seeds = before.map((t) => ({
-      id: t.id, name: t.id === 'tpl_lib_quote_card' ? 'Quote card (new look)' : t.name, description: t.description ?? '', categoryId: t.categoryId ?? '',
-      subcategoryId: t.subcategoryId ?? '', tags: t.tags, edit: t.edit, fields: t.fields, fieldGroups: t.fieldGroups,
-    }));
-    expect(await svc.seedLibrary(seeds)).toEqual({ inserted: 0, updated: 1 });
-    const quote = (await req('GET', '/v1/templates/tpl_lib_quote_card', key(a))).json().data;
-    expect(quote).toMatchObject({ name: 'Quote card (new look)', version: 2, usageCount: 1 });
   });
 });

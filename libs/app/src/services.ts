@@ -1,4 +1,4 @@
-import { AssetRefs, AssetsService } from '#libs/assets';
+import { AssetRefs, AssetsService, type Asset } from '#libs/assets';
 import { join } from 'node:path';
 import type { Redis, RedisOptions } from 'ioredis';
 import { AuthService, FanoutSmsSender, OutboxSmsSender, TwilioSmsSender, type SmsSender } from '#libs/auth';
@@ -10,7 +10,7 @@ import { probeDurations, storageAwareFetcher } from '#libs/media';
 import { createRedis, RedisKeys } from '#libs/redis';
 import { RenderLifecycle, RendersService, type RendersDeps } from '#libs/renders';
 import { createStorage, type StorageDriver } from '#libs/storage';
-import { httpReachability, storedOrHttp, TemplatesService } from '#libs/templates';
+import { httpReachability, storedOrHttp, TemplatesService, type AssetChecker } from '#libs/templates';
 import { WebhookDeliverer, WebhookDispatcher, WebhookEndpoints, WebhookStore } from '#libs/webhooks';
 import { WorkspacesService } from '#libs/workspaces';
 import { openAppDatabase } from './database.js';
@@ -39,6 +39,25 @@ function smsSender(config: AppConfig, orm: Orm, use: ProcessRole['sms'] = 'outbo
   if (use === 'outbox' || config.sms.provider === 'outbox') return outbox;
   const twilio = new TwilioSmsSender(config.sms);
   return config.env === 'production' ? twilio : new FanoutSmsSender([twilio, outbox]);
+}
+
+/**
+ * The template review's check of asset ids: each must name a ready asset the template's workspace may
+ * read (its own or the stock library's; the shared library's templates: the stock library's only).
+ */
+function templateAssets(assets: AssetsService): AssetChecker {
+  return async (workspaceId, ids) => {
+    const found = workspaceId !== null
+      ? await assets.findMany(workspaceId, ids)
+      : new Map((await Promise.all(ids.map((id) => assets.byId(id)))).flatMap((a): [string, Asset][] => (a?.workspaceId === null ? [[a.id, a]] : [])));
+    return ids.flatMap((id) => {
+      const asset = found.get(id);
+      if (!asset) return [{ id, reason: `no asset of ${workspaceId !== null ? 'this workspace or ' : ''}the stock library has this id` }];
+      if (asset.status === 'failed') return [{ id, reason: `failed processing (${asset.error?.message ?? 'no reason recorded'})` }];
+      if (asset.status !== 'ready') return [{ id, reason: `is ${asset.status}; publish once it is ready (asset.ready)` }];
+      return [];
+    });
+  };
 }
 
 /** What a process that registered the queues adds to renders (the API's Nest BullMQ module): producers and the stills' completion events. */
@@ -110,7 +129,9 @@ export class AppServices {
   }
 
   get templates(): TemplatesService {
-    return this.once('templates', () => new TemplatesService(this.orm, { policy: this.config.env, reachability: storedOrHttp(this.storage, httpReachability(this.config.env)) }));
+    return this.once('templates', () => new TemplatesService(this.orm, {
+      policy: this.config.env, reachability: storedOrHttp(this.storage, httpReachability(this.config.env)), assets: templateAssets(this.assets), storage: this.storage,
+    }));
   }
 
   /** Settles renders (the worker; RendersService holds its own). */

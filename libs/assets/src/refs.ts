@@ -1,10 +1,8 @@
 import { validationFailed, type FieldErrors } from '#libs/core';
+import { ASSET_ID } from '#libs/edit-spec';
 import type { StorageDriver } from '#libs/storage';
 import type { AssetsService } from './assets.service.js';
 import type { Asset, AssetType } from './entities.js';
-
-/** An asset id as an edit's `src` or a media field's value names it. */
-export const ASSET_ID = /^ast_[A-Za-z0-9_]{1,60}$/;
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 

@@ -6,6 +6,13 @@
 /** Any JSON value, as it arrives in a request body. */
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 
+/**
+ * An asset of the media library named by id where a media file is taken (a template edit's `src`, a
+ * media field's value or default): the ids the service hands out (`ast_<ULID>`) and the stock
+ * library's (`ast_lib_<slug>`). libs/assets resolves them to their files before an edit renders.
+ */
+export const ASSET_ID = /^ast_[A-Za-z0-9_]{1,60}$/;
+
 // ---------------------------------------------------------------------------------------------
 // Vocabularies (each list is the single source of its union type and of the validator's message)
 // ---------------------------------------------------------------------------------------------

@@ -5,7 +5,7 @@ import {
   type ShapeGeometry, type Stroke, type SvgAsset, type TextAsset, type TitleAsset, type Tween, type VideoAsset,
 } from './model.js';
 import {
-  arr, bool, color, compact, describe, isPlainObject, num, obj, oneOf, str, url,
+  acceptedAssetId, arr, bool, color, compact, describe, isPlainObject, mediaSrc, num, obj, oneOf, str, url,
   type Fields, type NumberRule, type Reader,
 } from './validate.js';
 
@@ -65,7 +65,7 @@ export function aliasTarget(value: string): string | undefined {
 // --- media assets -------------------------------------------------------------------------------
 
 const image = obj<ImageAsset>(['type', 'src', 'crop'], (f) => {
-  const src = f.req('src', url);
+  const src = f.req('src', mediaSrc);
   const c = f.opt('crop', crop);
   return src === undefined ? undefined : compact<ImageAsset>({ type: 'image', src, crop: c });
 });
@@ -73,7 +73,7 @@ const image = obj<ImageAsset>(['type', 'src', 'crop'], (f) => {
 const video = obj<VideoAsset>(
   ['type', 'src', 'trim', 'volume', 'volumeEffect', 'speed', 'crop', 'chromaKey', 'transcode'],
   (f) => {
-    const src = f.req('src', url);
+    const src = f.req('src', mediaSrc);
     const asset = compact<VideoAsset>({
       type: 'video',
       src: src ?? '',
@@ -96,7 +96,7 @@ const video = obj<VideoAsset>(
 );
 
 const audio = obj<AudioAsset>(['type', 'src', 'trim', 'volume', 'speed', 'effect'], (f) => {
-  const src = f.req('src', url);
+  const src = f.req('src', mediaSrc);
   const asset: AudioAsset = {
     type: 'audio',
     src: src ?? '',
@@ -109,7 +109,7 @@ const audio = obj<AudioAsset>(['type', 'src', 'trim', 'volume', 'speed', 'effect
 });
 
 const luma = obj<LumaAsset>(['type', 'src', 'trim'], (f) => {
-  const src = f.req('src', url);
+  const src = f.req('src', mediaSrc);
   const trim = f.def('trim', seconds, 0);
   return src === undefined ? undefined : { type: 'luma', src, trim };
 });
@@ -379,14 +379,15 @@ const shape = obj<ShapeAsset>(['type', 'shape', 'width', 'height', 'fill', 'stro
   return geometry && { ...common, ...geometry };
 });
 
-/** Raw `<svg …>` markup (Shotstack) or an http(s) URL of an .svg file. */
+/** Raw `<svg …>` markup (Shotstack), an http(s) URL of an .svg file, or an asset id where the parse accepts them. */
 const svgSource: Reader<string> = (value, path, issues) => {
   if (typeof value === 'string' && /^\s*(<\?xml[^>]*>\s*)?<svg[\s>]/i.test(value)) {
     if (value.length > 500_000) return void issues.add(path, `must be at most 500000 characters, got ${value.length}`);
     return value.trim();
   }
   if (typeof value === 'string' && /^https?:\/\//i.test(value.trim())) return url(value, path, issues);
-  issues.add(path, `must be SVG markup starting with "<svg" or an http(s) URL, got ${describe(value)}`);
+  if (acceptedAssetId(value, issues)) return value.trim();
+  issues.add(path, `must be SVG markup starting with "<svg"${issues.accepts.assetIds ? ', an http(s) URL or an asset id (ast_…)' : ' or an http(s) URL'}, got ${describe(value)}`);
   return undefined;
 };
 

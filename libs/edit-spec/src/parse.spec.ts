@@ -223,6 +223,33 @@ describe('parseEdit: refusals with contract paths', () => {
     expect(errors['edit.timeline.tracks[0].clips[0].asset.src']).toEqual(['must be an http(s) URL, got "file:///etc/passwd"']);
   });
 
+  it('takes asset ids (ast_…) as media sources only when asked to (template edits); never a caption file', () => {
+    const id = 'ast_lib_photo_mountains';
+    const media = rawEdit([
+      [image({ asset: { type: 'image', src: id } })],
+      [{ asset: { type: 'video', src: ` ${id} ` }, start: 0, length: 1 }],
+      [{ asset: { type: 'audio', src: id }, start: 0, length: 1 }],
+      [{ asset: { type: 'luma', src: id }, start: 0, length: 1 }],
+      [{ asset: { type: 'svg', src: 'ast_01JD0000000000000000000000' }, start: 0, length: 1 }],
+    ], { format: 'mp4' }, { fonts: [{ src: id }], soundtrack: { src: id } });
+    const accepted = parseEdit(media, { assetIds: true });
+    if (!accepted.ok) throw new Error(JSON.stringify(accepted.errors));
+    expect(accepted.edit.timeline.tracks.map((t) => (t.clips[0]?.asset as { src: string }).src)).toEqual([id, id, id, id, 'ast_01JD0000000000000000000000']);
+    expect([accepted.edit.timeline.fonts[0]?.src, accepted.edit.timeline.soundtrack?.src]).toEqual([id, id]);
+    // A render's edit: ids were swapped for URLs before it is parsed, so one left over is refused.
+    const refused = errorsOf(media);
+    expect(Object.keys(refused).sort()).toEqual([
+      'edit.timeline.fonts[0].src', 'edit.timeline.soundtrack.src',
+      ...[0, 1, 2, 3, 4].map((i) => `edit.timeline.tracks[${i}].clips[0].asset.src`),
+    ].sort());
+    expect(refused['edit.timeline.tracks[0].clips[0].asset.src']).toEqual([`must be an http(s) URL, got "${id}"`]);
+    const caption = errorsOf(rawEdit([[{ asset: { type: 'caption', src: id }, start: 0, length: 1 }]]), { assetIds: true });
+    expect(caption['edit.timeline.tracks[0].clips[0].asset.src']).toEqual([`must be an http(s) URL, got "${id}"`]);
+    // Not an id: the message names both forms.
+    const bad = errorsOf(rawEdit([[image({ asset: { type: 'image', src: 'ast_' } })]]), { assetIds: true });
+    expect(bad['edit.timeline.tracks[0].clips[0].asset.src']).toEqual(['must be an http(s) URL or an asset id (ast_…), got "ast_"']);
+  });
+
   it('refuses bad colours, naming the alpha-first form', () => {
     const errors = errorsOf(rawEdit([[image()]], { format: 'png' }, { background: 'red' }));
     expect(errors['edit.timeline.background']?.[0]).toMatch(/^must be a hex colour such as "#ffffff" or "#80ffffff" \(alpha first\), got "red"/);

@@ -8,7 +8,7 @@ import {
 } from './model.js';
 import { ALIAS_NAME, aliasTarget, animatable, asset, fraction, pixels, position, seconds } from './parse-assets.js';
 import { checkTimingReferences, clipCount } from './timing.js';
-import { arr, bool, color, compact, describe, Issues, isPlainObject, num, obj, oneOf, str, summarise, url, type Reader } from './validate.js';
+import { arr, bool, color, compact, describe, Issues, isPlainObject, mediaSrc, num, obj, oneOf, str, summarise, url, type ParseAccepts, type Reader } from './validate.js';
 
 // --- clip ---------------------------------------------------------------------------------------
 
@@ -114,11 +114,11 @@ const timeline = obj<Timeline>(['background', 'fonts', 'soundtrack', 'tracks', '
   const tracks = f.req('tracks', arr(track));
   const rest = {
     background: f.def('background', color, '#000000'),
-    fonts: f.def('fonts', arr(obj(['src'], (o) => { const src = o.req('src', url); return src === undefined ? undefined : { src }; })), []),
+    fonts: f.def('fonts', arr(obj(['src'], (o) => { const src = o.req('src', mediaSrc); return src === undefined ? undefined : { src }; })), []),
     soundtrack: f.opt(
       'soundtrack',
       obj(['src', 'effect', 'volume'], (o) => {
-        const src = o.req('src', url);
+        const src = o.req('src', mediaSrc);
         const s = { effect: o.opt('effect', oneOf(SOUNDTRACK_EFFECTS)), volume: o.def('volume', fraction, 1) };
         return src === undefined ? undefined : compact({ src, ...s });
       }),
@@ -192,7 +192,7 @@ const mergeFields = arr(
   }),
 );
 
-export interface ParseOptions {
+export interface ParseOptions extends ParseAccepts {
   /** Prefix of every error path (default `edit`), e.g. `template.edit`. */
   root?: string;
 }
@@ -214,7 +214,7 @@ export type ParseResult =
  */
 export function parseEdit(input: unknown, opts: ParseOptions = {}): ParseResult {
   const root = opts.root ?? 'edit';
-  const issues = new Issues();
+  const issues = new Issues({ assetIds: opts.assetIds });
   if (!isPlainObject(input)) {
     issues.add(root, `must be an object, got ${describe(input)}`);
     return { ok: false, errors: issues.errors };

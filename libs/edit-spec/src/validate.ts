@@ -1,5 +1,6 @@
 import type { FieldErrors } from '#libs/core';
 import { hasPlaceholder } from './merge.js';
+import { ASSET_ID } from './model.js';
 
 /**
  * A small validation toolkit: readers take a raw value and its path, record every failure in
@@ -10,6 +11,9 @@ export class Issues {
   readonly errors: FieldErrors = {};
   private total = 0;
 
+  /** What the parse these issues belong to accepts beyond Shotstack (readers that depend on it read it here). */
+  constructor(readonly accepts: ParseAccepts = {}) {}
+
   add(path: string, message: string): void {
     (this.errors[path] ??= []).push(message);
     this.total += 1;
@@ -18,6 +22,15 @@ export class Issues {
   get count(): number {
     return this.total;
   }
+}
+
+/** What a parse accepts beyond Shotstack's edit (ParseOptions). */
+export interface ParseAccepts {
+  /**
+   * Media sources may name assets of the media library by id (`ast_…`): template edits. A render's
+   * edit never does: the renders module swaps ids for their files' URLs before it parses the edit.
+   */
+  assetIds?: boolean;
 }
 
 export type Reader<T> = (value: unknown, path: string, issues: Issues) => T | undefined;
@@ -127,19 +140,32 @@ export function oneOf<const T extends string | number>(allowed: readonly T[], ru
   };
 }
 
-/** An absolute http(s) URL. */
-export const url: Reader<string> = (value, path, issues) => {
-  if (typeof value !== 'string' || value.trim() === '') return void issues.add(path, `must be an http(s) URL, got ${describe(value)}`);
+function httpUrl(value: unknown, path: string, issues: Issues, expected: string): string | undefined {
+  if (typeof value !== 'string' || value.trim() === '') return void issues.add(path, `must be ${expected}, got ${describe(value)}`);
   let parsed: URL;
   try {
     parsed = new URL(value.trim());
   } catch {
-    return void issues.add(path, `must be an http(s) URL, got ${describe(value)}`);
+    return void issues.add(path, `must be ${expected}, got ${describe(value)}`);
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-    return void issues.add(path, `must be an http(s) URL, got ${describe(value)}`);
+    return void issues.add(path, `must be ${expected}, got ${describe(value)}`);
   }
   return value.trim();
+}
+
+/** An absolute http(s) URL. */
+export const url: Reader<string> = (value, path, issues) => httpUrl(value, path, issues, 'an http(s) URL');
+
+/** Whether `value` is an asset id the parse accepts as a media source (ParseAccepts.assetIds). */
+export function acceptedAssetId(value: unknown, issues: Issues): value is string {
+  return issues.accepts.assetIds === true && typeof value === 'string' && ASSET_ID.test(value.trim());
+}
+
+/** A media file: an absolute http(s) URL, or an asset id where the parse accepts them. */
+export const mediaSrc: Reader<string> = (value, path, issues) => {
+  if (acceptedAssetId(value, issues)) return value.trim();
+  return httpUrl(value, path, issues, issues.accepts.assetIds ? 'an http(s) URL or an asset id (ast_…)' : 'an http(s) URL');
 };
 
 const HEX = /^#([0-9a-f]{3}|[0-9a-f]{6}|[0-9a-f]{8})$/i;

@@ -56,7 +56,7 @@ export function renderPrefix(renderId: string): string {
   return `r/${renderId}/`;
 }
 
-/** A fixed key for bundled library media: `library/<file>` (`file` may hold sub-folders). */
+/** A fixed key for files bundled with the service (the template library's previews): `library/<file>` (`file` may hold sub-folders). */
 export function libraryKey(file: string): string {
   const key = `library/${file}`;
   assertValidKey(key);

@@ -7,26 +7,31 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
+import { STOCK_ITEMS, stockAssetId, stockFilesDir } from '../../../dist/libs/assets/src/index.js';
 import { applyMerge, assertEdit, assertTiming } from '../../../dist/libs/edit-spec/src/index.js';
 import { sniff } from '../../../dist/libs/media/src/index.js';
 import { FontCatalog, StillEngine } from '../../../dist/libs/still/src/index.js';
-import { libraryMediaDir, librarySeeds } from '../../../dist/libs/templates/src/index.js';
+import { librarySeeds } from '../../../dist/libs/templates/src/index.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const out = join(here, 'previews');
 mkdirSync(out, { recursive: true });
-const MEDIA = 'https://library.invalid/';
+// The templates name stock pictures by asset id (ast_lib_…), as renders do: each is read from the
+// stock library's bundled file (libs/assets/stock/files).
+const MEDIA = 'https://stock.invalid/';
+const stockFiles = new Map(STOCK_ITEMS.filter((i) => 'bundled' in i.file).map((i) => [stockAssetId(i.slug), i.file.bundled]));
+const withStockFiles = (value) => JSON.parse(JSON.stringify(value).replace(/"(ast_lib_[A-Za-z0-9_]+)"/g, (_, id) => `"${MEDIA}${stockFiles.get(id)}"`));
 const engine = new StillEngine({
   fonts: await FontCatalog.system(),
   fetch: async (url) => {
-    const bytes = readFileSync(join(libraryMediaDir(), url.slice(MEDIA.length)));
+    const bytes = readFileSync(join(stockFilesDir(), url.slice(MEDIA.length)));
     return { url, bytes, ...sniff(bytes) };
   },
 });
-for (const seed of librarySeeds((file) => `${MEDIA}${file}`)) {
+for (const seed of librarySeeds()) {
   // Defaults, else the field's placeholder text (a required name on a certificate has no default).
   const defaults = Object.fromEntries(seed.fields.map((f) => [f.key, f.defaultValue ?? f.placeholder]).filter(([, v]) => v !== null && v !== undefined));
-  const edit = assertEdit(applyMerge(seed.edit, defaults).value);
+  const edit = assertEdit(withStockFiles(applyMerge(seed.edit, defaults).value));
   const video = !['png', 'jpeg', 'pdf'].includes(edit.output.format);
   const capture = video ? Math.round(assertTiming(edit).duration * 0.4 * 100) / 100 : undefined;
   const still = { ...edit, output: { ...edit.output, format: 'png', ...(capture === undefined ? {} : { poster: { capture } }) } };

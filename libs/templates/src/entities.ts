@@ -54,7 +54,8 @@ export const Template = defineEntity({
     /** Lower-cased name, description and tags: what `search` matches. */
     searchText: p.text(),
     usageCount: p.integer(),
-    previewUrl: p.text().nullable(),
+    /** Storage key of a picture of the template (libs/storage), shown as `previewUrl` (a URL made when read). */
+    previewKey: p.text().nullable(),
     /** The template this one was copied from. */
     sourceTemplateId: p.string().length(40).nullable(),
     review: p.json<TemplateReview>().nullable(),

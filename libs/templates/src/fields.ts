@@ -1,4 +1,4 @@
-import { findPlaceholders, placeholderName, type JsonValue } from '#libs/edit-spec';
+import { ASSET_ID, findPlaceholders, placeholderName, type JsonValue } from '#libs/edit-spec';
 import { describe, isRecord, type Issues, unknownKeys } from './check.js';
 
 /** Field types of a template's schema (contract §2 "Field definition"). */
@@ -95,7 +95,7 @@ export function checkValue(field: Pick<FieldDefinition, 'type' | 'config'>, valu
     case 'video':
     case 'audio': {
       // An asset of the media library by id (`ast_…`) is resolved by the renders module (libs/assets AssetRefs).
-      if (typeof value !== 'string' || !(httpUrl(value.trim()) || /^ast_[A-Za-z0-9_]{1,60}$/.test(value.trim()))) {
+      if (typeof value !== 'string' || !(httpUrl(value.trim()) || ASSET_ID.test(value.trim()))) {
         return void issues.add(path, `must be an http(s) URL or an asset id (ast_…) of ${field.type === 'image' ? 'an image' : `a${field.type === 'audio' ? 'n' : ''} ${field.type}`} file, got ${describe(value)}`);
       }
       return value.trim();

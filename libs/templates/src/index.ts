@@ -1,10 +1,10 @@
 export * from './categories.js';
 export { FIELD_TYPES, MEDIA_FIELD_TYPES, CONFIG_KEYS, FIELD_LIMITS, FIELD_KEY, checkValue, deriveFields, humanise, isBlank, readFieldDefinitions, type FieldConfig, type FieldDefinition, type FieldType } from './fields.js';
 export { normaliseValues, checkValues, validateValues, aspectRules, checkAspect, type AspectRule, type MergePair, type ValueForms, type ValuesCheck } from './values.js';
-export { checkTemplateEdit, geometryOf, mediaSources, placeholderNames, ratioOf, standIns, type TemplateEditCheck, type TemplateGeometry } from './template-edit.js';
-export { reviewTemplate, REVIEW_CHECKS, type ReachabilityChecker, type Review, type ReviewCheckName, type ReviewSubject } from './review.js';
+export { checkTemplateEdit, geometryOf, mediaSources, placeholderNames, ratioOf, standIns, type MediaSources, type TemplateEditCheck, type TemplateGeometry } from './template-edit.js';
+export { reviewTemplate, REVIEW_CHECKS, type AssetChecker, type MediaCheckers, type ReachabilityChecker, type Review, type ReviewCheckName, type ReviewSubject } from './review.js';
 export { httpReachability, storedOrHttp } from './reachability.js';
 export { tidyTemplateInput, TEMPLATE_LIMITS, type NewTemplateInput, type TemplateInput, type TemplateUpdateInput } from './input.js';
 export * from './entities.js';
 export * from './templates.service.js';
-export { librarySeeds, libraryMediaDir, LIBRARY_MEDIA, type LibraryMediaFile, type MediaUrl } from './library/index.js';
+export { librarySeeds, libraryPreviewsDir, STOCK_PICTURES, type StockPicture } from './library/index.js';

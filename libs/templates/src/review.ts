@@ -6,7 +6,22 @@ import { checkTemplateEdit, mediaSources, placeholderNames } from './template-ed
 /** Whether a media URL answers; replaced in tests, and by the renderer's own fetcher one day. */
 export type ReachabilityChecker = (url: string) => Promise<{ ok: true } | { ok: false; reason: string }>;
 
+/**
+ * The assets of the media library (by id) a template cannot use, each with the reason: an id that
+ * names no asset its workspace may read (its own or the stock library's; the shared library's
+ * templates, `workspaceId` null: the stock library's only), or an asset that is not ready.
+ */
+export type AssetChecker = (workspaceId: string | null, ids: readonly string[]) => Promise<{ id: string; reason: string }[]>;
+
+/** How the review's media check reaches media: URLs over HTTP (or in storage), asset ids in the media library. */
+export interface MediaCheckers {
+  reachability: ReachabilityChecker;
+  assets: AssetChecker;
+}
+
 export interface ReviewSubject {
+  /** The template's workspace (null: the shared library), whose assets it may name. */
+  workspaceId?: string | null;
   edit: unknown;
   fields: readonly FieldDefinition[];
   categoryId?: string | null;
@@ -45,10 +60,11 @@ function list(names: readonly string[]): string {
 /**
  * The publish review (decisions.md "done in the dashboard"): a valid main category, a valid edit, a
  * timeline that is not empty, every placeholder defined as a field and every field used by a
- * placeholder, every media file reachable (sources from field defaults included; sources a render
- * supplies are not known yet). Every check runs and reports, so one answer lists all there is to fix.
+ * placeholder, every media file reachable and every asset named by id ready for the template's
+ * workspace (sources from field defaults included; sources a render supplies are not known yet).
+ * Every check runs and reports, so one answer lists all there is to fix.
  */
-export async function reviewTemplate(t: ReviewSubject, probe: ReachabilityChecker): Promise<Review> {
+export async function reviewTemplate(t: ReviewSubject, media: MediaCheckers): Promise<Review> {
   const checks: PublishCheck[] = [];
   const add = (name: ReviewCheckName, passed: boolean, message: string) => checks.push({ name, passed, message });
 
@@ -73,13 +89,17 @@ export async function reviewTemplate(t: ReviewSubject, probe: ReachabilityChecke
 
   if (!parsed.ok) add('media-reachable', false, 'Not checked: the edit spec is not valid');
   else {
-    const urls = mediaSources(parsed.edit);
-    const failures = await probeAll(urls, probe);
-    add(
-      'media-reachable',
-      failures.length === 0,
-      failures.length ? `Unreachable media: ${failures.map((f) => `${f.url} (${f.reason})`).join('; ')}` : `Every media file answered (${urls.length})`,
-    );
+    const { urls, assetIds } = mediaSources(parsed.edit);
+    const [unreachable, unusable] = await Promise.all([
+      probeAll(urls, media.reachability),
+      assetIds.length ? media.assets(t.workspaceId ?? null, assetIds) : [],
+    ]);
+    const problems = [
+      ...(unreachable.length ? [`Unreachable media: ${unreachable.map((f) => `${f.url} (${f.reason})`).join('; ')}`] : []),
+      ...(unusable.length ? [`Assets that cannot be used: ${unusable.map((f) => `${f.id} (${f.reason})`).join('; ')}`] : []),
+    ];
+    const found = [`Every media file answered (${urls.length})`, ...(assetIds.length ? [`every asset is ready (${assetIds.length})`] : [])];
+    add('media-reachable', problems.length === 0, problems.length ? problems.join('; ') : found.join('; '));
   }
   return { passed: checks.every((c) => c.passed), checks };
 }

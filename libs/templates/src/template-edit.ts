@@ -1,6 +1,6 @@
 import type { FieldErrors } from '#libs/core';
 import {
-  applyMerge, clipCount, findPlaceholders, outputKind, outputSize, parseEdit,
+  applyMerge, ASSET_ID, clipCount, findPlaceholders, outputKind, outputSize, parseEdit,
   type EditSpec, type JsonValue,
 } from '#libs/edit-spec';
 import { isBlank, type FieldDefinition } from './fields.js';
@@ -78,10 +78,13 @@ export type TemplateEditCheck =
   | { ok: true; edit: EditSpec; geometry: TemplateGeometry; empty: boolean }
   | { ok: false; errors: FieldErrors };
 
-/** Parses a template's edit with its fields' stand-ins merged in (placeholders may sit anywhere). */
+/**
+ * Parses a template's edit with its fields' stand-ins merged in (placeholders may sit anywhere). Media
+ * sources may be asset ids (`ast_…`): the renders module swaps them for their files when it renders.
+ */
 export function checkTemplateEdit(rawEdit: unknown, fields: readonly FieldDefinition[], root = 'edit'): TemplateEditCheck {
   const merged = applyMerge(rawEdit, standIns(fields)).value;
-  const result = parseEdit(merged, { root });
+  const result = parseEdit(merged, { root, assetIds: true });
   if (!result.ok) return result;
   return { ok: true, edit: result.edit, geometry: geometryOf(result.edit), empty: clipCount(result.edit) === 0 };
 }
@@ -92,16 +95,24 @@ export function placeholderNames(rawEdit: unknown): string[] {
   return findPlaceholders(body).map((u) => u.name);
 }
 
+/** The media files an edit uses: URLs fetched when it renders, and assets of the media library named by id. */
+export interface MediaSources {
+  urls: string[];
+  assetIds: string[];
+}
+
 /**
- * Every media URL an edit fetches when rendered: image, video, audio and luma sources, SVG and
- * caption files given by URL, the soundtrack and fonts. A source that comes from a field without a
- * default (a stand-in; its value arrives with the render) is not listed.
+ * Every media file an edit uses when rendered: image, video, audio and luma sources, SVG and caption
+ * files given by URL or asset id, the soundtrack and fonts. A source that comes from a field without
+ * a default (a stand-in; its value arrives with the render) is not listed.
  */
-export function mediaSources(edit: EditSpec): string[] {
+export function mediaSources(edit: EditSpec): MediaSources {
   const urls = new Set<string>();
+  const assetIds = new Set<string>();
   const add = (src: string | undefined) => {
-    if (!src || !/^https?:\/\//i.test(src) || /\{\{/.test(src)) return;
-    if (new URL(src).hostname !== STAND_IN_HOST) urls.add(src);
+    if (!src || /\{\{/.test(src)) return;
+    if (ASSET_ID.test(src)) assetIds.add(src);
+    else if (/^https?:\/\//i.test(src) && new URL(src).hostname !== STAND_IN_HOST) urls.add(src);
   };
   for (const font of edit.timeline.fonts) add(font.src);
   add(edit.timeline.soundtrack?.src);
@@ -111,5 +122,5 @@ export function mediaSources(edit: EditSpec): string[] {
       if (a.type === 'image' || a.type === 'video' || a.type === 'audio' || a.type === 'luma' || a.type === 'svg' || a.type === 'caption') add(a.src);
     }
   }
-  return [...urls];
+  return { urls: [...urls], assetIds: [...assetIds] };
 }

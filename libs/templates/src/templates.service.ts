@@ -5,6 +5,7 @@ import {
 import { allWorkspaces, forWorkspace, queries, type Tables } from '#libs/db';
 import type { JsonValue } from '#libs/edit-spec';
 import { writeEvent } from '#libs/events';
+import type { StorageDriver } from '#libs/storage';
 import { CATEGORY_IDS, categoryProblem, TEMPLATE_CATEGORIES } from './categories.js';
 import { Issues } from './check.js';
 import {
@@ -13,7 +14,7 @@ import {
 import { deriveFields, readFieldDefinitions, type FieldDefinition } from './fields.js';
 import { tidyTemplateInput, type InputMode, type NewTemplateInput, type TemplateInput, type TemplateUpdateInput } from './input.js';
 import { httpReachability } from './reachability.js';
-import { reviewTemplate, type ReachabilityChecker, type Review } from './review.js';
+import { reviewTemplate, type AssetChecker, type MediaCheckers, type ReachabilityChecker, type Review } from './review.js';
 import { checkTemplateEdit, type TemplateGeometry } from './template-edit.js';
 
 export const TEMPLATE_SORTS = ['popular', 'newest', 'oldest', 'updated', 'name'] as const;
@@ -48,8 +49,8 @@ export interface LibrarySeed {
   edit: Record<string, JsonValue>;
   fields: FieldDefinition[];
   fieldGroups: string[];
-  /** A picture of the template with its default values (libs/templates/seed/previews). */
-  previewUrl?: string | null;
+  /** Storage key of a picture of the template with its default values (libs/templates/seed/previews, stored at start). */
+  previewKey?: string | null;
 }
 
 export interface TemplatesOptions {
@@ -57,7 +58,14 @@ export interface TemplatesOptions {
   policy: OutboundPolicy;
   /** Replaces the HTTP media check (tests, or a renderer-backed one). */
   reachability?: ReachabilityChecker;
+  /** The review's check of asset ids (the media library); without one, a template that names an asset fails its review. */
+  assets?: AssetChecker;
+  /** Turns stored previews' keys into URLs when templates are shown (signed afresh on each read with S3). */
+  storage: Pick<StorageDriver, 'url'>;
 }
+
+/** The asset check of a deployment without a media library: no id can be used. */
+const NO_ASSETS: AssetChecker = async (_workspaceId, ids) => ids.map((id) => ({ id, reason: 'this deployment has no media library to check it in' }));
 
 export type TemplateView = ReturnType<TemplatesService['view']>;
 
@@ -102,13 +110,15 @@ function notFound(id: string): ApiError {
  * `allWorkspaces`.
  */
 export class TemplatesService {
-  private readonly reachability: ReachabilityChecker;
+  private readonly media: MediaCheckers;
+  private readonly storage: Pick<StorageDriver, 'url'>;
 
   constructor(
     private readonly orm: MikroORM,
     options: TemplatesOptions,
   ) {
-    this.reachability = options.reachability ?? httpReachability(options.policy);
+    this.media = { reachability: options.reachability ?? httpReachability(options.policy), assets: options.assets ?? NO_ASSETS };
+    this.storage = options.storage;
   }
 
   // --- views -------------------------------------------------------------------------------------
@@ -136,7 +146,7 @@ export class TemplatesService {
       subcategoryId: t.subcategoryId,
       tags: t.tags,
       usageCount: t.usageCount,
-      previewUrl: t.previewUrl,
+      previewUrl: t.previewKey ? this.storage.url(t.previewKey) : null,
       createdAt: t.createdAt.toISOString(),
       updatedAt: t.updatedAt.toISOString(),
       publishedAt: t.publishedAt?.toISOString() ?? null,
@@ -265,7 +275,7 @@ export class TemplatesService {
       tags: source.tags,
       searchText: source.searchText,
       usageCount: 0,
-      previewUrl: source.previewUrl,
+      previewKey: source.previewKey,
       sourceTemplateId: source.id,
       review: null,
       publishedAt: null,
@@ -307,7 +317,7 @@ export class TemplatesService {
     };
     let review: TemplateReview | null = row.review ?? null;
     if (row.status === 'published' && (contentChanged || input.categoryId !== undefined || input.subcategoryId !== undefined)) {
-      const result = await reviewTemplate({ edit: content.edit, fields: content.fields, categoryId, subcategoryId }, this.reachability);
+      const result = await reviewTemplate({ workspaceId, edit: content.edit, fields: content.fields, categoryId, subcategoryId }, this.media);
       refuseFailed(result, 'The change would make this published template fail its review; it was not saved');
       review = { at: new Date().toISOString(), ...result };
     }
@@ -378,7 +388,7 @@ export class TemplatesService {
       const content = {
         name: seed.name, description: seed.description, categoryId: seed.categoryId, subcategoryId: seed.subcategoryId, tags: seed.tags,
         edit: seed.edit, fields: seed.fields, fieldGroups: seed.fieldGroups, ...checked.geometry, searchText: searchText(seed),
-        previewUrl: seed.previewUrl ?? null,
+        previewKey: seed.previewKey ?? null,
       };
       const row = existing.get(seed.id);
       if (!row) {
@@ -397,7 +407,7 @@ export class TemplatesService {
       const before = canonical([row.name, row.description, row.categoryId, row.subcategoryId, row.tags, row.edit, row.fields, row.fieldGroups]);
       const after = canonical([content.name, content.description, content.categoryId, content.subcategoryId, content.tags, content.edit, content.fields, content.fieldGroups]);
       if (before === after) {
-        if (row.previewUrl !== content.previewUrl) await em.nativeUpdate(Template, { id: seed.id, workspaceId: null }, { previewUrl: content.previewUrl });
+        if (row.previewKey !== content.previewKey) await em.nativeUpdate(Template, { id: seed.id, workspaceId: null }, { previewKey: content.previewKey });
         continue;
       }
       await em.nativeUpdate(Template, { id: seed.id, workspaceId: null, version: row.version }, { ...content, version: row.version + 1, updatedAt: new Date() });
@@ -418,7 +428,7 @@ export class TemplatesService {
   private async publishRow(scope: () => EntityManager, row: Template, opts: { version?: number }): Promise<{ template: Template; changed: boolean }> {
     if (opts.version !== undefined && opts.version !== row.version) throw stale(row.id, row.version, opts.version);
     if (row.status === 'published') return { template: row, changed: false };
-    const result = await reviewTemplate(row, this.reachability);
+    const result = await reviewTemplate(row, this.media);
     const review: TemplateReview = { at: new Date().toISOString(), ...result };
     const where = { id: row.id, workspaceId: row.workspaceId, version: row.version, status: row.status };
     if (!result.passed) {
@@ -486,7 +496,7 @@ export class TemplatesService {
       subcategoryId,
       searchText: searchText(meta),
       usageCount: 0,
-      previewUrl: null,
+      previewKey: null,
       sourceTemplateId: null,
       review: null,
       publishedAt: null,

@@ -1,8 +1,19 @@
 import type { JsonValue } from '#libs/edit-spec';
 import type { FieldConfig, FieldDefinition, FieldType } from '../fields.js';
 
-/** Builds a library edit from an absolute media file name: `${PUBLIC_URL}/files/library/<file>`. */
-export type MediaUrl = (file: string) => string;
+/**
+ * The pictures the library's templates use: assets of the stock library (libs/assets/src/stock.ts,
+ * copies of libs/templates/seed/media), named by id in edits and field defaults, so no URL is stored.
+ */
+export const STOCK_PICTURES = [
+  'bg-aurora', 'bg-sunset-waves', 'bg-mesh-dark', 'product-mug', 'avatar-portrait', 'logo-mark', 'photo-mountains', 'photo-city', 'photo-beach', 'seal-gold',
+] as const;
+export type StockPicture = (typeof STOCK_PICTURES)[number];
+
+/** A stock picture's asset id: `ast_lib_<slug>` with `-` as `_` (libs/assets `stockAssetId`). */
+export function stock(slug: StockPicture): string {
+  return `ast_lib_${slug.replace(/-/g, '_')}`;
+}
 
 export type Obj = { [key: string]: JsonValue };
 

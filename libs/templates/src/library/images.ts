@@ -1,12 +1,12 @@
 import type { LibrarySeed } from '../templates.service.js';
-import { circle, f, image, rect, richText, scrim, seeded, svgLayer, track, type MediaUrl, type View } from './build.js';
+import { circle, f, image, rect, richText, scrim, seeded, stock, svgLayer, track, type View } from './build.js';
 
 /** Still templates of the shared library (png, jpeg, pdf). Every clip starts at 0: a still is the first frame. */
-export function imageSeeds(media: MediaUrl): LibrarySeed[] {
-  return [socialPost(media), quoteCard(media), eventBanner(media), productCard(media), certificate(media), ogImage(media), youtubeThumbnail(media), saleAnnouncement(), storyAnnouncement(media), speakerCard(media)];
+export function imageSeeds(): LibrarySeed[] {
+  return [socialPost(), quoteCard(), eventBanner(), productCard(), certificate(), ogImage(), youtubeThumbnail(), saleAnnouncement(), storyAnnouncement(), speakerCard()];
 }
 
-function socialPost(media: MediaUrl): LibrarySeed {
+function socialPost(): LibrarySeed {
   const v: View = { width: 1080, height: 1080 };
   return {
     id: 'tpl_lib_social_post',
@@ -21,7 +21,7 @@ function socialPost(media: MediaUrl): LibrarySeed {
       f.text('SUBHEADLINE', 'Supporting line', 'Everything you asked for, in one beautifully simple app.', 120),
       f.text('BRAND_NAME', 'Brand name', 'Northwind Studio', 30),
       f.color('ACCENT_COLOR', 'Accent colour', '#f472b6'),
-      f.image('BACKGROUND_IMAGE', 'Background picture', media('bg-aurora.jpg'), { config: { aspectRatio: '1:1' } }),
+      f.image('BACKGROUND_IMAGE', 'Background picture', stock('bg-aurora'), { config: { aspectRatio: '1:1' } }),
     ],
     edit: {
       timeline: {
@@ -40,7 +40,7 @@ function socialPost(media: MediaUrl): LibrarySeed {
   };
 }
 
-function quoteCard(media: MediaUrl): LibrarySeed {
+function quoteCard(): LibrarySeed {
   const v: View = { width: 1080, height: 1350 };
   return {
     id: 'tpl_lib_quote_card',
@@ -54,7 +54,7 @@ function quoteCard(media: MediaUrl): LibrarySeed {
       f.text('QUOTE', 'Quote', 'Ship the small thing today. The perfect thing never leaves the whiteboard.', 220, { required: true, config: { multiline: true } }),
       f.text('AUTHOR', 'Author', 'Ada Moreno', 60),
       f.text('AUTHOR_ROLE', 'Author\'s role', 'Founder, Lumen Labs', 80),
-      f.image('AUTHOR_PHOTO', 'Author\'s photo', media('avatar-portrait.jpg'), { config: { aspectRatio: '1:1' } }),
+      f.image('AUTHOR_PHOTO', 'Author\'s photo', stock('avatar-portrait'), { config: { aspectRatio: '1:1' } }),
       f.color('BACKGROUND_COLOR', 'Background colour', '#fdf6ec'),
       f.color('ACCENT_COLOR', 'Accent colour', '#f97316'),
       f.color('TEXT_COLOR', 'Text colour', '#1f2937'),
@@ -76,7 +76,7 @@ function quoteCard(media: MediaUrl): LibrarySeed {
   };
 }
 
-function eventBanner(media: MediaUrl): LibrarySeed {
+function eventBanner(): LibrarySeed {
   const v: View = { width: 1600, height: 900 };
   return {
     id: 'tpl_lib_event_banner',
@@ -93,7 +93,7 @@ function eventBanner(media: MediaUrl): LibrarySeed {
       f.text('LOCATION', 'Venue', 'Harbour Hall, Lisbon · and online', 60),
       f.text('CTA_TEXT', 'Button text', 'Get your ticket', 24),
       f.color('ACCENT_COLOR', 'Accent colour', '#f97316'),
-      f.image('BACKGROUND_IMAGE', 'Background picture', media('bg-sunset-waves.jpg'), { config: { aspectRatio: '16:9' } }),
+      f.image('BACKGROUND_IMAGE', 'Background picture', stock('bg-sunset-waves'), { config: { aspectRatio: '16:9' } }),
     ],
     edit: {
       timeline: {
@@ -117,7 +117,7 @@ function eventBanner(media: MediaUrl): LibrarySeed {
   };
 }
 
-function productCard(media: MediaUrl): LibrarySeed {
+function productCard(): LibrarySeed {
   const v: View = { width: 1080, height: 1350 };
   return {
     id: 'tpl_lib_product_card',
@@ -135,7 +135,7 @@ function productCard(media: MediaUrl): LibrarySeed {
       f.text('BADGE_TEXT', 'Badge', 'New', 12),
       f.color('BRAND_COLOR', 'Brand colour', '#ea580c'),
       f.color('BACKGROUND_COLOR', 'Background colour', '#fafaf9'),
-      f.image('PRODUCT_IMAGE', 'Product photo (transparent PNG works best)', media('product-mug.png'), { config: { aspectRatio: '1:1' } }),
+      f.image('PRODUCT_IMAGE', 'Product photo (transparent PNG works best)', stock('product-mug'), { config: { aspectRatio: '1:1' } }),
     ],
     edit: {
       timeline: {
@@ -158,7 +158,7 @@ function productCard(media: MediaUrl): LibrarySeed {
 }
 
 /** A4 landscape at 96 dpi. */
-function certificate(media: MediaUrl): LibrarySeed {
+function certificate(): LibrarySeed {
   const v: View = { width: 1123, height: 794 };
   const border = `<svg xmlns="http://www.w3.org/2000/svg" width="1123" height="794" viewBox="0 0 1123 794">`
     + `<rect x="24" y="24" width="1075" height="746" fill="none" stroke="#b8860b" stroke-width="6"/>`
@@ -194,7 +194,7 @@ function certificate(media: MediaUrl): LibrarySeed {
           track(richText(v, { x: 111, y: 235, w: 900, h: 110 }, '{{RECIPIENT_NAME}}', { family: serif, size: 72, weight: 700, color: '{{ACCENT_COLOR}}', align: 'center', valign: 'middle' })),
           track(rect(v, { x: 261, y: 355, w: 600, h: 3 }, '#b8860b')),
           track(richText(v, { x: 131, y: 380, w: 860, h: 100 }, 'for successfully completing {{COURSE_NAME}}', { family: serif, size: 28, color: '#374151', lineHeight: 1.35, align: 'center', valign: 'top' })),
-          track(image(v, media('seal-gold.png'), { x: 476, y: 510, w: 170, h: 170 }, 'contain')),
+          track(image(v, stock('seal-gold'), { x: 476, y: 510, w: 170, h: 170 }, 'contain')),
           track(richText(v, { x: 140, y: 560, w: 300, h: 44 }, '{{DATE_TEXT}}', { family: serif, size: 26, color: '#111827', align: 'center', valign: 'bottom' })),
           track(rect(v, { x: 140, y: 612, w: 300, h: 2 }, '#374151')),
           track(richText(v, { x: 140, y: 620, w: 300, h: 36 }, 'Date', { size: 20, color: '#6b7280', align: 'center' })),
@@ -210,7 +210,7 @@ function certificate(media: MediaUrl): LibrarySeed {
   };
 }
 
-function ogImage(media: MediaUrl): LibrarySeed {
+function ogImage(): LibrarySeed {
   const v: View = { width: 1200, height: 630 };
   return {
     id: 'tpl_lib_og_image',
@@ -226,8 +226,8 @@ function ogImage(media: MediaUrl): LibrarySeed {
       f.text('AUTHOR', 'Author', 'Sam Rivera', 40),
       f.text('READING_TIME', 'Reading time', '6 min read', 20),
       f.color('ACCENT_COLOR', 'Accent colour', '#22d3ee'),
-      f.image('LOGO', 'Logo (square)', media('logo-mark.png'), { config: { aspectRatio: '1:1' } }),
-      f.image('BACKGROUND_IMAGE', 'Background picture', media('bg-mesh-dark.jpg')),
+      f.image('LOGO', 'Logo (square)', stock('logo-mark'), { config: { aspectRatio: '1:1' } }),
+      f.image('BACKGROUND_IMAGE', 'Background picture', stock('bg-mesh-dark')),
     ],
     edit: {
       timeline: {
@@ -246,7 +246,7 @@ function ogImage(media: MediaUrl): LibrarySeed {
   };
 }
 
-function youtubeThumbnail(media: MediaUrl): LibrarySeed {
+function youtubeThumbnail(): LibrarySeed {
   const v: View = { width: 1280, height: 720 };
   return {
     id: 'tpl_lib_youtube_thumbnail',
@@ -261,7 +261,7 @@ function youtubeThumbnail(media: MediaUrl): LibrarySeed {
       f.text('HIGHLIGHT', 'Highlight tag', 'No car', 16),
       f.text('EPISODE', 'Episode', 'Ep. 12', 10),
       f.color('ACCENT_COLOR', 'Tag colour', '#facc15'),
-      f.image('PHOTO', 'Picture', media('photo-mountains.jpg'), { config: { aspectRatio: '16:9' } }),
+      f.image('PHOTO', 'Picture', stock('photo-mountains'), { config: { aspectRatio: '16:9' } }),
     ],
     edit: {
       timeline: {
@@ -342,7 +342,7 @@ function saleAnnouncement(): LibrarySeed {
   };
 }
 
-function storyAnnouncement(media: MediaUrl): LibrarySeed {
+function storyAnnouncement(): LibrarySeed {
   const v: View = { width: 1080, height: 1920 };
   return {
     id: 'tpl_lib_story_announcement',
@@ -357,7 +357,7 @@ function storyAnnouncement(media: MediaUrl): LibrarySeed {
       f.text('HEADLINE', 'Headline', 'Our new city studio opens its doors', 70, { required: true }),
       f.text('CTA_TEXT', 'Button text', 'Tap to RSVP', 24),
       f.color('ACCENT_COLOR', 'Accent colour', '#f472b6'),
-      f.image('BACKGROUND_IMAGE', 'Background picture (vertical works best)', media('photo-city.jpg')),
+      f.image('BACKGROUND_IMAGE', 'Background picture (vertical works best)', stock('photo-city')),
     ],
     edit: {
       timeline: {
@@ -377,7 +377,7 @@ function storyAnnouncement(media: MediaUrl): LibrarySeed {
   };
 }
 
-function speakerCard(media: MediaUrl): LibrarySeed {
+function speakerCard(): LibrarySeed {
   const v: View = { width: 1080, height: 1080 };
   return {
     id: 'tpl_lib_speaker_card',
@@ -396,7 +396,7 @@ function speakerCard(media: MediaUrl): LibrarySeed {
       f.text('TIME_TEXT', 'Time', '10:30 · Main stage', 30),
       f.color('ACCENT_COLOR', 'Accent colour', '#22d3ee'),
       f.color('BACKGROUND_COLOR', 'Background colour', '#0f172a'),
-      f.image('SPEAKER_PHOTO', 'Speaker photo (square)', media('avatar-portrait.jpg'), { config: { aspectRatio: '1:1' } }),
+      f.image('SPEAKER_PHOTO', 'Speaker photo (square)', stock('avatar-portrait'), { config: { aspectRatio: '1:1' } }),
     ],
     edit: {
       timeline: {

@@ -2,46 +2,32 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { LibrarySeed } from '../templates.service.js';
-import type { MediaUrl } from './build.js';
 import { imageSeeds } from './images.js';
 import { videoSeeds } from './videos.js';
 
-export type { MediaUrl } from './build.js';
+export { STOCK_PICTURES, type StockPicture } from './build.js';
 
 /**
- * The files bundled with the library (libs/templates/seed/media), each drawn by
- * libs/templates/seed/generate-media.mjs and released under CC0 (MEDIA-LICENCES.md).
+ * The shared library's templates. Their pictures are stock assets named by id (`ast_lib_…`): the
+ * renders module swaps each for its stored file when a copy renders, so the stored edits hold no URL.
  */
-export const LIBRARY_MEDIA = [
-  'bg-aurora.jpg', 'bg-sunset-waves.jpg', 'bg-mesh-dark.jpg', 'product-mug.png', 'avatar-portrait.jpg',
-  'logo-mark.png', 'photo-mountains.jpg', 'photo-city.jpg', 'photo-beach.jpg', 'seal-gold.png',
-] as const;
-export type LibraryMediaFile = (typeof LIBRARY_MEDIA)[number];
-
-/**
- * The shared library's templates, their media URLs built by `mediaUrl` (the storage module serves
- * the files under `${PUBLIC_URL}/files/library/<file>`).
- */
-export function librarySeeds(mediaUrl: MediaUrl): LibrarySeed[] {
-  const media = (file: string) => {
-    if (!(LIBRARY_MEDIA as readonly string[]).includes(file)) throw new Error(`Library media file ${file} is not bundled`);
-    return mediaUrl(file);
-  };
-  return [...imageSeeds(media), ...videoSeeds(media)];
+export function librarySeeds(): LibrarySeed[] {
+  return [...imageSeeds(), ...videoSeeds()];
 }
 
 /**
- * The folder holding the bundled media files, for the storage module to serve: found from this
- * file's location in the sources (libs/templates/src/library) or in the build (dist/libs/…).
+ * The folder of the library's previews (`<template id>.jpg`, drawn by
+ * libs/templates/seed/render-previews.mjs), which the API stores at start: found from this file's
+ * location in the sources (libs/templates/src/library) or in the build (dist/libs/…).
  */
-export function libraryMediaDir(): string {
+export function libraryPreviewsDir(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (let i = 0; i < 6; i++) {
-    const candidate = join(dir, 'libs', 'templates', 'seed', 'media');
+    const candidate = join(dir, 'libs', 'templates', 'seed', 'previews');
     if (existsSync(candidate)) return candidate;
-    const beside = join(dir, 'seed', 'media');
+    const beside = join(dir, 'seed', 'previews');
     if (existsSync(beside)) return beside;
     dir = dirname(dir);
   }
-  throw new Error('The template library media folder (libs/templates/seed/media) was not found');
+  throw new Error('The template library previews folder (libs/templates/seed/previews) was not found');
 }

@@ -1,20 +1,26 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
-import { applyMerge, assertEdit, type EditSpec } from '#libs/edit-spec';
+import { STOCK_ITEMS, stockAssetId, stockFilesDir } from '#libs/assets';
+import { applyMerge, assertEdit, type EditSpec, type JsonValue } from '#libs/edit-spec';
 import { categoryProblem } from '../categories.js';
 import { Issues } from '../check.js';
 import { readFieldDefinitions } from '../fields.js';
 import { checkTemplateEdit, placeholderNames } from '../template-edit.js';
 import { checkValues } from '../values.js';
-import { LIBRARY_MEDIA, libraryMediaDir, librarySeeds } from './index.js';
+import { libraryPreviewsDir, librarySeeds, STOCK_PICTURES } from './index.js';
 
 // The seeded public library (issue 5): at least 8 image and 6 video templates, each a valid edit
-// with a field schema, a category and only bundled, licensed media and installed fonts.
+// with a field schema, a category, installed fonts and only pictures of the stock library, named by
+// asset id (issue 14: one copy of each picture, no URL stored in an edit).
 
 const FONTS = ['Open Sans', 'Roboto', 'DejaVu Sans', 'DejaVu Serif', 'Liberation Sans', 'Liberation Serif', 'Noto Sans', 'Noto Serif', 'Noto Sans CJK SC', 'Noto Color Emoji'];
-const base = 'https://media.test/files/library';
-const seeds = librarySeeds((file) => `${base}/${file}`);
+const seeds = librarySeeds();
+const STOCK_ID = /"(ast_[A-Za-z0-9_]+)"/g;
+
+/** What the renders module does before it parses an edit: each asset id becomes its file's URL. */
+const resolvedIds = (value: JsonValue): JsonValue => JSON.parse(JSON.stringify(value).replace(STOCK_ID, '"https://media.test/files/a/$1/file"'));
+const idsIn = (value: unknown): string[] => [...JSON.stringify(value).matchAll(STOCK_ID)].map((m) => m[1] as string);
 
 /** Sample values for required fields without a default (what a caller would send). */
 function sampleValues(seed: (typeof seeds)[number]): Record<string, string> {
@@ -47,27 +53,29 @@ describe('the template library', () => {
     expect(values.ok).toBe(true);
     const merged = applyMerge(seed.edit, values.ok ? values.values : {});
     expect(merged.unresolved).toEqual([]);
-    const edit: EditSpec = assertEdit(merged.value);
+    const edit: EditSpec = assertEdit(resolvedIds(merged.value));
     const families = new Set<string>();
     for (const t of edit.timeline.tracks) for (const c of t.clips) if (c.asset.type === 'rich-text') families.add(c.asset.font.family);
     for (const family of families) expect(FONTS).toContain(family);
-    const text = JSON.stringify(seed.edit);
-    for (const url of text.match(/https?:\/\/[^"\\]+/g) ?? []) {
-      if (url.startsWith('http://www.w3.org/')) continue;
-      expect(url.startsWith(`${base}/`)).toBe(true);
+    // No URL is stored (SVG markup names its namespace); media are stock assets by id.
+    const urls = `${JSON.stringify(seed.edit)}${JSON.stringify(seed.fields)}`.match(/https?:\/\/[^"\\\s]+/g) ?? [];
+    expect(urls.filter((url) => !url.startsWith('http://www.w3.org/'))).toEqual([]);
+  });
+
+  it('uses only pictures of the stock library, each an image with its file bundled and its licence recorded', async () => {
+    const used = new Set(seeds.flatMap((s) => [...idsIn(s.edit), ...idsIn(s.fields)]));
+    const pictures = STOCK_PICTURES.map((slug) => stockAssetId(slug));
+    expect([...used].sort()).toEqual([...pictures].sort());
+    for (const slug of STOCK_PICTURES) {
+      const item = STOCK_ITEMS.find((i) => i.slug === slug);
+      expect(item).toMatchObject({ type: 'image', licence: 'CC0-1.0', file: { bundled: expect.any(String) } });
+      const file = join(stockFilesDir(), (item?.file as { bundled: string }).bundled);
+      expect((await sharp(file).metadata()).width).toBeGreaterThan(0);
     }
   });
 
-  it('bundles every media file it uses, each listed with its licence', async () => {
-    const dir = libraryMediaDir();
-    const licences = readFileSync(join(dir, '..', 'MEDIA-LICENCES.md'), 'utf8');
-    const used = new Set(seeds.flatMap((s) => JSON.stringify(s.edit).concat(JSON.stringify(s.fields)).match(new RegExp(`${base}/([a-z0-9.-]+)`, 'g')) ?? []).map((u) => u.slice(base.length + 1)));
-    for (const file of used) expect(LIBRARY_MEDIA).toContain(file);
-    for (const file of LIBRARY_MEDIA) {
-      expect(existsSync(join(dir, file))).toBe(true);
-      expect(licences).toContain(`| ${file} |`);
-      const meta = await sharp(join(dir, file)).metadata();
-      expect(meta.width).toBeGreaterThan(0);
-    }
+  it('has a preview picture of every template', () => {
+    const previews = readdirSync(libraryPreviewsDir());
+    for (const seed of seeds) expect(previews).toContain(`${seed.id}.jpg`);
   });
 });

@@ -1,15 +1,15 @@
 import type { LibrarySeed } from '../templates.service.js';
-import { circle, f, image, rect, richText, scrim, svgLayer, track, type MediaUrl, type Obj, type View } from './build.js';
+import { circle, f, image, rect, richText, scrim, stock, svgLayer, track, type Obj, type View } from './build.js';
 
 /** Video templates of the shared library (mp4); they render once the video engine lands. */
-export function videoSeeds(media: MediaUrl): LibrarySeed[] {
-  return [logoIntro(media), lowerThird(media), productPromo(media), countdown(), photoSlideshow(media), endCard(media)];
+export function videoSeeds(): LibrarySeed[] {
+  return [logoIntro(), lowerThird(), productPromo(), countdown(), photoSlideshow(), endCard()];
 }
 
 const HD: View = { width: 1280, height: 720 };
 const mp4 = (v: View) => ({ format: 'mp4', size: { width: v.width, height: v.height }, fps: 25 });
 
-function logoIntro(media: MediaUrl): LibrarySeed {
+function logoIntro(): LibrarySeed {
   const v = HD;
   return {
     id: 'tpl_lib_video_logo_intro',
@@ -22,8 +22,8 @@ function logoIntro(media: MediaUrl): LibrarySeed {
     fields: [
       f.text('TITLE', 'Title', 'Northwind Studio', 32, { required: true }),
       f.text('TAGLINE', 'Tagline', 'Stories worth watching', 48),
-      f.image('LOGO', 'Logo (square, transparent PNG)', media('logo-mark.png'), { config: { aspectRatio: '1:1' } }),
-      f.image('BACKGROUND_IMAGE', 'Background picture', media('bg-sunset-waves.jpg'), { config: { aspectRatio: '16:9' } }),
+      f.image('LOGO', 'Logo (square, transparent PNG)', stock('logo-mark'), { config: { aspectRatio: '1:1' } }),
+      f.image('BACKGROUND_IMAGE', 'Background picture', stock('bg-sunset-waves'), { config: { aspectRatio: '16:9' } }),
     ],
     edit: {
       timeline: {
@@ -41,7 +41,7 @@ function logoIntro(media: MediaUrl): LibrarySeed {
   };
 }
 
-function lowerThird(media: MediaUrl): LibrarySeed {
+function lowerThird(): LibrarySeed {
   const v = HD;
   return {
     id: 'tpl_lib_video_lower_third',
@@ -55,7 +55,7 @@ function lowerThird(media: MediaUrl): LibrarySeed {
       f.text('NAME', 'Name', 'Ada Moreno', 32, { required: true }),
       f.text('TITLE', 'Title', 'Founder, Lumen Labs', 48),
       f.color('ACCENT_COLOR', 'Bar colour', '#f472b6'),
-      f.image('BACKGROUND_IMAGE', 'Footage still', media('photo-city.jpg'), { config: { aspectRatio: '16:9' } }),
+      f.image('BACKGROUND_IMAGE', 'Footage still', stock('photo-city'), { config: { aspectRatio: '16:9' } }),
     ],
     edit: {
       timeline: {
@@ -73,7 +73,7 @@ function lowerThird(media: MediaUrl): LibrarySeed {
   };
 }
 
-function productPromo(media: MediaUrl): LibrarySeed {
+function productPromo(): LibrarySeed {
   const v: View = { width: 1080, height: 1080 };
   return {
     id: 'tpl_lib_video_product_promo',
@@ -91,7 +91,7 @@ function productPromo(media: MediaUrl): LibrarySeed {
       f.text('WEBSITE', 'Website', 'northwind.shop', 32),
       f.color('BRAND_COLOR', 'Brand colour', '#ea580c'),
       f.color('BACKGROUND_COLOR', 'Background colour', '#fff7ed'),
-      f.image('PRODUCT_IMAGE', 'Product photo (transparent PNG works best)', media('product-mug.png'), { config: { aspectRatio: '1:1' } }),
+      f.image('PRODUCT_IMAGE', 'Product photo (transparent PNG works best)', stock('product-mug'), { config: { aspectRatio: '1:1' } }),
     ],
     edit: {
       timeline: {
@@ -156,7 +156,7 @@ function countdown(): LibrarySeed {
   };
 }
 
-function photoSlideshow(media: MediaUrl): LibrarySeed {
+function photoSlideshow(): LibrarySeed {
   const v = HD;
   const caption = (key: string, start: number) =>
     richText(v, { x: 60, y: 580, w: 640, h: 80 }, `{{${key}}}`, {
@@ -174,9 +174,9 @@ function photoSlideshow(media: MediaUrl): LibrarySeed {
       f.text('CAPTION_1', 'First caption', 'Day 1 · The ridge trail', 40),
       f.text('CAPTION_2', 'Second caption', 'Day 2 · City lights', 40),
       f.text('CAPTION_3', 'Third caption', 'Day 3 · Back to the sea', 40),
-      f.image('IMAGE_1', 'First picture', media('photo-mountains.jpg'), { config: { aspectRatio: '16:9' } }),
-      f.image('IMAGE_2', 'Second picture', media('photo-city.jpg'), { config: { aspectRatio: '16:9' } }),
-      f.image('IMAGE_3', 'Third picture', media('photo-beach.jpg'), { config: { aspectRatio: '16:9' } }),
+      f.image('IMAGE_1', 'First picture', stock('photo-mountains'), { config: { aspectRatio: '16:9' } }),
+      f.image('IMAGE_2', 'Second picture', stock('photo-city'), { config: { aspectRatio: '16:9' } }),
+      f.image('IMAGE_3', 'Third picture', stock('photo-beach'), { config: { aspectRatio: '16:9' } }),
     ],
     edit: {
       timeline: {
@@ -195,7 +195,7 @@ function photoSlideshow(media: MediaUrl): LibrarySeed {
   };
 }
 
-function endCard(media: MediaUrl): LibrarySeed {
+function endCard(): LibrarySeed {
   const v = HD;
   return {
     id: 'tpl_lib_video_end_card',
@@ -210,8 +210,8 @@ function endCard(media: MediaUrl): LibrarySeed {
       f.text('CTA_TEXT', 'Button text', 'Subscribe for more', 28),
       f.text('WEBSITE', 'Website', 'northwind.studio', 32),
       f.color('ACCENT_COLOR', 'Button colour', '#ef4444'),
-      f.image('LOGO', 'Logo (square)', media('logo-mark.png'), { config: { aspectRatio: '1:1' } }),
-      f.image('BACKGROUND_IMAGE', 'Background picture', media('bg-mesh-dark.jpg')),
+      f.image('LOGO', 'Logo (square)', stock('logo-mark'), { config: { aspectRatio: '1:1' } }),
+      f.image('BACKGROUND_IMAGE', 'Background picture', stock('bg-mesh-dark')),
     ],
     edit: {
       timeline: {
