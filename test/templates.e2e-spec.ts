@@ -2,12 +2,12 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import sharp from 'sharp';
 import { Asset } from '#libs/assets';
-import { type ApiError } from '#libs/core';
+import { PLANS, type ApiError } from '#libs/core';
 import { openAppDatabase } from '#libs/app';
 import { allWorkspaces, forWorkspace, type Orm } from '#libs/db';
 import { OutboxEvent } from '#libs/events';
 import { createStorage } from '#libs/storage';
-import { TemplatesService } from '#libs/templates';
+import { Template, TemplatesService } from '#libs/templates';
 import { createWorkerApp } from '../apps/worker/src/app.js';
 import { multipart, storedKey, startApi, type TestApi } from './harness.js';
 import { until } from './render-helpers.js';
@@ -265,6 +265,17 @@ describe('templates', () => {
     expect(imported.json().code).toBe('LIMIT_TEMPLATES');
     expect((await api.cli('template:archive', '--id', copies[0]!)).json).toEqual({ id: copies[0], status: 'archived', version: 1 });
     expect((await req('POST', '/v1/templates/tpl_lib_quote_card/duplicate', key(small))).statusCode).toBe(201);
+  });
+
+  it('§8 template count holds under concurrent copies and imports: 14 at once on a free workspace → exactly 10', async () => {
+    const ws = (await api.cli('workspace:create', '--name', 'Racing', '--plan', 'free')).json as { workspaceId: string };
+    const templates = svc;
+    const results = await Promise.allSettled(Array.from({ length: 14 }, (_, i) => (i % 2
+      ? templates.duplicate(ws.workspaceId, PLANS.free, 'tpl_lib_quote_card')
+      : templates.import(ws.workspaceId, PLANS.free, { name: `race ${i}`, edit: design().edit, fields: design().fields }))));
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(10);
+    expect(new Set(results.flatMap((r) => (r.status === 'rejected' ? [(r.reason as { code: string }).code] : [])))).toEqual(new Set(['LIMIT_TEMPLATES']));
+    expect(await forWorkspace(orm, ws.workspaceId).count(Template, { workspaceId: ws.workspaceId })).toBe(10);
   });
 
   it('decisions.md import: fields derived from the placeholders (media kinds from src, defaults from merge); 201 private draft', async () => {

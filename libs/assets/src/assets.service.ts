@@ -4,7 +4,7 @@ import { ApiError, likeTerm, newId, type ListQuery, type ListSpec, type Plan, ty
 import { allWorkspaces, forWorkspace, queries, retryBusy, type Tables } from '#libs/db';
 import { writeEvent } from '#libs/events';
 import type { StorageDriver } from '#libs/storage';
-import { Workspace } from '#libs/workspaces';
+import { lockWorkspace } from '#libs/workspaces';
 import { Asset, ASSET_STATUSES, ASSET_TYPES, type AssetErrorInfo, type AssetMeta, type AssetStatus, type AssetType } from './entities.js';
 
 export const ASSET_SORTS = ['createdAt', 'name', 'sizeBytes', 'type', 'durationSec'] as const;
@@ -193,7 +193,7 @@ export class AssetsService {
   async reserve(workspaceId: string, plan: Plan, upload: NewUpload): Promise<Asset> {
     const id = newId('asset');
     return retryBusy(() => forWorkspace(this.orm, workspaceId).fork().transactional(async (em) => {
-      await em.nativeUpdate(Workspace, { id: workspaceId }, { updatedAt: new Date() });
+      await lockWorkspace(em, workspaceId);
       const used = await this.usedBytes(workspaceId, em);
       if (used + upload.reserveBytes > plan.storageBytes) {
         throw new ApiError('LIMIT_STORAGE', `The ${plan.name} plan allows ${formatBytes(plan.storageBytes)} of stored media and the workspace uses ${formatBytes(used)}; this upload needs ${formatBytes(upload.reserveBytes)}. Delete assets or change plan`, {

@@ -1,11 +1,12 @@
-import { UniqueConstraintViolationException, type EntityManager, type FilterQuery, type MikroORM } from '@mikro-orm/core';
+import { UniqueConstraintViolationException, type EntityManager, type FilterQuery, type MikroORM, type RequiredEntityData } from '@mikro-orm/core';
 import {
   ApiError, likeTerm, newId, type FieldErrors, type ListQuery, type ListSpec, type OutboundPolicy, type Plan, type SortOrder,
 } from '#libs/core';
-import { allWorkspaces, forWorkspace, queries, type Tables } from '#libs/db';
+import { allWorkspaces, forWorkspace, queries, retryBusy, type Tables } from '#libs/db';
 import type { JsonValue } from '#libs/edit-spec';
 import { writeEvent } from '#libs/events';
 import type { StorageDriver } from '#libs/storage';
+import { lockWorkspace } from '#libs/workspaces';
 import { CATEGORY_IDS, categoryProblem, TEMPLATE_CATEGORIES } from './categories.js';
 import { Issues } from './check.js';
 import {
@@ -253,9 +254,7 @@ export class TemplatesService {
    */
   async duplicate(workspaceId: string, plan: Plan, id: string): Promise<Template> {
     const source = await this.get(workspaceId, id);
-    const em = forWorkspace(this.orm, workspaceId);
-    await this.allowance(em, workspaceId, plan);
-    const copy = em.create(Template, {
+    return this.insertCounted(workspaceId, plan, {
       id: newId('template'),
       workspaceId,
       name: source.workspaceId === workspaceId ? `${source.name} (copy)`.slice(0, 120) : source.name,
@@ -280,8 +279,6 @@ export class TemplatesService {
       review: null,
       publishedAt: null,
     });
-    await em.flush();
-    return copy;
   }
 
   /**
@@ -478,10 +475,8 @@ export class TemplatesService {
     const category = categoryProblem(categoryId, subcategoryId, false);
     if (category) throw new ApiError('INVALID_CATEGORY', `Invalid category: ${category}`, { errors: { [categoryId && subcategoryId ? 'subcategoryId' : 'categoryId']: [category] } });
     const content = this.checkContent(input, true);
-    const em = forWorkspace(this.orm, workspaceId);
-    await this.allowance(em, workspaceId, plan);
     const meta = { name: input.name, description: input.description ?? null, tags: input.tags ?? [] };
-    const row = em.create(Template, {
+    return this.insertCounted(workspaceId, plan, {
       id: newId('template'),
       workspaceId,
       ...meta,
@@ -501,8 +496,21 @@ export class TemplatesService {
       review: null,
       publishedAt: null,
     });
-    await em.flush();
-    return row;
+  }
+
+  /**
+   * Inserts a new template of the workspace when the plan's template allowance has room (402
+   * LIMIT_TEMPLATES otherwise): the count and the insert run under the workspace's lock, so
+   * concurrent imports or copies cannot overshoot it.
+   */
+  private insertCounted(workspaceId: string, plan: Plan, data: RequiredEntityData<Template>): Promise<Template> {
+    return retryBusy(() => forWorkspace(this.orm, workspaceId).fork().transactional(async (em) => {
+      await lockWorkspace(em, workspaceId);
+      await this.allowance(em, workspaceId, plan);
+      const row = em.create(Template, data);
+      await em.flush();
+      return row;
+    }));
   }
 
   /** §8 template count: the workspace's templates that are not archived, against the plan's ceiling (402 LIMIT_TEMPLATES). */

@@ -1,4 +1,4 @@
-import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import { defineEntity, p, type EntityManager, type InferEntity } from '@mikro-orm/core';
 
 export const Workspace = defineEntity({
   name: 'Workspace',
@@ -16,3 +16,12 @@ export const Workspace = defineEntity({
   },
 });
 export type Workspace = InferEntity<typeof Workspace>;
+
+/**
+ * Takes the workspace's row lock inside `em`'s transaction (PostgreSQL: a row lock; SQLite: the
+ * database's write lock): checks of a plan's allowance followed by an insert (storage, templates)
+ * run one after another for a workspace, so concurrent requests cannot both pass the check.
+ */
+export async function lockWorkspace(em: EntityManager, workspaceId: string): Promise<void> {
+  await em.nativeUpdate(Workspace, { id: workspaceId }, { updatedAt: new Date() });
+}
