@@ -13,13 +13,13 @@
  * processes (bench/lib: flags, the stack, cleanup on exit, error or Ctrl-C, the output).
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { Agent as HttpAgent, createServer as createHttpServer, request as httpRequest } from 'node:http';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import {
-  ROOT, busyBeforeLoad, cpuTimes, createPgDatabase, integer, log, machine, procCpuTicks, runBench, sleep, startChild, startStack,
-  startWorker, stealPct, stopChild, waitFor,
+  ROOT, busyBeforeLoad, cpuProfileArgs, cpuTimes, createPgDatabase, integer, log, machine, printProfile, procCpuTicks, profileSummary, runBench,
+  sleep, startChild, startStack, startWorker, stealPct, stopChild, waitFor,
 } from './lib/harness.mjs';
 
 const TARGET_RATE = 500;
@@ -212,69 +212,6 @@ async function bareLoop({ port, endpoints, events, concurrency, keepAlive }) {
   return { started, finished, failures };
 }
 
-// ---------------------------------------------------------------------------------------------
-// CPU profile summary (--profile)
-// ---------------------------------------------------------------------------------------------
-
-function summarizeProfile(file, top = 25) {
-  const prof = JSON.parse(readFileSync(file, 'utf8'));
-  const byId = new Map(prof.nodes.map((n) => [n.id, n]));
-  const self = new Map();
-  const dt = prof.timeDeltas;
-  for (let i = 0; i < prof.samples.length; i++) self.set(prof.samples[i], (self.get(prof.samples[i]) ?? 0) + (dt[i] ?? 0));
-  const totalUs = dt.reduce((a, b) => a + b, 0);
-  const where = (cf) => {
-    const url = cf.url.replace(pathToFileURL(ROOT).href + '/', '').replace(/^file:\/\//, '');
-    return url ? `${url}:${cf.lineNumber + 1}` : '';
-  };
-  const pkg = (cf) => {
-    const u = cf.url;
-    if (!u) return cf.functionName.startsWith('(') ? cf.functionName : '(native/builtin)';
-    if (u.startsWith('node:')) return 'node: core';
-    const m = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(u);
-    if (m) return m[1];
-    const d = /\/dist\/((?:apps|libs)\/[^/]+)/.exec(u);
-    return d ? d[1] : u;
-  };
-  const fn = new Map();
-  const pk = new Map();
-  for (const [id, us] of self) {
-    const n = byId.get(id);
-    const cf = n.callFrame;
-    const key = `${cf.functionName || '(anonymous)'} ${where(cf)}`;
-    fn.set(key, (fn.get(key) ?? 0) + us);
-    pk.set(pkg(cf), (pk.get(pkg(cf)) ?? 0) + us);
-  }
-  // Inclusive time of a few product frames, through the call tree (children ids).
-  const parents = new Map();
-  for (const n of prof.nodes) for (const c of n.children ?? []) parents.set(c, n.id);
-  const inclusive = new Map();
-  for (const [id, us] of self) {
-    const seen = new Set();
-    for (let cur = id; cur !== undefined; cur = parents.get(cur)) {
-      const cf = byId.get(cur).callFrame;
-      if (!/\/dist\/(apps|libs)\//.test(cf.url) || !cf.functionName) continue;
-      const key = `${cf.functionName} ${where(cf)}`;
-      if (seen.has(key)) continue;
-      seen.add(key);
-      inclusive.set(key, (inclusive.get(key) ?? 0) + us);
-    }
-  }
-  const rank = (m) => [...m].sort((a, b) => b[1] - a[1]).slice(0, top)
-    .map(([name, us]) => ({ name, ms: Math.round(us / 1000), pct: Math.round((1000 * us) / totalUs) / 10 }));
-  return { file, totalMs: Math.round(totalUs / 1000), selfByFunction: rank(fn), selfByPackage: rank(pk), inclusiveProduct: rank(inclusive) };
-}
-
-// ---------------------------------------------------------------------------------------------
-
-/** The newest .cpuprofile written to `dir` since `since` (ms), summarized. */
-function profileSummary(dir, since) {
-  const files = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).map((f) => join(dir, f))
-    .filter((f) => statSync(f).mtimeMs >= since).sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs);
-  if (!files.length) return { error: `no .cpuprofile written to ${dir}` };
-  return summarizeProfile(files[0]);
-}
-
 async function bench(opts) {
   const total = opts.events * opts.endpoints;
 
@@ -300,7 +237,7 @@ async function bench(opts) {
     profileSince = Date.now();
     // --cpu-prof writes its file on a normal exit only; Nest ends a SIGTERM by re-raising it, so
     // SIGUSR2 (sent by this script at the end) exits the worker normally.
-    nodeArgs.push('--cpu-prof', `--cpu-prof-dir=${opts.profile}`, '--import=data:text/javascript,process.on("SIGUSR2",()=>process.exit(0))');
+    nodeArgs.push(...cpuProfileArgs(opts.profile));
   }
   const workerEnv = process.env.BENCH_WORKER_NODE_OPTIONS ? { ...env, NODE_OPTIONS: process.env.BENCH_WORKER_NODE_OPTIONS } : env;
   const worker = startWorker('worker', workerEnv, { nodeArgs });
@@ -463,18 +400,7 @@ function summary(r) {
     `bad: ${b.stats.badSignatures + f.stats.badSignatures + p.stats.badSignatures}; delivery rows ${JSON.stringify(p.deliveryStates)}`);
   const steal = Math.max(b.stealPct ?? 0, f.stealPct ?? 0, p.stealPct ?? 0);
   if (steal >= 10) console.log(`note: the hypervisor stole up to ${steal} % of the CPU time during a run; figures are noisy`);
-  if (r.profile) {
-    if (r.profile.error) console.log(`profile: ${r.profile.error}`);
-    else {
-      console.log(`\nworker CPU profile ${r.profile.file} (${r.profile.totalMs} ms sampled, whole worker life)`);
-      console.log('self time by package:');
-      for (const x of r.profile.selfByPackage.slice(0, 12)) console.log(`  ${String(x.pct).padStart(5)} %  ${x.name}`);
-      console.log('self time by function:');
-      for (const x of r.profile.selfByFunction.slice(0, 20)) console.log(`  ${String(x.pct).padStart(5)} %  ${x.name}`);
-      console.log('inclusive time of product functions (synchronous stacks only: time after an await is not counted):');
-      for (const x of r.profile.inclusiveProduct.slice(0, 15)) console.log(`  ${String(x.pct).padStart(5)} %  ${x.name}`);
-    }
-  }
+  if (r.profile) printProfile(r.profile, 'worker (whole life)');
   console.log('');
 }
 

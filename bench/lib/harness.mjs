@@ -12,6 +12,7 @@ import { ROOT, childOutputs, cleanup, installCleanupHandlers, interrupted, log }
 export * from './processes.mjs';
 export * from './stack.mjs';
 export * from './measure.mjs';
+export * from './profile.mjs';
 
 // --- flag values --------------------------------------------------------------------------------
 // Each takes (the flag's text, the flag's name) and returns the value or throws.

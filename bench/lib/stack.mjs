@@ -3,7 +3,7 @@
 // is registered with processes.mjs, so cleanup() stops and removes it.
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { freePort, log, onCleanup, runNode, startChild, tempDir, waitFor } from './processes.mjs';
+import { freePort, log, onCleanup, runNode, startChild, stopChild, tempDir, waitFor } from './processes.mjs';
 
 /** REDIS_URL when set, else a redis-server on a free loopback port, without persistence, in `dir`. */
 export async function startRedis(dir) {
@@ -58,10 +58,11 @@ export function startWorker(label, env, { cpus, nodeArgs = [] } = {}) {
 /**
  * Redis (see startRedis), a temp DATA_DIR (SQLite, unless `databaseUrl`), an enterprise workspace,
  * the API and `workers` worker processes (worker i pinned to `workerCpus[i]` when given). `extraEnv`
- * is added to the app processes' environment; an undefined value removes that variable.
- * Returns the base URL, the workspace (its keys), the env and the API and Redis children.
+ * is added to the app processes' environment; an undefined value removes that variable. `apiNodeArgs`
+ * go before the API's script (a profiler).
+ * Returns the base URL, the workspace (its keys), the env and the API, worker and Redis children.
  */
-export async function startStack({ name = 'bench', redisPrefix = name, workers = 0, workerCpus, databaseUrl, extraEnv = {} } = {}) {
+export async function startStack({ name = 'bench', redisPrefix = name, workers = 0, workerCpus, databaseUrl, extraEnv = {}, apiNodeArgs = [] } = {}) {
   const work = tempDir(name);
   const redis = await startRedis(work);
   const apiPort = await freePort();
@@ -84,10 +85,17 @@ export async function startStack({ name = 'bench', redisPrefix = name, workers =
   if (!workspace?.liveKey) throw new Error(`workspace:create printed no liveKey: ${JSON.stringify(workspace)}`);
   log(`workspace ${workspace.workspaceId} (enterprise, ${databaseUrl ? 'postgresql' : 'sqlite'})`);
   const base = `http://127.0.0.1:${apiPort}`;
-  const api = startChild('api', process.execPath, ['dist/apps/api/src/main.js'], env);
+  const api = startChild('api', process.execPath, [...apiNodeArgs, 'dist/apps/api/src/main.js'], env);
   await waitFor('api', api, async () => (await fetch(`${base}/api/health`)).ok, 60_000);
   log(`api on ${base}`);
   // Workers are ready when they take jobs: callers warm up with real requests before measuring.
-  for (let i = 0; i < workers; i++) startWorker(`worker-${i}`, env, { cpus: workerCpus?.[i] });
-  return { base, env, workspace, dataDir: env.DATA_DIR, api, redis: redis.child };
+  const workerChildren = Array.from({ length: workers }, (_, i) => startWorker(`worker-${i}`, env, { cpus: workerCpus?.[i] }));
+  return { base, env, workspace, dataDir: env.DATA_DIR, api, workers: workerChildren, redis: redis.child };
+}
+
+/** Stops a stack's processes (workers, API, then its own Redis) before the run ends; its temp dir goes at cleanup. */
+export async function stopStack(stack) {
+  await Promise.all(stack.workers.map((w) => stopChild(w)));
+  await stopChild(stack.api);
+  if (stack.redis) await stopChild(stack.redis);
 }

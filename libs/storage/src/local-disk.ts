@@ -3,6 +3,7 @@ import { mkdir, open, readdir, rename, rm, rmdir, stat, unlink, writeFile, type 
 import { basename, dirname, join, relative } from 'node:path';
 import { addAbortSignal, type Readable } from 'node:stream';
 import { contentTypeFor, servedContentType } from './content-type.js';
+import { writeGathered } from './gathered-write.js';
 import {
   assertValidRange, StoredFileNotFoundError, type ByteRange, type ListedObject, type PutOptions, type StorageDriver, type StoredObject, type StoredStat,
 } from './driver.js';
@@ -32,6 +33,7 @@ export class LocalDiskStorage implements StorageDriver {
   /**
    * Atomic: the bytes go to a hidden temp file in the target's folder, are fsynced, then renamed
    * over the target (and the folder fsynced), so a reader sees the old file or the whole new one.
+   * A stream is written as it arrives, in gathered writes (writeGathered).
    * An abort removes the temp file (or the target, when it came after the rename).
    */
   async put(key: string, bytes: Buffer | Readable, opts: PutOptions = {}): Promise<StoredObject> {
@@ -43,17 +45,13 @@ export class LocalDiskStorage implements StorageDriver {
     const dir = dirname(target);
     const temp = join(dir, `.${basename(target)}.${randomBytes(6).toString('hex')}.tmp`);
     const file = await this.createInFolder(dir, temp);
-    let sizeBytes = 0;
+    let sizeBytes: number;
     try {
       if (Buffer.isBuffer(bytes)) {
         await file.writeFile(bytes);
         sizeBytes = bytes.length;
       } else {
-        for await (const chunk of bytes) {
-          const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string);
-          await file.writeFile(buf);
-          sizeBytes += buf.length;
-        }
+        sizeBytes = await writeGathered(file, bytes);
       }
       await file.sync();
       await file.close();

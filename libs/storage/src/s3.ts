@@ -13,9 +13,12 @@ import { assertValidKey, assertValidPrefix, isValidKey } from './keys.js';
 import { Presigner } from './presign.js';
 import { keyUnderBase } from './public-url.js';
 
-/** Multipart part size: an upload holds at most QUEUE_SIZE parts of this in memory. */
-const PART_SIZE = 8 * 1024 * 1024;
-const QUEUE_SIZE = 4;
+/**
+ * Multipart part size (S3's smallest) and parts sent at once: a stream's upload holds QUEUE_SIZE + 1
+ * parts in memory (those under way and the one being gathered), about 15 MiB (docs/storage.md).
+ */
+const PART_SIZE = 5 * 1024 * 1024;
+const QUEUE_SIZE = 2;
 /** Keys per ListObjectsV2 page and per DeleteObjects call (S3's maximum for both). */
 const PAGE = 1000;
 /** Readiness and the bucket check give up after this. */
@@ -121,7 +124,7 @@ export class S3Storage implements StorageDriver {
 
   /**
    * A stream goes up by lib-storage's Upload: one PutObject when it fits in a part, else a
-   * multipart upload (parts of 8 MiB, four at a time), which is aborted when anything fails.
+   * multipart upload (parts of 5 MiB, two at a time), which is aborted when anything fails.
    */
   async put(key: string, bytes: Buffer | Readable, opts: PutOptions = {}): Promise<StoredObject> {
     assertValidKey(key);
