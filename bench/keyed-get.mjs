@@ -94,7 +94,7 @@ function combine(runs) {
 
 async function bench(opts) {
   // 1. Redis, a temp DATA_DIR (SQLite) or --pg, a workspace and its keys, the API.
-  const { base, workspace } = await startStack({ name: 'keyed-get', redisPrefix: 'bench', databaseUrl: opts.pg });
+  const { base, workspace } = await startStack({ name: 'keyed-get', redisPrefix: 'bench', databaseUrl: opts.pg, apiNodeArgs: opts['api-node-args'] });
 
   // 2. The bare Fastify hello-world.
   const barePort = await freePort();
@@ -199,6 +199,7 @@ if (process.argv[2] === '--bare-server') {
       rounds: { arg: 'N', default: 1, parse: floored(1), help: 'alternate bare/keyed N times and report the median (default 1)' },
       target: { arg: 'T', default: 'keyed', parse: oneOf('keyed', 'health', 'all'), help: 'keyed (default) | health (GET /api/health, a @Public() Nest route) | all' },
       pg: { arg: 'URL', default: null, help: 'use PostgreSQL at URL (DATABASE_URL) instead of SQLite in a temp DATA_DIR' },
+      'api-node-args': { arg: 'ARGS', default: [], parse: (v) => v.split(/\s+/).filter(Boolean), help: 'Node options for the API process, space-separated (e.g. --api-node-args=--max-semi-space-size=2)' },
     },
     footer: 'Environment: REDIS_URL uses that Redis instead of starting a redis-server.',
     run: bench,
