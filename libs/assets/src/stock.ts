@@ -1,6 +1,4 @@
-import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { repoFolder } from '#libs/core';
 
 export type StockAssetType = 'image' | 'video' | 'audio' | 'font' | 'lottie' | 'svg';
 
@@ -190,13 +188,5 @@ export const STOCK_DEBIAN_PACKAGES: readonly string[] = [
  * in the sources (libs/assets/src) or in the build (dist/libs/assets/src).
  */
 export function stockFilesDir(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 6; i++) {
-    const candidate = join(dir, 'libs', 'assets', 'stock', 'files');
-    if (existsSync(candidate)) return candidate;
-    const beside = join(dir, 'stock', 'files');
-    if (existsSync(beside)) return beside;
-    dir = dirname(dir);
-  }
-  throw new Error('The stock library folder (libs/assets/stock/files) was not found');
+  return repoFolder(import.meta.url, 'libs/assets/stock/files', 'stock/files');
 }

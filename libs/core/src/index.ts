@@ -10,3 +10,4 @@ export * from './scopes.js';
 export * from './secrets.js';
 export * from './ssrf.js';
 export * from './outbound-http.js';
+export * from './repo-folder.js';

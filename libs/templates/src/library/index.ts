@@ -1,6 +1,4 @@
-import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { repoFolder } from '#libs/core';
 import type { LibrarySeed } from '../templates.service.js';
 import { imageSeeds } from './images.js';
 import { videoSeeds } from './videos.js';
@@ -21,13 +19,5 @@ export function librarySeeds(): LibrarySeed[] {
  * location in the sources (libs/templates/src/library) or in the build (dist/libs/…).
  */
 export function libraryPreviewsDir(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 6; i++) {
-    const candidate = join(dir, 'libs', 'templates', 'seed', 'previews');
-    if (existsSync(candidate)) return candidate;
-    const beside = join(dir, 'seed', 'previews');
-    if (existsSync(beside)) return beside;
-    dir = dirname(dir);
-  }
-  throw new Error('The template library previews folder (libs/templates/seed/previews) was not found');
+  return repoFolder(import.meta.url, 'libs/templates/seed/previews', 'seed/previews');
 }
