@@ -100,6 +100,27 @@ describe.each(DRIVERS)('storage conformance: %s driver', (_name, make) => {
     expect(await subject.leftovers()).toEqual([]);
   }, 60_000);
 
+  it('stores a stream of small chunks over several parts byte for byte; a source that throws past the first part leaves nothing', async () => {
+    // 12 MiB in 64 KiB chunks (S3: two full parts from many chunks each, then a partial one), no two chunks alike.
+    const chunks = Array.from({ length: 192 }, (_, i) => Buffer.alloc(64 * 1024, `${i}:${'x'.repeat(i % 7)}`));
+    const whole = Buffer.concat(chunks);
+    async function* source(failAfter = Infinity) {
+      for (const [i, chunk] of chunks.entries()) {
+        if (i === failAfter) throw new Error('camera disconnected');
+        await new Promise((r) => setImmediate(r));
+        yield chunk;
+      }
+    }
+    await expect(storage.put('library/long.mp4', Readable.from(source()))).resolves.toEqual({ key: 'library/long.mp4', sizeBytes: whole.length });
+    expect(sha(await readAll(await storage.read('library/long.mp4')))).toBe(sha(whole));
+
+    // Past the first part (96 chunks = 6 MiB): S3 has begun a multipart upload, which must go.
+    expect(await rejection(storage.put('library/broken.mp4', Readable.from(source(96))))).toMatchObject({ message: 'camera disconnected' });
+    expect(await storage.stat('library/broken.mp4')).toBeUndefined();
+    expect((await listAll(storage, 'library/')).map((o) => o.key)).toEqual(['library/long.mp4']);
+    expect(await subject.leftovers()).toEqual([]);
+  }, 60_000);
+
   it('reads inclusive byte ranges, clamped at the end; a range past the end reads nothing', async () => {
     await storage.put('library/digits.txt', Buffer.from('0123456789'));
     expect(await text(await storage.read('library/digits.txt', { start: 2, end: 5 }))).toBe('2345');

@@ -1,9 +1,8 @@
-import { Readable, Transform, addAbortSignal, pipeline } from 'node:stream';
+import { Readable, addAbortSignal } from 'node:stream';
 import {
-  CreateBucketCommand, DeleteObjectCommand, DeleteObjectsCommand, GetObjectCommand, HeadBucketCommand, HeadObjectCommand, ListObjectsV2Command, S3Client,
-  type BucketLocationConstraint, type ListObjectsV2CommandOutput,
+  AbortMultipartUploadCommand, CompleteMultipartUploadCommand, CreateBucketCommand, CreateMultipartUploadCommand, DeleteObjectCommand, DeleteObjectsCommand, GetObjectCommand, HeadBucketCommand, HeadObjectCommand, ListObjectsV2Command,
+  PutObjectCommand, S3Client, UploadPartCommand, type BucketLocationConstraint, type CompletedPart, type ListObjectsV2CommandOutput,
 } from '@aws-sdk/client-s3';
-import { Upload } from '@aws-sdk/lib-storage';
 import type { S3StorageConfig } from '#libs/core';
 import { contentTypeFor, servedContentType } from './content-type.js';
 import {
@@ -15,10 +14,12 @@ import { keyUnderBase } from './public-url.js';
 
 /**
  * Multipart part size (S3's smallest) and parts sent at once: a stream's upload holds QUEUE_SIZE + 1
- * parts in memory (those under way and the one being gathered), about 15 MiB (docs/storage.md).
+ * part buffers (those under way and the one being filled), 15 MiB (docs/storage.md).
  */
 const PART_SIZE = 5 * 1024 * 1024;
 const QUEUE_SIZE = 2;
+/** Idle part buffers a driver keeps for the next puts (20 MiB at most). */
+const POOL_IDLE = 4;
 /** Keys per ListObjectsV2 page and per DeleteObjects call (S3's maximum for both). */
 const PAGE = 1000;
 /** Readiness and the bucket check give up after this. */
@@ -39,6 +40,31 @@ const errorText = (err: unknown) => {
 };
 
 /**
+ * Part buffers used again from one put to the next: a fresh 5 MiB buffer per part lives through its
+ * UploadPart, is promoted, and goes only at a full collection (docs/benchmarks.md). Taking never
+ * waits: an empty pool allocates, so one slow upload never holds up another; giving back keeps
+ * POOL_IDLE of them. A buffer whose request failed is not given back (its socket write may not be done).
+ */
+class PartPool {
+  private readonly idle: Buffer[] = [];
+
+  take(): Buffer {
+    return this.idle.pop() ?? Buffer.allocUnsafeSlow(PART_SIZE);
+  }
+
+  give(buffer: Buffer): void {
+    if (this.idle.length < POOL_IDLE) this.idle.push(buffer);
+  }
+}
+
+/** A stream's chunk as bytes (object-mode streams may carry strings). */
+const chunkBytes = (chunk: unknown): Uint8Array => {
+  if (typeof chunk === 'string') return Buffer.from(chunk);
+  if (chunk instanceof Uint8Array) return chunk;
+  throw new TypeError(`a stored stream carries bytes or strings, not ${typeof chunk}`);
+};
+
+/**
  * An S3-compatible bucket (AWS S3, MinIO, …) shared by every process of a deployment. Objects are
  * named by their key as is; the content type is the key's extension, as for `local`. The bucket
  * is checked (and, with `createBucket`, created) once per process before the first operation.
@@ -52,6 +78,7 @@ export class S3Storage implements StorageDriver {
   private readonly bucketUrl: string;
   private readonly endpoint: string;
   private bucketReady?: Promise<void>;
+  private readonly parts = new PartPool();
 
   constructor(
     private readonly config: S3StorageConfig,
@@ -123,8 +150,9 @@ export class S3Storage implements StorageDriver {
   }
 
   /**
-   * A stream goes up by lib-storage's Upload: one PutObject when it fits in a part, else a
-   * multipart upload (parts of 5 MiB, two at a time), which is aborted when anything fails.
+   * A buffer is one PutObject. A stream is copied into part buffers of the driver's pool: one that
+   * ends within the first part is one PutObject, else a multipart upload (putParts). A failure or an
+   * abort aborts the multipart upload; an abort that comes after the object landed deletes it again.
    */
   async put(key: string, bytes: Buffer | Readable, opts: PutOptions = {}): Promise<StoredObject> {
     assertValidKey(key);
@@ -132,32 +160,17 @@ export class S3Storage implements StorageDriver {
     const { signal } = opts;
     signal?.throwIfAborted();
     await this.ready();
-    let sizeBytes = 0;
-    let body: Buffer | Transform;
-    if (Buffer.isBuffer(bytes)) {
-      body = bytes;
-      sizeBytes = bytes.length;
-    } else {
-      // The abort destroys the source: the upload's reader fails, and Upload aborts its multipart upload.
-      if (signal) addAbortSignal(signal, bytes);
-      body = new Transform({
-        transform(chunk: Buffer, _encoding, done) {
-          sizeBytes += chunk.length;
-          done(null, chunk);
-        },
-      });
-      pipeline(bytes, body, () => undefined); // a source's error reaches `body`, hence the upload
-    }
-    const upload = new Upload({
-      client: this.client,
-      params: { Bucket: this.bucket, Key: key, Body: body, ContentType: contentType },
-      partSize: PART_SIZE,
-      queueSize: QUEUE_SIZE,
-    });
+    let sizeBytes: number;
     try {
-      await upload.done();
+      if (Buffer.isBuffer(bytes)) {
+        await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: bytes, ContentType: contentType }));
+        sizeBytes = bytes.length;
+      } else {
+        // The abort destroys the source: reading it fails, and the multipart upload is aborted.
+        if (signal) addAbortSignal(signal, bytes);
+        sizeBytes = await this.putParts(key, bytes, contentType, signal);
+      }
     } catch (err) {
-      if (!Buffer.isBuffer(body)) body.destroy();
       signal?.throwIfAborted();
       throw err;
     }
@@ -167,6 +180,81 @@ export class S3Storage implements StorageDriver {
       signal.throwIfAborted();
     }
     return { key, sizeBytes };
+  }
+
+  /**
+   * The stream's chunks are copied into a pooled part buffer; a full one goes up by UploadPart (the
+   * multipart upload begun at the first), at most QUEUE_SIZE at once: with as many under way, the
+   * stream is not read until one is done (backpressure), whose buffer is filled next. Each request's
+   * body is the filled slice, which the SDK has done with when the request resolves. Answers the bytes read.
+   */
+  private async putParts(key: string, source: Readable, contentType: string, signal: AbortSignal | undefined): Promise<number> {
+    const target = { Bucket: this.bucket, Key: key };
+    const done: CompletedPart[] = [];
+    const underWay = new Set<Promise<void>>();
+    let uploadId: string | undefined;
+    let buffer: Buffer | undefined = this.parts.take();
+    let filled = 0;
+    let sizeBytes = 0;
+    const sendPart = (part: Buffer, length: number, id: string) => {
+      const PartNumber = done.length + 1;
+      done.push({ PartNumber });
+      const sending = this.client.send(new UploadPartCommand({ ...target, UploadId: id, PartNumber, Body: part.subarray(0, length) })).then((out) => {
+        done[PartNumber - 1].ETag = out.ETag;
+        this.parts.give(part);
+      });
+      underWay.add(sending);
+      // A failed part stops the reading (the loop below then fails with its error).
+      sending.then(() => underWay.delete(sending), (err: unknown) => source.destroy(err as Error));
+    };
+    try {
+      for await (const chunk of source) {
+        let bytes = chunkBytes(chunk);
+        sizeBytes += bytes.length;
+        while (bytes.length > 0) {
+          buffer ??= this.parts.take();
+          const n = Math.min(bytes.length, PART_SIZE - filled);
+          buffer.set(bytes.subarray(0, n), filled);
+          filled += n;
+          bytes = bytes.subarray(n);
+          if (filled < PART_SIZE) continue;
+          uploadId ??= await this.createUpload(target, contentType);
+          sendPart(buffer, filled, uploadId);
+          buffer = undefined;
+          filled = 0;
+          while (underWay.size >= QUEUE_SIZE) await Promise.race(underWay);
+        }
+      }
+      signal?.throwIfAborted();
+      if (uploadId === undefined) {
+        const part = buffer ?? this.parts.take();
+        buffer = undefined;
+        await this.client.send(new PutObjectCommand({ ...target, Body: part.subarray(0, filled), ContentType: contentType }));
+        this.parts.give(part);
+      } else {
+        if (buffer && filled > 0) sendPart(buffer, filled, uploadId);
+        buffer = undefined;
+        await Promise.all(underWay);
+        signal?.throwIfAborted();
+        await this.client.send(new CompleteMultipartUploadCommand({ ...target, UploadId: uploadId, MultipartUpload: { Parts: done } }));
+      }
+      return sizeBytes;
+    } catch (err) {
+      source.destroy();
+      if (buffer) this.parts.give(buffer); // never handed to the SDK
+      if (uploadId !== undefined) {
+        await Promise.allSettled(underWay);
+        // The put's own error is the answer; an upload the abort missed is the lifecycle rule's (docs/storage.md).
+        await this.client.send(new AbortMultipartUploadCommand({ ...target, UploadId: uploadId })).catch(() => undefined);
+      }
+      throw err;
+    }
+  }
+
+  private async createUpload(target: { Bucket: string; Key: string }, contentType: string): Promise<string> {
+    const out = await this.client.send(new CreateMultipartUploadCommand({ ...target, ContentType: contentType }));
+    if (!out.UploadId) throw new Error(`CreateMultipartUpload of "${target.Key}" answered no upload id`);
+    return out.UploadId;
   }
 
   async stat(key: string): Promise<StoredStat | undefined> {
