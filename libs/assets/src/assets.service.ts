@@ -85,7 +85,8 @@ export interface AssetFindings {
 
 const assets = queries<Tables<typeof Asset>>();
 
-function searchTextOf(name: string, description: string | null, tags: readonly string[]): string {
+/** Lower-cased name, description and tags: the `searchText` column `search` matches. */
+export function searchTextOf(name: string, description: string | null, tags: readonly string[]): string {
   return [name, description ?? '', ...tags].join('\n').toLowerCase();
 }
 
@@ -203,7 +204,7 @@ export class AssetsService {
       const fileKey = assetKey(id, `.${upload.ext}`);
       const row = em.create(Asset, {
         id, workspaceId, type: upload.type, status: 'uploading', name: upload.name, description: null, folder: null, tags: [],
-        tagsText: ',', searchText: searchTextOf(upload.name, null, []), mimeType: upload.mimeType, sizeBytes: upload.reserveBytes,
+        tagsText: tagsTextOf([]), searchText: searchTextOf(upload.name, null, []), mimeType: upload.mimeType, sizeBytes: upload.reserveBytes,
         fileKey,
         // An SVG is served only once processing has sanitised it: its bytes wait under a key of their own.
         uploadKey: upload.type === 'svg' ? `${fileKey}.upload` : null,
@@ -303,8 +304,8 @@ export class AssetsService {
   }
 }
 
-/** `,a,b,` lower-cased: the `tags` filter matches `,tag,` inside it. */
-function tagsTextOf(tags: readonly string[]): string {
+/** `,a,b,` lower-cased: the `tagsText` column the `tags` filter matches `,tag,` inside. */
+export function tagsTextOf(tags: readonly string[]): string {
   return `,${tags.map((t) => t.toLowerCase()).join(',')},`;
 }
 

@@ -5,7 +5,7 @@ import type { MikroORM } from '@mikro-orm/core';
 import { allWorkspaces, retryBusy } from '#libs/db';
 import { ASSET_HEAD_BYTES, detectAssetType } from '#libs/media';
 import type { StorageDriver } from '#libs/storage';
-import { assetPrefix, stockAssetId } from './assets.service.js';
+import { assetPrefix, searchTextOf, stockAssetId, tagsTextOf } from './assets.service.js';
 import { Asset } from './entities.js';
 import { STOCK_ITEMS, stockFilesDir, type StockItem } from './stock.js';
 
@@ -16,10 +16,6 @@ export interface StockSeedResult {
   skipped: string[];
   /** Rows of items no longer in the catalog, removed. */
   removed: string[];
-}
-
-function searchTextOf(item: StockItem): string {
-  return [item.name, item.description, ...item.tags].join('\n').toLowerCase();
 }
 
 /**
@@ -49,8 +45,8 @@ export async function seedStock(orm: MikroORM, storage: StorageDriver, enqueue: 
     }
     const fileKey = `${assetPrefix(id)}${basename(path).replace(/[^A-Za-z0-9._-]/g, '_')}`;
     const described = {
-      name: item.name, description: item.description, folder: item.folder, tags: item.tags, tagsText: `,${item.tags.join(',')},`,
-      searchText: searchTextOf(item), source: item.source, licence: item.licence,
+      name: item.name, description: item.description, folder: item.folder, tags: item.tags, tagsText: tagsTextOf(item.tags),
+      searchText: searchTextOf(item.name, item.description, item.tags), source: item.source, licence: item.licence,
     };
     const row = existing.get(id);
     if (row && row.sizeBytes === bytes.length && row.fileKey === fileKey && row.status !== 'failed') {
