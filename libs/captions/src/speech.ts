@@ -1,0 +1,131 @@
+/**
+ * What every speech engine (the three providers' adapters and the offline engine) offers the
+ * Captions module: one recording in, words with times out. Contract §2 "Caption provider", §4.3.
+ */
+
+/** Provider slugs in default-preference order (§2). */
+export const SPEECH_PROVIDERS = ['speech-alpha', 'speech-beta', 'speech-gamma'] as const;
+export type SpeechProvider = (typeof SPEECH_PROVIDERS)[number];
+
+/** §2 `support`: what the engine really does with a request. */
+export interface SpeechSupport {
+  /** Reads a video file's audio track itself (otherwise a video is refused with 422). */
+  video: boolean;
+  /** `languageCode: "auto"` detects the language. */
+  autoLanguage: boolean;
+  /** `alternativeLanguageCodes` are used. */
+  multiLanguage: boolean;
+  diarize: boolean;
+  keywords: boolean;
+  profanityFilter: boolean;
+  /** Largest recording the engine accepts, in bytes. */
+  maxBytes: number;
+}
+
+export interface SpeechLanguage {
+  code: string;
+  label: string;
+}
+
+export interface SpeechModel {
+  id: string;
+  label: string;
+  hint: string;
+}
+
+/** A recording on local disk (fetched, read from storage, or extracted from a render). */
+export interface SpeechAudio {
+  path: string;
+  sizeBytes: number;
+  kind: 'audio' | 'video';
+  /** Container from the bytes: mp3, wav, ogg, flac, m4a, mp4, mov, webm. */
+  format: string;
+  mime: string;
+  durationSec: number;
+}
+
+/** The settings that change what is recognised (and so are part of the cache key). */
+export interface RecognitionSettings {
+  /** BCP-47 tag, or `auto` (only when `support.autoLanguage`). */
+  languageCode: string;
+  alternativeLanguageCodes: string[];
+  /** Provider model id; null = the engine's default. */
+  model: string | null;
+  diarize: boolean;
+  keywords: string[];
+  punctuation: boolean;
+  filterProfanity: boolean;
+}
+
+export interface RecognizedWord {
+  /** The word as it should be shown (punctuated when punctuation is on and the engine punctuates). */
+  word: string;
+  /** Seconds from the start of the recording. */
+  start: number;
+  end: number;
+  /** 0–1. */
+  confidence: number;
+  /** Speaker number when diarized, else null. */
+  speaker: number | null;
+}
+
+export interface Recognition {
+  /** The language recognised (the detected one for `auto`). */
+  languageCode: string;
+  /** The model that was used. */
+  model: string;
+  words: RecognizedWord[];
+  /** Seconds of audio the provider processed (what it bills). */
+  audioSec: number;
+}
+
+/**
+ * Why a provider call failed:
+ * - `auth`: the provider refuses the credentials (401/403, revoked key, `invalid_grant`): the
+ *   connection is marked and callers answer 409 INTEGRATION_REAUTH_REQUIRED;
+ * - `unavailable`: timeout, connection refused, 429 or 5xx: worth retrying later (503);
+ * - `rejected`: the provider refuses this recording or these settings (other 4xx, a failed job):
+ *   the transcription fails with the provider's reason.
+ */
+export type SpeechFailureKind = 'auth' | 'unavailable' | 'rejected';
+
+export class SpeechProviderError extends Error {
+  constructor(
+    readonly kind: SpeechFailureKind,
+    message: string,
+    /** The provider's HTTP status, when there was an answer. */
+    readonly status: number | null = null,
+  ) {
+    super(message);
+    this.name = 'SpeechProviderError';
+  }
+}
+
+export interface SpeechEngine {
+  readonly support: SpeechSupport;
+  /** Containers the engine reads (audio ones, plus video ones when `support.video`). */
+  readonly formats: readonly string[];
+  readonly languages: readonly SpeechLanguage[];
+  readonly models: readonly SpeechModel[];
+  readonly defaultModel: string;
+  /** Recognises one recording. Throws SpeechProviderError; honours `signal` (abort = stop at once). */
+  transcribe(audio: SpeechAudio, settings: RecognitionSettings, signal: AbortSignal): Promise<Recognition>;
+}
+
+/** A connection's credentials, as unsealed for one call (never logged, never returned). */
+export interface SpeechCredentials {
+  apiKey?: string;
+  accessToken?: string;
+}
+
+export interface SpeechEngineOptions {
+  credentials: SpeechCredentials;
+  /** The provider's API root (its public one by default; a loopback fake in tests). */
+  baseUrl?: string;
+  /** development allows loopback/private targets (decisions.md "Running it"); production refuses them. */
+  outboundPolicy: 'development' | 'production';
+  /** Whole-call budget for one recording, polling included. */
+  timeoutMs?: number;
+  /** For polling providers: the wait between polls (tests shorten it). */
+  pollIntervalMs?: number;
+}
