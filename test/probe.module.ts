@@ -2,8 +2,9 @@ import { Body, Controller, Get, HttpCode, Module, Post } from '@nestjs/common';
 import { Type } from 'class-transformer';
 import { IsInt, IsOptional, IsString, Max, MaxLength, Min, ValidateNested } from 'class-validator';
 import { ok } from '#libs/core';
-import { RequireFeature, Scopes } from '../apps/api/src/http/decorators.js';
-import { Principal, type KeyPrincipal } from '../apps/api/src/http/principal.js';
+import type { UsableConnection } from '#libs/integrations';
+import { Integration, RequireFeature, Scopes } from '../apps/api/src/http/decorators.js';
+import { Connection, Principal, type KeyPrincipal } from '../apps/api/src/http/principal.js';
 
 class InnerDto {
   @IsInt() @Min(1) @Max(3) scale!: number;
@@ -41,6 +42,13 @@ class ProbeController {
   @RequireFeature('workflowsEnabled')
   workflows() {
     return ok({});
+  }
+
+  @Get('suite')
+  @Scopes('integrations:read')
+  @Integration('workspace-suite')
+  suite(@Connection() c: UsableConnection) {
+    return ok({ connectionId: c.connection.id, hasKey: Boolean(c.credentials.apiKey ?? c.credentials.accessToken) });
   }
 }
 

@@ -13,6 +13,7 @@ import { ApiExceptionFilter } from './http/exception.filter.js';
 import { KeyAuthentication } from './http/key-auth.js';
 import { SessionGuard, SessionStrategy } from './http/session.strategy.js';
 import { InfraModule } from './infra/infra.module.js';
+import { IntegrationsModule } from './integrations/integrations.module.js';
 import { KeysModule } from './keys/keys.module.js';
 import { OrganizationModule } from './organization/organization.module.js';
 import { RendersModule } from './renders/renders.module.js';
@@ -27,7 +28,7 @@ export class ApiModule {
       module: ApiModule,
       imports: [
         InfraModule.forRoot(config), QueueModule.forRoot(config), PassportModule,
-        FilesModule, HealthModule, KeysModule, AuthModule, CreditsModule, OrganizationModule, WebhooksModule, TemplatesModule, RendersModule, AssetsModule, ...extraModules],
+        FilesModule, HealthModule, KeysModule, AuthModule, CreditsModule, OrganizationModule, WebhooksModule, TemplatesModule, RendersModule, AssetsModule, IntegrationsModule, ...extraModules],
       providers: [
         KeyAuthentication, SessionStrategy, SessionGuard,
         { provide: APP_GUARD, useClass: AuthGuard },

@@ -3,7 +3,7 @@ import { DevMessage, ROLES, type Role } from '#libs/auth';
 import { ApiError, type KeyMode, type PlanCode } from '#libs/core';
 
 /** What the commands use of the CLI's AppServices (each built on first use: a command builds only what it needs). */
-export type CommandContext = Pick<AppServices, 'config' | 'workspaces' | 'keys' | 'auth' | 'credits' | 'templates' | 'orm'>;
+export type CommandContext = Pick<AppServices, 'config' | 'workspaces' | 'keys' | 'auth' | 'credits' | 'templates' | 'orm' | 'integrations'>;
 
 type Flags = Record<string, string>;
 
@@ -156,6 +156,30 @@ export const COMMANDS: Record<string, Command> = {
     async run(f, { templates }) {
       const { template } = await templates.archiveAny(f.id);
       return { id: template.id, status: template.status, version: template.version };
+    },
+  },
+  'integration:connect': {
+    flags: ['workspace!', 'provider!', 'api-key', 'access-token', 'refresh-token', 'expires-at', 'engine', 'base-url', 'account-email', 'account-name', 'account'],
+    async run(f, { workspaces, integrations }) {
+      const ws = await workspaces.get(f.workspace);
+      if (f.engine !== undefined && f.engine !== 'local' && f.engine !== 'provider') throw new ApiError('INVALID_REQUEST', `--engine must be local or provider (got "${f.engine}")`);
+      const row = await integrations.connect(ws.id, {
+        provider: f.provider,
+        engine: f.engine as 'local' | 'provider' | undefined,
+        credentials: { apiKey: f['api-key'], accessToken: f['access-token'], refreshToken: f['refresh-token'], expiresAt: f['expires-at'] },
+        baseUrl: f['base-url'] ?? null,
+        accountEmail: f['account-email'] ?? null,
+        accountName: f['account-name'] ?? f.account ?? null,
+      });
+      return integrations.view(row);
+    },
+  },
+  'integration:disconnect': {
+    flags: ['workspace!', 'provider!'],
+    async run(f, { workspaces, integrations }) {
+      const ws = await workspaces.get(f.workspace);
+      if (!(await integrations.disconnect(ws.id, f.provider))) throw new ApiError('INTEGRATION_NOT_CONNECTED', `No ${f.provider} account is connected to ${ws.id}`);
+      return { workspaceId: ws.id, provider: f.provider, disconnected: true };
     },
   },
   'key:revoke': {

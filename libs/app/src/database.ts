@@ -4,6 +4,7 @@ import type { AppConfig } from '#libs/core';
 import { CreditBalance, LedgerEntry } from '#libs/credits';
 import { openDatabase, ormOptions, type Orm } from '#libs/db';
 import { OutboxEvent } from '#libs/events';
+import { IntegrationConnection } from '#libs/integrations';
 import { ApiKey } from '#libs/keys';
 import { Render } from '#libs/renders';
 import { Template } from '#libs/templates';
@@ -18,7 +19,7 @@ import { Workspace } from '#libs/workspaces';
 /** Every entity of the service; each feature lib owns its own. */
 export const ENTITIES = [
   Workspace, ApiKey, User, Membership, OtpCode, RefreshToken, DevMessage, CreditBalance, LedgerEntry, OutboxEvent,
-  WebhookEndpoint, WebhookDelivery, WebhookAttempt, Template, Render, Asset,
+  WebhookEndpoint, WebhookDelivery, WebhookAttempt, Template, Render, Asset, IntegrationConnection,
 ] as const;
 
 /** The service's database: every entity mapped, migrations applied (unless `migrate: false`). */

@@ -5,6 +5,7 @@ import { AuthService, FanoutSmsSender, OutboxSmsSender, TwilioSmsSender, type Sm
 import { CursorCodec, deriveKey, type AppConfig } from '#libs/core';
 import { CreditsService } from '#libs/credits';
 import type { Orm } from '#libs/db';
+import { IntegrationsService } from '#libs/integrations';
 import { KeyAuthenticator, KeysService, RequestMeter } from '#libs/keys';
 import { probeDurations, storageAwareFetcher } from '#libs/media';
 import { createRedis, RedisKeys } from '#libs/redis';
@@ -137,6 +138,11 @@ export class AppServices {
   /** Settles renders (the worker; RendersService holds its own). */
   get assets(): AssetsService {
     return this.once('assets', () => new AssetsService(this.orm, this.storage));
+  }
+
+  /** Connected accounts: connect, list, and the check integration routes make (`use`). */
+  get integrations(): IntegrationsService {
+    return this.once('integrations', () => new IntegrationsService(this.orm, this.config));
   }
 
   get lifecycle(): RenderLifecycle {

@@ -19,6 +19,7 @@ export const ID_PREFIXES = {
   sessionFamily: 'fam',
   message: 'msg',
   membership: 'mbr',
+  connection: 'con',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

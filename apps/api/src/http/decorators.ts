@@ -1,9 +1,11 @@
 import { applyDecorators, SetMetadata, type Type } from '@nestjs/common';
 import { ApiBearerAuth, ApiExtension, ApiExtraModels, ApiResponse, ApiSecurity, getSchemaPath } from '@nestjs/swagger';
 import { ERROR_STATUS, PLAN_FEATURES, type ErrorCode, type PlanFeature, type Scope } from '#libs/core';
+import type { IntegrationProvider } from '#libs/integrations';
 
 export const AUTH_META = 'mr:auth';
 export const FEATURE_META = 'mr:feature';
+export const INTEGRATION_META = 'mr:integration';
 const ERRORS_META = 'mr:errors';
 
 /** How a route authenticates; every route declares one (a test walks them all). */
@@ -83,15 +85,29 @@ export function RequireFeature(feature: PlanFeature) {
   return applyDecorators(SetMetadata(FEATURE_META, feature), ApiErrors(PLAN_FEATURES[feature]));
 }
 
+/**
+ * A route that uses a workspace's connected account at `provider`: after authentication and scope
+ * (§7 order), the plan must include integrations (402 LIMIT_INTEGRATION_NOT_ALLOWED), the provider be
+ * connected (409 INTEGRATION_NOT_CONNECTED) and its grant hold (409 INTEGRATION_REAUTH_REQUIRED). The
+ * connection, credentials unsealed, is read with @Connection().
+ */
+export function Integration(provider: IntegrationProvider) {
+  return applyDecorators(
+    SetMetadata(INTEGRATION_META, provider),
+    ApiExtension('x-integration', provider),
+    ApiErrors('LIMIT_INTEGRATION_NOT_ALLOWED', 'INTEGRATION_NOT_CONNECTED', 'INTEGRATION_REAUTH_REQUIRED'),
+  );
+}
+
 /** Documents a success answer as the envelope {success, message, data: <dto>} (contract §1, convention 2). */
-export function ApiEnvelope(dto: Type, opts: { status?: number; isArray?: boolean; description?: string } = {}) {
+export function ApiEnvelope(dto: Type, opts: { status?: number; isArray?: boolean; paged?: boolean; description?: string } = {}) {
   const data = opts.isArray ? { type: 'array', items: { $ref: getSchemaPath(dto) } } : { $ref: getSchemaPath(dto) };
   const properties: Record<string, object> = {
     success: { type: 'boolean', enum: [true] },
     message: { type: 'string' },
     data,
   };
-  if (opts.isArray) {
+  if (opts.isArray && opts.paged !== false) {
     properties.pagination = {
       type: 'object',
       properties: { page: { type: 'integer' }, limit: { type: 'integer' }, total: { type: 'integer' }, totalPages: { type: 'integer' } },

@@ -1,6 +1,7 @@
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { ApiError, type KeyMode, type Plan } from '#libs/core';
+import type { UsableConnection } from '#libs/integrations';
 
 /** Who is calling: the API key's workspace, mode and plan (set by AuthGuard). */
 export interface KeyPrincipal {
@@ -25,6 +26,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     principal?: KeyPrincipal;
     session?: SessionPrincipal;
+    /** The connected account of an @Integration() route. */
+    integration?: UsableConnection;
   }
 }
 
@@ -40,4 +43,11 @@ export const SessionUser = createParamDecorator((_: unknown, ctx: ExecutionConte
   const session = ctx.switchToHttp().getRequest<FastifyRequest>().session;
   if (!session) throw new ApiError('INTERNAL_ERROR', 'Route reads a session but declares no session authentication');
   return session;
+});
+
+/** Injects the connected account of an @Integration() route (credentials unsealed: never log it). */
+export const Connection = createParamDecorator((_: unknown, ctx: ExecutionContext): UsableConnection => {
+  const integration = ctx.switchToHttp().getRequest<FastifyRequest>().integration;
+  if (!integration) throw new ApiError('INTERNAL_ERROR', 'Route reads a connection but declares no @Integration()');
+  return integration;
 });

@@ -4,6 +4,7 @@ import { AssetsService } from '#libs/assets';
 import { AuthService } from '#libs/auth';
 import { CursorCodec, type AppConfig } from '#libs/core';
 import { CreditsService } from '#libs/credits';
+import { IntegrationsService } from '#libs/integrations';
 import { KeyAuthenticator, KeysService, RequestMeter } from '#libs/keys';
 import { RedisKeys } from '#libs/redis';
 import { TemplatesService } from '#libs/templates';
@@ -18,6 +19,7 @@ const PROVIDED = [
   fromServices(WorkspacesService, 'workspaces'), fromServices(KeyAuthenticator, 'keyAuthenticator'), fromServices(RequestMeter, 'meter'),
   fromServices(AuthService, 'auth'), fromServices(CreditsService, 'credits'), fromServices(TemplatesService, 'templates'),
   fromServices(WebhookEndpoints, 'webhookEndpoints'), fromServices(AssetsService, 'assets'),
+  fromServices(IntegrationsService, 'integrations'),
 ];
 
 /**
