@@ -5,6 +5,7 @@ import type { AppConfig } from '#libs/core';
 import { QueueModule } from '#libs/queue';
 import { AssetsModule } from './assets/assets.module.js';
 import { AuthModule } from './auth/auth.module.js';
+import { CaptionsModule } from './captions/captions.module.js';
 import { CreditsModule } from './credits/credits.module.js';
 import { FilesModule } from './files/files.module.js';
 import { HealthModule } from './health/health.module.js';
@@ -28,7 +29,7 @@ export class ApiModule {
       module: ApiModule,
       imports: [
         InfraModule.forRoot(config), QueueModule.forRoot(config), PassportModule,
-        FilesModule, HealthModule, KeysModule, AuthModule, CreditsModule, OrganizationModule, WebhooksModule, TemplatesModule, RendersModule, AssetsModule, IntegrationsModule, ...extraModules],
+        FilesModule, HealthModule, KeysModule, AuthModule, CreditsModule, OrganizationModule, WebhooksModule, TemplatesModule, RendersModule, AssetsModule, IntegrationsModule, CaptionsModule, ...extraModules],
       providers: [
         KeyAuthentication, SessionStrategy, SessionGuard,
         { provide: APP_GUARD, useClass: AuthGuard },

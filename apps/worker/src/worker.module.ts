@@ -5,6 +5,7 @@ import type { Redis } from 'ioredis';
 import sharp from 'sharp';
 import { AppServices, fromServices, PROCESS_ROLES } from '#libs/app';
 import { AssetsService } from '#libs/assets';
+import { TranscriptionRunner } from '#libs/captions';
 import type { AppConfig } from '#libs/core';
 import { CreditsService } from '#libs/credits';
 import { JobQueues, queueOf, QueueModule, SCHEDULES, VIDEO_FLOWS } from '#libs/queue';
@@ -14,6 +15,7 @@ import { FontCatalog, StillEngine, storageAwareFetcher } from '#libs/still';
 import type { StorageDriver } from '#libs/storage';
 import { WebhookDeliverer, WebhookDispatcher } from '#libs/webhooks';
 import { AssetsProcessor } from './processors/assets.processor.js';
+import { CaptionsProcessor } from './processors/captions.processor.js';
 import { checkHandlers, configuredProcessor } from './processors/queue-processor.js';
 import { StillsProcessor } from './processors/stills.processor.js';
 import { SystemProcessor } from './processors/system.processor.js';
@@ -55,6 +57,7 @@ export class WorkerModule implements OnApplicationBootstrap, BeforeApplicationSh
         fromServices(WORKER_CONFIG, 'config'), fromServices(ORM, 'orm'), fromServices(REDIS, 'redis'), fromServices(STORAGE, 'storage'),
         fromServices(RedisKeys, 'redisKeys'), fromServices(CreditsService, 'credits'), fromServices(RenderLifecycle, 'lifecycle'),
         fromServices(WebhookDeliverer, 'webhookDeliverer'), fromServices(WebhookDispatcher, 'webhookDispatcher'), fromServices(AssetsService, 'assets'),
+        fromServices(TranscriptionRunner, 'transcriptionRunner'),
         { provide: FontCatalog, useFactory: () => FontCatalog.system() },
         {
           provide: VideoEngineHolder,
@@ -74,6 +77,7 @@ export class WorkerModule implements OnApplicationBootstrap, BeforeApplicationSh
         { provide: WebhooksProcessor, useClass: configuredProcessor(WebhooksProcessor, 'webhooks', { concurrency: config.webhookConcurrency }) },
         { provide: StillsProcessor, useClass: configuredProcessor(StillsProcessor, 'stills', { concurrency: config.stillConcurrency }) },
         { provide: AssetsProcessor, useClass: configuredProcessor(AssetsProcessor, 'assets', { concurrency: config.assets.concurrency }) },
+        { provide: CaptionsProcessor, useClass: configuredProcessor(CaptionsProcessor, 'captions', { concurrency: config.captions.concurrency }) },
         {
           provide: VideosProcessor,
           // Not consuming until the engine is up (VideosProcessor starts it); locks as VIDEO_LOCK_MS says.
@@ -83,7 +87,7 @@ export class WorkerModule implements OnApplicationBootstrap, BeforeApplicationSh
     };
   }
 
-  private readonly processors: (SystemProcessor | WebhooksProcessor | StillsProcessor | VideosProcessor | AssetsProcessor)[];
+  private readonly processors: (SystemProcessor | WebhooksProcessor | StillsProcessor | VideosProcessor | AssetsProcessor | CaptionsProcessor)[];
   private released!: () => void;
   /**
    * Settles once the workers stopped taking jobs and let go of the running ones (beforeApplicationShutdown).
@@ -99,12 +103,13 @@ export class WorkerModule implements OnApplicationBootstrap, BeforeApplicationSh
     stills: StillsProcessor,
     videos: VideosProcessor,
     assets: AssetsProcessor,
+    captions: CaptionsProcessor,
     private readonly queues: JobQueues,
     @InjectFlowProducer(VIDEO_FLOWS) private readonly flows: FlowProducer,
     private readonly video: VideoEngineHolder,
     private readonly services: AppServices,
   ) {
-    this.processors = [system, webhooks, stills, videos, assets];
+    this.processors = [system, webhooks, stills, videos, assets, captions];
   }
 
   async onApplicationBootstrap(): Promise<void> {

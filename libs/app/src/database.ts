@@ -1,5 +1,6 @@
 import { Asset } from '#libs/assets';
 import { DevMessage, Membership, OtpCode, RefreshToken, User } from '#libs/auth';
+import { SpeechRecognition, Transcription } from '#libs/captions';
 import type { AppConfig } from '#libs/core';
 import { CreditBalance, LedgerEntry } from '#libs/credits';
 import { openDatabase, ormOptions, type Orm } from '#libs/db';
@@ -20,6 +21,7 @@ import { Workspace } from '#libs/workspaces';
 export const ENTITIES = [
   Workspace, ApiKey, User, Membership, OtpCode, RefreshToken, DevMessage, CreditBalance, LedgerEntry, OutboxEvent,
   WebhookEndpoint, WebhookDelivery, WebhookAttempt, Template, Render, Asset, IntegrationConnection,
+  Transcription, SpeechRecognition,
 ] as const;
 
 /** The service's database: every entity mapped, migrations applied (unless `migrate: false`). */

@@ -2,14 +2,15 @@ import { AssetRefs, AssetsService, type Asset } from '#libs/assets';
 import { join } from 'node:path';
 import type { Redis, RedisOptions } from 'ioredis';
 import { AuthService, FanoutSmsSender, OutboxSmsSender, TwilioSmsSender, type SmsSender } from '#libs/auth';
-import { CursorCodec, deriveKey, type AppConfig } from '#libs/core';
+import { CaptionsService, createSpeechEngines, TranscriptionRunner, TranscriptionsService, type SourceLookup, type SpeechEngines, type StoredSources } from '#libs/captions';
+import { ApiError, CursorCodec, deriveKey, type AppConfig } from '#libs/core';
 import { CreditsService } from '#libs/credits';
-import type { Orm } from '#libs/db';
+import { forWorkspace, type Orm } from '#libs/db';
 import { IntegrationsService } from '#libs/integrations';
 import { KeyAuthenticator, KeysService, RequestMeter } from '#libs/keys';
 import { probeDurations, storageAwareFetcher } from '#libs/media';
 import { createRedis, RedisKeys } from '#libs/redis';
-import { RenderLifecycle, RendersService, type RendersDeps } from '#libs/renders';
+import { Render, RenderLifecycle, RendersService, type RendersDeps } from '#libs/renders';
 import { createStorage, type StorageDriver } from '#libs/storage';
 import { httpReachability, storedOrHttp, TemplatesService, type AssetChecker } from '#libs/templates';
 import { WebhookDeliverer, WebhookDispatcher, WebhookEndpoints, WebhookStore } from '#libs/webhooks';
@@ -61,6 +62,45 @@ function templateAssets(assets: AssetsService): AssetChecker {
   };
 }
 
+const AUDIO_FORMATS: Record<string, string> = {
+  'audio/mpeg': 'mp3', 'audio/wav': 'wav', 'audio/ogg': 'ogg', 'audio/flac': 'flac', 'audio/mp4': 'm4a',
+  'video/mp4': 'mp4', 'video/quicktime': 'mov', 'video/webm': 'webm',
+};
+
+/** Where captions find their recordings: assets (own or stock) and finished video renders of the workspace. */
+function captionSources(assets: AssetsService, orm: Orm): SourceLookup & StoredSources {
+  const invalid = (field: string, why: string) => new ApiError('VALIDATION_FAILED', `${field}: ${why}`, { errors: { [field]: [why] } });
+  const render = async (workspaceId: string, id: string) => {
+    const row = await forWorkspace(orm, workspaceId).findOne(Render, { id });
+    if (!row) throw new ApiError('RENDER_NOT_FOUND', `No render ${id} in this workspace`);
+    return row;
+  };
+  return {
+    async asset(workspaceId, id) {
+      const row = await assets.get(workspaceId, id);
+      if (row.type !== 'audio' && row.type !== 'video') throw invalid('assetId', `is ${row.type === 'image' ? 'an' : 'a'} ${row.type}; an audio or video asset is needed`);
+      if (row.status !== 'ready') throw invalid('assetId', `is ${row.status}; transcribe it once it is ready`);
+      return { kind: row.type, format: AUDIO_FORMATS[row.mimeType] ?? row.mimeType, sizeBytes: row.sizeBytes };
+    },
+    async render(workspaceId, id) {
+      const row = await render(workspaceId, id);
+      if (row.status !== 'done') throw invalid('renderId', `is ${row.status}; transcribe it once it is done`);
+      if (row.kind !== 'video' || row.format !== 'mp4') throw invalid('renderId', `is ${row.kind === 'image' ? 'an image' : `a ${row.format}`}: it has no audio track`);
+      if (!row.outputKey || row.purgedAt) throw invalid('renderId', 'its output has expired');
+      // Its audio track goes to the engine as 16 kHz mono FLAC (about 32 kB a second at most).
+      return { kind: 'audio', format: 'flac', sizeBytes: Math.ceil((row.duration ?? 0) * 32_000) };
+    },
+    async assetFileKey(workspaceId, id) {
+      const row = (await assets.findMany(workspaceId, [id])).get(id);
+      return row && row.status === 'ready' ? row.fileKey : null;
+    },
+    async renderOutputKey(workspaceId, id) {
+      const row = await forWorkspace(orm, workspaceId).findOne(Render, { id });
+      return row && !row.purgedAt ? (row.outputKey ?? null) : null;
+    },
+  };
+}
+
 /** What a process that registered the queues adds to renders (the API's Nest BullMQ module): producers and the stills' completion events. */
 export type RenderQueues = Pick<RendersDeps, 'queues' | 'stillEvents'>;
 
@@ -72,6 +112,7 @@ export type RenderQueues = Pick<RendersDeps, 'queues' | 'stillEvents'>;
 export class AppServices {
   private readonly built: Partial<AppServices> = {};
   private rendersService?: RendersService;
+  private captionsService?: CaptionsService;
 
   private constructor(
     readonly config: AppConfig,
@@ -145,6 +186,24 @@ export class AppServices {
     return this.once('integrations', () => new IntegrationsService(this.orm, this.config));
   }
 
+  get transcriptions(): TranscriptionsService {
+    return this.once('transcriptions', () => new TranscriptionsService(this.orm, this.storage));
+  }
+
+  /** The speech engines: the providers' adapters and the offline engine (libs/captions). */
+  get speechEngines(): SpeechEngines {
+    return this.once('speechEngines', () => createSpeechEngines(this.config));
+  }
+
+  /** The worker's half of transcriptions. */
+  get transcriptionRunner(): TranscriptionRunner {
+    return this.once('transcriptionRunner', () => new TranscriptionRunner({
+      transcriptions: this.transcriptions, integrations: this.integrations, engines: this.speechEngines, storage: this.storage,
+      sources: captionSources(this.assets, this.orm), fetch: storageAwareFetcher(this.config, this.storage, { maxBytes: this.config.assets.maxBytes, timeoutMs: 120_000 }),
+      workDir: join(this.config.dataDir, 'caption-work'),
+    }));
+  }
+
   get lifecycle(): RenderLifecycle {
     return this.once('lifecycle', () => new RenderLifecycle(this.orm, this.credits, this.storage));
   }
@@ -177,6 +236,13 @@ export class AppServices {
     }));
   }
 
+  /** Captions (the API), built once on the first caller's queue. */
+  captions(enqueue: (transcriptionId: string) => Promise<void>): CaptionsService {
+    return (this.captionsService ??= new CaptionsService({
+      integrations: this.integrations, transcriptions: this.transcriptions, engines: this.speechEngines, sources: captionSources(this.assets, this.orm), enqueue,
+    }));
+  }
+
   /** Releases what was opened: the Redis connection (if one was made) and the database. */
   async close(): Promise<void> {
     this.built.redis?.disconnect();
@@ -185,7 +251,7 @@ export class AppServices {
 }
 
 /** The members a Nest module can provide (`fromServices`). */
-type Member = Exclude<keyof AppServices, 'renders' | 'close'>;
+type Member = Exclude<keyof AppServices, 'renders' | 'captions' | 'close'>;
 
 /**
  * One member of the process's AppServices as a Nest factory provider, under its class (the compiler

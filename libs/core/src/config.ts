@@ -44,6 +44,8 @@ export interface AppConfig {
   storage: StorageConfig;
   /** The media library: the largest upload (ASSET_MAX_BYTES) and assets a worker processes at once. */
   assets: { maxBytes: number; concurrency: number; stock: boolean };
+  /** Transcriptions a worker runs at once (CAPTION_CONCURRENCY); the offline engine takes a core each. */
+  captions: { concurrency: number; pollIntervalMs: number; providerTimeoutMs: number };
 }
 
 /** Where rendered outputs and library media are kept (libs/storage, docs/storage.md). */
@@ -304,6 +306,13 @@ export function loadConfig(rawEnv: Env = process.env): AppConfig {
       concurrency: integer(env, 'ASSET_CONCURRENCY', 2, 1, 32),
       // Seeds the stock library at start (the tests turn it off where they do not use it).
       stock: oneOf(env, 'ASSET_STOCK', ['on', 'off'] as const, 'on') === 'on',
+    },
+    captions: {
+      concurrency: integer(env, 'CAPTION_CONCURRENCY', 2, 1, 32),
+      // Between two polls of a provider's job (AssemblyAI, Google's operations).
+      pollIntervalMs: integer(env, 'SPEECH_POLL_INTERVAL_MS', 3000, 10, 60_000),
+      // The whole of one provider call, polls included.
+      providerTimeoutMs: integer(env, 'SPEECH_PROVIDER_TIMEOUT_MS', 10 * 60_000, 1000, 3 * 3600_000),
     },
   };
 }

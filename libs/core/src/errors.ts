@@ -66,6 +66,7 @@ export const ERROR_STATUS = {
   ASSET_READ_ONLY: 403,
   ASSET_TOO_LARGE: 413,
   LIMIT_STORAGE: 402,
+  TRANSCRIPTION_NOT_FOUND: 404,
 } as const satisfies Record<string, number>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -20,6 +20,7 @@ export const ID_PREFIXES = {
   message: 'msg',
   membership: 'mbr',
   connection: 'con',
+  recognition: 'rcg',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -11,6 +11,8 @@ export const QUEUES = {
   videos: ['video.render', 'video.chunk', 'video.combine'],
   /** Uploaded assets: typed, measured, thumbnailed (and an SVG sanitised) before they are `ready`. */
   assets: ['asset.process'],
+  /** Transcriptions (docs/captions.md): a recording read, recognised (or found in the cache), cut into cues. */
+  captions: ['transcription.run'],
 } as const;
 
 export type QueueName = keyof typeof QUEUES;
@@ -26,6 +28,8 @@ export interface JobPayloads {
   'assets.sweep': { now?: string };
   /** Processes one uploaded asset (the record says where its bytes are). */
   'asset.process': { assetId: string };
+  /** Runs one transcription (the record holds the source and the settings). */
+  'transcription.run': { transcriptionId: string };
   /** Fans undispatched outbox events out into deliveries. */
   'webhooks.dispatch': Record<string, never>;
   /** One attempt of one delivery; BullMQ retries it on the §6 schedule. */
@@ -72,6 +76,7 @@ export interface JobResults {
   'renders.purge': { purged: number; lost: number };
   'assets.sweep': { uploads: number; orphans: number };
   'asset.process': { status: string };
+  'transcription.run': { status: string };
   'webhooks.dispatch': { deliveries: number };
   'webhooks.deliver': { outcome: string };
   'still.render': StillRenderResult;
@@ -121,6 +126,9 @@ const CHECKS: { readonly [N in JobName]: Check } = {
   },
   'asset.process': (d, fail) => {
     if (typeof d.assetId !== 'string' || !d.assetId.startsWith('ast_')) fail('assetId must be an asset id');
+  },
+  'transcription.run': (d, fail) => {
+    if (typeof d.transcriptionId !== 'string' || !d.transcriptionId.startsWith('trs_')) fail('transcriptionId must be a transcription id');
   },
   'webhooks.dispatch': () => undefined,
   'webhooks.deliver': (d, fail) => {

@@ -11,6 +11,9 @@ export const DELIVERY_ATTEMPTS = DELIVERY_RETRY_DELAYS_MS.length + 1;
 /** Runs of a video job before it fails: a worker that dies mid-render hands it on (decisions.md "Render record"). */
 export const VIDEO_ATTEMPTS = 3;
 
+/** Runs of a transcription before an outage fails it. */
+export const TRANSCRIPTION_ATTEMPTS = 3;
+
 /** How long the API waits for a synchronous still before it answers 504 RENDER_TIMEOUT. */
 export const STILL_TIMEOUT_MS = 60_000;
 
@@ -31,6 +34,8 @@ export const JOB_OPTIONS: { readonly [N in JobName]: Readonly<JobsOptions> } = {
   'assets.sweep': KEEP,
   // A crash mid-processing (the worker died, storage was down) runs it again; a bad file fails at once.
   'asset.process': { ...KEEP, attempts: 3, backoff: { type: 'exponential', delay: 2000 } },
+  // A provider outage (5xx, 429, timeout) or a crash runs it again, 5 s then 10 s later; then it fails.
+  'transcription.run': { ...KEEP, attempts: TRANSCRIPTION_ATTEMPTS, backoff: { type: 'exponential', delay: 5000 } },
   'webhooks.dispatch': KEEP,
   // BullMQ's retries carry the §6 schedule (the webhooks worker's custom backoff below).
   'webhooks.deliver': { ...KEEP, attempts: DELIVERY_ATTEMPTS, backoff: { type: 'custom' } },
@@ -52,6 +57,7 @@ export const QUEUE_WORKER_SETTINGS: { readonly [Q in QueueName]: Partial<WorkerO
   // A video whose worker died is run again by another (BullMQ's stalled jobs), VIDEO_ATTEMPTS runs in all.
   videos: { maxStalledCount: VIDEO_ATTEMPTS - 1 },
   assets: {},
+  captions: {},
 };
 
 /** Recurring jobs, one schedule per deployment whatever the number of workers. */

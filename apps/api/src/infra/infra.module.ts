@@ -2,6 +2,7 @@ import { Global, Module, type DynamicModule, type OnApplicationShutdown } from '
 import { AppServices, fromServices, PROCESS_ROLES } from '#libs/app';
 import { AssetsService } from '#libs/assets';
 import { AuthService } from '#libs/auth';
+import { TranscriptionsService } from '#libs/captions';
 import { CursorCodec, type AppConfig } from '#libs/core';
 import { CreditsService } from '#libs/credits';
 import { IntegrationsService } from '#libs/integrations';
@@ -19,7 +20,7 @@ const PROVIDED = [
   fromServices(WorkspacesService, 'workspaces'), fromServices(KeyAuthenticator, 'keyAuthenticator'), fromServices(RequestMeter, 'meter'),
   fromServices(AuthService, 'auth'), fromServices(CreditsService, 'credits'), fromServices(TemplatesService, 'templates'),
   fromServices(WebhookEndpoints, 'webhookEndpoints'), fromServices(AssetsService, 'assets'),
-  fromServices(IntegrationsService, 'integrations'),
+  fromServices(IntegrationsService, 'integrations'), fromServices(TranscriptionsService, 'transcriptions'),
 ];
 
 /**

@@ -1,0 +1,183 @@
+import { ApiError, type Plan } from '#libs/core';
+import { allowed, type ConnectionCredentials, type IntegrationConnection, type IntegrationsService } from '#libs/integrations';
+import { refusals, type RecordingInfo } from './capability.js';
+import { recognitionCacheKey } from './cache-key.js';
+import type { CueOptions, TranscriptionRoute, TranscriptionSource } from './entities.js';
+import { SPEECH_PROVIDERS, type RecognitionSettings, type SpeechEngine, type SpeechLanguage, type SpeechModel, type SpeechProvider, type SpeechSupport } from './speech.js';
+import type { CacheStats, TranscriptionsService, TranscriptionView } from './transcriptions.service.js';
+
+/** Builds the engine behind a provider: the provider's API with a connection's credentials, or the offline engine. */
+export interface SpeechEngines {
+  create(provider: SpeechProvider, engine: 'provider' | 'local', connection?: { credentials: ConnectionCredentials; baseUrl: string | null }): SpeechEngine;
+}
+
+/** A source the API can describe before anything is read (an asset's or a render's record). */
+export interface SourceLookup {
+  /** Asset (own or stock) → what it is; throws 404 ASSET_NOT_FOUND / 422 when it is not a ready audio or video. */
+  asset(workspaceId: string, id: string): Promise<RecordingInfo>;
+  /** Render → its audio track as the engine will get it; throws 404 RENDER_NOT_FOUND / 422. */
+  render(workspaceId: string, id: string): Promise<RecordingInfo>;
+}
+
+export interface CaptionRequest {
+  route: TranscriptionRoute;
+  source: TranscriptionSource;
+  provider?: SpeechProvider;
+  /** languageCode undefined: `auto` where the provider detects, else en-US. */
+  settings: Omit<RecognitionSettings, 'languageCode'> & { languageCode?: string };
+  cueOptions: CueOptions;
+  /** false and `fresh` force a new transcription. */
+  cache: boolean | 'fresh';
+  save: boolean;
+  name?: string | null;
+}
+
+export interface ProviderView {
+  slug: SpeechProvider;
+  name: string;
+  connected: boolean;
+  account: string | null;
+  recommended: boolean;
+  engine: 'provider' | 'local';
+  status: 'connected' | 'reauth_required' | 'not_connected';
+  support: SpeechSupport;
+}
+
+export interface ProviderOptions {
+  provider: SpeechProvider;
+  name: string;
+  support: SpeechSupport;
+  languages: SpeechLanguage[];
+  models: SpeechModel[];
+}
+
+export const PROVIDER_NAMES: Record<SpeechProvider, string> = {
+  'speech-alpha': 'Speech Alpha (Deepgram-compatible)',
+  'speech-beta': 'Speech Beta (AssemblyAI-compatible)',
+  'speech-gamma': 'Speech Gamma (Google Cloud Speech-compatible)',
+};
+
+/** What the generate routes answer: 200 with the done transcription (a cache hit), or 202 queued. */
+export interface Generated {
+  status: 200 | 202;
+  transcription: TranscriptionView;
+}
+
+/**
+ * The captions API (§4.3; docs/captions.md): which providers a workspace has, their options, and a
+ * generate request turned into a transcription — answered at once from the cache when the
+ * recording is known, else queued for the worker (`enqueue`).
+ */
+export class CaptionsService {
+  constructor(private readonly deps: {
+    integrations: IntegrationsService;
+    transcriptions: TranscriptionsService;
+    engines: SpeechEngines;
+    sources: SourceLookup;
+    enqueue: (transcriptionId: string) => Promise<void>;
+  }) {}
+
+  private async connections(workspaceId: string): Promise<Map<SpeechProvider, IntegrationConnection>> {
+    const rows = await this.deps.integrations.list(workspaceId);
+    return new Map(rows.filter((r): r is IntegrationConnection & { provider: SpeechProvider } => (SPEECH_PROVIDERS as readonly string[]).includes(r.provider)).map((r) => [r.provider, r]));
+  }
+
+  /** The engine a provider answers with for this workspace (its connection's, else the provider's API). */
+  private engineOf(provider: SpeechProvider, connection: IntegrationConnection | undefined): SpeechEngine {
+    return this.deps.engines.create(provider, connection?.engine ?? 'provider');
+  }
+
+  async providers(workspaceId: string): Promise<{ providers: ProviderView[]; connected: number; cache: CacheStats }> {
+    const connections = await this.connections(workspaceId);
+    const recommended = SPEECH_PROVIDERS.find((p) => connections.get(p)?.status === 'connected');
+    const providers = SPEECH_PROVIDERS.map((slug): ProviderView => {
+      const c = connections.get(slug);
+      return {
+        slug, name: PROVIDER_NAMES[slug], connected: c?.status === 'connected', account: c ? (c.accountEmail ?? c.accountName ?? null) : null,
+        recommended: slug === recommended, engine: c?.engine ?? 'provider', status: c?.status ?? 'not_connected', support: this.engineOf(slug, c).support,
+      };
+    });
+    return { providers, connected: providers.filter((p) => p.connected).length, cache: await this.deps.transcriptions.stats(workspaceId) };
+  }
+
+  /** A provider's options; none named: the default (the first connected one, in preference order). */
+  async options(workspaceId: string, provider?: SpeechProvider): Promise<ProviderOptions> {
+    const connections = await this.connections(workspaceId);
+    const slug = provider ?? SPEECH_PROVIDERS.find((p) => connections.get(p)?.status === 'connected') ?? SPEECH_PROVIDERS[0];
+    const engine = this.engineOf(slug, connections.get(slug));
+    const languages = engine.support.autoLanguage ? [{ code: 'auto', label: 'Detect the language' }, ...engine.languages] : [...engine.languages];
+    return { provider: slug, name: PROVIDER_NAMES[slug], support: engine.support, languages, models: engine.models.map((m) => ({ ...m })) };
+  }
+
+  async generate(workspaceId: string, plan: Plan, req: CaptionRequest): Promise<Generated> {
+    const { integrations, transcriptions, sources } = this.deps;
+    const connections = await this.connections(workspaceId);
+    // §7 order after auth: the plan (402), the connection (409), then the request's own content.
+    allowed(plan, req.provider ?? SPEECH_PROVIDERS[0]);
+    const live = SPEECH_PROVIDERS.filter((p) => connections.get(p)?.status === 'connected');
+    if (req.provider) {
+      integrations.usable(connections.get(req.provider), req.provider);
+    } else if (!live.length) {
+      const lapsed = SPEECH_PROVIDERS.find((p) => connections.has(p));
+      if (lapsed) integrations.usable(connections.get(lapsed), lapsed);
+      throw new ApiError('INTEGRATION_NOT_CONNECTED', `No speech provider is connected to this workspace (${SPEECH_PROVIDERS.join(', ')}); connect one in the dashboard (or \`integration:connect\`, \`--engine local\` for the offline engine)`);
+    }
+    const file = req.source.kind === 'assetId' ? await sources.asset(workspaceId, req.source.value)
+      : req.source.kind === 'renderId' ? await sources.render(workspaceId, req.source.value) : null;
+    if (req.route === 'speech-gamma' && file?.kind === 'video') {
+      throw new ApiError('VALIDATION_FAILED', 'assetId: a video file is refused on this path (MP3, WAV, FLAC or OGG); POST /v1/captions transcribes videos', {
+        errors: { assetId: ['is a video; this path takes audio only (MP3, WAV, FLAC, OGG)'] },
+      });
+    }
+    const settingsFor = (engine: SpeechEngine): RecognitionSettings => ({
+      ...req.settings, languageCode: req.settings.languageCode ?? (engine.support.autoLanguage ? 'auto' : 'en-US'),
+    });
+    const whyNot = (p: SpeechProvider) => {
+      const engine = this.engineOf(p, connections.get(p));
+      return refusals(engine, settingsFor(engine), file);
+    };
+    const able = () => SPEECH_PROVIDERS.filter((p) => whyNot(p).length === 0);
+    const refuse = (provider: SpeechProvider | null, reasons: string[]) => {
+      const can = able();
+      const named = can.map((p) => `${p}${connections.get(p)?.status === 'connected' ? ' (connected)' : ''}`);
+      throw new ApiError('VALIDATION_FAILED', `${provider ? `${provider} cannot take this request: ${reasons.join('; ')}` : 'No connected speech provider can take this request'}. ${can.length ? `Providers that can: ${named.join(', ')}` : 'No provider can: change the settings'}`, {
+        errors: { provider: [can.length ? `must be one of ${can.join(', ')} for this request` : 'no provider can take this request as it is'] },
+      });
+    };
+
+    let provider: SpeechProvider;
+    if (req.provider) {
+      provider = req.provider;
+      const reasons = whyNot(provider);
+      if (reasons.length) refuse(provider, reasons);
+    } else {
+      const chosen = live.find((p) => whyNot(p).length === 0);
+      if (!chosen) refuse(null, []);
+      provider = chosen as SpeechProvider;
+    }
+
+    const connection = connections.get(provider) as IntegrationConnection;
+    const engine = this.engineOf(provider, connection);
+    const settings = settingsFor(engine);
+    const cacheMode = req.cache === true ? 'on' : 'fresh';
+    const row = await transcriptions.create(workspaceId, {
+      route: req.route, provider, engine: connection.engine, source: req.source, settings, cueOptions: req.cueOptions,
+      cacheMode, save: req.save, name: req.name ?? null,
+    });
+    if (cacheMode === 'on') {
+      const hash = await transcriptions.knownAudioHash(workspaceId, req.source);
+      const hit = hash ? await transcriptions.cached(workspaceId, recognitionCacheKey(hash, provider, connection.engine, settings)) : null;
+      if (hash && hit) {
+        const done = await transcriptions.complete(row, { hash, sec: hit.audioSec }, hit, true);
+        return { status: 200, transcription: transcriptions.view(done) };
+      }
+    }
+    try {
+      await this.deps.enqueue(row.id);
+    } catch {
+      await transcriptions.fail(row.id, { code: 'NOT_READY', message: 'The job queue was unavailable' });
+      throw new ApiError('NOT_READY', 'The job queue is unavailable, so the transcription could not be queued. Try again shortly', { headers: { 'Retry-After': '5' } });
+    }
+    return { status: 202, transcription: transcriptions.view(row) };
+  }
+}
