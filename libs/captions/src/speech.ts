@@ -108,7 +108,15 @@ export interface SpeechEngine {
   readonly languages: readonly SpeechLanguage[];
   readonly models: readonly SpeechModel[];
   readonly defaultModel: string;
-  /** Recognises one recording. Throws SpeechProviderError; honours `signal` (abort = stop at once). */
+  /**
+   * Longest recording the engine accepts, in seconds, when it is shorter than any size limit makes
+   * it (speech-gamma: Google's inline audio stops at about a minute); absent: no such limit.
+   */
+  readonly maxDurationSec?: number;
+  /**
+   * Recognises one recording. Throws SpeechProviderError; honours `signal` (abort = stop at once:
+   * the call rejects with `signal.reason`).
+   */
   transcribe(audio: SpeechAudio, settings: RecognitionSettings, signal: AbortSignal): Promise<Recognition>;
 }
 
@@ -128,4 +136,6 @@ export interface SpeechEngineOptions {
   timeoutMs?: number;
   /** For polling providers: the wait between polls (tests shorten it). */
   pollIntervalMs?: number;
+  /** The DNS lookup behind the SSRF check (tests stub it); the system resolver by default. */
+  lookup?: (host: string) => Promise<{ address: string; family: number }[]>;
 }

@@ -1,15 +1,24 @@
+import { createReadStream, type ReadStream } from 'node:fs';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { ResolvedTarget } from './ssrf.js';
+
+/** A request body read from a file as it is sent (never held whole in memory); `size` is its Content-Length. */
+export interface FileBody {
+  path: string;
+  size: number;
+}
 
 export interface PinnedRequest {
   target: ResolvedTarget;
   method?: string;
   headers?: Record<string, string>;
-  body?: Buffer | null;
+  body?: Buffer | FileBody | null;
   timeoutMs: number;
   /** The response body is read up to this many bytes; the rest is dropped and the socket closed. */
   maxResponseBytes: number;
+  /** Aborting it stops the request at once (rejects with an `aborted` OutboundError). */
+  signal?: AbortSignal;
 }
 
 export interface PinnedResponse {
@@ -20,7 +29,7 @@ export interface PinnedResponse {
 }
 
 export class OutboundError extends Error {
-  constructor(readonly kind: 'timeout' | 'connection', message: string) {
+  constructor(readonly kind: 'timeout' | 'connection' | 'aborted', message: string) {
     super(message);
     this.name = 'OutboundError';
   }
@@ -35,7 +44,25 @@ export function requestPinned(req: PinnedRequest): Promise<PinnedResponse> {
   const { url, address, family } = req.target;
   const secure = url.protocol === 'https:';
   const send = secure ? httpsRequest : httpRequest;
+  const body = req.body ?? null;
+  const length = body === null ? null : Buffer.isBuffer(body) ? body.length : body.size;
+  if (req.signal?.aborted) return Promise.reject(new OutboundError('aborted', 'The request was aborted'));
   return new Promise((resolve, reject) => {
+    let settled = false;
+    let file: ReadStream | undefined;
+    const settle = () => {
+      settled = true;
+      clearTimeout(timer);
+      req.signal?.removeEventListener('abort', onAbort);
+    };
+    const fail = (err: OutboundError) => {
+      if (settled) return;
+      settle();
+      file?.destroy();
+      outgoing.destroy();
+      reject(err);
+    };
+    const onAbort = () => fail(new OutboundError('aborted', 'The request was aborted'));
     const outgoing = send(
       {
         protocol: url.protocol,
@@ -43,7 +70,7 @@ export function requestPinned(req: PinnedRequest): Promise<PinnedResponse> {
         port: url.port || (secure ? 443 : 80),
         path: `${url.pathname}${url.search}`,
         method: req.method ?? 'GET',
-        headers: { ...req.headers, ...(req.body ? { 'content-length': String(req.body.length) } : {}) },
+        headers: { ...req.headers, ...(length !== null ? { 'content-length': String(length) } : {}) },
         lookup: (_host, _opts, cb) => cb(null, [{ address, family }] as never, family as never),
         servername: secure ? url.hostname.replace(/^\[|\]$/g, '') : undefined,
         agent: false,
@@ -67,20 +94,32 @@ export function requestPinned(req: PinnedRequest): Promise<PinnedResponse> {
           size += chunk.length;
         });
         const finish = () => {
-          clearTimeout(timer);
+          if (settled) return;
+          settle();
           resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), truncated });
         };
         res.on('end', finish);
         res.on('error', (err) => (truncated ? undefined : fail(new OutboundError('connection', err.message))));
       },
     );
-    const fail = (err: OutboundError) => {
-      clearTimeout(timer);
-      outgoing.destroy();
-      reject(err);
-    };
     const timer = setTimeout(() => fail(new OutboundError('timeout', `No complete answer within ${req.timeoutMs} ms`)), req.timeoutMs);
+    req.signal?.addEventListener('abort', onAbort, { once: true });
     outgoing.on('error', (err) => fail(new OutboundError('connection', err.message)));
-    outgoing.end(req.body ?? undefined);
+    if (body === null || Buffer.isBuffer(body)) {
+      outgoing.end(body ?? undefined);
+      return;
+    }
+    if (body.size === 0) {
+      outgoing.end();
+      return;
+    }
+    // The file is sent as it is read; one that is shorter than announced would leave the server
+    // waiting for the rest, so it fails the request instead.
+    let sent = 0;
+    file = createReadStream(body.path, { start: 0, end: body.size - 1 });
+    file.on('data', (chunk) => (sent += chunk.length));
+    file.on('error', (err) => fail(new OutboundError('connection', `The request body could not be read: ${err.message}`)));
+    file.on('end', () => (sent < body.size ? fail(new OutboundError('connection', `The request body is ${sent} bytes, not the ${body.size} announced`)) : undefined));
+    file.pipe(outgoing);
   });
 }

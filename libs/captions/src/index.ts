@@ -1,0 +1,2 @@
+export * from './speech.js';
+export * from './providers/index.js';

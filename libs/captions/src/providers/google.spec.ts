@@ -1,0 +1,155 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { recognitionSettings, speechAudio, startGoogleSpeechFake, type GoogleSpeechFake, type InlineAudio } from '#testing/captions';
+import { ffmpegFile, sampleMedia } from '#testing/media';
+import type { SpeechAudio, SpeechCredentials } from '../speech.js';
+import { GoogleSpeechEngine, seconds } from './google.js';
+
+// speech-gamma against a loopback Google Speech-to-Text v1, which applies v1's rules for inline audio.
+describe('Google Speech-to-Text v1 adapter (speech-gamma)', () => {
+  let fake: GoogleSpeechFake;
+  let dir: string;
+  let wav: SpeechAudio;
+  const engine = (credentials: SpeechCredentials = { apiKey: fake.apiKey }) =>
+    new GoogleSpeechEngine({ credentials, baseUrl: fake.baseUrl, outboundPolicy: 'development', pollIntervalMs: 5 });
+  const run = (settings = recognitionSettings(), audio = wav, credentials?: SpeechCredentials) => engine(credentials).transcribe(audio, settings, new AbortController().signal);
+  const recognizeRequest = () => fake.sent('/v1/speech:longrunningrecognize').at(-1)!.json as { config: Record<string, unknown>; audio: { content: InlineAudio } };
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'google-speech-spec-'));
+    wav = await speechAudio(dir, await sampleMedia.wav(1), 'wav', 1);
+  });
+  beforeEach(async () => {
+    fake = await startGoogleSpeechFake();
+    fake.say('Hello there, world. How are you?');
+  });
+  afterEach(() => fake.close());
+  afterAll(() => rm(dir, { recursive: true, force: true }));
+
+  it('sends the config and the audio as a mono 16 kHz WAV inline, polls the operation until done, and reads "1.500s" times', async () => {
+    fake.pollsBeforeDone = 2;
+    fake.script([
+      { word: 'Hello,', start: 0, end: 0.4, confidence: 0.8 },
+      { word: 'world.', start: 1.5, end: 2.25, confidence: 0.9 },
+    ]);
+    const result = await run();
+    const [create, ...polls] = fake.requests;
+    expect(create).toMatchObject({ method: 'POST', path: '/v1/speech:longrunningrecognize', query: { key: ['[redacted]'] } });
+    expect(create!.headers.authorization).toBeUndefined();
+    const { config, audio } = recognizeRequest();
+    expect(config).toEqual({
+      encoding: 'LINEAR16',
+      languageCode: 'en-US',
+      enableWordTimeOffsets: true,
+      enableWordConfidence: true,
+      enableAutomaticPunctuation: true,
+      profanityFilter: false,
+    });
+    expect(audio.content).toMatchObject({ container: 'wav', channels: 1, sampleRate: 16000 });
+    expect(audio.content.durationSec).toBeCloseTo(1, 1);
+    expect(polls.map((p) => p.path)).toEqual(Array(3).fill(expect.stringMatching(/^\/v1\/operations\/\d+$/)));
+    expect(polls.every((p) => p.query.key?.[0] === '[redacted]')).toBe(true);
+    expect(result.words).toEqual([
+      { word: 'Hello,', start: 0, end: 0.4, confidence: 0.8, speaker: null },
+      { word: 'world.', start: 1.5, end: 2.25, confidence: 0.9, speaker: null },
+    ]);
+    // Google answers "en-us"; the tag comes back in its canonical casing. Billed time is whole seconds here.
+    expect(result).toMatchObject({ languageCode: 'en-US', model: 'default', audioSec: 1 });
+  });
+
+  it('re-encodes what v1 cannot read inline: stereo WAV, MP3, Ogg Opus and FLAC all arrive as mono 16 kHz WAV', async () => {
+    const stereo = await speechAudio(dir, await ffmpegFile(['-f', 'lavfi', '-i', 'sine=frequency=300:sample_rate=44100:duration=1', '-ac', '2', '-c:a', 'pcm_s16le'], 'wav'), 'wav', 1);
+    const mp3 = await speechAudio(dir, await sampleMedia.mp3(1), 'mp3', 1);
+    const opus = await speechAudio(dir, await sampleMedia.ogg(1), 'ogg', 1);
+    const flac = await speechAudio(dir, await sampleMedia.flac(1), 'flac', 1);
+    for (const audio of [stereo, mp3, opus, flac]) {
+      await run(recognitionSettings(), audio);
+      expect(recognizeRequest().audio.content).toMatchObject({ container: 'wav', channels: 1, sampleRate: 16000 });
+    }
+  });
+
+  it('sends an access token as a bearer header instead of a key', async () => {
+    await run(recognitionSettings(), wav, { accessToken: fake.accessToken });
+    const create = fake.requests[0]!;
+    expect(create.headers.authorization).toBe('[redacted]');
+    expect(create.query.key).toBeUndefined();
+  });
+
+  it('a wrong or expired access token is auth (Google\'s 401 UNAUTHENTICATED)', async () => {
+    await expect(run(recognitionSettings(), wav, { accessToken: 'ya29.expired' })).rejects.toMatchObject({
+      kind: 'auth',
+      status: 401,
+      message: expect.stringContaining('Request had invalid authentication credentials'),
+    });
+  });
+
+  it('the fake holds v1\'s rules: stereo, MP3 and a missing encoding are refused as Google does', async () => {
+    const post = async (config: Record<string, unknown>, bytes: Buffer) => {
+      const res = await fetch(`${fake.baseUrl}/v1/speech:longrunningrecognize?key=${fake.apiKey}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ config: { languageCode: 'en-US', ...config }, audio: { content: bytes.toString('base64') } }),
+      });
+      return { status: res.status, message: ((await res.json()) as { error?: { message?: string } }).error?.message };
+    };
+    const stereo = await ffmpegFile(['-f', 'lavfi', '-i', 'sine=frequency=300:duration=1', '-ac', '2', '-c:a', 'pcm_s16le'], 'wav');
+    expect(await post({}, stereo)).toEqual({ status: 400, message: 'Must use single channel (mono) audio, but WAV header indicates 2 channels.' });
+    expect(await post({ encoding: 'MP3', sampleRateHertz: 44100 }, await sampleMedia.mp3(1))).toMatchObject({ status: 400, message: expect.stringContaining('v1p1beta1') });
+    expect(await post({}, await sampleMedia.mp3(1))).toMatchObject({ status: 400, message: expect.stringContaining('bad encoding') });
+    expect((await post({}, await sampleMedia.wav(1))).status).toBe(200);
+  });
+
+  it('sends up to three alternative languages and reads the language Google heard', async () => {
+    fake.detect('fr-FR');
+    const result = await run(recognitionSettings({ alternativeLanguageCodes: ['fr-FR', 'de-DE', 'es-ES'] }));
+    expect(recognizeRequest().config.alternativeLanguageCodes).toEqual(['fr-FR', 'de-DE', 'es-ES']);
+    expect(result.languageCode).toBe('fr-FR');
+    await expect(run(recognitionSettings({ alternativeLanguageCodes: ['fr-FR', 'de-DE', 'es-ES', 'it-IT'] }))).rejects.toMatchObject({ kind: 'rejected', message: expect.stringContaining('at most 3') });
+    expect(fake.sent('/v1/speech')).toHaveLength(1);
+  });
+
+  it('sends the model, punctuation and profanity settings', async () => {
+    fake.say('Well damn it.');
+    const result = await run(recognitionSettings({ model: 'latest_long', punctuation: false, filterProfanity: true }));
+    expect(recognizeRequest().config).toMatchObject({ model: 'latest_long', enableAutomaticPunctuation: false, profanityFilter: true });
+    expect(result.words.map((w) => w.word)).toEqual(['Well', 'd***', 'it']);
+    expect(result.model).toBe('latest_long');
+  });
+
+  it('refuses, before calling, what inline v1 cannot take: video, auto, diarizing, keywords, over a minute', async () => {
+    const mp4 = await speechAudio(dir, await sampleMedia.audioOnlyMp4(1), 'mp4', 1);
+    await expect(run(recognitionSettings(), mp4)).rejects.toMatchObject({ kind: 'rejected', message: expect.stringContaining('reads audio only') });
+    await expect(run(recognitionSettings({ languageCode: 'auto' }))).rejects.toMatchObject({ kind: 'rejected' });
+    await expect(run(recognitionSettings({ diarize: true }))).rejects.toMatchObject({ kind: 'rejected' });
+    await expect(run(recognitionSettings({ keywords: ['x'] }))).rejects.toMatchObject({ kind: 'rejected' });
+    await expect(run(recognitionSettings(), { ...wav, durationSec: 61 })).rejects.toMatchObject({ kind: 'rejected', message: expect.stringContaining('up to 60 s') });
+    expect(fake.requests).toHaveLength(0);
+  });
+
+  it('passes on Google\'s refusal of inline audio longer than a minute (a recording that said it was shorter)', async () => {
+    const long = await speechAudio(dir, await sampleMedia.wav(61), 'wav', 30);
+    await expect(run(recognitionSettings(), long)).rejects.toMatchObject({
+      kind: 'rejected',
+      status: 400,
+      message: 'speech-gamma rejected the recording (HTTP 400): Inline audio exceeds duration limit. Please use a GCS URI.',
+    });
+  });
+
+  it('fails an unreadable file before calling Google, without naming where it is stored', async () => {
+    const junk = await speechAudio(dir, Buffer.from('not audio at all, just text'), 'wav', 1);
+    const err = (await run(recognitionSettings(), junk).catch((e: unknown) => e)) as Error;
+    expect(err).toMatchObject({ kind: 'rejected', message: expect.stringContaining("could not read the recording's audio") });
+    expect(err.message).not.toContain(dir);
+    expect(fake.requests).toHaveLength(0);
+  });
+
+  it('fails an operation that ends in error as rejected, with Google\'s message', async () => {
+    fake.fail('job-error', 'Invalid audio: no speech could be decoded.');
+    await expect(run()).rejects.toMatchObject({ kind: 'rejected', message: 'speech-gamma could not transcribe the recording: Invalid audio: no speech could be decoded.' });
+  });
+
+  it('reads protobuf durations', () => {
+    expect([seconds('1.500s'), seconds('0s'), seconds('12s'), seconds('3.1s'), seconds('abc'), seconds(undefined)]).toEqual([1.5, 0, 12, 3.1, undefined, undefined]);
+  });
+});
