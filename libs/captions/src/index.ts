@@ -1,0 +1,3 @@
+export * from './speech.js';
+export * from './cues.js';
+export * from './local.js';
