@@ -27,10 +27,11 @@ FROM node:24-bookworm-slim AS runtime
 # Debian's Chromium as its old headless shell (what Remotion drives; about twice the frame rate of
 # the full browser, docs/benchmarks.md) plus the shipped font families (scripts/font-packages.txt:
 # Latin, CJK, colour emoji, display faces) and the Debian fonts and sounds of the stock asset library
-# (scripts/stock-packages.txt). No ffmpeg: Remotion ships its own.
+# (scripts/stock-packages.txt). CMU pocketsphinx and its US English model: the offline speech engine
+# (libs/captions/src/local.ts); lame: MP3 encoding. No ffmpeg: Remotion ships its own.
 COPY scripts/font-packages.txt scripts/stock-packages.txt /tmp/
 RUN apt-get update \
- && apt-get install -y --no-install-recommends chromium-headless-shell $(cat /tmp/font-packages.txt /tmp/stock-packages.txt) \
+ && apt-get install -y --no-install-recommends chromium-headless-shell pocketsphinx pocketsphinx-en-us lame $(cat /tmp/font-packages.txt /tmp/stock-packages.txt) \
  && rm -rf /var/lib/apt/lists/* /tmp/font-packages.txt /tmp/stock-packages.txt
 
 # Wrapper (libs/video/src/browser.ts WRAPPER_FLAGS): points Chromium's component updater at a dead

@@ -35,7 +35,16 @@ ensure_system_packages() {
   # twice the frames per second of the full chromium package: docs/benchmarks.md); never a
   # downloaded browser. Needed by `npm run up` as well as the tests, as the worker renders videos.
   need_apt chromium-headless-shell chromium-headless-shell
+  # The offline speech engine (libs/captions local.ts): CMU pocketsphinx and its US English model,
+  # used by the worker. lame (MP3 encoder) for the tests' speech and the voice-over.
+  need_apt pocketsphinx_continuous pocketsphinx
+  [ -f /usr/share/pocketsphinx/model/en-us/en-us/mdef ] || apt_install pocketsphinx-en-us
+  need_apt lame lame
   if [ "${1:-}" = test ]; then
+    # Speech with known words for the offline engine's tests, and outside readers of our caption
+    # files (webvtt-py, srt).
+    need_apt espeak-ng espeak-ng
+    /usr/bin/python3 -c 'import webvtt, srt' 2>/dev/null || apt_install python3-webvtt python3-srt
     pg_bin_dir >/dev/null || need_apt /usr/lib/postgresql/15/bin/postgres postgresql
     need_apt docker-compose docker-compose
     # Outside readers of our outputs in the tests: poppler (pdfinfo, pdftotext, pdfimages, pdftoppm).
