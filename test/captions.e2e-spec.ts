@@ -30,6 +30,11 @@ type TranscriptionJson = {
   vttUrl: string | null; srtUrl: string | null; error: { code: string; message: string } | null;
 };
 
+/** A 2-second mp4 (pictures) with `wav` as its sound track. */
+async function withSound(wav: Buffer): Promise<Buffer> {
+  return ffmpegFile(['-i', 'v.mp4', '-i', 'a.wav', '-map', '0:v', '-map', '1:a', '-c:v', 'copy', '-c:a', 'aac', '-shortest'], 'mp4', { 'v.mp4': await sampleMedia.mp4(2), 'a.wav': wav });
+}
+
 const SCRIPT = 'Hello world. This is a caption test with eight words spoken slowly. Goodbye now.';
 
 describe('captions and transcriptions (§4.3, §4.5 speech-gamma)', () => {
@@ -175,7 +180,7 @@ describe('captions and transcriptions (§4.3, §4.5 speech-gamma)', () => {
   it('§4.3 an asset: 202 queued, then done with cues, per-word timings and .vtt/.srt files; the provider got the settings', async () => {
     mp3Asset = await uploadAsset(ws.liveKey, await sampleMedia.mp3(3), 'voice.mp3');
     alpha.say(SCRIPT);
-    const res = await inject('POST', '/v1/captions', ws.liveKey, { assetId: mp3Asset, diarize: true, keywords: ['caption:2'], model: 'nova-2', wordsPerCue: 3 });
+    const res = await inject('POST', '/v1/captions', ws.liveKey, { assetId: mp3Asset, diarize: true, keywords: ['caption'], model: 'nova-2', wordsPerCue: 3 });
     expect(res.statusCode).toBe(202);
     expect(res.json().data).toMatchObject({ status: 'queued', provider: 'speech-alpha', cues: null });
     const t = await settled(res.json().data.id);
@@ -189,7 +194,7 @@ describe('captions and transcriptions (§4.3, §4.5 speech-gamma)', () => {
     expect(t.cues!.every((c) => c.words.length <= 3 && c.words.length > 0)).toBe(true);
     expect(t.cues![1].words[0]).toMatchObject({ word: 'This', start: expect.any(Number), end: expect.any(Number) });
     const listen = alpha.sent('/v1/listen').at(-1)!;
-    expect(listen.query).toMatchObject({ model: ['nova-2'], diarize: ['true'], punctuate: ['true'], keywords: ['caption:2'] });
+    expect(listen.query).toMatchObject({ model: ['nova-2'], diarize: ['true'], punctuate: ['true'], keywords: ['caption'] });
     expect(listen.headers.authorization).toBe('[redacted]');
     const vtt = await fetchText(t.vttUrl!);
     expect(vtt.startsWith('WEBVTT')).toBe(true);
@@ -200,10 +205,10 @@ describe('captions and transcriptions (§4.3, §4.5 speech-gamma)', () => {
 
   it('the cache: the same recording and settings → 200 done at once, no provider call; a new wordsPerCue re-cuts for free', async () => {
     const calls = alpha.sent('/v1/listen').length;
-    const again = await inject('POST', '/v1/captions', ws.liveKey, { assetId: mp3Asset, diarize: true, keywords: ['caption:2'], model: 'nova-2', wordsPerCue: 3 });
+    const again = await inject('POST', '/v1/captions', ws.liveKey, { assetId: mp3Asset, diarize: true, keywords: ['caption'], model: 'nova-2', wordsPerCue: 3 });
     expect(again.statusCode).toBe(200);
     expect(again.json().data).toMatchObject({ status: 'done', fromCache: true, text: SCRIPT });
-    const recut = await inject('POST', '/v1/captions', ws.liveKey, { assetId: mp3Asset, diarize: true, keywords: ['caption:2'], model: 'nova-2', wordsPerCue: 1 });
+    const recut = await inject('POST', '/v1/captions', ws.liveKey, { assetId: mp3Asset, diarize: true, keywords: ['caption'], model: 'nova-2', wordsPerCue: 1 });
     expect(recut.statusCode).toBe(200);
     const cues = recut.json().data.cues as TranscriptionJson['cues'];
     expect(cues!.length).toBe(SCRIPT.split(' ').length);
@@ -238,7 +243,7 @@ describe('captions and transcriptions (§4.3, §4.5 speech-gamma)', () => {
     const diarize = await inject('POST', '/v1/captions', ws.liveKey, { assetId: mp3Asset, provider: 'speech-gamma', diarize: true });
     expect(diarize.statusCode).toBe(422);
     expect(diarize.json().message).toMatch(/speech-alpha \(connected\), speech-beta/);
-    videoAsset = await uploadAsset(ws.liveKey, await ffmpegFile(['-f', 'lavfi', '-i', 'color=c=red:s=64x48:d=2:r=10', '-f', 'lavfi', '-i', 'sine=frequency=440:duration=2', '-shortest', '-c:v', 'libx264', '-preset', 'ultrafast', '-c:a', 'aac'], 'mp4'), 'clip.mp4');
+    videoAsset = await uploadAsset(ws.liveKey, await withSound(await sampleMedia.wav(2)), 'clip.mp4');
     const video = await inject('POST', '/v1/captions', ws.liveKey, { assetId: videoAsset, provider: 'speech-gamma' });
     expect(video.statusCode).toBe(422);
     expect(video.json().message).toContain('does not read video');
@@ -266,7 +271,7 @@ describe('captions and transcriptions (§4.3, §4.5 speech-gamma)', () => {
   it('a renderId: the audio track of a finished video render is transcribed; an unfinished one is 422, another workspace\'s 404', async () => {
     const id = newId('render');
     const key = outputKey(id, 'mp4');
-    await storage.put(key, await ffmpegFile(['-f', 'lavfi', '-i', 'color=c=blue:s=64x48:d=2:r=10', '-i', 'speech.wav', '-shortest', '-c:v', 'libx264', '-preset', 'ultrafast', '-c:a', 'aac'], 'mp4', { 'speech.wav': speechWav }));
+    await storage.put(key, await withSound(speechWav));
     const em = forWorkspace(orm, ws.workspaceId);
     const base = {
       workspaceId: ws.workspaceId, kind: 'video' as const, mode: 'live' as const, format: 'mp4', width: 64, height: 48, duration: 2, fps: 10, scale: 1, credits: 1,
@@ -280,8 +285,8 @@ describe('captions and transcriptions (§4.3, §4.5 speech-gamma)', () => {
     const res = await inject('POST', '/v1/captions', ws.liveKey, { renderId: id });
     expect(res.statusCode).toBe(202);
     expect(await settled(res.json().data.id)).toMatchObject({ status: 'done', text: 'Spoken in a render.' });
-    // What went to the provider was the audio track alone (FLAC), not the mp4.
-    expect(alpha.sent('/v1/listen').at(-1)!.headers['content-type']).toBe('audio/flac');
+    // What went to the provider was the audio track alone (WAV), not the mp4.
+    expect(alpha.sent('/v1/listen').at(-1)!.headers['content-type']).toBe('audio/wav');
     const notYet = await inject('POST', '/v1/captions', ws.liveKey, { renderId: running });
     expect(notYet.statusCode).toBe(422);
     expect(notYet.json().errors.renderId[0]).toContain('rendering');

@@ -80,15 +80,16 @@ function captionSources(assets: AssetsService, orm: Orm): SourceLookup & StoredS
       const row = await assets.get(workspaceId, id);
       if (row.type !== 'audio' && row.type !== 'video') throw invalid('assetId', `is ${row.type === 'image' ? 'an' : 'a'} ${row.type}; an audio or video asset is needed`);
       if (row.status !== 'ready') throw invalid('assetId', `is ${row.status}; transcribe it once it is ready`);
-      return { kind: row.type, format: AUDIO_FORMATS[row.mimeType] ?? row.mimeType, sizeBytes: row.sizeBytes };
+      return { kind: row.type, format: AUDIO_FORMATS[row.mimeType] ?? row.mimeType, sizeBytes: row.sizeBytes, durationSec: row.durationSec == null ? undefined : Number(row.durationSec) };
     },
     async render(workspaceId, id) {
       const row = await render(workspaceId, id);
       if (row.status !== 'done') throw invalid('renderId', `is ${row.status}; transcribe it once it is done`);
       if (row.kind !== 'video' || row.format !== 'mp4') throw invalid('renderId', `is ${row.kind === 'image' ? 'an image' : `a ${row.format}`}: it has no audio track`);
       if (!row.outputKey || row.purgedAt) throw invalid('renderId', 'its output has expired');
-      // Its audio track goes to the engine as 16 kHz mono FLAC (about 32 kB a second at most).
-      return { kind: 'audio', format: 'flac', sizeBytes: Math.ceil((row.duration ?? 0) * 32_000) };
+      // Its audio track goes to the engine as 16 kHz mono 16-bit WAV (32 kB a second).
+      const sec = Number(row.duration ?? 0);
+      return { kind: 'audio', format: 'wav', sizeBytes: Math.ceil(sec * 32_000) + 44, durationSec: sec || undefined };
     },
     async assetFileKey(workspaceId, id) {
       const row = (await assets.findMany(workspaceId, [id])).get(id);

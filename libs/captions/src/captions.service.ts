@@ -2,7 +2,7 @@ import { ApiError, type Plan } from '#libs/core';
 import { allowed, type ConnectionCredentials, type IntegrationConnection, type IntegrationsService } from '#libs/integrations';
 import { refusals, type RecordingInfo } from './capability.js';
 import { recognitionCacheKey } from './cache-key.js';
-import type { CueOptions, TranscriptionRoute, TranscriptionSource } from './entities.js';
+import type { CueSettings, TranscriptionRoute, TranscriptionSource } from './entities.js';
 import { SPEECH_PROVIDERS, type RecognitionSettings, type SpeechEngine, type SpeechLanguage, type SpeechModel, type SpeechProvider, type SpeechSupport } from './speech.js';
 import type { CacheStats, TranscriptionsService, TranscriptionView } from './transcriptions.service.js';
 
@@ -25,7 +25,7 @@ export interface CaptionRequest {
   provider?: SpeechProvider;
   /** languageCode undefined: `auto` where the provider detects, else en-US. */
   settings: Omit<RecognitionSettings, 'languageCode'> & { languageCode?: string };
-  cueOptions: CueOptions;
+  cueOptions: CueSettings;
   /** false and `fresh` force a new transcription. */
   cache: boolean | 'fresh';
   save: boolean;

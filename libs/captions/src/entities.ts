@@ -1,5 +1,6 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
 import { workspaceFilter } from '#libs/db';
+import type { Cue, CueOptions } from './cues.js';
 import type { RecognitionSettings, RecognizedWord, SpeechProvider } from './speech.js';
 
 /** decisions.md "Assets and transcriptions": queued → processing → done, or → failed. */
@@ -14,28 +15,8 @@ export interface TranscriptionSource {
   value: string;
 }
 
-/** How cues are cut from the words (not part of the cache key: re-cutting is free). */
-export interface CueOptions {
-  wordsPerCue: number;
-  charsPerCue: number;
-  maxCueSec: number;
-}
-
-export interface CueWord {
-  word: string;
-  start: number;
-  end: number;
-  confidence: number;
-  speaker: number | null;
-}
-
-/** §2 Transcription cues: {start, end, text} with per-word timings. */
-export interface Cue {
-  start: number;
-  end: number;
-  text: string;
-  words: CueWord[];
-}
+/** How a transcription's cues are cut (all three given; not part of the cache key: re-cutting is free). */
+export type CueSettings = Required<CueOptions>;
 
 export interface TranscriptionErrorInfo {
   code: string;
@@ -65,14 +46,14 @@ export const Transcription = defineEntity({
     sourceKind: p.string().length(8).$type<TranscriptionSourceKind>(),
     sourceValue: p.text(),
     settings: p.json<RecognitionSettings>(),
-    cueOptions: p.json<CueOptions>(),
+    cueOptions: p.json<CueSettings>(),
     /** `fresh`: the cache is not read (a new transcription replaces the cached one). */
     cacheMode: p.string().length(8).$type<'on' | 'fresh'>(),
     save: p.boolean(),
     name: p.string().length(200).nullable(),
     /** sha256 of the recording's bytes, once read. */
     audioHash: p.string().length(64).nullable(),
-    audioSec: p.double().nullable(),
+    audioSec: p.double().$type<number>().runtimeType('number').nullable(),
     /** Answered from an earlier transcription of the same recording and settings. */
     fromCache: p.boolean(),
     recognitionId: p.string().length(32).nullable(),
@@ -109,7 +90,7 @@ export const SpeechRecognition = defineEntity({
     languageCode: p.string().length(35),
     model: p.string().length(100),
     words: p.json<RecognizedWord[]>(),
-    audioSec: p.double(),
+    audioSec: p.double().$type<number>().runtimeType('number'),
     createdAt: p.datetime().onCreate(() => new Date()),
   },
 });

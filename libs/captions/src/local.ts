@@ -107,7 +107,7 @@ export class LocalSpeechEngine implements SpeechEngine {
   readonly defaultModel = LOCAL_MODEL;
   private readonly binary: string;
   private readonly modelDir: string;
-  private readonly maxDurationSec: number;
+  readonly maxDurationSec: number;
   private readonly tmpDir: string | undefined;
 
   constructor(opts: LocalSpeechOptions = {}) {

@@ -142,9 +142,10 @@ export class TranscriptionRunner {
       await pipeline(await storage.read(key), createWriteStream(video));
       const probed = await probeMedia(video, signal);
       if (!probed.hasAudio) throw new Refused({ code: 'UNSUPPORTED_ASSET', message: `Render ${row.sourceValue} has no audio track` });
-      // Its audio track alone, mono 16 kHz FLAC: lossless for speech, read by every provider, small.
-      file = join(dir, 'audio.flac');
-      await runBinary('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-i', video, '-vn', '-ac', '1', '-ar', '16000', '-c:a', 'flac', file], { signal, timeoutMs: 120_000 });
+      // Its audio track alone, mono 16 kHz 16-bit WAV: lossless for speech, read by every provider
+      // (the shipped ffmpeg has no FLAC encoder), 32 kB a second.
+      file = join(dir, 'audio.wav');
+      await runBinary('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-nostdin', '-i', video, '-vn', '-ac', '1', '-ar', '16000', '-c:a', 'pcm_s16le', file], { signal, timeoutMs: 120_000 });
     }
     const detected = detectAssetType(await headOf(file));
     if (!detected || (detected.type !== 'audio' && detected.type !== 'video')) {

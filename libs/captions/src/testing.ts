@@ -624,3 +624,4 @@ export async function speechAudio(dir: string, bytes: Buffer, format: string, du
 export function recognitionSettings(overrides: Partial<RecognitionSettings> = {}): RecognitionSettings {
   return { languageCode: 'en-US', alternativeLanguageCodes: [], model: null, diarize: false, keywords: [], punctuation: true, filterProfanity: false, ...overrides };
 }
+export * from './testing-speech.js';

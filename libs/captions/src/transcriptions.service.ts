@@ -5,7 +5,7 @@ import { allWorkspaces, forWorkspace, queries, type Tables } from '#libs/db';
 import type { StorageDriver } from '#libs/storage';
 import { cutCues, toSrt, toWebVtt, transcriptText } from './cues.js';
 import {
-  SpeechRecognition, Transcription, type CueOptions, type TranscriptionErrorInfo, type TranscriptionRoute, type TranscriptionSource,
+  SpeechRecognition, Transcription, type CueSettings, type TranscriptionErrorInfo, type TranscriptionRoute, type TranscriptionSource,
 } from './entities.js';
 import type { Recognition, RecognitionSettings, SpeechProvider } from './speech.js';
 
@@ -15,7 +15,7 @@ export interface NewTranscription {
   engine: 'provider' | 'local';
   source: TranscriptionSource;
   settings: RecognitionSettings;
-  cueOptions: CueOptions;
+  cueOptions: CueSettings;
   cacheMode: 'on' | 'fresh';
   save: boolean;
   name: string | null;
@@ -142,7 +142,7 @@ export class TranscriptionsService {
     const em = forWorkspace(this.orm, row.workspaceId);
     const fields = {
       status: 'done' as const, audioHash: audio.hash, audioSec: audio.sec, fromCache, recognitionId: rec.id,
-      languageCode: rec.languageCode, model: rec.model, text: transcriptText(cues), cues, vttKey, srtKey, error: null, completedAt: new Date(),
+      languageCode: rec.languageCode, model: rec.model, text: transcriptText(rec.words), cues, vttKey, srtKey, error: null, completedAt: new Date(),
     };
     await em.nativeUpdate(Transcription, { id: row.id, status: { $in: ['queued', 'processing'] } }, fields);
     return Object.assign(row, fields);

@@ -9,7 +9,7 @@ import { ApiEnvelope, ApiErrors, Scopes } from '../http/decorators.js';
 import { Principal, type KeyPrincipal } from '../http/principal.js';
 import { APP_CONFIG } from '../infra/tokens.js';
 import {
-  CaptionsRequestDto, ListTranscriptionsQuery, ProviderOptionsDto, ProvidersDto, TranscriptionDto, TranscriptionListItemDto, type TranscriptionRequestDto,
+  CaptionsRequestDto, ListTranscriptionsQuery, ProviderOptionsDto, ProvidersDto, TranscriptionDto, TranscriptionListItemDto, TranscriptionRequestDto,
 } from './captions.dto.js';
 
 const SOURCES = ['audioUrl', 'assetId', 'renderId'] as const;
