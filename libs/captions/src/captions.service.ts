@@ -109,19 +109,31 @@ export class CaptionsService {
     return { provider: slug, name: PROVIDER_NAMES[slug], support: engine.support, languages, models: engine.models.map((m) => ({ ...m })) };
   }
 
-  async generate(workspaceId: string, plan: Plan, req: CaptionRequest): Promise<Generated> {
-    const { integrations, transcriptions, sources } = this.deps;
-    const connections = await this.connections(workspaceId);
-    // §7 order after auth: the plan (402), the connection (409), then the request's own content.
-    allowed(plan, req.provider ?? SPEECH_PROVIDERS[0]);
+  /** 402/409 unless the workspace can transcribe now (a render with `alias://` captions asks before anything is held). */
+  async ready(workspaceId: string, plan: Plan): Promise<void> {
+    this.requireConnection(plan, await this.connections(workspaceId), undefined);
+  }
+
+  /** The plan and the connection checks; answers the live (connected, not lapsed) providers. */
+  private requireConnection(plan: Plan, connections: Map<SpeechProvider, IntegrationConnection>, provider: SpeechProvider | undefined): SpeechProvider[] {
+    const { integrations } = this.deps;
+    allowed(plan, provider ?? SPEECH_PROVIDERS[0]);
     const live = SPEECH_PROVIDERS.filter((p) => connections.get(p)?.status === 'connected');
-    if (req.provider) {
-      integrations.usable(connections.get(req.provider), req.provider);
+    if (provider) {
+      integrations.usable(connections.get(provider), provider);
     } else if (!live.length) {
       const lapsed = SPEECH_PROVIDERS.find((p) => connections.has(p));
       if (lapsed) integrations.usable(connections.get(lapsed), lapsed);
       throw new ApiError('INTEGRATION_NOT_CONNECTED', `No speech provider is connected to this workspace (${SPEECH_PROVIDERS.join(', ')}); connect one in the dashboard (or \`integration:connect\`, \`--engine local\` for the offline engine)`);
     }
+    return live;
+  }
+
+  async generate(workspaceId: string, plan: Plan, req: CaptionRequest): Promise<Generated> {
+    const { transcriptions, sources } = this.deps;
+    const connections = await this.connections(workspaceId);
+    // §7 order after auth: the plan (402), the connection (409), then the request's own content.
+    const live = this.requireConnection(plan, connections, req.provider);
     const file = req.source.kind === 'assetId' ? await sources.asset(workspaceId, req.source.value)
       : req.source.kind === 'renderId' ? await sources.render(workspaceId, req.source.value) : null;
     if (req.route === 'speech-gamma' && file?.kind === 'video') {

@@ -23,8 +23,8 @@ export interface TranscriptionErrorInfo {
   message: string;
 }
 
-/** Which route asked: the generate route of §4.3, its older path, or the single-provider path of §4.5. */
-export type TranscriptionRoute = 'captions' | 'transcriptions' | 'speech-gamma';
+/** Who asked: the generate route of §4.3, its older path, the single-provider path of §4.5, or a render's `alias://` captions. */
+export type TranscriptionRoute = 'captions' | 'transcriptions' | 'speech-gamma' | 'render';
 
 /** A captioning request and, once done, its cues (§2 Transcription; docs/captions.md). */
 export const Transcription = defineEntity({
