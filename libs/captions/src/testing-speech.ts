@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -133,6 +133,7 @@ export async function synthesizeSpeech(phrases: string[], opts: SynthesizeOption
   const path = join(dir, 'speech.wav');
   // A plain 44-byte header (no metadata chunk), as pocketsphinx_continuous reads a .wav.
   await runBinary('ffmpeg', ['-v', 'error', '-nostdin', '-y', '-i', source, '-ac', '1', '-ar', '16000', '-c:a', 'pcm_s16le', '-map_metadata', '-1', '-fflags', '+bitexact', '-flags:a', '+bitexact', path], { timeoutMs: 60_000 });
+  await rm(source);
   let mp3Path: string | null = null;
   if (opts.mp3) {
     mp3Path = join(dir, 'speech.mp3');
