@@ -1,6 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { INestApplicationContext } from '@nestjs/common';
 import { openAppDatabase } from '#libs/app';
 import { Asset } from '#libs/assets';
@@ -54,6 +56,7 @@ describe('captions and transcriptions (§4.3, §4.5 speech-gamma)', () => {
   let local: { workspaceId: string; liveKey: string };
   let speech: SynthesizedSpeech;
   let speechWav: Buffer;
+  let speechDir: string;
 
   beforeAll(async () => {
     [alpha, beta, gamma] = await Promise.all([startDeepgramFake(), startAssemblyAiFake(), startGoogleSpeechFake()]);
@@ -69,14 +72,15 @@ describe('captions and transcriptions (§4.3, §4.5 speech-gamma)', () => {
     storage = createStorage(api.config);
     const create = async (plan = 'pro') => (await api.cli('workspace:create', '--name', 'Captions', '--plan', plan)).json as typeof ws;
     [ws, bare, local] = [await create(), await create(), await create()];
-    speech = await synthesizeSpeech(['the quick brown fox jumps over the lazy dog', 'please call me tomorrow morning', 'we will meet at the station at seven']);
+    speechDir = await mkdtemp(join(tmpdir(), 'captions-e2e-'));
+    speech = await synthesizeSpeech(['the quick brown fox jumps over the lazy dog', 'please call me tomorrow morning', 'we will meet at the station at seven'], { dir: speechDir });
     speechWav = await readFile(speech.path);
   }, 120_000);
   afterAll(async () => {
     await worker.close();
     await orm.close(true);
     await api.close();
-    await Promise.all([alpha.close(), beta.close(), gamma.close(), new Promise((r) => files.close(r))]);
+    await Promise.all([alpha.close(), beta.close(), gamma.close(), new Promise((r) => files.close(r)), rm(speechDir, { recursive: true, force: true })]);
   });
 
   const inject = (method: 'GET' | 'POST', url: string, key: string, payload?: Json | Buffer, headers: Record<string, string> = {}) =>
