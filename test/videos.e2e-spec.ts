@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { INestApplicationContext } from '@nestjs/common';
 import sharp from 'sharp';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Asset } from '#libs/assets';
@@ -14,7 +14,9 @@ import { createRedis, RedisKeys } from '#libs/redis';
 import { Render } from '#libs/renders';
 import { createWorkerApp } from '../apps/worker/src/app.js';
 import { sampleMedia } from '#testing/media';
-import { makeTestVideo, probeStreams } from '#testing/video';
+import { frameAt, makeTestVideo, probeStreams } from '#testing/video';
+import { synthesizeSpeech, type SynthesizedSpeech } from '#testing/captions';
+import { Transcription } from '#libs/captions';
 import { startApi, type TestApi } from './harness.js';
 
 // Contract §3 (Render status and every transition), §4.1 (202 queued), §6 (render events), §7 (402
@@ -39,6 +41,8 @@ describe('video renders through the API and a worker (issue 6)', () => {
   let workspaceId: string;
   let media: Server;
   let origin: string;
+  let speech: SynthesizedSpeech;
+  let speechDir: string;
 
   const post = (k: string, body: unknown) => api.app.inject({ method: 'POST', url: '/api/v1/render', headers: { 'x-api-key': k }, payload: body as object });
   const get = (id: string, k = key) => api.app.inject({ method: 'GET', url: `/api/v1/render/${id}`, headers: { 'x-api-key': k } });
@@ -62,7 +66,11 @@ describe('video renders through the API and a worker (issue 6)', () => {
   beforeAll(async () => {
     // Media for `auto` lengths: a 2.5 s clip with sound, a file that is not media, a missing one.
     const clip = await makeTestVideo({ width: 160, height: 90, seconds: 2.5, fps: 12, audio: true });
+    speechDir = mkdtempSync(join(tmpdir(), 'video-speech-'));
+    speech = await synthesizeSpeech(['please call me tomorrow morning', 'we will meet at the station at seven'], { dir: speechDir, gapSec: 2 });
+    const speechWav = readFileSync(speech.path);
     media = createServer((req, res) => {
+      if (req.url === '/speech.wav') return void res.writeHead(200, { 'content-type': 'audio/wav' }).end(speechWav);
       if (req.url === '/clip.mp4') return void res.writeHead(200, { 'content-type': 'video/mp4' }).end(clip);
       if (req.url === '/not-media.mp4') return void res.writeHead(200, { 'content-type': 'video/mp4' }).end('<html>hello</html>');
       res.writeHead(404).end();
@@ -82,6 +90,7 @@ describe('video renders through the API and a worker (issue 6)', () => {
     await worker.close();
     await api.close();
     media.close();
+    rmSync(speechDir, { recursive: true, force: true });
   });
 
   it('§4.1/§3: an mp4 answers 202 queued, moves through its states and settles done with output, poster and events in order', async () => {
@@ -274,6 +283,45 @@ describe('video renders through the API and a worker (issue 6)', () => {
     for (let i = 0; i < data.length; i += info.channels) if (data[i]! > 180 && data[i + 1]! < 90 && data[i + 2]! < 90) red++;
     expect(red).toBeGreaterThan(50);
   }, 60_000);
+
+  it('auto-captions (alias://): the speech of a clip is transcribed by the workspace\'s provider and shown while it is spoken, not between', async () => {
+    const edit = {
+      timeline: {
+        background: '#000000',
+        tracks: [
+          { clips: [{ asset: { type: 'caption', src: 'alias://voice', font: { color: '#ffffff', size: 14 }, background: { color: '#ffffff', opacity: 1, padding: 6 } }, start: 0, length: 'alias://voice' }] },
+          { clips: [{ alias: 'voice', asset: { type: 'audio', src: `${origin}/speech.wav` }, start: 0, length: 'auto' }] },
+        ],
+      },
+      output: { format: 'mp4', size: { width: 160, height: 90 }, fps: 12 },
+    };
+    // No speech provider connected: refused before anything is held (§7, 409).
+    const holdsBefore = (await forWorkspace(orm, workspaceId).find(LedgerEntry, { reason: 'hold' })).length;
+    const refused = await post(key, { edit });
+    expect([refused.statusCode, refused.json().code]).toEqual([409, 'INTEGRATION_NOT_CONNECTED']);
+    expect((await forWorkspace(orm, workspaceId).find(LedgerEntry, { reason: 'hold' })).length).toBe(holdsBefore);
+    await api.cli('integration:connect', '--workspace', workspaceId, '--provider', 'speech-alpha', '--engine', 'local');
+
+    const res = await post(key, { edit });
+    expect(res.statusCode).toBe(202);
+    const done = await settled(res.json().data.id);
+    expect(done.status).toBe('done');
+    // One transcription, made for the render, with words inside the spoken phrases.
+    const [t] = await forWorkspace(orm, workspaceId).find(Transcription, { route: 'render' });
+    expect(t).toMatchObject({ status: 'done', provider: 'speech-alpha' });
+    const cues = t.cues ?? [];
+    expect(cues.length).toBeGreaterThan(0);
+    const file = join(speechDir, 'captioned.mp4');
+    writeFileSync(file, (await api.app.inject({ method: 'GET', url: new URL(done.url).pathname })).rawPayload);
+    // The caption's white plate: bright pixels in the lower part of the frame.
+    const plate = async (sec: number) => {
+      const { data, info } = await sharp(await frameAt(file, sec)).extract({ left: 0, top: 45, width: 160, height: 45 }).greyscale().raw().toBuffer({ resolveWithObject: true });
+      return data.filter((v) => v > 200).length / (info.width * info.height);
+    };
+    for (const cue of cues) expect(await plate((cue.start + cue.end) / 2)).toBeGreaterThan(0.02);
+    const [first, second] = speech.phrases;
+    expect(await plate((first.end + second.start) / 2)).toBe(0);
+  }, 180_000);
 
   it('§7: without a worker running the video engine the API answers 503 ENGINE_NOT_CONFIGURED', async () => {
     const other = await startApi();

@@ -2,7 +2,7 @@ import { AssetRefs, AssetsService, type Asset } from '#libs/assets';
 import { join } from 'node:path';
 import type { Redis, RedisOptions } from 'ioredis';
 import { AuthService, FanoutSmsSender, OutboxSmsSender, TwilioSmsSender, type SmsSender } from '#libs/auth';
-import { CaptionsService, createSpeechEngines, TranscriptionRunner, TranscriptionsService, type SourceLookup, type SpeechEngines, type StoredSources } from '#libs/captions';
+import { AutoCaptions, CaptionsService, createSpeechEngines, requireSpeech, TranscriptionRunner, TranscriptionsService, type SourceLookup, type SpeechEngines, type StoredSources } from '#libs/captions';
 import { ApiError, CursorCodec, deriveKey, type AppConfig } from '#libs/core';
 import { CreditsService } from '#libs/credits';
 import { forWorkspace, type Orm } from '#libs/db';
@@ -205,6 +205,13 @@ export class AppServices {
     }));
   }
 
+  /** The worker's `alias://` captions: transcribed in the video job itself (no queue in between). */
+  get autoCaptions(): AutoCaptions {
+    return this.once('autoCaptions', () => new AutoCaptions({
+      captions: this.captions(async () => undefined), transcriptions: this.transcriptions, runner: this.transcriptionRunner, storage: this.storage,
+    }));
+  }
+
   get lifecycle(): RenderLifecycle {
     return this.once('lifecycle', () => new RenderLifecycle(this.orm, this.credits, this.storage));
   }
@@ -234,6 +241,7 @@ export class AppServices {
       videoAvailable: async () => (await this.redis.exists(this.redisKeys.videoEngine())) === 1,
       probeDurations: (sources) => probeDurations(sources, storageAwareFetcher(config, this.storage), { dir: join(config.dataDir, 'probe') }),
       assetRefs: new AssetRefs(this.assets, this.storage),
+      speechReady: (workspaceId, plan) => requireSpeech(this.integrations, workspaceId, plan),
     }));
   }
 

@@ -63,6 +63,31 @@ export interface Generated {
   transcription: TranscriptionView;
 }
 
+/** A workspace's speech connections by provider. */
+async function speechConnections(integrations: IntegrationsService, workspaceId: string): Promise<Map<SpeechProvider, IntegrationConnection>> {
+  const rows = await integrations.list(workspaceId);
+  return new Map(rows.filter((r): r is IntegrationConnection & { provider: SpeechProvider } => (SPEECH_PROVIDERS as readonly string[]).includes(r.provider)).map((r) => [r.provider, r]));
+}
+
+/** The plan and the connection checks (402, then 409); answers the live (connected, not lapsed) providers. */
+function requireConnection(integrations: IntegrationsService, plan: Plan, connections: Map<SpeechProvider, IntegrationConnection>, provider: SpeechProvider | undefined): SpeechProvider[] {
+  allowed(plan, provider ?? SPEECH_PROVIDERS[0]);
+  const live = SPEECH_PROVIDERS.filter((p) => connections.get(p)?.status === 'connected');
+  if (provider) {
+    integrations.usable(connections.get(provider), provider);
+  } else if (!live.length) {
+    const lapsed = SPEECH_PROVIDERS.find((p) => connections.has(p));
+    if (lapsed) integrations.usable(connections.get(lapsed), lapsed);
+    throw new ApiError('INTEGRATION_NOT_CONNECTED', `No speech provider is connected to this workspace (${SPEECH_PROVIDERS.join(', ')}); connect one in the dashboard (or \`integration:connect\`, \`--engine local\` for the offline engine)`);
+  }
+  return live;
+}
+
+/** 402/409 unless the workspace can transcribe now (a render with `alias://` captions asks before anything is held). */
+export async function requireSpeech(integrations: IntegrationsService, workspaceId: string, plan: Plan): Promise<void> {
+  requireConnection(integrations, plan, await speechConnections(integrations, workspaceId), undefined);
+}
+
 /**
  * The captions API (§4.3; docs/captions.md): which providers a workspace has, their options, and a
  * generate request turned into a transcription — answered at once from the cache when the
@@ -77,9 +102,8 @@ export class CaptionsService {
     enqueue: (transcriptionId: string) => Promise<void>;
   }) {}
 
-  private async connections(workspaceId: string): Promise<Map<SpeechProvider, IntegrationConnection>> {
-    const rows = await this.deps.integrations.list(workspaceId);
-    return new Map(rows.filter((r): r is IntegrationConnection & { provider: SpeechProvider } => (SPEECH_PROVIDERS as readonly string[]).includes(r.provider)).map((r) => [r.provider, r]));
+  private connections(workspaceId: string): Promise<Map<SpeechProvider, IntegrationConnection>> {
+    return speechConnections(this.deps.integrations, workspaceId);
   }
 
   /** The engine a provider answers with for this workspace (its connection's, else the provider's API). */
@@ -109,31 +133,11 @@ export class CaptionsService {
     return { provider: slug, name: PROVIDER_NAMES[slug], support: engine.support, languages, models: engine.models.map((m) => ({ ...m })) };
   }
 
-  /** 402/409 unless the workspace can transcribe now (a render with `alias://` captions asks before anything is held). */
-  async ready(workspaceId: string, plan: Plan): Promise<void> {
-    this.requireConnection(plan, await this.connections(workspaceId), undefined);
-  }
-
-  /** The plan and the connection checks; answers the live (connected, not lapsed) providers. */
-  private requireConnection(plan: Plan, connections: Map<SpeechProvider, IntegrationConnection>, provider: SpeechProvider | undefined): SpeechProvider[] {
-    const { integrations } = this.deps;
-    allowed(plan, provider ?? SPEECH_PROVIDERS[0]);
-    const live = SPEECH_PROVIDERS.filter((p) => connections.get(p)?.status === 'connected');
-    if (provider) {
-      integrations.usable(connections.get(provider), provider);
-    } else if (!live.length) {
-      const lapsed = SPEECH_PROVIDERS.find((p) => connections.has(p));
-      if (lapsed) integrations.usable(connections.get(lapsed), lapsed);
-      throw new ApiError('INTEGRATION_NOT_CONNECTED', `No speech provider is connected to this workspace (${SPEECH_PROVIDERS.join(', ')}); connect one in the dashboard (or \`integration:connect\`, \`--engine local\` for the offline engine)`);
-    }
-    return live;
-  }
-
   async generate(workspaceId: string, plan: Plan, req: CaptionRequest): Promise<Generated> {
     const { transcriptions, sources } = this.deps;
     const connections = await this.connections(workspaceId);
     // §7 order after auth: the plan (402), the connection (409), then the request's own content.
-    const live = this.requireConnection(plan, connections, req.provider);
+    const live = requireConnection(this.deps.integrations, plan, connections, req.provider);
     const file = req.source.kind === 'assetId' ? await sources.asset(workspaceId, req.source.value)
       : req.source.kind === 'renderId' ? await sources.render(workspaceId, req.source.value) : null;
     if (req.route === 'speech-gamma' && file?.kind === 'video') {

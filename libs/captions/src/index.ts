@@ -9,3 +9,4 @@ export * from './transcriptions.service.js';
 export * from './captions.service.js';
 export * from './runner.js';
 export * from './engines.js';
+export * from './auto-captions.js';

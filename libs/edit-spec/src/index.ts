@@ -8,3 +8,4 @@ export * from './easing.js';
 export * from './motion.js';
 export * from './frame.js';
 export * from './color.js';
+export { aliasTarget } from './parse-assets.js';

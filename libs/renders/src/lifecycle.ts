@@ -175,6 +175,14 @@ export class RenderLifecycle {
     }));
   }
 
+  /**
+   * The edit as the worker resolved it before drawing (captions transcribed into files): stored so
+   * every chunk and every later run reads the same one. Only while the render is working.
+   */
+  async resolvedEdit(id: string, edit: Record<string, unknown>): Promise<void> {
+    await retryBusy(() => allWorkspaces(this.orm).nativeUpdate(Render, { id, status: { $nin: [...TERMINAL_STATUSES] } }, { edit, updatedAt: new Date() }));
+  }
+
   /** A render by id as the worker reads it, whatever its workspace (null when it does not exist). */
   async get(id: string): Promise<Render | null> {
     return allWorkspaces(this.orm).findOne(Render, { id });

@@ -3,7 +3,7 @@ import { Logger } from '@nestjs/common';
 import type { QueueEvents } from 'bullmq';
 import { ApiError, newId, orderBy, validationFailed, type KeyMode, type ListQuery, type Plan } from '#libs/core';
 import type { CreditsService } from '#libs/credits';
-import { applyMerge, assertEdit, assertTiming, autoLengthSources, outputFps, outputKind, outputSize, RESOLUTION_SHORT_SIDE, type EditSpec, type JsonValue, type Timing } from '#libs/edit-spec';
+import { aliasTarget, applyMerge, assertEdit, assertTiming, autoLengthSources, outputFps, outputKind, outputSize, RESOLUTION_SHORT_SIDE, type EditSpec, type JsonValue, type Timing } from '#libs/edit-spec';
 import type { DurationSource } from '#libs/media';
 import { STILL_TIMEOUT_MS, type JobQueues } from '#libs/queue';
 import { outputKey, type StorageDriver } from '#libs/storage';
@@ -41,6 +41,8 @@ export interface RendersDeps {
   probeDurations?: (sources: DurationSource[]) => Promise<Map<string, number>>;
   /** Resolves the media library's assets an edit names (ids or their URLs; libs/assets `AssetRefs`); 422 for any it cannot use. */
   assetRefs?: { resolve(workspaceId: string, edit: JsonValue, root: string): Promise<{ edit: JsonValue; urls: Map<string, string> }> };
+  /** 402/409 unless the workspace can transcribe (`alias://` captions; libs/captions CaptionsService.ready). */
+  speechReady?: (workspaceId: string, plan: Plan) => Promise<void>;
 }
 
 /** The edit with every `length: "auto"` media clip given the length its measured file gave it. */
@@ -149,6 +151,12 @@ export class RendersService {
       if (!this.deps.videoAvailable || !(await this.deps.videoAvailable())) {
         throw new ApiError('ENGINE_NOT_CONFIGURED', 'Video rendering is unavailable on this deployment: no worker runs the video engine');
       }
+    }
+    // `alias://` captions are transcribed by the worker with the workspace's speech provider: one must
+    // be connected before anything is held (409 INTEGRATION_NOT_CONNECTED).
+    if (kind === 'video' && edit.timeline.tracks.some((t) => t.clips.some((c) => c.asset.type === 'caption' && aliasTarget(c.asset.src) !== undefined))) {
+      if (!this.deps.speechReady) throw new ApiError('UNSUPPORTED_ASSET', 'Captions transcribed from a clip (alias://) need a speech provider, which this deployment does not have');
+      await this.deps.speechReady(caller.workspaceId, caller.plan);
     }
     // `length: "auto"` of video, audio and luma clips: the files are measured now, so that the
     // duration ceiling and the price hold, and the lengths are written into the stored edit, so the

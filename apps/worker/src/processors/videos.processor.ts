@@ -2,6 +2,7 @@ import { Inject, type OnApplicationBootstrap } from '@nestjs/common';
 import { InjectFlowProducer, OnWorkerEvent, Processor } from '@nestjs/bullmq';
 import type { FlowProducer, Job } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { AutoCaptions } from '#libs/captions';
 import type { AppConfig } from '#libs/core';
 import type { Orm } from '#libs/db';
 import { JobQueues, VIDEO_ATTEMPTS, VIDEO_FLOWS, type JobPayloads, type TypedJob } from '#libs/queue';
@@ -37,9 +38,10 @@ export class VideosProcessor extends QueueProcessor<'videos'> implements OnAppli
     keys: RedisKeys,
     private readonly lifecycle: RenderLifecycle,
     private readonly engine: VideoEngineHolder,
+    autoCaptions: AutoCaptions,
   ) {
     super();
-    this.deps = { orm, engine, storage, lifecycle, redis, keys, queues, flows, config };
+    this.deps = { orm, engine, storage, lifecycle, redis, keys, queues, flows, config, autoCaptions };
     this.jobs = { render: new VideoRenderJob(this.deps), chunk: new VideoChunkJob(this.deps), combine: new VideoCombineJob(this.deps) };
   }
 

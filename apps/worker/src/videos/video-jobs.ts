@@ -8,7 +8,8 @@ import type { MikroORM } from '@mikro-orm/core';
 import { Logger } from '@nestjs/common';
 import { DelayedError, type FlowProducer } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { ApiError, PLANS, type AppConfig, type PlanCode } from '#libs/core';
+import { hasAliasCaptions, type AutoCaptions } from '#libs/captions';
+import { ApiError, PLANS, type AppConfig, type Plan, type PlanCode } from '#libs/core';
 import { assertTiming, outputFps, type EditSpec } from '#libs/edit-spec';
 import { VIDEO_ATTEMPTS, type JobPayloads, type JobQueues, type JobResults, type TypedJob, type VideoChunkResult } from '#libs/queue';
 import type { RedisKeys } from '#libs/redis';
@@ -55,6 +56,8 @@ export interface VideoJobDeps {
   queues: JobQueues;
   flows: FlowProducer;
   config: { video: Pick<AppConfig['video'], 'chunkFrames' | 'chunkMinFrames'> };
+  /** Transcribes `alias://` captions before a render is drawn (libs/captions). */
+  autoCaptions: AutoCaptions;
 }
 
 /** How the videos processor runs a job: its payload, the BullMQ job and lock token, and the run number. */
@@ -131,6 +134,18 @@ class VideoJobBase {
     });
   }
 
+  /**
+   * The edit with its `alias://` captions turned into caption files (the workspace's speech
+   * provider, cache first), stored on the record so chunks and later runs read the same edit.
+   */
+  protected async withCaptions(row: Render, plan: Plan, signal: AbortSignal): Promise<EditSpec> {
+    const edit = row.edit as unknown as EditSpec;
+    if (!hasAliasCaptions(edit)) return edit;
+    const resolved = await this.deps.autoCaptions.resolve(row, plan, edit, signal);
+    await this.deps.lifecycle.resolvedEdit(row.id, resolved as unknown as Record<string, unknown>);
+    return resolved;
+  }
+
   /** How a job's error ends the render: cancelled, failed (renderError's mapping), or (returning false) run again. */
   protected async settleError(row: Render, err: unknown, stage: RenderStatus, cancelled: boolean, attempt: number): Promise<string | false> {
     const { lifecycle } = this.deps;
@@ -184,13 +199,24 @@ export class VideoRenderJob extends VideoJobBase {
       await job.moveToDelayed(Date.now() + WAIT_FOR_SLOT_MS, token);
       throw new DelayedError();
     }
-    const edit = row.edit as unknown as EditSpec;
-    const frames = row.format === 'mp4' ? outputFrames(edit) : undefined;
+    const frames = row.format === 'mp4' ? outputFrames(row.edit as unknown as EditSpec) : undefined;
     const { chunkFrames, chunkMinFrames } = this.deps.config.video;
     if (frames !== undefined && chunkMinFrames > 0 && frames > chunkMinFrames) {
       if (!(await lifecycle.start(row.id, attempt))) {
         await this.releaseSlot(row);
         return { status: 'settled' };
+      }
+      const cancel = this.watchCancel(row.id);
+      try {
+        await this.withCaptions(row, plan, cancel.signal);
+      } catch (err) {
+        await this.releaseSlot(row);
+        const settled = await this.settleError(row, err, 'fetching', cancel.signal.aborted, attempt);
+        if (settled !== false) return { status: settled };
+        await lifecycle.requeue(row.id, attempt);
+        throw err;
+      } finally {
+        cancel.stop();
       }
       await this.startChunks(row, frames, chunkFrames);
       return { status: 'chunked' };
@@ -202,6 +228,7 @@ export class VideoRenderJob extends VideoJobBase {
     const files: string[] = [];
     try {
       if (!(await lifecycle.start(row.id, attempt))) return { status: 'settled' };
+      const edit = await this.withCaptions(row, plan, cancel.signal);
       const engine = await this.deps.engine.current();
       let lastWrite = 0;
       const out = await engine.render(edit, {
