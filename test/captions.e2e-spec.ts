@@ -384,7 +384,12 @@ describe('captions and transcriptions (§4.3, §4.5 speech-gamma)', () => {
     gamma.say('Google style words.');
     const res = await inject('POST', '/v1/integrations/speech-gamma/captions', ws.liveKey, { assetId: mp3Asset, alternativeLanguageCodes: ['es-ES'], name: 'episode-1' });
     expect(res.statusCode).toBe(202);
-    expect(await settled(res.json().data.id)).toMatchObject({ status: 'done', provider: 'speech-gamma', text: 'Google style words.', languageCode: expect.any(String) });
+    const done = await settled(res.json().data.id);
+    expect(done).toMatchObject({ status: 'done', provider: 'speech-gamma', text: 'Google style words.', languageCode: expect.any(String) });
+    // `name` names the files.
+    expect(done.vttUrl).toMatch(/\/episode-1\.vtt$/);
+    expect(done.srtUrl).toMatch(/\/episode-1\.srt$/);
+    expect(await fetchText(done.vttUrl!)).toContain('Google style words.');
     const sent = gamma.sent('/v1/speech:longrunningrecognize').at(-1)!.json as { config: Json };
     expect(sent.config).toMatchObject({ languageCode: 'en-US', alternativeLanguageCodes: ['es-ES'], enableWordTimeOffsets: true, enableAutomaticPunctuation: true });
     for (const [body, field] of [

@@ -47,9 +47,15 @@ export interface CacheStats {
 
 const transcriptions = queries<Tables<typeof Transcription>>();
 
-/** The caption files' keys: content-addressed per workspace (an identical file is stored once; unguessable without its text). */
-function captionKey(workspaceId: string, text: string, ext: 'vtt' | 'srt'): string {
-  return `c/${workspaceId}/${createHash('sha256').update(text).digest('base64url').slice(0, 32)}.${ext}`;
+/**
+ * The caption files' keys: content-addressed per workspace (an identical file is stored once;
+ * unguessable without its text), named by the request's `name` when it gave one
+ * (`c/<workspace>/<hash>/<name>.vtt`: the file downloads under that name).
+ */
+export function captionKey(workspaceId: string, text: string, ext: 'vtt' | 'srt', name?: string | null): string {
+  const hash = createHash('sha256').update(text).digest('base64url').slice(0, 32);
+  const safe = name ? name.normalize('NFKD').replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^[.-]+|[.-]+$/g, '').slice(0, 100) : '';
+  return safe ? `c/${workspaceId}/${hash}/${safe}.${ext}` : `c/${workspaceId}/${hash}.${ext}`;
 }
 
 /**
@@ -135,8 +141,8 @@ export class TranscriptionsService {
     if (row.save) {
       const vtt = toWebVtt(cues);
       const srt = toSrt(cues);
-      vttKey = captionKey(row.workspaceId, vtt, 'vtt');
-      srtKey = captionKey(row.workspaceId, srt, 'srt');
+      vttKey = captionKey(row.workspaceId, vtt, 'vtt', row.name);
+      srtKey = captionKey(row.workspaceId, srt, 'srt', row.name);
       await Promise.all([this.storeOnce(vttKey, vtt), this.storeOnce(srtKey, srt)]);
     }
     const em = forWorkspace(this.orm, row.workspaceId);
