@@ -17,7 +17,9 @@ import {
 } from '#testing/captions';
 import { ffmpegFile, sampleMedia } from '#testing/media';
 import { createWorkerApp } from '../apps/worker/src/app.js';
-import { multipart, startApi, type TestApi } from './harness.js';
+import { JobQueues } from '#libs/queue';
+import { TranscriptionsService } from '#libs/captions';
+import { multipart, queueEvents, startApi, type TestApi } from './harness.js';
 import { until } from './render-helpers.js';
 
 // Contract §2 (Transcription, Caption provider), §3 (Transcription status), §4.3 (every route and
@@ -402,5 +404,23 @@ describe('captions and transcriptions (§4.3, §4.5 speech-gamma)', () => {
       const bad = await inject('POST', '/v1/integrations/speech-gamma/captions', ws.liveKey, body);
       expect({ status: bad.statusCode, field: Object.keys(bad.json().errors ?? {}) }).toEqual({ status: 422, field: expect.arrayContaining([field]) });
     }
+  });
+  it('transcriptions.sweep hands a transcription whose job was lost to the workers again', async () => {
+    // Queued, but its job never reached Redis (Redis restarted without its data).
+    const lost = await worker.get(TranscriptionsService).create(ws.workspaceId, {
+      route: 'captions', provider: 'speech-alpha', engine: 'provider', source: { kind: 'assetId', value: mp3Asset },
+      settings: { languageCode: 'en-US', alternativeLanguageCodes: [], model: 'nova-2', diarize: false, keywords: [], punctuation: true, filterProfanity: false },
+      cueOptions: { wordsPerCue: 4, charsPerCue: 42, maxCueSec: 6 }, cacheMode: 'fresh', save: false, name: null,
+    });
+    alpha.say('Found again.');
+    const queues = worker.get(JobQueues);
+    const events = await queueEvents(queues, 'system');
+    try {
+      const job = await queues.add('transcriptions.sweep', { now: new Date(Date.now() + 3600_000).toISOString() });
+      expect(await job.waitUntilFinished(events, 30_000)).toMatchObject({ requeued: 1 });
+    } finally {
+      await events.close();
+    }
+    expect(await settled(lost.id)).toMatchObject({ status: 'done', text: 'Found again.' });
   });
 });

@@ -5,7 +5,7 @@ import type { Redis } from 'ioredis';
 import sharp from 'sharp';
 import { AppServices, fromServices, PROCESS_ROLES } from '#libs/app';
 import { AssetsService } from '#libs/assets';
-import { AutoCaptions, TranscriptionRunner } from '#libs/captions';
+import { AutoCaptions, TranscriptionRunner, TranscriptionsService } from '#libs/captions';
 import type { AppConfig } from '#libs/core';
 import { CreditsService } from '#libs/credits';
 import { JobQueues, queueOf, QueueModule, SCHEDULES, VIDEO_FLOWS } from '#libs/queue';
@@ -57,7 +57,7 @@ export class WorkerModule implements OnApplicationBootstrap, BeforeApplicationSh
         fromServices(WORKER_CONFIG, 'config'), fromServices(ORM, 'orm'), fromServices(REDIS, 'redis'), fromServices(STORAGE, 'storage'),
         fromServices(RedisKeys, 'redisKeys'), fromServices(CreditsService, 'credits'), fromServices(RenderLifecycle, 'lifecycle'),
         fromServices(WebhookDeliverer, 'webhookDeliverer'), fromServices(WebhookDispatcher, 'webhookDispatcher'), fromServices(AssetsService, 'assets'),
-        fromServices(TranscriptionRunner, 'transcriptionRunner'), fromServices(AutoCaptions, 'autoCaptions'),
+        fromServices(TranscriptionRunner, 'transcriptionRunner'), fromServices(AutoCaptions, 'autoCaptions'), fromServices(TranscriptionsService, 'transcriptions'),
         { provide: FontCatalog, useFactory: () => FontCatalog.system() },
         {
           provide: VideoEngineHolder,

@@ -158,6 +158,11 @@ export class TranscriptionsService {
     await allWorkspaces(this.orm).nativeUpdate(Transcription, { id, status: { $in: ['queued', 'processing'] } }, { status: 'failed', error, completedAt: new Date() });
   }
 
+  /** Transcriptions queued or processing since before `before` (their job may be lost, or their render's worker died). */
+  async stalled(before: Date): Promise<Pick<Transcription, 'id' | 'route'>[]> {
+    return allWorkspaces(this.orm).find(Transcription, { status: { $in: ['queued', 'processing'] }, updatedAt: { $lt: before } }, { fields: ['id', 'route'], limit: 500 });
+  }
+
   /** §2 providers' `cache`: real counts over the workspace's finished transcriptions. */
   async stats(workspaceId: string): Promise<CacheStats> {
     const rows = await transcriptions.all(forWorkspace(this.orm, workspaceId), (db) => db.selectFrom('transcription')

@@ -8,6 +8,7 @@ describe('job payloads', () => {
     'credits.sweep': { maxAgeSec: 60 },
     'renders.purge': { now: '2026-11-25T10:00:00Z' },
     'assets.sweep': { now: '2026-11-25T10:00:00Z' },
+    'transcriptions.sweep': { now: '2026-11-25T10:00:00Z' },
     'asset.process': { assetId: 'ast_01' },
     'transcription.run': { transcriptionId: 'trs_01' },
     'webhooks.dispatch': {},
@@ -73,6 +74,6 @@ describe('job options', () => {
 
   it('puts stills ahead on their queue and schedules the sweeps', () => {
     expect(JOB_OPTIONS['still.render'].priority).toBe(1);
-    expect(SCHEDULES.map((s) => s.job)).toEqual(['credits.sweep', 'renders.purge', 'assets.sweep', 'webhooks.dispatch']);
+    expect(SCHEDULES.map((s) => s.job)).toEqual(['credits.sweep', 'renders.purge', 'assets.sweep', 'transcriptions.sweep', 'webhooks.dispatch']);
   });
 });

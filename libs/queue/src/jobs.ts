@@ -1,6 +1,6 @@
 /** Every queue and the jobs it carries. Each job name has exactly one processor (checked at worker start). */
 export const QUEUES = {
-  system: ['system.ping', 'credits.sweep', 'renders.purge', 'assets.sweep'],
+  system: ['system.ping', 'credits.sweep', 'renders.purge', 'assets.sweep', 'transcriptions.sweep'],
   webhooks: ['webhooks.dispatch', 'webhooks.deliver'],
   /** Stills only: a render waits on these synchronously, so nothing slow ever queues in front of them. */
   stills: ['still.render'],
@@ -26,6 +26,8 @@ export interface JobPayloads {
   'renders.purge': { now?: string };
   /** Removes uploads that stopped half-way and stored files no asset owns. */
   'assets.sweep': { now?: string };
+  /** Hands transcriptions whose job was lost to the workers again; fails those of a render whose worker died. */
+  'transcriptions.sweep': { now?: string };
   /** Processes one uploaded asset (the record says where its bytes are). */
   'asset.process': { assetId: string };
   /** Runs one transcription (the record holds the source and the settings). */
@@ -75,6 +77,7 @@ export interface JobResults {
   'credits.sweep': { released: string[] };
   'renders.purge': { purged: number; lost: number };
   'assets.sweep': { uploads: number; orphans: number };
+  'transcriptions.sweep': { requeued: number; failed: number };
   'asset.process': { status: string };
   'transcription.run': { status: string };
   'webhooks.dispatch': { deliveries: number };
@@ -122,6 +125,9 @@ const CHECKS: { readonly [N in JobName]: Check } = {
     if (d.now !== undefined && (typeof d.now !== 'string' || Number.isNaN(Date.parse(d.now)))) fail('now must be an ISO date');
   },
   'assets.sweep': (d, fail) => {
+    if (d.now !== undefined && (typeof d.now !== 'string' || Number.isNaN(Date.parse(d.now)))) fail('now must be an ISO date');
+  },
+  'transcriptions.sweep': (d, fail) => {
     if (d.now !== undefined && (typeof d.now !== 'string' || Number.isNaN(Date.parse(d.now)))) fail('now must be an ISO date');
   },
   'asset.process': (d, fail) => {

@@ -32,6 +32,7 @@ export const JOB_OPTIONS: { readonly [N in JobName]: Readonly<JobsOptions> } = {
   'credits.sweep': KEEP,
   'renders.purge': KEEP,
   'assets.sweep': KEEP,
+  'transcriptions.sweep': KEEP,
   // A crash mid-processing (the worker died, storage was down) runs it again; a bad file fails at once.
   'asset.process': { ...KEEP, attempts: 3, backoff: { type: 'exponential', delay: 2000 } },
   // A provider outage (5xx, 429, timeout) or a crash runs it again, 5 s then 10 s later; then it fails.
@@ -65,5 +66,6 @@ export const SCHEDULES = [
   { job: 'credits.sweep', everyMs: 5 * 60_000 },
   { job: 'renders.purge', everyMs: 10 * 60_000 },
   { job: 'assets.sweep', everyMs: 15 * 60_000 },
+  { job: 'transcriptions.sweep', everyMs: 15 * 60_000 },
   { job: 'webhooks.dispatch', everyMs: 1_000 },
 ] as const satisfies readonly { job: JobName; everyMs: number }[];

@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import { Inject, Logger } from '@nestjs/common';
 import { Processor } from '@nestjs/bullmq';
 import { AssetsService } from '#libs/assets';
+import { TranscriptionsService } from '#libs/captions';
 import type { AppConfig } from '#libs/core';
 import { CreditsService } from '#libs/credits';
 import type { Orm } from '#libs/db';
@@ -16,6 +17,8 @@ const PURGE_BATCH = 500;
 
 /** An upload still `uploading` after this long stopped half-way (a 200 MB upload takes minutes). */
 const STALLED_UPLOAD_MS = 60 * 60_000;
+/** A transcription unchanged this long while queued or processing has lost its job (the run timeout is 30 minutes). */
+const STALLED_TRANSCRIPTION_MS = 45 * 60_000;
 
 /** The `system` queue: the end-to-end ping and the scheduled sweeps. */
 @Processor('system')
@@ -30,6 +33,7 @@ export class SystemProcessor extends QueueProcessor<'system'> {
     private readonly credits: CreditsService,
     private readonly lifecycle: RenderLifecycle,
     private readonly assets: AssetsService,
+    private readonly transcriptions: TranscriptionsService,
     private readonly queues: JobQueues,
   ) {
     super();
@@ -82,6 +86,26 @@ export class SystemProcessor extends QueueProcessor<'system'> {
       if (requeued) this.logger.log(`queued ${requeued} asset(s) again whose processing was lost`);
       if (uploads.length || orphans.length) this.logger.log(`removed ${uploads.length} upload(s) that stopped half-way and the files of ${orphans.length} asset(s) without a record`);
       return { uploads: uploads.length, orphans: orphans.length };
+    },
+    'transcriptions.sweep': async (data) => {
+      const now = data.now ? new Date(data.now) : new Date();
+      let requeued = 0;
+      let failed = 0;
+      for (const row of await this.transcriptions.stalled(new Date(now.getTime() - STALLED_TRANSCRIPTION_MS))) {
+        if (row.route === 'render') {
+          // Made inside a video job that died with its worker: the render's next run makes its own.
+          await this.transcriptions.fail(row.id, { code: 'TRANSCRIPTION_FAILED', message: 'The worker stopped while transcribing for a render' });
+          failed++;
+          continue;
+        }
+        const job = await this.queues.queue('captions').getJob(row.id);
+        const state = job ? await job.getState() : 'unknown';
+        if (['waiting', 'active', 'delayed', 'prioritized', 'waiting-children'].includes(state)) continue;
+        await this.queues.add('transcription.run', { transcriptionId: row.id }, { jobId: `${row.id}-${now.getTime()}` });
+        requeued++;
+      }
+      if (requeued || failed) this.logger.log(`transcriptions: ${requeued} queued again (their job was lost), ${failed} of dead video runs failed`);
+      return { requeued, failed };
     },
   };
 }
