@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { runBinary } from '#libs/media';
+import { pcmWav, runBinary } from '#libs/media';
 
 /**
  * Speech with known words at known times, for the offline engine's tests and its benchmark:
@@ -79,23 +79,6 @@ function trimmed(samples: Int16Array): Int16Array {
   return samples.subarray(from, to);
 }
 
-function wavFile(samples: Int16Array, rate: number): Buffer {
-  const out = Buffer.alloc(44 + samples.length * 2);
-  out.write('RIFF', 0, 'latin1');
-  out.writeUInt32LE(36 + samples.length * 2, 4);
-  out.write('WAVEfmt ', 8, 'latin1');
-  out.writeUInt32LE(16, 16);
-  out.writeUInt16LE(1, 20);
-  out.writeUInt16LE(1, 22);
-  out.writeUInt32LE(rate, 24);
-  out.writeUInt32LE(rate * 2, 28);
-  out.writeUInt16LE(2, 32);
-  out.writeUInt16LE(16, 34);
-  out.write('data', 36, 'latin1');
-  out.writeUInt32LE(samples.length * 2, 40);
-  for (let i = 0; i < samples.length; i++) out.writeInt16LE(samples[i]!, 44 + i * 2);
-  return out;
-}
 
 /**
  * Says `phrases` one after another (espeak-ng, SPEECH_VOICE) with the given silences between them,
@@ -129,7 +112,7 @@ export async function synthesizeSpeech(phrases: string[], opts: SynthesizeOption
     at += part.length + gap;
   });
   const source = join(dir, 'espeak.wav');
-  await writeFile(source, wavFile(all, rate));
+  await writeFile(source, pcmWav(all, rate));
   const path = join(dir, 'speech.wav');
   // A plain 44-byte header (no metadata chunk), as pocketsphinx_continuous reads a .wav.
   await runBinary('ffmpeg', ['-v', 'error', '-nostdin', '-y', '-i', source, '-ac', '1', '-ar', '16000', '-c:a', 'pcm_s16le', '-map_metadata', '-1', '-fflags', '+bitexact', '-flags:a', '+bitexact', path], { timeoutMs: 60_000 });

@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
-import { MediaFetchError, runBinary, sniff, type FetchedMedia } from '#libs/media';
+import { MediaFetchError, pcmWav, runBinary, sniff, type FetchedMedia } from '#libs/media';
 
 /**
  * Test and benchmark media made with the ffmpeg shipped with Remotion (its build has no testsrc):
@@ -35,22 +35,9 @@ export async function makeTestVideo(opts: { width: number; height: number; secon
 
 /** A mono 16-bit WAV of a sine tone. */
 export function sineWav(seconds: number, frequency = 440, sampleRate = 48_000): Buffer {
-  const samples = Math.round(seconds * sampleRate);
-  const wav = Buffer.alloc(44 + samples * 2);
-  wav.write('RIFF', 0, 'latin1');
-  wav.writeUInt32LE(36 + samples * 2, 4);
-  wav.write('WAVEfmt ', 8, 'latin1');
-  wav.writeUInt32LE(16, 16);
-  wav.writeUInt16LE(1, 20);
-  wav.writeUInt16LE(1, 22);
-  wav.writeUInt32LE(sampleRate, 24);
-  wav.writeUInt32LE(sampleRate * 2, 28);
-  wav.writeUInt16LE(2, 32);
-  wav.writeUInt16LE(16, 34);
-  wav.write('data', 36, 'latin1');
-  wav.writeUInt32LE(samples * 2, 40);
-  for (let i = 0; i < samples; i++) wav.writeInt16LE(Math.round(Math.sin((2 * Math.PI * frequency * i) / sampleRate) * 0.3 * 32767), 44 + i * 2);
-  return wav;
+  const samples = new Int16Array(Math.round(seconds * sampleRate));
+  for (let i = 0; i < samples.length; i++) samples[i] = Math.round(Math.sin((2 * Math.PI * frequency * i) / sampleRate) * 0.3 * 32767);
+  return pcmWav(samples, sampleRate);
 }
 
 /** A MediaFetcher over an in-memory map of URL → bytes (unknown URLs fail like a 404). */
