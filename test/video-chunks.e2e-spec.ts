@@ -15,7 +15,7 @@ import { createRedis, RedisKeys } from '#libs/redis';
 import { Render } from '#libs/renders';
 import { createStorage, type StorageDriver } from '#libs/storage';
 import { createWorkerApp } from '../apps/worker/src/app.js';
-import { probeStreams, sineWav } from '#testing/video';
+import { MP4_COLOUR, probeColour, probeStreams, sineWav } from '#testing/video';
 import { fetchStored, startApi, type TestApi } from './harness.js';
 import { eventsOf, ledgerOf, until } from './render-helpers.js';
 
@@ -121,6 +121,8 @@ describe('chunked video renders across workers (issue 6)', () => {
     const probed = await probeStreams(out);
     expect(probed).toMatchObject({ codec: 'h264', audio: 'aac', width: 160, height: 90, frames: 72 });
     expect(probed.duration).toBeCloseTo(6, 1);
+    // The joined file keeps the chunks' colour tags (yuv420p, limited range, BT.709) and faststart.
+    expect(await probeColour(out)).toEqual(MP4_COLOUR);
     // Six chunks of 12 frames, covering 0..71, drawn by more than one worker process.
     const chunks = await Promise.all(Array.from({ length: 6 }, async (_, i) => (await videos.getJob(`${id}-chunk-${i}`))?.returnvalue as VideoChunkResult));
     expect(chunks.map((c) => (c.ok ? c.frameRange : c.status))).toEqual([[0, 11], [12, 23], [24, 35], [36, 47], [48, 59], [60, 71]]);

@@ -14,7 +14,7 @@ import { createRedis, RedisKeys } from '#libs/redis';
 import { Render } from '#libs/renders';
 import { createWorkerApp } from '../apps/worker/src/app.js';
 import { sampleMedia } from '#testing/media';
-import { frameAt, makeTestVideo, probeStreams } from '#testing/video';
+import { frameAt, makeTestVideo, MP4_COLOUR, probeColour, probeStreams } from '#testing/video';
 import { synthesizeSpeech, type SynthesizedSpeech } from '#testing/captions';
 import { Transcription } from '#libs/captions';
 import { startApi, type TestApi } from './harness.js';
@@ -248,6 +248,8 @@ describe('video renders through the API and a worker (issue 6)', () => {
     const probed = await probeStreams(out);
     expect(probed).toMatchObject({ codec: 'h264', audio: 'aac', frames: 24 });
     expect(probed.duration).toBeCloseTo(2, 1);
+    // What the API hands out: yuv420p, limited range, BT.709 tags, faststart.
+    expect(await probeColour(out)).toEqual(MP4_COLOUR);
 
     // A slowed clip that runs past the free plan's 30 s: 402 with nothing held or queued.
     const free = (await api.cli('workspace:create', '--name', 'Free auto', '--plan', 'free')).json as { workspaceId: string; liveKey: string };

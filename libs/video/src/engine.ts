@@ -512,6 +512,11 @@ export class VideoEngine {
       ...(encoding.crf !== undefined ? { crf: encoding.crf } : {}),
       ...(encoding.codec === 'h264' ? { x264Preset: this.opts.x264Preset ?? 'veryfast' } : {}),
       pixelFormat: 'yuv420p',
+      // mp4: the JPEG frames (full range, BT.601 matrix) converted by Remotion's zscale to limited-range
+      // BT.709 and tagged so (matrix, primaries, transfer, range), what players, hardware decoders and
+      // upload checks expect; the tags live in the stream's headers, so chunk joins (copy) keep them.
+      // Remotion encodes gifs in BT.601 whatever this says.
+      ...(encoding.codec === 'gif' ? {} : { colorSpace: 'bt709' }),
       // A gif has no audio track (Remotion refuses an audio codec with it).
       ...(encoding.codec === 'gif' ? { muted: true } : { audioCodec: 'aac', muted: props.muted }),
       scale: scale ?? 1,

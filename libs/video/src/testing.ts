@@ -63,6 +63,40 @@ export async function probeStreams(file: string): Promise<{ codec?: string; widt
   return out;
 }
 
+/** The colour facts players look at (ffprobe's names), and whether the mp4's index (moov) precedes its media (faststart). */
+export interface VideoColour {
+  pix_fmt?: string;
+  color_range?: string;
+  color_space?: string;
+  color_transfer?: string;
+  color_primaries?: string;
+  faststart: boolean;
+}
+
+/** What every mp4 of the engine is (docs/video.md). */
+export const MP4_COLOUR: Readonly<VideoColour> = { pix_fmt: 'yuv420p', color_range: 'tv', color_space: 'bt709', color_transfer: 'bt709', color_primaries: 'bt709', faststart: true };
+
+export async function probeColour(file: string): Promise<VideoColour> {
+  const { stdout } = await runBinary('ffprobe', ['-v', 'error', '-show_streams', '-select_streams', 'v:0', '-of', 'json', file]);
+  const stream = (JSON.parse(stdout) as { streams: Omit<VideoColour, 'faststart'>[] }).streams[0] ?? {};
+  const pick = ({ pix_fmt, color_range, color_space, color_transfer, color_primaries }: Omit<VideoColour, 'faststart'>) => ({ pix_fmt, color_range, color_space, color_transfer, color_primaries });
+  return { ...pick(stream), faststart: moovFirst(await readFile(file)) };
+}
+
+/** Whether the top-level `moov` box comes before `mdat`. */
+function moovFirst(mp4: Buffer): boolean {
+  for (let at = 0; at + 8 <= mp4.length;) {
+    const type = mp4.toString('latin1', at + 4, at + 8);
+    if (type === 'moov') return true;
+    if (type === 'mdat') return false;
+    const size = mp4.readUInt32BE(at);
+    const length = size === 1 ? Number(mp4.readBigUInt64BE(at + 8)) : size === 0 ? mp4.length - at : size;
+    if (length < 8) return false;
+    at += length;
+  }
+  return false;
+}
+
 /** One frame of a video as PNG bytes. */
 export async function frameAt(file: string, seconds: number): Promise<Buffer> {
   const dir = await mkdtemp(join(tmpdir(), 'video-frame-'));
