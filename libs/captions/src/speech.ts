@@ -110,7 +110,7 @@ export interface SpeechEngine {
   readonly defaultModel: string;
   /**
    * Longest recording the engine accepts, in seconds, when it is shorter than any size limit makes
-   * it (speech-gamma: Google's inline audio stops at about a minute); absent: no such limit.
+   * it (speech-gamma: 4 hours, cut into parts of under a minute); absent: no such limit.
    */
   readonly maxDurationSec?: number;
   /**

@@ -3,6 +3,7 @@ import { writeFile } from 'node:fs/promises';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { join } from 'node:path';
+import { PCM_RATE, wavOf } from './providers/split.js';
 import type { RecognitionSettings, SpeechAudio } from './speech.js';
 
 /**
@@ -149,7 +150,8 @@ export abstract class SpeechProviderFake {
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
   }
 
-  protected abstract route(req: Incoming): Answer;
+  /** The answer to a request; null: read and never answered (the socket stays open until close()). */
+  protected abstract route(req: Incoming): Answer | null;
   protected abstract errorBody(status: number, message: string): unknown;
   /** The JSON body as recorded (credentials or bulky fields replaced). */
   protected recordJson(json: unknown): unknown {
@@ -186,7 +188,8 @@ export abstract class SpeechProviderFake {
     if (this.failure?.mode === 'hang') return; // read, never answered: the socket stays open until close()
     if (this.failure?.mode === 'server-error') return send(res, { status: 500, body: this.errorBody(500, 'Internal server error') });
     if (this.failure?.mode === 'rate-limit') return send(res, { status: 429, body: this.errorBody(429, 'Too many requests') });
-    send(res, this.route({ method: record.method, url, headers: req.headers, body, record }));
+    const answer = this.route({ method: record.method, url, headers: req.headers, body, record });
+    if (answer) send(res, answer);
   }
 }
 
@@ -402,7 +405,14 @@ interface GoogleOperation {
   config: Record<string, unknown>;
   durationSec: number;
   polls: number;
+  /** The words heard in this request's audio (`hearTones`); absent: the scripted words. */
+  heard?: FakeWord[];
+  /** The operation ends in this error (`failRecognition(n, 'job-error')`). */
+  error?: string;
 }
+
+/** How one recognition request fails: as `fail` does, or `revoked-key`: the key stops working there. */
+export type FakeRecognitionFailure = FakeFailure | 'revoked-key';
 
 /**
  * Google's v1 `POST /v1/speech:longrunningrecognize` and `GET /v1/operations/{name}`, with an API
@@ -413,6 +423,28 @@ interface GoogleOperation {
 export class GoogleSpeechFake extends SpeechProviderFake {
   readonly accessToken = `ya29.${randomBytes(16).toString('hex')}`;
   private readonly operations = new Map<string, GoogleOperation>();
+  /** What each recognition request's audio held, in the order they came (`hearTones`). */
+  readonly heard: { durationSec: number; words: FakeWord[] }[] = [];
+  private listening = false;
+  private recognitions = 0;
+  private failing: { nth: number; mode: FakeRecognitionFailure; message?: string } | null = null;
+
+  /**
+   * Answers what the audio of each request holds instead of the scripted words: every burst of
+   * sound is one word, named after its pitch ("440hz"), at its times within that request's audio
+   * (see `toneSpeech`). A long recording sent in parts thus comes back part by part as it sounds.
+   */
+  hearTones(): this {
+    this.listening = true;
+    return this;
+  }
+
+  /** The `nth` recognition request from now (1 = the next) fails as `mode` says; the others are answered as usual. */
+  failRecognition(nth: number, mode: FakeRecognitionFailure, message?: string): this {
+    this.recognitions = 0;
+    this.failing = { nth, mode, message };
+    return this;
+  }
 
   protected errorBody(status: number, message: string): unknown {
     const name = status === 429 ? 'RESOURCE_EXHAUSTED' : status === 500 ? 'INTERNAL' : 'INVALID_ARGUMENT';
@@ -425,7 +457,7 @@ export class GoogleSpeechFake extends SpeechProviderFake {
     return { ...(json as object), audio: { content: inspectInline(Buffer.from(audio.content, 'base64')) } };
   }
 
-  protected route({ method, url, headers, body }: Incoming): Answer {
+  protected route({ method, url, headers, body }: Incoming): Answer | null {
     const denied = this.authenticate(url, headers);
     if (denied) return denied;
     const bad = (message: string): Answer => ({ status: 400, body: { error: { code: 400, message, status: 'INVALID_ARGUMENT' } } });
@@ -443,11 +475,31 @@ export class GoogleSpeechFake extends SpeechProviderFake {
       const alternatives = config.alternativeLanguageCodes;
       if (Array.isArray(alternatives) && alternatives.length > 3) return bad("Invalid recognition 'config': at most 3 alternative language codes are allowed.");
       if (typeof request.audio?.content !== 'string') return bad('RecognitionAudio not set.');
-      const audio = inspectInline(Buffer.from(request.audio.content, 'base64'));
+      const bytes = Buffer.from(request.audio.content, 'base64');
+      const audio = inspectInline(bytes);
       const refused = checkEncoding(config, audio);
       if (refused) return bad(refused);
       if ((audio.durationSec ?? 0) > GOOGLE_INLINE_SEC) return bad('Inline audio exceeds duration limit. Please use a GCS URI.');
-      const op = { name: String(Date.now()) + String(Math.floor(Math.random() * 1e6)).padStart(6, '0'), config, durationSec: audio.durationSec ?? this.audioSec(), polls: 0 };
+      const op: GoogleOperation = { name: String(Date.now()) + String(Math.floor(Math.random() * 1e6)).padStart(6, '0'), config, durationSec: audio.durationSec ?? this.audioSec(), polls: 0 };
+      if (this.listening) {
+        op.heard = tonesIn(bytes);
+        this.heard.push({ durationSec: op.durationSec, words: op.heard });
+      }
+      const failing = this.failing?.nth === ++this.recognitions ? this.failing : null;
+      switch (failing?.mode) {
+        case 'hang':
+          return null;
+        case 'server-error':
+          return { status: 500, body: this.errorBody(500, failing.message ?? 'Internal server error') };
+        case 'rate-limit':
+          return { status: 429, body: this.errorBody(429, failing.message ?? 'Too many requests') };
+        case 'revoked-key':
+          this.revoked = true;
+          return this.authenticate(url, headers);
+        case 'job-error':
+          op.error = failing.message ?? 'Invalid audio: the recording could not be decoded.';
+          break;
+      }
       this.operations.set(op.name, op);
       return { status: 200, body: { name: op.name } };
     }
@@ -458,8 +510,9 @@ export class GoogleSpeechFake extends SpeechProviderFake {
       op.polls++;
       const metadata = { '@type': 'type.googleapis.com/google.cloud.speech.v1.LongRunningRecognizeMetadata', progressPercent: 0, startTime: new Date().toISOString(), lastUpdateTime: new Date().toISOString() };
       if (op.polls <= Math.max(1, this.pollsBeforeDone)) return { status: 200, body: { name: op.name, metadata: { ...metadata, progressPercent: Math.min(99, op.polls * 30) } } };
-      if (this.failure?.mode === 'job-error') {
-        return { status: 200, body: { name: op.name, metadata: { ...metadata, progressPercent: 100 }, done: true, error: { code: 3, message: this.failure.message ?? 'Invalid audio: the recording could not be decoded.' } } };
+      const error = op.error ?? (this.failure?.mode === 'job-error' ? (this.failure.message ?? 'Invalid audio: the recording could not be decoded.') : undefined);
+      if (error !== undefined) {
+        return { status: 200, body: { name: op.name, metadata: { ...metadata, progressPercent: 100 }, done: true, error: { code: 3, message: error } } };
       }
       return { status: 200, body: { name: op.name, metadata: { ...metadata, progressPercent: 100, uri: '' }, done: true, response: this.results(op) } };
     }
@@ -498,7 +551,7 @@ export class GoogleSpeechFake extends SpeechProviderFake {
     const language = (this.detected && asked.some((c) => c.toLowerCase() === this.detected!.toLowerCase()) ? this.detected : asked[0]!).toLowerCase();
     // One result per sentence, as Google splits long audio.
     const sentences: FakeWord[][] = [[]];
-    for (const w of this.words) {
+    for (const w of op.heard ?? this.words) {
       sentences.at(-1)!.push(w);
       if (/[.!?]$/.test(w.word)) sentences.push([]);
     }
@@ -579,24 +632,113 @@ export function inspectInline(bytes: Buffer): InlineAudio {
     const total = Number(packed & 0xfffffffffn);
     info.durationSec = info.sampleRate > 0 && total > 0 ? round(total / info.sampleRate) : null;
   }
-  if (found === 'wav') {
-    let byteRate = 0;
-    for (let at = 12; at + 8 <= bytes.length;) {
-      const id = bytes.toString('latin1', at, at + 4);
-      const size = bytes.readUInt32LE(at + 4);
-      if (id === 'fmt ' && at + 24 <= bytes.length) {
-        info.channels = bytes.readUInt16LE(at + 10);
-        info.sampleRate = bytes.readUInt32LE(at + 12);
-        byteRate = bytes.readUInt32LE(at + 16);
-      }
-      if (id === 'data') {
-        info.durationSec = byteRate > 0 ? round(size / byteRate) : null;
-        break;
-      }
-      at += 8 + size + (size % 2);
-    }
+  const wav = found === 'wav' ? wavLayout(bytes) : null;
+  if (wav) {
+    info.channels = wav.channels;
+    info.sampleRate = wav.sampleRate;
+    info.durationSec = wav.data && wav.byteRate > 0 ? round(wav.data.size / wav.byteRate) : null;
   }
   return info;
+}
+
+/** A WAV's fmt chunk and where its samples are. */
+function wavLayout(bytes: Buffer): { channels: number | null; sampleRate: number | null; byteRate: number; bits: number; data: { offset: number; size: number } | null } {
+  const layout = { channels: null as number | null, sampleRate: null as number | null, byteRate: 0, bits: 0, data: null as { offset: number; size: number } | null };
+  for (let at = 12; at + 8 <= bytes.length;) {
+    const id = bytes.toString('latin1', at, at + 4);
+    const size = bytes.readUInt32LE(at + 4);
+    if (id === 'fmt ' && at + 24 <= bytes.length) {
+      layout.channels = bytes.readUInt16LE(at + 10);
+      layout.sampleRate = bytes.readUInt32LE(at + 12);
+      layout.byteRate = bytes.readUInt32LE(at + 16);
+      layout.bits = bytes.readUInt16LE(at + 22);
+    }
+    if (id === 'data') {
+      layout.data = { offset: at + 8, size: Math.min(size, bytes.length - at - 8) };
+      break;
+    }
+    at += 8 + size + (size % 2);
+  }
+  return layout;
+}
+
+/** Level (of full scale) above which a 10 ms frame counts as sound, and the hysteresis of the pitch count. */
+const SOUND_RMS = 0.01;
+const PITCH_HYSTERESIS = 0.02 * 32768;
+
+/**
+ * The tones in a mono 16-bit WAV as words (`GoogleSpeechFake.hearTones`): each run of 10 ms
+ * frames with sound is one word, its pitch from the time between its first and last
+ * zero crossing (with hysteresis, so quantisation noise counts for none), rounded to 10 Hz.
+ */
+function tonesIn(bytes: Buffer): FakeWord[] {
+  const wav = container(bytes) === 'wav' ? wavLayout(bytes) : null;
+  if (!wav?.data || wav.channels !== 1 || wav.bits !== 16 || !wav.sampleRate) return [];
+  const rate = wav.sampleRate;
+  const samples = new Int16Array(Buffer.from(bytes.subarray(wav.data.offset, wav.data.offset + (wav.data.size & ~1))).buffer);
+  const frame = rate / 100;
+  const loud = (f: number) => {
+    let sum = 0;
+    const end = Math.min(samples.length, (f + 1) * frame);
+    for (let i = f * frame; i < end; i++) sum += (samples[i]! / 32768) ** 2;
+    return Math.sqrt(sum / Math.max(1, end - f * frame)) > SOUND_RMS;
+  };
+  const words: FakeWord[] = [];
+  const frames = Math.ceil(samples.length / frame);
+  for (let f = 0; f < frames;) {
+    if (!loud(f)) {
+      f++;
+      continue;
+    }
+    const first = f;
+    while (f < frames && loud(f)) f++;
+    const [from, to] = [first * frame, Math.min(samples.length, f * frame)];
+    const crossings: number[] = [];
+    let side = 0;
+    for (let i = from; i < to; i++) {
+      const now = samples[i]! > PITCH_HYSTERESIS ? 1 : samples[i]! < -PITCH_HYSTERESIS ? -1 : side;
+      if (now !== side && side !== 0) crossings.push(i);
+      side = now;
+    }
+    const span = (crossings.at(-1)! - crossings[0]!) / rate;
+    const hz = crossings.length > 2 && span > 0 ? Math.round((crossings.length - 1) / 2 / span / 10) * 10 : 0;
+    words.push({ word: `${hz}hz`, start: round(from / rate), end: round(to / rate), confidence: 0.9 });
+  }
+  return words;
+}
+
+export interface ToneSpeech {
+  /** Mono 16 kHz 16-bit WAV. */
+  wav: Buffer;
+  /** What `hearTones` hears in it, with times from its start. */
+  words: FakeWord[];
+  durationSec: number;
+}
+
+/**
+ * A recording of "speech" the Google fake can hear (`hearTones`): sentences of tone words (each
+ * `wordSec` long at its own pitch, 300–1080 Hz, `gapSec` apart), `pauseSec` of silence after
+ * each sentence; `sentences` gives each one's word count.
+ */
+export function toneSpeech(sentences: readonly number[], opts: { wordSec?: number; gapSec?: number; pauseSec?: number } = {}): ToneSpeech {
+  const { wordSec = 0.35, gapSec = 0.15, pauseSec = 0.8 } = opts;
+  const rate = PCM_RATE;
+  const at = (sec: number) => Math.round(sec * rate);
+  const words: FakeWord[] = [];
+  let t = pauseSec;
+  for (const count of sentences) {
+    for (let i = 0; i < count; i++) {
+      words.push({ word: `${300 + 20 * (words.length % 40)}hz`, start: round(t), end: round(t + wordSec), confidence: 0.9 });
+      t += wordSec + (i < count - 1 ? gapSec : pauseSec);
+    }
+  }
+  const durationSec = round(t);
+  const pcm = Buffer.alloc(at(durationSec) * 2);
+  for (const w of words) {
+    const hz = Number.parseInt(w.word, 10);
+    for (let i = at(w.start); i < at(w.end); i++) pcm.writeInt16LE(Math.round(8192 * Math.sin((2 * Math.PI * hz * (i - at(w.start))) / rate)), i * 2);
+  }
+  return { wav: wavOf(pcm), words, durationSec };
 }
 
 export async function startDeepgramFake(): Promise<DeepgramFake> {

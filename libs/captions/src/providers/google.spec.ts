@@ -1,20 +1,23 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { recognitionSettings, speechAudio, startGoogleSpeechFake, type GoogleSpeechFake, type InlineAudio } from '#testing/captions';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { recognitionSettings, speechAudio, startGoogleSpeechFake, toneSpeech, type FakeRecognitionFailure, type GoogleSpeechFake, type InlineAudio, type ToneSpeech } from '#testing/captions';
 import { ffmpegFile, sampleMedia } from '#testing/media';
-import type { SpeechAudio, SpeechCredentials } from '../speech.js';
-import { GoogleSpeechEngine, seconds } from './google.js';
+import type { SpeechAudio, SpeechCredentials, SpeechEngineOptions } from '../speech.js';
+import { GOOGLE_MAX_BYTES, GOOGLE_MAX_DURATION_SEC, GoogleSpeechEngine, seconds } from './google.js';
 
 // speech-gamma against a loopback Google Speech-to-Text v1, which applies v1's rules for inline audio.
 describe('Google Speech-to-Text v1 adapter (speech-gamma)', () => {
   let fake: GoogleSpeechFake;
   let dir: string;
   let wav: SpeechAudio;
-  const engine = (credentials: SpeechCredentials = { apiKey: fake.apiKey }) =>
-    new GoogleSpeechEngine({ credentials, baseUrl: fake.baseUrl, outboundPolicy: 'development', pollIntervalMs: 5 });
+  const engine = (credentials: SpeechCredentials = { apiKey: fake.apiKey }, options: Partial<SpeechEngineOptions> = {}) =>
+    new GoogleSpeechEngine({ credentials, baseUrl: fake.baseUrl, outboundPolicy: 'development', pollIntervalMs: 5, ...options });
   const run = (settings = recognitionSettings(), audio = wav, credentials?: SpeechCredentials) => engine(credentials).transcribe(audio, settings, new AbortController().signal);
-  const recognizeRequest = () => fake.sent('/v1/speech:longrunningrecognize').at(-1)!.json as { config: Record<string, unknown>; audio: { content: InlineAudio } };
+  type RecognizeBody = { config: Record<string, unknown>; audio: { content: InlineAudio } };
+  const recognizeRequests = () => fake.sent('/v1/speech:longrunningrecognize');
+  const recognizeRequest = () => recognizeRequests().at(-1)!.json as RecognizeBody;
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'google-speech-spec-'));
@@ -56,6 +59,7 @@ describe('Google Speech-to-Text v1 adapter (speech-gamma)', () => {
     ]);
     // Google answers "en-us"; the tag comes back in its canonical casing. Billed time is whole seconds here.
     expect(result).toMatchObject({ languageCode: 'en-US', model: 'default', audioSec: 1 });
+    expect(recognizeRequests()).toHaveLength(1);
   });
 
   it('re-encodes what v1 cannot read inline: stereo WAV, MP3, Ogg Opus and FLAC all arrive as mono 16 kHz WAV', async () => {
@@ -117,22 +121,116 @@ describe('Google Speech-to-Text v1 adapter (speech-gamma)', () => {
     expect(result.model).toBe('latest_long');
   });
 
-  it('refuses, before calling, what inline v1 cannot take: video, auto, diarizing, keywords, over a minute', async () => {
+  it('refuses, before calling, what it cannot take: video, auto, diarizing, keywords, over 4 hours, over 200 MB', async () => {
     const mp4 = await speechAudio(dir, await sampleMedia.audioOnlyMp4(1), 'mp4', 1);
     await expect(run(recognitionSettings(), mp4)).rejects.toMatchObject({ kind: 'rejected', message: expect.stringContaining('reads audio only') });
     await expect(run(recognitionSettings({ languageCode: 'auto' }))).rejects.toMatchObject({ kind: 'rejected' });
     await expect(run(recognitionSettings({ diarize: true }))).rejects.toMatchObject({ kind: 'rejected' });
     await expect(run(recognitionSettings({ keywords: ['x'] }))).rejects.toMatchObject({ kind: 'rejected' });
-    await expect(run(recognitionSettings(), { ...wav, durationSec: 61 })).rejects.toMatchObject({ kind: 'rejected', message: expect.stringContaining('up to 60 s') });
+    expect([GOOGLE_MAX_DURATION_SEC, GOOGLE_MAX_BYTES]).toEqual([4 * 3600, 200 * 1024 * 1024]);
+    await expect(run(recognitionSettings(), { ...wav, durationSec: GOOGLE_MAX_DURATION_SEC + 1 })).rejects.toMatchObject({ kind: 'rejected', message: expect.stringContaining('up to 14400 s') });
+    await expect(run(recognitionSettings(), { ...wav, sizeBytes: GOOGLE_MAX_BYTES + 1 })).rejects.toMatchObject({ kind: 'rejected', message: expect.stringContaining('up to 200 MB') });
     expect(fake.requests).toHaveLength(0);
   });
 
-  it('passes on Google\'s refusal of inline audio longer than a minute (a recording that said it was shorter)', async () => {
-    const long = await speechAudio(dir, await sampleMedia.wav(61), 'wav', 30);
-    await expect(run(recognitionSettings(), long)).rejects.toMatchObject({
-      kind: 'rejected',
-      status: 400,
-      message: 'speech-gamma rejected the recording (HTTP 400): Inline audio exceeds duration limit. Please use a GCS URI.',
+  describe('a recording longer than 55 s', () => {
+    // About three minutes of "speech" as a 44.1 kHz stereo MP3: sentences of tone words (0.35 s,
+    // 0.15 s apart) with 0.8 s pauses between sentences; the fake hears each tone as a word.
+    const SENTENCES = Array.from({ length: 34 }, (_, i) => [6, 9, 12, 7, 14, 8, 10][i % 7]!);
+    let speech: ToneSpeech;
+    let podcast: SpeechAudio;
+
+    beforeAll(async () => {
+      speech = toneSpeech(SENTENCES);
+      const mp3 = await ffmpegFile(['-i', 'speech.wav', '-ar', '44100', '-ac', '2', '-c:a', 'libmp3lame', '-b:a', '96k'], 'mp3', { 'speech.wav': speech.wav });
+      podcast = await speechAudio(dir, mp3, 'mp3', speech.durationSec);
+    });
+    beforeEach(() => fake.hearTones());
+
+    it('goes as parts of at most 55 s cut in pauses between sentences; the words come back whole, in order, at their place in the recording', async () => {
+      fake.detect('fr-FR');
+      const result = await run(recognitionSettings({ alternativeLanguageCodes: ['fr-FR'] }), podcast);
+      expect(speech.durationSec).toBeGreaterThan(180);
+
+      const sent = recognizeRequests();
+      expect(sent).toHaveLength(4);
+      for (const request of sent) {
+        const { config, audio } = request.json as RecognizeBody;
+        expect(request.bodyBytes).toBeLessThan(10 * 1024 * 1024);
+        expect(audio.content).toMatchObject({ container: 'wav', channels: 1, sampleRate: 16000 });
+        expect(audio.content.durationSec).toBeLessThanOrEqual(55);
+        expect(config).toMatchObject({ encoding: 'LINEAR16', languageCode: 'en-US', alternativeLanguageCodes: ['fr-FR'] });
+      }
+      const partSec = sent.map((r) => (r.json as RecognizeBody).audio.content.durationSec!);
+      expect(partSec.reduce((a, b) => a + b)).toBeCloseTo(speech.durationSec, 1);
+      // Every part starts and ends inside a sentence's 0.8 s pause (not in a 0.15 s gap between words, not in a word).
+      for (const part of fake.heard) {
+        expect(part.words[0]!.start).toBeGreaterThanOrEqual(0.3);
+        expect(part.durationSec - part.words.at(-1)!.end).toBeGreaterThanOrEqual(0.3);
+      }
+
+      expect(result.words.map((w) => w.word)).toEqual(speech.words.map((w) => w.word));
+      result.words.forEach((w, i) => {
+        expect(Math.abs(w.start - speech.words[i]!.start)).toBeLessThan(0.03);
+        expect(Math.abs(w.end - speech.words[i]!.end)).toBeLessThan(0.03);
+      });
+      expect(result.languageCode).toBe('fr-FR');
+      expect(result.audioSec).toBeCloseTo(speech.durationSec, 1);
+    });
+
+    it('cuts hard at 55 s where nothing is quiet: a continuous tone of 130 s goes as 55 + 55 + 20 s', async () => {
+      const tone = await speechAudio(dir, await ffmpegFile(['-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=16000:duration=130', '-c:a', 'pcm_s16le'], 'wav'), 'wav', 130);
+      const result = await run(recognitionSettings(), tone);
+      expect(fake.heard.map((p) => p.durationSec).sort((a, b) => a - b)).toEqual([20, 55, 55]);
+      expect(result.words.map((w) => [w.word, w.start, w.end])).toEqual([['440hz', 0, 55], ['440hz', 55, 110], ['440hz', 110, 130]]);
+      expect(result.audioSec).toBe(130);
+    });
+
+    it.each<[FakeRecognitionFailure, string]>([
+      ['rate-limit', 'unavailable'],
+      ['revoked-key', 'auth'],
+      ['server-error', 'unavailable'],
+    ])('a part refused when sent (%s) fails the whole as %s; the other parts stop and the fourth is never sent', async (mode, kind) => {
+      fake.pollsBeforeDone = 20;
+      fake.failRecognition(2, mode);
+      await expect(run(recognitionSettings(), podcast)).rejects.toMatchObject({ kind });
+      // An upload under way when the failure came may still land; nothing starts afterwards.
+      await sleep(100);
+      const seen = fake.requests.length;
+      expect(recognizeRequests().length).toBeLessThanOrEqual(3);
+      await sleep(200);
+      expect(fake.requests).toHaveLength(seen);
+    });
+
+    it('a part whose recognition fails fails the whole as rejected, with Google\'s reason', async () => {
+      fake.failRecognition(3, 'job-error', 'Invalid audio: no speech could be decoded.');
+      await expect(run(recognitionSettings(), podcast)).rejects.toMatchObject({ kind: 'rejected', message: 'speech-gamma could not transcribe the recording: Invalid audio: no speech could be decoded.' });
+    });
+
+    it('runs three parts at a time; an abort stops every one of them at once', async () => {
+      fake.fail('hang');
+      const controller = new AbortController();
+      const pending = engine().transcribe(podcast, recognitionSettings(), controller.signal);
+      for (const started = Date.now(); recognizeRequests().length < 3 && Date.now() - started < 10_000;) await sleep(10);
+      await sleep(100);
+      expect(recognizeRequests()).toHaveLength(3);
+      const reason = new Error('stopped by the test');
+      const aborted = Date.now();
+      controller.abort(reason);
+      await expect(pending).rejects.toBe(reason);
+      expect(Date.now() - aborted).toBeLessThan(500);
+      await sleep(100);
+      expect(fake.requests).toHaveLength(3);
+    });
+
+    it('all parts share the one deadline', async () => {
+      fake.fail('hang');
+      const started = Date.now();
+      await expect(engine(undefined, { timeoutMs: 2000 }).transcribe(podcast, recognitionSettings(), new AbortController().signal)).rejects.toMatchObject({
+        kind: 'unavailable',
+        message: 'speech-gamma did not finish within 2 s',
+      });
+      expect(Date.now() - started).toBeLessThan(3500);
     });
   });
 

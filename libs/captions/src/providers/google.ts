@@ -1,10 +1,11 @@
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { mkdtemp, open, rm, type FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runBinary } from '#libs/media';
 import { SpeechProviderError, type Recognition, type RecognitionSettings, type RecognizedWord, type SpeechAudio, type SpeechEngine, type SpeechEngineOptions, type SpeechFailureKind, type SpeechModel, type SpeechSupport } from '../speech.js';
 import { canonicalTag, clamp01, languageList, refuseUnsupported, requireKey } from './common.js';
 import { ProviderCall, RESULT_ANSWER_BYTES, stringAt, type ErrorReader } from './http.js';
+import { dataChunk, LoudnessMeter, PCM_RATE, planParts, wavOf, type AudioPart } from './split.js';
 
 /**
  * speech-gamma: Google Cloud Speech-to-Text v1, long-running recognition with the audio inline:
@@ -12,27 +13,45 @@ import { ProviderCall, RESULT_ANSWER_BYTES, stringAt, type ErrorReader } from '.
  * `GET /v1/operations/{name}` until `done`. Authenticated by an API key (`?key=`) or an OAuth
  * access token (`Authorization: Bearer`).
  *
- * The recording is always re-encoded first with the shipped ffmpeg, to a mono 16 kHz 16-bit WAV
- * (LINEAR16): v1 reads only mono audio unless told the channel count, takes MP3 only in
- * v1p1beta1, reads Ogg only as Opus and then needs the sample rate. Lossless LINEAR16 is one of
+ * The recording is always re-encoded first with the shipped ffmpeg, to mono 16 kHz 16-bit PCM
+ * (LINEAR16), sent as WAV: v1 reads only mono audio unless told the channel count, takes MP3 only
+ * in v1p1beta1, reads Ogg only as Opus and then needs the sample rate. Lossless LINEAR16 is one of
  * the two encodings Google recommends (the other, FLAC, the shipped ffmpeg cannot write), 16 kHz
- * its optimal rate, and the WAV header carries the rate, so `sampleRateHertz` is left out. A
- * minute of it is 1.9 MB (2.6 MB in base64).
+ * its optimal rate, and the WAV header carries the rate, so `sampleRateHertz` is left out.
  *
  * Inline audio has two documented limits (Speech-to-Text "Quotas and limits"): a request of at
  * most 10 MB, and about one minute of audio (longer audio must be a Cloud Storage URI, which a
- * connection made of a key cannot provide). The engine says so: `maxBytes` is the request limit,
- * `maxDurationSec` 60; the re-encoded request is checked against 10 MB again before it is sent.
+ * connection made of a key cannot provide). So a recording longer than 55 s is cut into parts of
+ * at most 55 s (1.76 MB of WAV, 2.35 MB in base64: far under 10 MB), each its own operation:
+ * each part ends in the middle of the quietest 200 ms pause of its last 15 s, so that no word is
+ * cut in two, or hard at 55 s when nothing there is quiet (./split.ts). The parts run three at a
+ * time inside the one deadline of the call; the first part to fail stops the others and fails the
+ * whole recording with its kind (no partial transcript); the words come back in order, each
+ * part's offset added. `languageCode` is the first language Google heard, `audioSec` the whole
+ * recording.
+ *
+ * Limits: `maxDurationSec` 4 hours (the Captions module's longest recording, runner.ts
+ * MAX_AUDIO_SEC); `maxBytes` 200 MB of input, the media library's default upload limit (the input
+ * is re-encoded whatever its size: the bound is on the work of reading it). The decoded WAV is
+ * kept in a temporary file (115 MB an hour) and read back one part at a time.
  */
 export const GOOGLE_SPEECH_BASE_URL = 'https://speech.googleapis.com';
 
-/** Google's limit on one request carrying inline audio: 10 MB (10,485,760 bytes). */
-const INLINE_REQUEST_BYTES = 10 * 1024 * 1024;
-/** Inline audio beyond about a minute is refused ("Inline audio exceeds duration limit. Please use a GCS URI."). */
-const INLINE_MAX_SEC = 60;
+/** Longest recording: the Captions module's own limit (runner.ts MAX_AUDIO_SEC). */
+export const GOOGLE_MAX_DURATION_SEC = 4 * 3600;
+/** Largest input file: the media library's default upload limit (ASSET_MAX_BYTES, §8), as the offline engine. */
+export const GOOGLE_MAX_BYTES = 200 * 1024 * 1024;
+/** Longest part sent inline (Google refuses inline audio beyond about a minute), and where its end is looked for. */
+const PART_MAX_SEC = 55;
+const PART_SEARCH_SEC = 15;
+/** Parts recognised at once. */
+const PARALLEL_PARTS = 3;
 const DEFAULT_POLL_MS = 3000;
-/** ffmpeg's share of the budget for re-encoding at most a minute of audio. */
-const TRANSCODE_TIMEOUT_MS = 60_000;
+/** ffmpeg's share of the budget: a fixed allowance plus a share of the audio's length (it decodes at well over 20× real time). */
+const DECODE_BASE_MS = 30_000;
+const DECODE_MS_PER_SEC = 250;
+/** The decoded samples is read back in pieces of this size to measure its loudness. */
+const READ_BYTES = 1024 * 1024;
 /** v1 takes the main language and up to three alternatives. */
 const MAX_ALTERNATIVES = 3;
 
@@ -75,7 +94,6 @@ interface Operation {
       alternatives?: { confidence?: number; words?: { word?: string; startTime?: string; endTime?: string; confidence?: number }[] }[];
       languageCode?: string;
     }[];
-    totalBilledTime?: string;
   };
 }
 
@@ -93,6 +111,18 @@ const readError: ErrorReader = (_status, body) => {
   return { message: stringAt(error, 'message'), kind: kindOfGoogle(error) };
 };
 
+/** How a connection authenticates its calls: an access token in a header, or an API key in the query. */
+interface GoogleAuth {
+  headers?: Record<string, string>;
+  query?: Record<string, string>;
+}
+
+/** What one part gave: its words (times from the start of the recording) and the language Google heard. */
+interface PartResult {
+  words: RecognizedWord[];
+  language: string | undefined;
+}
+
 export class GoogleSpeechEngine implements SpeechEngine {
   readonly support: SpeechSupport = {
     video: false,
@@ -101,13 +131,13 @@ export class GoogleSpeechEngine implements SpeechEngine {
     diarize: false,
     keywords: false,
     profanityFilter: true,
-    maxBytes: INLINE_REQUEST_BYTES,
+    maxBytes: GOOGLE_MAX_BYTES,
   };
   readonly formats: readonly string[] = ['mp3', 'wav', 'ogg', 'flac'];
   readonly languages = languageList(LANGUAGES, false);
   readonly models = MODELS;
   readonly defaultModel = 'default';
-  readonly maxDurationSec = INLINE_MAX_SEC;
+  readonly maxDurationSec = GOOGLE_MAX_DURATION_SEC;
 
   constructor(private readonly options: SpeechEngineOptions) {}
 
@@ -117,11 +147,10 @@ export class GoogleSpeechEngine implements SpeechEngine {
       throw new SpeechProviderError('rejected', `speech-gamma takes at most ${MAX_ALTERNATIVES} alternative languages`);
     }
     const { accessToken, apiKey } = this.options.credentials;
-    const auth = accessToken ? { headers: { authorization: `Bearer ${accessToken}` } } : { query: { key: requireKey('speech-gamma', apiKey) } };
-    const call = new ProviderCall('speech-gamma', this.options.baseUrl ?? GOOGLE_SPEECH_BASE_URL, this.options, signal, readError);
-    const withAuth = (query: Record<string, string> = {}) => new URLSearchParams({ ...query, ...auth.query });
-
-    const wav = await toLinear16(call, audio);
+    const auth: GoogleAuth = accessToken ? { headers: { authorization: `Bearer ${accessToken}` } } : { query: { key: requireKey('speech-gamma', apiKey) } };
+    // The first part to fail stops the others through `stop`; the caller's signal stops them all.
+    const stop = new AbortController();
+    const call = new ProviderCall('speech-gamma', this.options.baseUrl ?? GOOGLE_SPEECH_BASE_URL, this.options, AbortSignal.any([signal, stop.signal]), readError);
     const config: Record<string, unknown> = {
       encoding: 'LINEAR16',
       languageCode: settings.languageCode,
@@ -132,23 +161,62 @@ export class GoogleSpeechEngine implements SpeechEngine {
     };
     if (settings.alternativeLanguageCodes.length > 0) config.alternativeLanguageCodes = settings.alternativeLanguageCodes;
     if (settings.model) config.model = settings.model;
-    const body = Buffer.from(JSON.stringify({ config, audio: { content: wav.toString('base64') } }));
-    if (body.length > INLINE_REQUEST_BYTES) {
-      throw call.failure('rejected', `takes at most 10 MB of audio inline; this recording re-encoded is ${(body.length / 1024 / 1024).toFixed(1)} MB`);
-    }
 
+    const dir = await mkdtemp(join(tmpdir(), 'speech-gamma-'));
+    try {
+      const wavPath = join(dir, 'audio.wav');
+      await this.decode(call, audio, wavPath);
+      const file = await open(wavPath, 'r');
+      try {
+        const pcm = await samplesOf(call, file);
+        const { loudness, samples } = await measure(call, pcm);
+        if (samples > this.maxDurationSec * PCM_RATE) throw call.failure('rejected', `reads recordings up to ${this.maxDurationSec / 3600} hours; this one is longer`);
+        const parts = planParts(loudness, samples, { maxSamples: PART_MAX_SEC * PCM_RATE, searchSamples: PART_SEARCH_SEC * PCM_RATE });
+        const results = await allBounded(parts, PARALLEL_PARTS, stop, async (part) => this.recognise(call, auth, config, await readPart(pcm, part), part.start / PCM_RATE));
+        const language = results.find((r) => r.language)?.language;
+        return {
+          languageCode: language ? canonicalTag(language) : settings.languageCode,
+          model: settings.model ?? this.defaultModel,
+          words: results.flatMap((r) => r.words),
+          audioSec: round3(samples / PCM_RATE),
+        };
+      } finally {
+        await file.close();
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  /** The recording's first audio track as a mono 16 kHz 16-bit WAV at `out`, bounded by the budget and one second past the longest recording. */
+  private async decode(call: ProviderCall, audio: SpeechAudio, out: string): Promise<void> {
+    const limitSec = this.maxDurationSec + 1;
+    const timeoutMs = Math.max(1, Math.min(call.remainingMs(), DECODE_BASE_MS + DECODE_MS_PER_SEC * Math.min(audio.durationSec || limitSec, limitSec)));
+    try {
+      await runBinary('ffmpeg', ['-v', 'error', '-nostdin', '-y', '-i', audio.path, '-map', '0:a:0', '-vn', '-ac', '1', '-ar', String(PCM_RATE), '-c:a', 'pcm_s16le', '-t', String(limitSec), '-map_metadata', '-1', '-fflags', '+bitexact', '-f', 'wav', out], { signal: call.signal, timeoutMs });
+    } catch (err) {
+      call.checkAborted();
+      if (call.remainingMs() <= 0) throw call.timedOut();
+      const reason = (err as Error).message.split(audio.path).join('the recording').split(out).join('its audio');
+      throw call.failure('rejected', `could not read the recording's audio: ${reason}`);
+    }
+  }
+
+  /** One part, as its own long-running operation; its words' times moved by `offsetSec`. */
+  private async recognise(call: ProviderCall, auth: GoogleAuth, config: Record<string, unknown>, wav: Buffer, offsetSec: number): Promise<PartResult> {
+    const query = () => new URLSearchParams(auth.query);
     let operation = await call.json<Operation>({
       method: 'POST',
       path: '/v1/speech:longrunningrecognize',
-      query: withAuth(),
+      query: query(),
       headers: { ...auth.headers, 'content-type': 'application/json' },
-      body,
+      body: Buffer.from(JSON.stringify({ config, audio: { content: wav.toString('base64') } })),
     });
     const name = operation.name;
     if (!name || !/^[\w.-]+$/.test(name)) throw call.failure('unavailable', 'answered without a usable operation name');
     while (!operation.done) {
       await call.wait(this.options.pollIntervalMs ?? DEFAULT_POLL_MS);
-      operation = await call.json<Operation>({ path: `/v1/operations/${name}`, query: withAuth(), headers: auth.headers, maxResponseBytes: RESULT_ANSWER_BYTES });
+      operation = await call.json<Operation>({ path: `/v1/operations/${name}`, query: query(), headers: auth.headers, maxResponseBytes: RESULT_ANSWER_BYTES });
     }
     if (operation.error) {
       throw call.failure(kindOfGoogle(operation.error) ?? 'rejected', `could not transcribe the recording: ${operation.error.message ?? operation.error.status ?? 'no reason given'}`);
@@ -164,15 +232,10 @@ export class GoogleSpeechEngine implements SpeechEngine {
         const start = seconds(w.startTime);
         const end = seconds(w.endTime);
         if (!w.word || start === undefined || end === undefined) continue;
-        words.push({ word: w.word, start, end, confidence: clamp01(w.confidence ?? best.confidence), speaker: null });
+        words.push({ word: w.word, start: round3(start + offsetSec), end: round3(end + offsetSec), confidence: clamp01(w.confidence ?? best.confidence), speaker: null });
       }
     }
-    return {
-      languageCode: language ? canonicalTag(language) : settings.languageCode,
-      model: settings.model ?? this.defaultModel,
-      words,
-      audioSec: seconds(operation.response?.totalBilledTime) ?? audio.durationSec,
-    };
+    return { words, language };
   }
 }
 
@@ -182,26 +245,72 @@ export function seconds(value: string | undefined): number | undefined {
   return match ? Number(match[1]) : undefined;
 }
 
-/**
- * The recording as a mono 16 kHz 16-bit WAV, written to a file first so ffmpeg completes the
- * header (the data size), then read back; bounded by the budget and by the inline limit.
- */
-async function toLinear16(call: ProviderCall, audio: SpeechAudio): Promise<Buffer> {
-  const dir = await mkdtemp(join(tmpdir(), 'speech-gamma-'));
-  try {
-    const out = join(dir, 'audio.wav');
-    const timeoutMs = Math.max(1, Math.min(call.remainingMs(), TRANSCODE_TIMEOUT_MS));
-    try {
-      await runBinary('ffmpeg', ['-v', 'error', '-nostdin', '-y', '-i', audio.path, '-map', '0:a:0', '-vn', '-ac', '1', '-ar', '16000', '-c:a', 'pcm_s16le', '-map_metadata', '-1', '-fflags', '+bitexact', '-f', 'wav', out], { signal: call.signal, timeoutMs });
-    } catch (err) {
-      call.checkAborted();
-      const reason = (err as Error).message.split(audio.path).join('the recording');
-      throw call.failure('rejected', `could not read the recording's audio: ${reason}`);
-    }
-    const { size } = await stat(out);
-    if (size > INLINE_REQUEST_BYTES) throw call.failure('rejected', 'takes at most 10 MB of audio inline; this recording re-encoded is larger');
-    return await readFile(out);
-  } finally {
-    await rm(dir, { recursive: true, force: true });
+function round3(value: number): number {
+  return Math.round(value * 1000) / 1000;
+}
+
+/** The samples of a decoded WAV: where they start in its file and how many bytes they fill. */
+interface Pcm {
+  file: FileHandle;
+  offset: number;
+  bytes: number;
+}
+
+async function samplesOf(call: ProviderCall, file: FileHandle): Promise<Pcm> {
+  const head = Buffer.alloc(4096);
+  const { bytesRead } = await file.read(head, 0, head.length, 0);
+  const data = dataChunk(head.subarray(0, bytesRead));
+  if (!data) throw call.failure('rejected', "could not read the recording's audio: the decoded audio has no samples");
+  const { size } = await file.stat();
+  return { file, offset: data.offset, bytes: Math.min(data.size, size - data.offset) & ~1 };
+}
+
+/** The loudness of every 25 ms of the samples, and how many there are. */
+async function measure(call: ProviderCall, pcm: Pcm): Promise<{ loudness: Float32Array; samples: number }> {
+  const meter = new LoudnessMeter();
+  // Its own ArrayBuffer (offset 0), so the bytes read can be viewed as 16-bit samples.
+  const buffer = Buffer.alloc(READ_BYTES);
+  for (let done = 0; done < pcm.bytes;) {
+    call.checkAborted();
+    const { bytesRead } = await pcm.file.read(buffer, 0, Math.min(READ_BYTES, pcm.bytes - done), pcm.offset + done);
+    const whole = bytesRead & ~1;
+    if (whole === 0) break;
+    meter.push(new Int16Array(buffer.buffer, buffer.byteOffset, whole / 2));
+    done += whole;
   }
+  return { loudness: meter.frames(), samples: meter.samples };
+}
+
+/** One part of the samples as a WAV. */
+async function readPart(pcm: Pcm, part: AudioPart): Promise<Buffer> {
+  const bytes = Buffer.alloc((part.end - part.start) * 2);
+  const { bytesRead } = await pcm.file.read(bytes, 0, bytes.length, pcm.offset + part.start * 2);
+  return wavOf(bytes.subarray(0, bytesRead));
+}
+
+/**
+ * `work` on every item, at most `limit` at once, the results in the items' order. The first
+ * failure aborts `stop` (so the items under way end at once), starts no other item, and is what
+ * the whole rejects with.
+ */
+async function allBounded<T, R>(items: readonly T[], limit: number, stop: AbortController, work: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = [];
+  let next = 0;
+  let failed: { error: unknown } | undefined;
+  const worker = async () => {
+    while (!failed && next < items.length) {
+      const index = next++;
+      try {
+        results[index] = await work(items[index]!);
+      } catch (error) {
+        if (!failed) {
+          failed = { error };
+          stop.abort(error);
+        }
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  if (failed) throw failed.error;
+  return results;
 }
