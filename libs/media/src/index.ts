@@ -8,4 +8,4 @@ export { ACCEPTED_ASSET_FORMATS, ASSET_HEAD_BYTES, detectAssetType, type AssetTy
 export { DEFAULT_ASSET_LIMITS, inspectAsset, THUMBNAIL_SIZE, type AssetFile, type AssetInspection, type AssetLimits } from './inspect.js';
 export { AssetRejected } from './rejected.js';
 export { sanitizeSvg } from './svg.js';
-export { pcmWav } from './wav.js';
+export { pcmWav, wavHeader } from './wav.js';

@@ -3,6 +3,7 @@
  * stops at about a minute), at pauses so that no word is cut in two. Works on 16 kHz mono 16-bit
  * PCM, the form the adapters re-encode to; positions are in samples.
  */
+import { wavHeader } from '#libs/media';
 
 export const PCM_RATE = 16_000;
 /** Loudness is measured over frames of 25 ms. */
@@ -109,20 +110,7 @@ function pauseBefore(loudness: Float32Array, start: number, limit: number, searc
 
 /** 16 kHz mono 16-bit PCM with the 44-byte WAV header that describes it. */
 export function wavOf(pcm: Buffer): Buffer {
-  const header = Buffer.alloc(44);
-  header.write('RIFF', 0, 'latin1');
-  header.writeUInt32LE(36 + pcm.length, 4);
-  header.write('WAVEfmt ', 8, 'latin1');
-  header.writeUInt32LE(16, 16); // fmt chunk size
-  header.writeUInt16LE(1, 20); // PCM
-  header.writeUInt16LE(1, 22); // mono
-  header.writeUInt32LE(PCM_RATE, 24);
-  header.writeUInt32LE(PCM_RATE * 2, 28); // bytes a second
-  header.writeUInt16LE(2, 32); // bytes a sample
-  header.writeUInt16LE(16, 34); // bits a sample
-  header.write('data', 36, 'latin1');
-  header.writeUInt32LE(pcm.length, 40);
-  return Buffer.concat([header, pcm]);
+  return Buffer.concat([wavHeader(pcm.length, PCM_RATE), pcm]);
 }
 
 /** Where a WAV's samples are (its `data` chunk), from its first bytes; null when they do not say. */
