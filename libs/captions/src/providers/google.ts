@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { runBinary } from '#libs/media';
 import { SpeechProviderError, type Recognition, type RecognitionSettings, type RecognizedWord, type SpeechAudio, type SpeechEngine, type SpeechEngineOptions, type SpeechFailureKind, type SpeechModel, type SpeechSupport } from '../speech.js';
 import { canonicalTag, clamp01, languageList, refuseUnsupported, requireKey } from './common.js';
-import { ProviderCall, RESULT_ANSWER_BYTES, stringAt, type ErrorReader } from './http.js';
+import { SpeechCall, RESULT_ANSWER_BYTES, stringAt, type ErrorReader } from './http.js';
 
 /**
  * speech-gamma: Google Cloud Speech-to-Text v1, long-running recognition with the audio inline:
@@ -118,7 +118,7 @@ export class GoogleSpeechEngine implements SpeechEngine {
     }
     const { accessToken, apiKey } = this.options.credentials;
     const auth = accessToken ? { headers: { authorization: `Bearer ${accessToken}` } } : { query: { key: requireKey('speech-gamma', apiKey) } };
-    const call = new ProviderCall('speech-gamma', this.options.baseUrl ?? GOOGLE_SPEECH_BASE_URL, this.options, signal, readError);
+    const call = new SpeechCall('speech-gamma', this.options.baseUrl ?? GOOGLE_SPEECH_BASE_URL, this.options, signal, readError);
     const withAuth = (query: Record<string, string> = {}) => new URLSearchParams({ ...query, ...auth.query });
 
     const wav = await toLinear16(call, audio);
@@ -186,7 +186,7 @@ export function seconds(value: string | undefined): number | undefined {
  * The recording as a mono 16 kHz 16-bit WAV, written to a file first so ffmpeg completes the
  * header (the data size), then read back; bounded by the budget and by the inline limit.
  */
-async function toLinear16(call: ProviderCall, audio: SpeechAudio): Promise<Buffer> {
+async function toLinear16(call: SpeechCall, audio: SpeechAudio): Promise<Buffer> {
   const dir = await mkdtemp(join(tmpdir(), 'speech-gamma-'));
   try {
     const out = join(dir, 'audio.wav');
