@@ -13,6 +13,7 @@ import { createRedis, RedisKeys } from '#libs/redis';
 import { Render, RenderLifecycle, RendersService, type RendersDeps } from '#libs/renders';
 import { createStorage, type StorageDriver } from '#libs/storage';
 import { httpReachability, storedOrHttp, TemplatesService, type AssetChecker } from '#libs/templates';
+import { VoiceService } from '#libs/voice';
 import { WebhookDeliverer, WebhookDispatcher, WebhookEndpoints, WebhookStore } from '#libs/webhooks';
 import { WorkspacesService } from '#libs/workspaces';
 import { openAppDatabase } from './database.js';
@@ -185,6 +186,11 @@ export class AppServices {
   /** Connected accounts: connect, list, and the check integration routes make (`use`). */
   get integrations(): IntegrationsService {
     return this.once('integrations', () => new IntegrationsService(this.orm, this.config));
+  }
+
+  /** The voice-provider routes: ElevenLabs' API or espeak-ng offline, voice-overs into the media library (libs/voice). */
+  get voice(): VoiceService {
+    return this.once('voice', () => new VoiceService({ integrations: this.integrations, assets: this.assets, storage: this.storage, config: this.config }));
   }
 
   get transcriptions(): TranscriptionsService {

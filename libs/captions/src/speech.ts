@@ -1,3 +1,5 @@
+import { ProviderError, type ProviderCallOptions, type ProviderFailureKind } from '#libs/integrations';
+
 /**
  * What every speech engine (the three providers' adapters and the offline engine) offers the
  * Captions module: one recording in, words with times out. Contract §2 "Caption provider", §4.3.
@@ -80,26 +82,13 @@ export interface Recognition {
 }
 
 /**
- * Why a provider call failed:
- * - `auth`: the provider refuses the credentials (401/403, revoked key, `invalid_grant`): the
- *   connection is marked and callers answer 409 INTEGRATION_REAUTH_REQUIRED;
- * - `unavailable`: timeout, connection refused, 429 or 5xx: worth retrying later (503);
- * - `rejected`: the provider refuses this recording or these settings (other 4xx, a failed job):
- *   the transcription fails with the provider's reason.
+ * Why a provider call failed (libs/integrations `ProviderFailureKind`): `auth` marks the connection
+ * and answers 409 INTEGRATION_REAUTH_REQUIRED; `unavailable` (timeout, 429, 5xx) is retried;
+ * `rejected` fails the transcription with the provider's reason. SpeechProviderError is the one
+ * class of every connected-account failure (`ProviderError`), under its speech name.
  */
-export type SpeechFailureKind = 'auth' | 'unavailable' | 'rejected';
-
-export class SpeechProviderError extends Error {
-  constructor(
-    readonly kind: SpeechFailureKind,
-    message: string,
-    /** The provider's HTTP status, when there was an answer. */
-    readonly status: number | null = null,
-  ) {
-    super(message);
-    this.name = 'SpeechProviderError';
-  }
-}
+export type SpeechFailureKind = ProviderFailureKind;
+export { ProviderError as SpeechProviderError };
 
 export interface SpeechEngine {
   readonly support: SpeechSupport;
@@ -126,16 +115,10 @@ export interface SpeechCredentials {
   accessToken?: string;
 }
 
-export interface SpeechEngineOptions {
+export interface SpeechEngineOptions extends ProviderCallOptions {
   credentials: SpeechCredentials;
   /** The provider's API root (its public one by default; a loopback fake in tests). */
   baseUrl?: string;
-  /** development allows loopback/private targets (decisions.md "Running it"); production refuses them. */
-  outboundPolicy: 'development' | 'production';
-  /** Whole-call budget for one recording, polling included. */
-  timeoutMs?: number;
   /** For polling providers: the wait between polls (tests shorten it). */
   pollIntervalMs?: number;
-  /** The DNS lookup behind the SSRF check (tests stub it); the system resolver by default. */
-  lookup?: (host: string) => Promise<{ address: string; family: number }[]>;
 }

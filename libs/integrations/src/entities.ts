@@ -11,7 +11,7 @@ export type IntegrationProvider = (typeof INTEGRATION_PROVIDERS)[number];
 export const CONNECTION_STATUSES = ['connected', 'reauth_required'] as const;
 export type ConnectionStatus = (typeof CONNECTION_STATUSES)[number];
 
-/** `provider`: calls the provider's API with the stored credentials; `local`: the offline engine (speech providers only). */
+/** `provider`: calls the provider's API with the stored credentials; `local`: the offline engine (speech providers and voice-provider). */
 export type ConnectionEngine = 'provider' | 'local';
 
 /**

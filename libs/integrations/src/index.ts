@@ -1,2 +1,3 @@
 export * from './entities.js';
 export * from './integrations.service.js';
+export * from './provider-call.js';

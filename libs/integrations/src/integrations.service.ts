@@ -41,7 +41,8 @@ export interface UsableConnection {
   credentials: ConnectionCredentials;
 }
 
-const SPEECH = new Set<IntegrationProvider>(['speech-alpha', 'speech-beta', 'speech-gamma']);
+/** Providers with an offline engine on this deployment (`engine: local`): the speech providers (pocketsphinx) and voice-provider (espeak-ng). */
+const OFFLINE = new Set<IntegrationProvider>(['speech-alpha', 'speech-beta', 'speech-gamma', 'voice-provider']);
 
 export function isIntegrationProvider(value: string): value is IntegrationProvider {
   return (INTEGRATION_PROVIDERS as readonly string[]).includes(value);
@@ -87,9 +88,9 @@ export class IntegrationsService {
     }
     const engine = input.engine ?? 'provider';
     const errors: Record<string, string[]> = {};
-    if (engine === 'local' && !SPEECH.has(provider)) errors.engine = ['the local engine exists for the speech providers only (speech-alpha, speech-beta, speech-gamma)'];
+    if (engine === 'local' && !OFFLINE.has(provider)) errors.engine = [`the local engine exists for ${[...OFFLINE].join(', ')} only`];
     const { apiKey, accessToken } = input.credentials;
-    if (engine === 'provider' && !apiKey && !accessToken) errors.credentials = ['an API key or an access token is required (or --engine local for a speech provider)'];
+    if (engine === 'provider' && !apiKey && !accessToken) errors.credentials = ['an API key or an access token is required (or --engine local for a speech provider or voice-provider)'];
     if (input.baseUrl) {
       let url: URL | null = null;
       try { url = new URL(input.baseUrl); } catch { /* reported below */ }

@@ -2,14 +2,14 @@ import { Controller, Delete, Get, Inject, Param, Post, Query, Req } from '@nestj
 import { ApiBody, ApiConsumes, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
 import { ASSET_LIST, AssetsService } from '#libs/assets';
-import { ApiError, ok, paged, pagination, parseListQuery, type AppConfig } from '#libs/core';
+import { ok, paged, pagination, parseListQuery, type AppConfig } from '#libs/core';
 import { JobQueues } from '#libs/queue';
 import type { StorageDriver } from '#libs/storage';
 import { ApiEnvelope, ApiErrors, Scopes } from '../http/decorators.js';
 import { Principal, type KeyPrincipal } from '../http/principal.js';
 import { APP_CONFIG, STORAGE } from '../infra/tokens.js';
 import { AssetDto, AssetListQuery, UploadAssetDto, UploadedAssetDto } from './assets.dto.js';
-import { receiveUpload } from './upload.js';
+import { queueProcessing, receiveUpload } from './upload.js';
 
 /** §4.4: the media library with an API key (docs/assets.md). */
 @ApiTags('assets')
@@ -43,13 +43,7 @@ export class AssetsController {
   @ApiErrors('INVALID_REQUEST', 'VALIDATION_FAILED', 'UNSUPPORTED_ASSET', 'ASSET_TOO_LARGE', 'LIMIT_STORAGE', 'NOT_READY')
   async upload(@Principal() p: KeyPrincipal, @Req() req: FastifyRequest) {
     const row = await receiveUpload(req, { workspaceId: p.workspaceId, plan: p.plan, assets: this.assets, storage: this.storage, config: this.config });
-    try {
-      await this.queues.add('asset.process', { assetId: row.id }, { jobId: row.id });
-    } catch {
-      // No queue, no processing: nothing is kept rather than an asset that would stay `processing`.
-      await this.assets.discard(row);
-      throw new ApiError('NOT_READY', 'The job queue is unavailable, so the upload could not be processed; nothing was stored. Try again shortly', { headers: { 'Retry-After': '5' } });
-    }
+    await queueProcessing(this.queues, this.assets, row);
     return ok({ id: row.id, url: this.storage.url(row.fileKey) }, `Uploaded as ${row.id}; it is being processed and can be used in renders once its status is ready`);
   }
 

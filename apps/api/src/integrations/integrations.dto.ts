@@ -11,7 +11,7 @@ export class ConnectionDto {
   @ApiProperty({ example: 'con_01JD3Q4Z5X6Y7W8V9T0S1R2Q3P' }) id!: string;
   @ApiProperty({ enum: INTEGRATION_PROVIDERS }) provider!: string;
   @ApiProperty({ enum: CONNECTION_STATUSES, description: 'reauth_required: the provider refused the grant; its routes answer 409 INTEGRATION_REAUTH_REQUIRED until it is connected again' }) status!: string;
-  @ApiProperty({ enum: ['provider', 'local'], description: 'local: the offline speech engine on this deployment (speech providers only)' }) engine!: string;
+  @ApiProperty({ enum: ['provider', 'local'], description: 'local: the offline engine on this deployment (speech providers: pocketsphinx; voice-provider: espeak-ng)' }) engine!: string;
   @ApiProperty({ type: ConnectionAccountDto }) account!: ConnectionAccountDto;
   @ApiProperty({ format: 'date-time' }) connectedAt!: string;
   @ApiProperty({ nullable: true, type: String, description: 'When status is reauth_required: what the provider answered' }) reauthReason!: string | null;

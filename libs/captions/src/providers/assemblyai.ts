@@ -1,6 +1,6 @@
 import type { Recognition, RecognitionSettings, RecognizedWord, SpeechAudio, SpeechEngine, SpeechEngineOptions, SpeechModel, SpeechSupport } from '../speech.js';
 import { AUDIO_FORMATS, canonicalTag, clamp01, languageList, refuseUnsupported, requireKey, VIDEO_FORMATS } from './common.js';
-import { ProviderCall, RESULT_ANSWER_BYTES, stringAt, type ErrorReader } from './http.js';
+import { SpeechCall, RESULT_ANSWER_BYTES, stringAt, type ErrorReader } from './http.js';
 
 /**
  * speech-beta: AssemblyAI's v2 API. The recording is uploaded (`POST /v2/upload`, its bytes
@@ -66,7 +66,7 @@ export class AssemblyAiEngine implements SpeechEngine {
   async transcribe(audio: SpeechAudio, settings: RecognitionSettings, signal: AbortSignal): Promise<Recognition> {
     refuseUnsupported('speech-beta', this, audio, settings);
     const key = requireKey('speech-beta', this.options.credentials.apiKey);
-    const call = new ProviderCall('speech-beta', this.options.baseUrl ?? ASSEMBLYAI_BASE_URL, this.options, signal, readError);
+    const call = new SpeechCall('speech-beta', this.options.baseUrl ?? ASSEMBLYAI_BASE_URL, this.options, signal, readError);
     const auth = { authorization: key };
 
     const upload = await call.json<{ upload_url?: string }>({

@@ -1,6 +1,6 @@
 import type { Recognition, RecognitionSettings, RecognizedWord, SpeechAudio, SpeechEngine, SpeechEngineOptions, SpeechModel, SpeechSupport } from '../speech.js';
 import { AUDIO_FORMATS, canonicalTag, clamp01, languageList, refuseUnsupported, requireKey, VIDEO_FORMATS } from './common.js';
-import { ProviderCall, RESULT_ANSWER_BYTES, stringAt, type ErrorReader } from './http.js';
+import { SpeechCall, RESULT_ANSWER_BYTES, stringAt, type ErrorReader } from './http.js';
 
 /**
  * speech-alpha: Deepgram's pre-recorded API. One synchronous call, `POST /v1/listen`, with the
@@ -83,7 +83,7 @@ export class DeepgramEngine implements SpeechEngine {
   async transcribe(audio: SpeechAudio, settings: RecognitionSettings, signal: AbortSignal): Promise<Recognition> {
     refuseUnsupported('speech-alpha', this, audio, settings);
     const key = requireKey('speech-alpha', this.options.credentials.apiKey);
-    const call = new ProviderCall('speech-alpha', this.options.baseUrl ?? DEEPGRAM_BASE_URL, this.options, signal, readError);
+    const call = new SpeechCall('speech-alpha', this.options.baseUrl ?? DEEPGRAM_BASE_URL, this.options, signal, readError);
     const model = settings.model ?? this.defaultModel;
     const answer = await call.json<DeepgramAnswer>({
       method: 'POST',

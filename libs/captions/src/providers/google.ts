@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { runBinary } from '#libs/media';
 import { SpeechProviderError, type Recognition, type RecognitionSettings, type RecognizedWord, type SpeechAudio, type SpeechEngine, type SpeechEngineOptions, type SpeechFailureKind, type SpeechModel, type SpeechSupport } from '../speech.js';
 import { canonicalTag, clamp01, languageList, refuseUnsupported, requireKey } from './common.js';
-import { ProviderCall, RESULT_ANSWER_BYTES, stringAt, type ErrorReader } from './http.js';
+import { SpeechCall, RESULT_ANSWER_BYTES, stringAt, type ErrorReader } from './http.js';
 import { dataChunk, LoudnessMeter, PCM_RATE, planParts, wavOf, type AudioPart } from './split.js';
 
 /**
@@ -150,7 +150,7 @@ export class GoogleSpeechEngine implements SpeechEngine {
     const auth: GoogleAuth = accessToken ? { headers: { authorization: `Bearer ${accessToken}` } } : { query: { key: requireKey('speech-gamma', apiKey) } };
     // The first part to fail stops the others through `stop`; the caller's signal stops them all.
     const stop = new AbortController();
-    const call = new ProviderCall('speech-gamma', this.options.baseUrl ?? GOOGLE_SPEECH_BASE_URL, this.options, AbortSignal.any([signal, stop.signal]), readError);
+    const call = new SpeechCall('speech-gamma', this.options.baseUrl ?? GOOGLE_SPEECH_BASE_URL, this.options, AbortSignal.any([signal, stop.signal]), readError);
     const config: Record<string, unknown> = {
       encoding: 'LINEAR16',
       languageCode: settings.languageCode,
@@ -189,7 +189,7 @@ export class GoogleSpeechEngine implements SpeechEngine {
   }
 
   /** The recording's first audio track as a mono 16 kHz 16-bit WAV at `out`, bounded by the budget and one second past the longest recording. */
-  private async decode(call: ProviderCall, audio: SpeechAudio, out: string): Promise<void> {
+  private async decode(call: SpeechCall, audio: SpeechAudio, out: string): Promise<void> {
     const limitSec = this.maxDurationSec + 1;
     const timeoutMs = Math.max(1, Math.min(call.remainingMs(), DECODE_BASE_MS + DECODE_MS_PER_SEC * Math.min(audio.durationSec || limitSec, limitSec)));
     try {
@@ -203,7 +203,7 @@ export class GoogleSpeechEngine implements SpeechEngine {
   }
 
   /** One part, as its own long-running operation; its words' times moved by `offsetSec`. */
-  private async recognise(call: ProviderCall, auth: GoogleAuth, config: Record<string, unknown>, wav: Buffer, offsetSec: number): Promise<PartResult> {
+  private async recognise(call: SpeechCall, auth: GoogleAuth, config: Record<string, unknown>, wav: Buffer, offsetSec: number): Promise<PartResult> {
     const query = () => new URLSearchParams(auth.query);
     let operation = await call.json<Operation>({
       method: 'POST',
@@ -256,7 +256,7 @@ interface Pcm {
   bytes: number;
 }
 
-async function samplesOf(call: ProviderCall, file: FileHandle): Promise<Pcm> {
+async function samplesOf(call: SpeechCall, file: FileHandle): Promise<Pcm> {
   const head = Buffer.alloc(4096);
   const { bytesRead } = await file.read(head, 0, head.length, 0);
   const data = dataChunk(head.subarray(0, bytesRead));
@@ -266,7 +266,7 @@ async function samplesOf(call: ProviderCall, file: FileHandle): Promise<Pcm> {
 }
 
 /** The loudness of every 25 ms of the samples, and how many there are. */
-async function measure(call: ProviderCall, pcm: Pcm): Promise<{ loudness: Float32Array; samples: number }> {
+async function measure(call: SpeechCall, pcm: Pcm): Promise<{ loudness: Float32Array; samples: number }> {
   const meter = new LoudnessMeter();
   // Its own ArrayBuffer (offset 0), so the bytes read can be viewed as 16-bit samples.
   const buffer = Buffer.alloc(READ_BYTES);
