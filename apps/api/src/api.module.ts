@@ -19,6 +19,7 @@ import { KeysModule } from './keys/keys.module.js';
 import { OrganizationModule } from './organization/organization.module.js';
 import { RendersModule } from './renders/renders.module.js';
 import { TemplatesModule } from './templates/templates.module.js';
+import { SheetsModule } from './sheets/sheets.module.js';
 import { VoiceModule } from './voice/voice.module.js';
 import { WebhooksModule } from './webhooks/webhooks.module.js';
 
@@ -30,7 +31,7 @@ export class ApiModule {
       module: ApiModule,
       imports: [
         InfraModule.forRoot(config), QueueModule.forRoot(config), PassportModule,
-        FilesModule, HealthModule, KeysModule, AuthModule, CreditsModule, OrganizationModule, WebhooksModule, TemplatesModule, RendersModule, AssetsModule, IntegrationsModule, CaptionsModule, VoiceModule, ...extraModules],
+        FilesModule, HealthModule, KeysModule, AuthModule, CreditsModule, OrganizationModule, WebhooksModule, TemplatesModule, RendersModule, AssetsModule, IntegrationsModule, CaptionsModule, VoiceModule, SheetsModule, ...extraModules],
       providers: [
         KeyAuthentication, SessionStrategy, SessionGuard,
         { provide: APP_GUARD, useClass: AuthGuard },

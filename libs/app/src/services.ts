@@ -13,6 +13,7 @@ import { createRedis, RedisKeys } from '#libs/redis';
 import { Render, RenderLifecycle, RendersService, type RendersDeps } from '#libs/renders';
 import { createStorage, type StorageDriver } from '#libs/storage';
 import { httpReachability, storedOrHttp, TemplatesService, type AssetChecker } from '#libs/templates';
+import { GoogleTokens, SheetsService } from '#libs/suite';
 import { VoiceService } from '#libs/voice';
 import { WebhookDeliverer, WebhookDispatcher, WebhookEndpoints, WebhookStore } from '#libs/webhooks';
 import { WorkspacesService } from '#libs/workspaces';
@@ -191,6 +192,16 @@ export class AppServices {
   /** The voice-provider routes: ElevenLabs' API or espeak-ng offline, voice-overs into the media library (libs/voice). */
   get voice(): VoiceService {
     return this.once('voice', () => new VoiceService({ integrations: this.integrations, assets: this.assets, storage: this.storage, config: this.config }));
+  }
+
+  /** workspace-suite's OAuth access tokens, refreshed once for every concurrent caller (libs/suite). */
+  get googleTokens(): GoogleTokens {
+    return this.once('googleTokens', () => new GoogleTokens({ integrations: this.integrations, redis: this.redis, redisKeys: this.redisKeys, config: this.config }));
+  }
+
+  /** The workspace-suite sheets routes: Drive's spreadsheet list and Sheets v4 (libs/suite, docs/suite.md). */
+  get sheets(): SheetsService {
+    return this.once('sheets', () => new SheetsService({ integrations: this.integrations, redis: this.redis, redisKeys: this.redisKeys, config: this.config, tokens: this.googleTokens }));
   }
 
   get transcriptions(): TranscriptionsService {

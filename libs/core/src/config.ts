@@ -46,6 +46,20 @@ export interface AppConfig {
   assets: { maxBytes: number; concurrency: number; stock: boolean };
   /** Transcriptions a worker runs at once (CAPTION_CONCURRENCY); the offline engine takes a core each. */
   captions: { concurrency: number; pollIntervalMs: number; providerTimeoutMs: number };
+  /** workspace-suite (Google's APIs): the OAuth client, its endpoints, one call's budget (docs/suite.md). */
+  google: GoogleConfig;
+}
+
+export interface GoogleConfig {
+  /** GOOGLE_CLIENT_ID / GOOGLE_CLIENT_SECRET: the OAuth client refreshing access tokens (unset: a lapsed token cannot be refreshed). */
+  clientId: string | null;
+  clientSecret: string | null;
+  /** GOOGLE_OAUTH_TOKEN_URL: where tokens are refreshed when the connection names no base URL. */
+  tokenUrl: string;
+  /** GOOGLE_OAUTH_AUTH_URL: the consent page of the authorization-code flow. */
+  authUrl: string;
+  /** GOOGLE_TIMEOUT_MS: the whole of one Sheets/Drive call, retries and a token refresh included. */
+  timeoutMs: number;
 }
 
 /** Where rendered outputs and library media are kept (libs/storage, docs/storage.md). */
@@ -313,6 +327,13 @@ export function loadConfig(rawEnv: Env = process.env): AppConfig {
       pollIntervalMs: integer(env, 'SPEECH_POLL_INTERVAL_MS', 3000, 10, 60_000),
       // The whole of one provider call, polls included.
       providerTimeoutMs: integer(env, 'SPEECH_PROVIDER_TIMEOUT_MS', 10 * 60_000, 1000, 3 * 3600_000),
+    },
+    google: {
+      clientId: env.GOOGLE_CLIENT_ID || null,
+      clientSecret: env.GOOGLE_CLIENT_SECRET || null,
+      tokenUrl: baseUrl('GOOGLE_OAUTH_TOKEN_URL', env.GOOGLE_OAUTH_TOKEN_URL || 'https://oauth2.googleapis.com/token', { path: true }),
+      authUrl: baseUrl('GOOGLE_OAUTH_AUTH_URL', env.GOOGLE_OAUTH_AUTH_URL || 'https://accounts.google.com/o/oauth2/v2/auth', { path: true }),
+      timeoutMs: integer(env, 'GOOGLE_TIMEOUT_MS', 30_000, 100, 600_000),
     },
   };
 }

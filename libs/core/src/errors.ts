@@ -67,6 +67,8 @@ export const ERROR_STATUS = {
   ASSET_TOO_LARGE: 413,
   LIMIT_STORAGE: 402,
   TRANSCRIPTION_NOT_FOUND: 404,
+  /** workspace-suite: no spreadsheet of this id that the connected account can open. */
+  SPREADSHEET_NOT_FOUND: 404,
   /** A connected account's provider timed out, was rate-limited or failed (429/5xx): try again later (Retry-After). */
   PROVIDER_UNAVAILABLE: 503,
   /** A connected account's provider answered something this service cannot use (not the audio it asked for, over the size it reads). */

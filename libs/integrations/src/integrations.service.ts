@@ -146,6 +146,23 @@ export class IntegrationsService {
     return { connection, credentials: JSON.parse(decryptSecret(this.sealKey, connection.credentialsSealed)) as ConnectionCredentials };
   }
 
+  /** The connection as it is now (another process may have refreshed its token); `usable`'s checks apply. */
+  async reload(use: UsableConnection): Promise<UsableConnection> {
+    const { workspaceId, provider } = use.connection;
+    return this.usable(await this.find(workspaceId, provider), provider);
+  }
+
+  /**
+   * Replaces a connection's credentials (a refreshed OAuth token), sealed; only while it is still
+   * connected (a lapse in between wins). False when it was not.
+   */
+  async updateCredentials(connection: IntegrationConnection, credentials: ConnectionCredentials): Promise<boolean> {
+    const changed = await allWorkspaces(this.orm).nativeUpdate(IntegrationConnection, { id: connection.id, status: 'connected' }, {
+      credentialsSealed: encryptSecret(this.sealKey, JSON.stringify(credentials)),
+    });
+    return changed > 0;
+  }
+
   /** The provider refused the grant: the connection needs reconnecting before the next use. */
   async markLapsed(connectionId: string, reason: string): Promise<void> {
     await allWorkspaces(this.orm).nativeUpdate(IntegrationConnection, { id: connectionId, status: 'connected' }, {

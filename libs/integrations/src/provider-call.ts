@@ -43,7 +43,7 @@ const SMALL_ANSWER_BYTES = 1024 * 1024;
 const MAX_MESSAGE_CHARS = 300;
 
 export interface ProviderRequest {
-  method?: 'GET' | 'POST';
+  method?: 'GET' | 'POST' | 'PUT';
   /** A path under the provider's base URL, with its query. */
   path: string;
   query?: URLSearchParams;

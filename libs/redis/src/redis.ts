@@ -48,6 +48,11 @@ export class RedisKeys {
     return `${this.prefix}:video:chunks:${renderId}`;
   }
 
+  /** Held while one process refreshes a connection's OAuth access token (libs/suite). */
+  oauthRefresh(connectionId: string): string {
+    return `${this.prefix}:oauth:refresh:${connectionId}`;
+  }
+
   /** The workspace's video renders in progress (a sorted set of render ids scored by lease expiry). */
   videoSlots(workspaceId: string): string {
     return `${this.prefix}:{ws:${workspaceId}}:video:slots`;

@@ -1,0 +1,4 @@
+export * from './a1.js';
+export * from './google.js';
+export * from './sheets.js';
+export * from './sheets.service.js';

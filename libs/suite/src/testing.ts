@@ -1,0 +1,301 @@
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { columnLetters, parseA1 } from './a1.js';
+import type { Cell } from './sheets.js';
+
+/**
+ * A loopback fake of Google's side of workspace-suite, speaking its wire formats for tests and the
+ * bench: the OAuth 2 token endpoint (`POST /token`, grant_type=refresh_token, `invalid_grant`,
+ * `invalid_client`), Drive v3 `files.list` (the `q` spreadsheet filter, `name contains`, pages),
+ * Sheets v4 `spreadsheets.get`, `spreadsheets.create` (with GridData), `values.get`
+ * (valueRenderOption), `values.append` and `values.update` (valueInputOption RAW / USER_ENTERED),
+ * Google's error bodies (`{"error": {code, message, status}}`), and failures on demand.
+ */
+
+interface StoredCell {
+  value: Cell;
+  formula?: string;
+}
+
+interface FakeSheet {
+  sheetId: number;
+  title: string;
+  rows: (StoredCell | undefined)[][];
+}
+
+interface FakeSpreadsheet {
+  id: string;
+  title: string;
+  modifiedTime: string;
+  sheets: FakeSheet[];
+}
+
+export interface FakeGoogleRequest {
+  method: string;
+  path: string;
+  query: Record<string, string>;
+  authorization?: string;
+  json?: unknown;
+  form?: Record<string, string>;
+}
+
+/** `server-error`: 500; `rate-limit`: 429; `hang`: never answered; `malformed`: 200 with broken JSON. */
+export type GoogleFakeFailure = 'server-error' | 'rate-limit' | 'hang' | 'malformed';
+
+const googleError = (code: number, status: string, message: string) => ({ error: { code, message, status } });
+
+export class GoogleFake {
+  readonly clientId: string;
+  readonly clientSecret: string;
+  readonly refreshToken = `1//${randomBytes(24).toString('hex')}`;
+  /** The access token Google accepts now (the connection starts with it). */
+  accessToken = `ya29.${randomBytes(24).toString('hex')}`;
+  readonly requests: FakeGoogleRequest[] = [];
+  baseUrl = '';
+  /** A failure for the next `failTimes` API calls (the token endpoint excepted). */
+  failure: GoogleFakeFailure | null = null;
+  failTimes = Infinity;
+  /** How long the token endpoint takes (so concurrent refreshes would overlap). */
+  tokenDelayMs = 150;
+  private grantRevoked = false;
+  private readonly files = new Map<string, FakeSpreadsheet>();
+  private server?: Server;
+  private readonly sockets = new Set<Socket>();
+
+  /** `client`: the OAuth client this Google knows (one deployment's client, shared by several fakes of several accounts). */
+  constructor(client?: { clientId: string; clientSecret: string }) {
+    this.clientId = client?.clientId ?? `${randomBytes(6).toString('hex')}.apps.googleusercontent.com`;
+    this.clientSecret = client?.clientSecret ?? `GOCSPX-${randomBytes(12).toString('hex')}`;
+  }
+
+  /** Token refreshes asked for. */
+  get refreshes(): FakeGoogleRequest[] {
+    return this.requests.filter((r) => r.path === '/token');
+  }
+
+  /** The API calls (not the token endpoint). */
+  get apiCalls(): FakeGoogleRequest[] {
+    return this.requests.filter((r) => r.path !== '/token');
+  }
+
+  /** The current access token stops working (it expired at Google): the next call answers 401. */
+  expireAccessToken(): void {
+    this.accessToken = `ya29.${randomBytes(24).toString('hex')}`;
+  }
+
+  /** The user revoked the app's access: refreshes answer 400 invalid_grant. */
+  revokeGrant(): void {
+    this.grantRevoked = true;
+    this.expireAccessToken();
+  }
+
+  /** A spreadsheet owned by the account; its rows are written as RAW values. */
+  seed(title: string, tabs: { title: string; rows: Cell[][] }[] = [{ title: 'Sheet1', rows: [] }], modifiedTime = new Date().toISOString()): string {
+    const id = `1${randomBytes(21).toString('base64url')}`;
+    this.files.set(id, {
+      id, title, modifiedTime,
+      sheets: tabs.map((t, i) => ({ sheetId: i === 0 ? 0 : 1000 + i, title: t.title, rows: t.rows.map((r) => r.map((v) => (v === null ? undefined : { value: v }))) })),
+    });
+    return id;
+  }
+
+  /** A tab's values as UNFORMATTED_VALUE reads them (null: empty). */
+  grid(id: string, tab: string): Cell[][] {
+    const sheet = this.files.get(id)?.sheets.find((s) => s.title === tab);
+    return (sheet?.rows ?? []).map((r) => Array.from(r, (c) => c?.value ?? null));
+  }
+
+  spreadsheets(): { id: string; title: string; tabs: string[] }[] {
+    return [...this.files.values()].map((f) => ({ id: f.id, title: f.title, tabs: f.sheets.map((s) => s.title) }));
+  }
+
+  async start(): Promise<this> {
+    this.server = createServer((req, res) => void this.handle(req, res));
+    this.server.keepAliveTimeout = 30_000;
+    this.server.on('connection', (s) => {
+      this.sockets.add(s);
+      s.on('close', () => this.sockets.delete(s));
+    });
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    this.baseUrl = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this;
+  }
+
+  async close(): Promise<void> {
+    for (const s of this.sockets) s.destroy();
+    await new Promise((resolve) => this.server?.close(resolve));
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body = Buffer.concat(chunks).toString('utf8');
+    const url = new URL(req.url ?? '/', 'http://fake');
+    const record: FakeGoogleRequest = { method: req.method ?? 'GET', path: url.pathname, query: Object.fromEntries(url.searchParams), authorization: req.headers.authorization };
+    if (body && String(req.headers['content-type']).startsWith('application/x-www-form-urlencoded')) record.form = Object.fromEntries(new URLSearchParams(body));
+    else if (body) {
+      try {
+        record.json = JSON.parse(body) as unknown;
+      } catch { /* answered 400 below */ }
+    }
+    this.requests.push(record);
+    const json = (status: number, value: unknown): void => {
+      res.writeHead(status, { 'content-type': 'application/json; charset=UTF-8' }).end(JSON.stringify(value));
+    };
+    if (url.pathname === '/token') return this.token(record, json);
+    if (this.failure && this.failTimes > 0) {
+      this.failTimes -= 1;
+      if (this.failure === 'hang') return;
+      if (this.failure === 'server-error') return json(500, googleError(500, 'INTERNAL', 'Internal error encountered.'));
+      if (this.failure === 'rate-limit') return json(429, googleError(429, 'RESOURCE_EXHAUSTED', "Quota exceeded for quota metric 'Read requests' and limit 'Read requests per minute per user' of service 'sheets.googleapis.com'."));
+      return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"range": "Sheet1!A1:B2", "values": [["a", ');
+    }
+    if (record.authorization !== `Bearer ${this.accessToken}`) {
+      return json(401, googleError(401, 'UNAUTHENTICATED', 'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.'));
+    }
+    if (req.method === 'GET' && url.pathname === '/drive/v3/files') return this.listFiles(record, json);
+    if (req.method === 'POST' && url.pathname === '/v4/spreadsheets') return this.create(record, json);
+    const m = /^\/v4\/spreadsheets\/([^/]+)(?:\/values\/([^/]+?))?(:append)?$/.exec(url.pathname);
+    if (!m) return json(404, googleError(404, 'NOT_FOUND', `Method not found: ${url.pathname}`));
+    const file = this.files.get(decodeURIComponent(m[1]!));
+    if (!file) return json(404, googleError(404, 'NOT_FOUND', 'Requested entity was not found.'));
+    if (!m[2]) return req.method === 'GET' ? json(200, this.detail(file)) : json(404, googleError(404, 'NOT_FOUND', 'Not found'));
+    const target = this.target(file, decodeURIComponent(m[2]));
+    if (!target) return json(400, googleError(400, 'INVALID_ARGUMENT', `Unable to parse range: ${decodeURIComponent(m[2])}`));
+    if (req.method === 'GET') return this.read(file, target, record, json);
+    return this.write(file, target, record, !!m[3], json);
+  }
+
+  private async token(record: FakeGoogleRequest, json: (s: number, v: unknown) => void): Promise<void> {
+    await new Promise((resolve) => setTimeout(resolve, this.tokenDelayMs));
+    const f = record.form ?? {};
+    if (f.client_id !== this.clientId || f.client_secret !== this.clientSecret) return json(401, { error: 'invalid_client', error_description: 'The OAuth client was not found.' });
+    if (f.grant_type !== 'refresh_token') return json(400, { error: 'unsupported_grant_type', error_description: `Invalid grant_type: ${f.grant_type ?? ''}` });
+    if (this.grantRevoked || f.refresh_token !== this.refreshToken) return json(400, { error: 'invalid_grant', error_description: 'Token has been expired or revoked.' });
+    this.accessToken = `ya29.${randomBytes(24).toString('hex')}`;
+    json(200, { access_token: this.accessToken, expires_in: 3599, scope: 'https://www.googleapis.com/auth/spreadsheets https://www.googleapis.com/auth/drive.file', token_type: 'Bearer' });
+  }
+
+  private listFiles(record: FakeGoogleRequest, json: (s: number, v: unknown) => void): void {
+    const q = record.query.q ?? '';
+    if (!q.includes("mimeType = 'application/vnd.google-apps.spreadsheet'")) return json(400, googleError(400, 'INVALID_ARGUMENT', 'Invalid Value'));
+    const contains = /name contains '((?:[^'\\]|\\.)*)'/.exec(q)?.[1]?.replace(/\\(.)/g, '$1');
+    const size = Number(record.query.pageSize ?? 100);
+    let offset = 0;
+    if (record.query.pageToken) {
+      offset = Number(Buffer.from(record.query.pageToken, 'base64url').toString('utf8').replace(/^offset:/, ''));
+      if (!Number.isInteger(offset)) return json(400, googleError(400, 'INVALID_ARGUMENT', 'Invalid Value'));
+    }
+    const all = [...this.files.values()]
+      .filter((f) => contains === undefined || f.title.toLowerCase().includes(contains.toLowerCase()))
+      .sort((a, b) => b.modifiedTime.localeCompare(a.modifiedTime) || a.title.localeCompare(b.title));
+    const page = all.slice(offset, offset + size);
+    json(200, {
+      files: page.map((f) => ({ id: f.id, name: f.title, webViewLink: `https://docs.google.com/spreadsheets/d/${f.id}/edit?usp=drivesdk`, modifiedTime: f.modifiedTime })),
+      ...(offset + size < all.length ? { nextPageToken: Buffer.from(`offset:${offset + size}`).toString('base64url') } : {}),
+    });
+  }
+
+  private detail(file: FakeSpreadsheet) {
+    return {
+      spreadsheetId: file.id,
+      spreadsheetUrl: `https://docs.google.com/spreadsheets/d/${file.id}/edit`,
+      properties: { title: file.title },
+      sheets: file.sheets.map((s, index) => ({
+        properties: { sheetId: s.sheetId, title: s.title, index, sheetType: 'GRID', gridProperties: { rowCount: Math.max(1000, s.rows.length), columnCount: Math.max(26, ...s.rows.map((r) => r.length)) } },
+      })),
+    };
+  }
+
+  private create(record: FakeGoogleRequest, json: (s: number, v: unknown) => void): void {
+    const body = record.json as { properties?: { title?: string }; sheets?: { properties?: { title?: string }; data?: { rowData?: { values?: { userEnteredValue?: { stringValue?: string } }[] }[] }[] }[] } | undefined;
+    if (!body?.properties?.title) return json(400, googleError(400, 'INVALID_ARGUMENT', 'Invalid requests[0]: properties.title is required'));
+    const id = this.seed(body.properties.title, (body.sheets ?? [{}]).map((s, i) => ({
+      title: s.properties?.title ?? `Sheet${i + 1}`,
+      rows: (s.data?.[0]?.rowData ?? []).map((r) => (r.values ?? []).map((v) => v.userEnteredValue?.stringValue ?? null)),
+    })));
+    json(200, this.detail(this.files.get(id)!));
+  }
+
+  /** The tab and box a range names (null: no such tab). */
+  private target(file: FakeSpreadsheet, text: string): { sheet: FakeSheet; col: number; row: number; endCol: number | null; endRow: number | null } | null {
+    let range;
+    try {
+      range = parseA1(text);
+    } catch {
+      return null;
+    }
+    const sheet = range.sheet === null ? file.sheets[0] : file.sheets.find((s) => s.title === range.sheet);
+    if (!sheet) return null;
+    const c = range.cells;
+    return { sheet, col: c?.startColumn ?? 1, row: c?.startRow ?? 1, endCol: c?.endColumn ?? null, endRow: c?.endRow ?? null };
+  }
+
+  private read(file: FakeSpreadsheet, t: NonNullable<ReturnType<GoogleFake['target']>>, record: FakeGoogleRequest, json: (s: number, v: unknown) => void): void {
+    const option = record.query.valueRenderOption ?? 'FORMATTED_VALUE';
+    const lastRow = Math.min(t.endRow ?? t.sheet.rows.length, t.sheet.rows.length);
+    const values: Cell[][] = [];
+    for (let r = t.row; r <= lastRow; r++) {
+      const row = t.sheet.rows[r - 1] ?? [];
+      const cells: Cell[] = [];
+      for (let c = t.col; c <= Math.min(t.endCol ?? row.length, row.length); c++) {
+        const cell = row[c - 1];
+        cells.push(cell === undefined ? '' : option === 'FORMULA' && cell.formula ? cell.formula : option === 'UNFORMATTED_VALUE' || cell.value === null ? cell.value ?? '' : formatted(cell.value));
+      }
+      while (cells.length && cells[cells.length - 1] === '') cells.pop();
+      values.push(cells);
+    }
+    while (values.length && values[values.length - 1]!.length === 0) values.pop();
+    const width = values.reduce((w, r) => Math.max(w, r.length), 0);
+    const a1 = `'${t.sheet.title}'!${columnLetters(t.col)}${t.row}:${columnLetters(Math.max(t.col, t.col + width - 1))}${Math.max(t.row, t.row + values.length - 1)}`;
+    json(200, { range: a1, majorDimension: 'ROWS', ...(values.length ? { values } : {}) });
+    void file;
+  }
+
+  private write(file: FakeSpreadsheet, t: NonNullable<ReturnType<GoogleFake['target']>>, record: FakeGoogleRequest, append: boolean, json: (s: number, v: unknown) => void): void {
+    const input = record.query.valueInputOption;
+    if (input !== 'RAW' && input !== 'USER_ENTERED') return json(400, googleError(400, 'INVALID_ARGUMENT', "'valueInputOption' is required but not specified"));
+    const values = (record.json as { values?: unknown } | undefined)?.values;
+    if (!Array.isArray(values) || !values.every(Array.isArray)) return json(400, googleError(400, 'INVALID_ARGUMENT', 'Invalid JSON payload received. Invalid values'));
+    let row = t.row;
+    if (append) {
+      // The table: rows with data from the range's first row on; new rows go after it.
+      let last = t.row - 1;
+      for (let r = t.row; r <= t.sheet.rows.length; r++) if (t.sheet.rows[r - 1]?.some((c) => c !== undefined && c.value !== '')) last = r;
+      row = last + 1;
+    }
+    const width = values.reduce((w: number, r: unknown[]) => Math.max(w, r.length), 0);
+    values.forEach((cells: Cell[], i) => {
+      const target = (t.sheet.rows[row + i - 1] ??= []);
+      for (let n = t.sheet.rows.length; n < row + i - 1; n++) t.sheet.rows[n] ??= [];
+      cells.forEach((v, j) => {
+        target[t.col + j - 1] = v === null ? undefined : input === 'RAW' ? { value: v } : entered(v);
+      });
+    });
+    file.modifiedTime = new Date().toISOString();
+    const updatedRange = `'${t.sheet.title}'!${columnLetters(t.col)}${row}:${columnLetters(t.col + Math.max(width, 1) - 1)}${row + values.length - 1}`;
+    const update = { spreadsheetId: file.id, updatedRange, updatedRows: values.length, updatedColumns: width, updatedCells: values.reduce((n: number, r: unknown[]) => n + r.length, 0) };
+    json(200, append ? { spreadsheetId: file.id, tableRange: `'${t.sheet.title}'!A1`, updates: update } : update);
+  }
+}
+
+/** FORMATTED_VALUE: what the cell shows (numbers and booleans as text). */
+function formatted(value: Cell): Cell {
+  if (typeof value === 'boolean') return value ? 'TRUE' : 'FALSE';
+  return value === null ? '' : String(value);
+}
+
+/** USER_ENTERED: numbers and TRUE/FALSE typed, `=a+b` of numbers computed as a formula. */
+function entered(v: Cell): StoredCell {
+  if (typeof v !== 'string') return { value: v };
+  if (/^-?\d+(\.\d+)?$/.test(v.trim())) return { value: Number(v) };
+  if (/^(true|false)$/i.test(v.trim())) return { value: v.trim().toLowerCase() === 'true' };
+  const sum = /^=\s*(-?\d+(?:\.\d+)?)\s*\+\s*(-?\d+(?:\.\d+)?)\s*$/.exec(v);
+  if (v.startsWith('=')) return { value: sum ? Number(sum[1]) + Number(sum[2]) : '#NAME?', formula: v };
+  return { value: v };
+}
+
+export async function startGoogleFake(client?: { clientId: string; clientSecret: string }): Promise<GoogleFake> {
+  return new GoogleFake(client).start();
+}
