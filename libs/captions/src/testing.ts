@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import { LoopbackServer } from '#testing/integrations';
 import { join } from 'node:path';
 import { PCM_RATE, wavOf } from './providers/split.js';
 import type { RecognitionSettings, SpeechAudio } from './speech.js';
@@ -74,8 +74,11 @@ export abstract class SpeechProviderFake {
   protected audioSeconds: number | null = null;
   protected failure: { mode: FakeFailure; message?: string } | null = null;
   protected revoked = false;
-  private server?: Server;
-  private readonly sockets = new Set<Socket>();
+  private readonly server = new LoopbackServer((req, res) => {
+    this.handle(req, res).catch((err: Error) => {
+      if (!res.headersSent) send(res, { status: 500, body: this.errorBody(500, `fake failed: ${err.message}`) });
+    });
+  });
 
   /** The words the next recognitions answer. */
   script(words: FakeWord[], audioSeconds?: number): this {
@@ -130,24 +133,12 @@ export abstract class SpeechProviderFake {
   }
 
   async listen(): Promise<this> {
-    const server = createServer((req, res) => {
-      this.handle(req, res).catch((err: Error) => {
-        if (!res.headersSent) send(res, { status: 500, body: this.errorBody(500, `fake failed: ${err.message}`) });
-      });
-    });
-    server.on('connection', (socket) => {
-      this.sockets.add(socket);
-      socket.on('close', () => this.sockets.delete(socket));
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    this.server = server;
-    this.baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    this.baseUrl = await this.server.start();
     return this;
   }
 
-  async close(): Promise<void> {
-    for (const socket of this.sockets) socket.destroy();
-    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+  close(): Promise<void> {
+    return this.server.close();
   }
 
   /** The answer to a request; null: read and never answered (the socket stays open until close()). */

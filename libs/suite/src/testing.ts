@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { LoopbackServer } from '#testing/integrations';
 import { columnLetters, parseA1 } from './a1.js';
 import type { Cell } from './sheets.js';
 
@@ -60,8 +60,7 @@ export class GoogleFake {
   tokenDelayMs = 150;
   private grantRevoked = false;
   private readonly files = new Map<string, FakeSpreadsheet>();
-  private server?: Server;
-  private readonly sockets = new Set<Socket>();
+  private readonly server = new LoopbackServer((req, res) => void this.handle(req, res), { keepAliveTimeoutMs: 30_000 });
 
   /** `client`: the OAuth client this Google knows (one deployment's client, shared by several fakes of several accounts). */
   constructor(client?: { clientId: string; clientSecret: string }) {
@@ -111,20 +110,12 @@ export class GoogleFake {
   }
 
   async start(): Promise<this> {
-    this.server = createServer((req, res) => void this.handle(req, res));
-    this.server.keepAliveTimeout = 30_000;
-    this.server.on('connection', (s) => {
-      this.sockets.add(s);
-      s.on('close', () => this.sockets.delete(s));
-    });
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    this.baseUrl = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    this.baseUrl = await this.server.start();
     return this;
   }
 
-  async close(): Promise<void> {
-    for (const s of this.sockets) s.destroy();
-    await new Promise((resolve) => this.server?.close(resolve));
+  close(): Promise<void> {
+    return this.server.close();
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {

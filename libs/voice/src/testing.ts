@@ -1,11 +1,11 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { LoopbackServer } from '#testing/integrations';
 
 /**
  * A loopback fake of ElevenLabs' API, speaking its wire format for tests: the `xi-api-key` header,
@@ -50,8 +50,7 @@ export class ElevenLabsFake {
   readonly resetUnix = 1_767_225_600;
   failure: VoiceFakeFailure | null = null;
   private revoked = false;
-  private server?: Server;
-  private readonly sockets = new Set<Socket>();
+  private readonly server = new LoopbackServer((req, res) => void this.handle(req, res));
 
   constructor(private readonly mp3: Buffer) {}
 
@@ -66,19 +65,12 @@ export class ElevenLabsFake {
   }
 
   async start(): Promise<this> {
-    this.server = createServer((req, res) => void this.handle(req, res));
-    this.server.on('connection', (s) => {
-      this.sockets.add(s);
-      s.on('close', () => this.sockets.delete(s));
-    });
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    this.baseUrl = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    this.baseUrl = await this.server.start();
     return this;
   }
 
-  async close(): Promise<void> {
-    for (const s of this.sockets) s.destroy();
-    await new Promise((resolve) => this.server?.close(resolve));
+  close(): Promise<void> {
+    return this.server.close();
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
