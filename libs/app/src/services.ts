@@ -13,7 +13,7 @@ import { createRedis, RedisKeys } from '#libs/redis';
 import { Render, RenderLifecycle, RendersService, type RendersDeps } from '#libs/renders';
 import { createStorage, type StorageDriver } from '#libs/storage';
 import { httpReachability, storedOrHttp, TemplatesService, type AssetChecker } from '#libs/templates';
-import { GoogleTokens, SheetsService } from '#libs/suite';
+import { ContactsService, GoogleTokens, SheetsService, type SheetsDeps } from '#libs/suite';
 import { VoiceService } from '#libs/voice';
 import { WebhookDeliverer, WebhookDispatcher, WebhookEndpoints, WebhookStore } from '#libs/webhooks';
 import { WorkspacesService } from '#libs/workspaces';
@@ -201,7 +201,16 @@ export class AppServices {
 
   /** The workspace-suite sheets routes: Drive's spreadsheet list and Sheets v4 (libs/suite, docs/suite.md). */
   get sheets(): SheetsService {
-    return this.once('sheets', () => new SheetsService({ integrations: this.integrations, redis: this.redis, redisKeys: this.redisKeys, config: this.config, tokens: this.googleTokens }));
+    return this.once('sheets', () => new SheetsService(this.googleDeps));
+  }
+
+  /** The workspace-suite contacts routes: People v1 connections, search and contact groups (libs/suite, docs/suite.md). */
+  get contacts(): ContactsService {
+    return this.once('contacts', () => new ContactsService(this.googleDeps));
+  }
+
+  private get googleDeps(): SheetsDeps {
+    return { integrations: this.integrations, redis: this.redis, redisKeys: this.redisKeys, config: this.config, tokens: this.googleTokens };
   }
 
   get transcriptions(): TranscriptionsService {

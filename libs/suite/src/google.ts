@@ -10,10 +10,13 @@ import type { RedisKeys } from '#libs/redis';
  * libs/integrations' ProviderCall (SSRF-checked, pinned, one deadline, credentials scrubbed).
  *
  * A connection's `baseUrl`, when set, is the root of every Google API it uses (`/v4/spreadsheets`,
- * `/drive/v3/files`, `/token`): a gateway, or the loopback fake in tests. Unset: Google's hosts.
+ * `/drive/v3/files`, `/v1/people`, `/v1/contactGroups`, `/token`): a gateway, or the loopback fake in tests. Unset: Google's hosts.
  */
 export const SHEETS_BASE_URL = 'https://sheets.googleapis.com';
 export const DRIVE_BASE_URL = 'https://www.googleapis.com';
+export const PEOPLE_BASE_URL = 'https://people.googleapis.com';
+export type GoogleApi = 'sheets' | 'drive' | 'people';
+const BASE_URLS: Record<GoogleApi, string> = { sheets: SHEETS_BASE_URL, drive: DRIVE_BASE_URL, people: PEOPLE_BASE_URL };
 /** An access token this close to its expiry is refreshed before use. */
 const EXPIRY_SKEW_MS = 60_000;
 /** How long one refresh may hold the lock, and how often a waiting caller looks again. */
@@ -168,7 +171,7 @@ export class GoogleTokens {
 }
 
 export interface GoogleRequest extends ProviderRequest {
-  api: 'sheets' | 'drive';
+  api: GoogleApi;
   /** A JSON body (sent as application/json). */
   json?: unknown;
   /** `all`: retried after 429, 5xx and no answer (reads, idempotent writes); `refused`: only after 429 (an append). */
@@ -193,8 +196,8 @@ export class GoogleSession {
     return this.use;
   }
 
-  private call(api: 'sheets' | 'drive', budgetMs: number): ProviderCall {
-    const base = this.use.connection.baseUrl ?? (api === 'sheets' ? SHEETS_BASE_URL : DRIVE_BASE_URL);
+  private call(api: GoogleApi, budgetMs: number): ProviderCall {
+    const base = this.use.connection.baseUrl ?? BASE_URLS[api];
     return new ProviderCall('workspace-suite', base, {
       credentials: { accessToken: this.use.credentials.accessToken, apiKey: this.use.credentials.refreshToken },
       outboundPolicy: this.deps.config.env, timeoutMs: budgetMs, lookup: this.deps.lookup,
@@ -250,6 +253,19 @@ export class GoogleSession {
   }
 }
 
+/**
+ * One route's Google call on `use` with its failures answered as the API answers them (suiteFailure):
+ * what SheetsService and ContactsService call.
+ */
+export async function googleCall<T>(deps: GoogleDeps & { tokens: GoogleTokens }, use: UsableConnection, req: GoogleRequest, onRejected: (err: ProviderError) => ApiError): Promise<T> {
+  const session = new GoogleSession(deps.tokens, use, deps);
+  try {
+    return await session.json<T>(req);
+  } catch (err) {
+    return suiteFailure(err, session.connection, deps.integrations, onRejected);
+  }
+}
+
 /** A ProviderError or GarbledAnswer as the API answers it (docs/suite.md "Failures"). */
 export async function suiteFailure(err: unknown, use: UsableConnection, integrations: IntegrationsService, onRejected: (err: ProviderError) => ApiError): Promise<never> {
   if (err instanceof GarbledAnswer) throw new ApiError('PROVIDER_ERROR', `${err.message}; nothing was changed by this service`);
@@ -260,4 +276,9 @@ export async function suiteFailure(err: unknown, use: UsableConnection, integrat
   }
   if (err.kind === 'unavailable') throw new ApiError('PROVIDER_UNAVAILABLE', `${err.message}; try again shortly`, { headers: { 'Retry-After': '30' } });
   throw onRejected(err);
+}
+
+/** An answer that parsed but is not the shape Google documents: 502, nothing changed by us. */
+export function garbled(what: string): ApiError {
+  return new ApiError('PROVIDER_ERROR', `workspace-suite answered ${what}`);
 }

@@ -1,7 +1,7 @@
 import { ApiError, validationFailed } from '#libs/core';
-import type { IntegrationsService, ProviderError, UsableConnection } from '#libs/integrations';
+import type { ProviderError, UsableConnection } from '#libs/integrations';
 import { formatA1, parseA1 } from './a1.js';
-import { GoogleSession, suiteFailure, type GoogleDeps, type GoogleRequest, type GoogleTokens } from './google.js';
+import { garbled, googleCall, type GoogleDeps, type GoogleRequest, type GoogleTokens } from './google.js';
 import {
   toRecords, type Cell, type ReadAs, type RenderOption, type RowsRead, type SheetTab, type SpreadsheetDetail, type SpreadsheetFile,
   type ValuesRead, type WriteMode, type WriteResult,
@@ -90,10 +90,6 @@ function isGrid(values: unknown): values is Cell[][] {
 export class SheetsService {
   constructor(private readonly deps: SheetsDeps) {}
 
-  private get integrations(): IntegrationsService {
-    return this.deps.integrations;
-  }
-
   async list(use: UsableConnection, q: ListSpreadsheets): Promise<{ files: SpreadsheetFile[]; nextPageToken: string | null }> {
     const clauses = [`mimeType = ${driveLiteral(SPREADSHEET_MIME)}`, 'trashed = false'];
     if (q.search) clauses.push(`name contains ${driveLiteral(q.search)}`);
@@ -174,13 +170,8 @@ export class SheetsService {
     return detail(answer, null);
   }
 
-  private async guard<T>(use: UsableConnection, req: GoogleRequest, onRejected: (err: ProviderError) => ApiError): Promise<T> {
-    const session = new GoogleSession(this.deps.tokens, use, this.deps);
-    try {
-      return await session.json<T>(req);
-    } catch (err) {
-      return suiteFailure(err, session.connection, this.integrations, onRejected);
-    }
+  private guard<T>(use: UsableConnection, req: GoogleRequest, onRejected: (err: ProviderError) => ApiError): Promise<T> {
+    return googleCall<T>(this.deps, use, req, onRejected);
   }
 
   /** Google refused the request itself: an unknown or unshared spreadsheet (404/403) or a bad value (400 → 422). */
@@ -224,9 +215,4 @@ function update(u: GoogleUpdate | undefined, spreadsheetId: string): WriteResult
     updatedColumns: u.updatedColumns ?? 0,
     updatedCells: u.updatedCells ?? 0,
   };
-}
-
-/** An answer that parsed but is not the shape Google documents: 502, nothing changed by us. */
-function garbled(what: string): ApiError {
-  return new ApiError('PROVIDER_ERROR', `workspace-suite answered ${what}`);
 }

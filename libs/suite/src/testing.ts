@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { LoopbackServer } from '#testing/integrations';
 import { columnLetters, parseA1 } from './a1.js';
+import type { GoogleContactGroup, GooglePerson } from './contacts.js';
 import type { Cell } from './sheets.js';
 
 /**
@@ -10,8 +11,29 @@ import type { Cell } from './sheets.js';
  * `invalid_client`), Drive v3 `files.list` (the `q` spreadsheet filter, `name contains`, pages),
  * Sheets v4 `spreadsheets.get`, `spreadsheets.create` (with GridData), `values.get`
  * (valueRenderOption), `values.append` and `values.update` (valueInputOption RAW / USER_ENTERED),
- * Google's error bodies (`{"error": {code, message, status}}`), and failures on demand.
+ * People v1 `people/me/connections` (personFields, pageSize ≤ 1000, pageToken, totalPeople),
+ * `people:searchContacts` (query, readMask, pageSize ≤ 30; word-prefix matching) and `contactGroups`
+ * (memberCount, formattedName), Google's error bodies (`{"error": {code, message, status}}`), and
+ * failures on demand.
  */
+
+/** A contact as a test writes it; the fake stores it as People's Person. */
+export interface FakeContactInput {
+  given?: string;
+  family?: string;
+  emails?: string[];
+  phones?: string[];
+  organization?: string;
+  title?: string;
+  city?: string;
+  country?: string;
+  photoUrl?: string;
+  notes?: string;
+  /** Contact group ids (`addGroup`'s, or `myContacts`, `starred`). */
+  groups?: string[];
+}
+
+const SYSTEM_GROUPS: Record<string, string> = { myContacts: 'My Contacts', starred: 'Starred' };
 
 interface StoredCell {
   value: Cell;
@@ -60,6 +82,8 @@ export class GoogleFake {
   tokenDelayMs = 150;
   private grantRevoked = false;
   private readonly files = new Map<string, FakeSpreadsheet>();
+  private readonly people: GooglePerson[] = [];
+  private readonly groups = new Map<string, string>(Object.entries(SYSTEM_GROUPS));
   private readonly server = new LoopbackServer((req, res) => void this.handle(req, res), { keepAliveTimeoutMs: 30_000 });
 
   /** `client`: the OAuth client this Google knows (one deployment's client, shared by several fakes of several accounts). */
@@ -96,6 +120,33 @@ export class GoogleFake {
       id, title, modifiedTime,
       sheets: tabs.map((t, i) => ({ sheetId: i === 0 ? 0 : 1000 + i, title: t.title, rows: t.rows.map((r) => r.map((v) => (v === null ? undefined : { value: v }))) })),
     });
+    return id;
+  }
+
+  /** A contact in the account (in `myContacts` unless `groups` says otherwise); its id (`c…`). */
+  addContact(c: FakeContactInput): string {
+    const id = `c${BigInt(`0x${randomBytes(7).toString('hex')}`).toString()}`;
+    // Google marks the primary entry of each field `metadata.primary`; the others carry no flag.
+    const entry = <T extends object>(v: T, i: number) => ({ metadata: i === 0 ? { primary: true } : {}, ...v });
+    const display = [c.given, c.family].filter(Boolean).join(' ');
+    this.people.push({
+      resourceName: `people/${id}`,
+      ...(display ? { names: [entry({ displayName: display, givenName: c.given, familyName: c.family }, 0)] } : {}),
+      ...(c.emails?.length ? { emailAddresses: c.emails.map((value, i) => entry({ value }, i)) } : {}),
+      ...(c.phones?.length ? { phoneNumbers: c.phones.map((value, i) => entry({ value, canonicalForm: `+${value.replace(/\D/g, '')}` }, i)) } : {}),
+      ...(c.organization || c.title ? { organizations: [entry({ name: c.organization, title: c.title }, 0)] } : {}),
+      ...(c.city || c.country ? { addresses: [entry({ city: c.city, country: c.country }, 0)] } : {}),
+      photos: [{ metadata: { primary: true }, url: c.photoUrl ?? 'https://lh3.googleusercontent.com/cm/placeholder', ...(c.photoUrl ? {} : { default: true }) }],
+      ...(c.notes ? { biographies: [entry({ value: c.notes, contentType: 'TEXT_PLAIN' }, 0)] } : {}),
+      memberships: (c.groups ?? ['myContacts']).map((g) => ({ contactGroupMembership: { contactGroupId: g, contactGroupResourceName: `contactGroups/${g}` } })),
+    });
+    return id;
+  }
+
+  /** A user contact group (label); its id. */
+  addGroup(name: string): string {
+    const id = randomBytes(8).toString('hex');
+    this.groups.set(id, name);
     return id;
   }
 
@@ -146,6 +197,9 @@ export class GoogleFake {
       return json(401, googleError(401, 'UNAUTHENTICATED', 'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.'));
     }
     if (req.method === 'GET' && url.pathname === '/drive/v3/files') return this.listFiles(record, json);
+    if (req.method === 'GET' && url.pathname === '/v1/people/me/connections') return this.connections(record, json);
+    if (req.method === 'GET' && url.pathname === '/v1/people:searchContacts') return this.searchContacts(record, json);
+    if (req.method === 'GET' && url.pathname === '/v1/contactGroups') return this.contactGroups(record, json);
     if (req.method === 'POST' && url.pathname === '/v4/spreadsheets') return this.create(record, json);
     const m = /^\/v4\/spreadsheets\/([^/]+)(?:\/values\/([^/]+?))?(:append)?$/.exec(url.pathname);
     if (!m) return json(404, googleError(404, 'NOT_FOUND', `Method not found: ${url.pathname}`));
@@ -185,6 +239,60 @@ export class GoogleFake {
     json(200, {
       files: page.map((f) => ({ id: f.id, name: f.title, webViewLink: `https://docs.google.com/spreadsheets/d/${f.id}/edit?usp=drivesdk`, modifiedTime: f.modifiedTime })),
       ...(offset + size < all.length ? { nextPageToken: Buffer.from(`offset:${offset + size}`).toString('base64url') } : {}),
+    });
+  }
+
+  /** People's page tokens: opaque to callers; a token the fake did not make is 400 INVALID_ARGUMENT. */
+  private offset(record: FakeGoogleRequest): number | null {
+    if (!record.query.pageToken) return 0;
+    const offset = Number(/^people-offset:(\d+)$/.exec(Buffer.from(record.query.pageToken, 'base64url').toString('utf8'))?.[1]);
+    return Number.isInteger(offset) ? offset : null;
+  }
+
+  private connections(record: FakeGoogleRequest, json: (s: number, v: unknown) => void): void {
+    if (!record.query.personFields) return json(400, googleError(400, 'INVALID_ARGUMENT', 'personFields mask is required. Please specify one or more valid paths.'));
+    const size = Number(record.query.pageSize ?? 100);
+    if (!Number.isInteger(size) || size < 1 || size > 1000) return json(400, googleError(400, 'INVALID_ARGUMENT', 'Invalid pageSize. Page size must be between 1 and 1000.'));
+    const offset = this.offset(record);
+    if (offset === null) return json(400, googleError(400, 'INVALID_ARGUMENT', 'Request contains an invalid argument.'));
+    const page = this.people.slice(offset, offset + size);
+    json(200, {
+      ...(page.length ? { connections: page } : {}),
+      ...(offset + size < this.people.length ? { nextPageToken: Buffer.from(`people-offset:${offset + size}`).toString('base64url') } : {}),
+      totalPeople: this.people.length, totalItems: this.people.length,
+    });
+  }
+
+  /** searchContacts: the query as a prefix of a word of a name, email, phone (digits) or organization. */
+  private searchContacts(record: FakeGoogleRequest, json: (s: number, v: unknown) => void): void {
+    if (!record.query.readMask) return json(400, googleError(400, 'INVALID_ARGUMENT', 'readMask is required. Please specify one or more valid paths.'));
+    const size = Number(record.query.pageSize ?? 10);
+    if (!Number.isInteger(size) || size < 1 || size > 30) return json(400, googleError(400, 'INVALID_ARGUMENT', 'Page size must be between 0 and 30.'));
+    const q = (record.query.query ?? '').toLowerCase().trim();
+    if (!q) return json(200, {});
+    const digits = q.replace(/[\s()+-]/g, '');
+    const hit = (p: GooglePerson) => [
+      ...(p.names ?? []).flatMap((n) => `${n.givenName ?? ''} ${n.familyName ?? ''} ${n.displayName ?? ''}`.split(/\s+/)),
+      ...(p.emailAddresses ?? []).map((e) => e.value ?? ''),
+      ...(p.organizations ?? []).flatMap((o) => (o.name ?? '').split(/\s+/)),
+    ].some((w) => w.toLowerCase().startsWith(q)) || (/^\d+$/.test(digits) && (p.phoneNumbers ?? []).some((ph) => (ph.value ?? '').replace(/\D/g, '').startsWith(digits)));
+    const results = this.people.filter(hit).slice(0, size);
+    json(200, results.length ? { results: results.map((person) => ({ person })) } : {});
+  }
+
+  private contactGroups(record: FakeGoogleRequest, json: (s: number, v: unknown) => void): void {
+    const size = Number(record.query.pageSize ?? 30);
+    if (!Number.isInteger(size) || size < 1 || size > 1000) return json(400, googleError(400, 'INVALID_ARGUMENT', 'Invalid pageSize.'));
+    const offset = this.offset(record);
+    if (offset === null) return json(400, googleError(400, 'INVALID_ARGUMENT', 'Request contains an invalid argument.'));
+    const all = [...this.groups].map(([id, name]): GoogleContactGroup => ({
+      resourceName: `contactGroups/${id}`, groupType: SYSTEM_GROUPS[id] ? 'SYSTEM_CONTACT_GROUP' : 'USER_CONTACT_GROUP',
+      name: SYSTEM_GROUPS[id] ? id : name, formattedName: name,
+      memberCount: this.people.filter((p) => p.memberships?.some((m) => m.contactGroupMembership?.contactGroupId === id)).length,
+    }));
+    json(200, {
+      contactGroups: all.slice(offset, offset + size), totalItems: all.length,
+      ...(offset + size < all.length ? { nextPageToken: Buffer.from(`people-offset:${offset + size}`).toString('base64url') } : {}),
     });
   }
 
