@@ -12,7 +12,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import {
-  busyBeforeLoad, cpuTimes, floored, freePort, log, machine, median, number, oneOf, runBench, startChild, startStack, stealPct, waitFor,
+  busyBeforeLoad, cannon, combineRuns, cpuTimes, floored, freePort, log, machine, number, oneOf, runBench, startChild, startStack, stealPct, waitFor,
 } from './lib/harness.mjs';
 
 const TARGET_RATIO = 0.3;
@@ -40,13 +40,6 @@ const BARE_BODY = {
 // ---------------------------------------------------------------------------------------------
 // Load
 // ---------------------------------------------------------------------------------------------
-
-async function cannon(opts) {
-  const { default: autocannon } = await import('autocannon');
-  return new Promise((res, rej) => {
-    autocannon({ pipelining: 1, ...opts }, (err, result) => (err ? rej(err) : res(result)));
-  });
-}
 
 function summarize(r) {
   return {
@@ -76,18 +69,6 @@ async function measure(target, opts) {
   const steal = r.stealPct === null ? '' : `  (cpu steal ${r.stealPct} %)`;
   log(`${target.name.padEnd(6)} ${r.reqPerSec.toFixed(0).padStart(7)} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms${steal}`);
   return r;
-}
-
-function combine(runs) {
-  return {
-    reqPerSec: median(runs.map((r) => r.reqPerSec)),
-    p50: median(runs.map((r) => r.p50)),
-    p99: median(runs.map((r) => r.p99)),
-    total: runs.reduce((n, r) => n + r.total, 0),
-    non2xx: runs.reduce((n, r) => n + r.non2xx, 0),
-    rounds: runs.map((r) => Math.round(r.reqPerSec)),
-    stealPct: runs.some((r) => r.stealPct === null) ? null : Math.max(...runs.map((r) => r.stealPct)),
-  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -129,7 +110,7 @@ async function bench(opts) {
     for (const t of targets) runs[t.name].push(await measure(t, opts));
   }
 
-  const results = Object.fromEntries(Object.entries(runs).map(([k, v]) => [k, combine(v)]));
+  const results = Object.fromEntries(Object.entries(runs).map(([k, v]) => [k, combineRuns(v)]));
   const ratio = (name) => (results[name] ? results[name].reqPerSec / results.bare.reqPerSec : null);
   return {
     ...machine(),

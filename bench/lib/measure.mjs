@@ -78,3 +78,24 @@ export function procCpuTicks(pid) {
   const f = procStat(pid);
   return f ? Number(f[11]) + Number(f[12]) : null;
 }
+
+/** One autocannon load (run inside the bench process), resolved with its result. */
+export async function cannon(opts) {
+  const { default: autocannon } = await import('autocannon');
+  return new Promise((res, rej) => {
+    autocannon({ pipelining: 1, ...opts }, (err, result) => (err ? rej(err) : res(result)));
+  });
+}
+
+/** Rounds of one HTTP target as one figure: medians, totals, each round's req/s (`digits` kept), the worst CPU steal. */
+export function combineRuns(runs, digits = 0) {
+  return {
+    reqPerSec: median(runs.map((r) => r.reqPerSec)),
+    p50: median(runs.map((r) => r.p50)),
+    p99: median(runs.map((r) => r.p99)),
+    total: runs.reduce((n, r) => n + r.total, 0),
+    non2xx: runs.reduce((n, r) => n + r.non2xx, 0),
+    rounds: runs.map((r) => Number(r.reqPerSec.toFixed(digits))),
+    stealPct: runs.some((r) => r.stealPct === null) ? null : Math.max(...runs.map((r) => r.stealPct)),
+  };
+}
