@@ -2,10 +2,12 @@ import type { EntityName } from '@mikro-orm/core';
 import { openAppDatabase } from '#libs/app';
 import { Asset } from '#libs/assets';
 import { Membership } from '#libs/auth';
+import { SpeechRecognition, Transcription } from '#libs/captions';
 import { newId } from '#libs/core';
 import { CreditBalance, LedgerEntry } from '#libs/credits';
 import { allWorkspaces, forWorkspace, isWorkspaceOwned, queries, type Orm, type Tables } from '#libs/db';
 import { OutboxEvent } from '#libs/events';
+import { IntegrationConnection } from '#libs/integrations';
 import { ApiKey } from '#libs/keys';
 import { Render } from '#libs/renders';
 import { Template } from '#libs/templates';
@@ -103,6 +105,32 @@ const OWNED: Owned<object>[] = [
       waveformKey: null, fontFamily: null, meta: null, error: null, source: null, licence: null, createdAt: at, updatedAt: at, readyAt: at,
     }),
     change: { name: 'changed.png' }, changed: (r) => r.name === 'changed.png',
+  }),
+  owned<IntegrationConnection>({
+    entity: IntegrationConnection, name: 'IntegrationConnection',
+    row: (workspaceId) => ({
+      id: newId('connection'), workspaceId, provider: 'speech-alpha', status: 'connected', engine: 'local', baseUrl: null, accountEmail: null,
+      accountName: null, credentialsSealed: 'sealed', connectedAt: at, lapsedAt: null, lapsedReason: null, updatedAt: at,
+    }),
+    change: { status: 'reauth_required' }, changed: (r) => r.status === 'reauth_required',
+  }),
+  owned<Transcription>({
+    entity: Transcription, name: 'Transcription',
+    row: (workspaceId) => ({
+      id: newId('transcription'), workspaceId, status: 'queued', route: 'captions', provider: 'speech-alpha', engine: 'local', sourceKind: 'assetId',
+      sourceValue: newId('asset'), settings: {} as Transcription['settings'], cueOptions: {} as Transcription['cueOptions'], cacheMode: 'on', save: false,
+      name: null, audioHash: null, audioSec: null, fromCache: false, recognitionId: null, languageCode: null, model: null, text: null, cues: null,
+      vttKey: null, srtKey: null, error: null, attempts: 0, createdAt: at, updatedAt: at, completedAt: null,
+    }),
+    change: { attempts: 99 }, changed: (r) => r.attempts === 99,
+  }),
+  owned<SpeechRecognition>({
+    entity: SpeechRecognition, name: 'SpeechRecognition',
+    row: (workspaceId) => ({
+      id: newId('recognition'), workspaceId, cacheKey: newId('recognition').padEnd(64, '0'), provider: 'speech-alpha', languageCode: 'en-US', model: 'm',
+      words: [], audioSec: 1, createdAt: at,
+    }),
+    change: { audioSec: 99 }, changed: (r) => r.audioSec === 99,
   }),
 ];
 
