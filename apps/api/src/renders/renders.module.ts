@@ -4,13 +4,14 @@ import { AppServices } from '#libs/app';
 import { JobQueues } from '#libs/queue';
 import { RendersService } from '#libs/renders';
 import { RendersController } from './renders.controller.js';
+import { ShotstackController, ShotstackStageController } from './shotstack.controller.js';
 
 /** One listener for finished still jobs per API process (a still request waits on it). */
 @QueueEventsListener('stills')
 class StillEvents extends QueueEventsHost {}
 
 @Module({
-  controllers: [RendersController],
+  controllers: [RendersController, ShotstackController, ShotstackStageController],
   providers: [
     StillEvents,
     {
