@@ -3,7 +3,7 @@ import { accessSync, constants, existsSync } from 'node:fs';
 import { mkdtemp, open, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { runBinary } from '#libs/media';
+import { decodeBudgetMs, decodePcmWav, PCM_RATE } from './pcm.js';
 import { parseSphinxWords, shapeWords } from './sphinx-words.js';
 import { SpeechProviderError } from './speech.js';
 import type { Recognition, RecognitionSettings, SpeechAudio, SpeechEngine, SpeechLanguage, SpeechModel, SpeechSupport } from './speech.js';
@@ -24,13 +24,9 @@ export const LOCAL_MAX_BYTES = 200 * 1024 * 1024;
 /** Longest recording the engine takes, in seconds. */
 export const LOCAL_MAX_DURATION_SEC = 2 * 60 * 60;
 
-/** Sample rate the model was trained on, and the decoder's input. */
-const RATE = 16_000;
 const WAV_HEADER_BYTES = 44;
 
-/** Time limits: a fixed allowance plus a share of the audio's duration (ffmpeg decodes at well over 20× real time; pocketsphinx runs at ~0.1–0.2× on one core). */
-const DECODE_BASE_MS = 30_000;
-const DECODE_MS_PER_SEC = 250;
+/** pocketsphinx's time: a fixed allowance plus a share of the audio's duration (it runs at ~0.1–0.2× real time on one core). */
 const RECOGNITION_BASE_MS = 30_000;
 const RECOGNITION_MS_PER_SEC = 2_000;
 /** More than any transcript of LOCAL_MAX_DURATION_SEC prints (about 40 bytes a word). */
@@ -156,10 +152,9 @@ export class LocalSpeechEngine implements SpeechEngine {
   /** The recording's first audio track as a 16 kHz mono 16-bit WAV at `wav`; returns its seconds. */
   private async decode(audio: SpeechAudio, wav: string, signal: AbortSignal): Promise<number> {
     const limitSec = this.maxDurationSec + 1;
-    const args = ['-v', 'error', '-nostdin', '-y', '-i', audio.path, '-map', '0:a:0', '-vn', '-ac', '1', '-ar', String(RATE), '-c:a', 'pcm_s16le', '-map_metadata', '-1', '-fflags', '+bitexact', '-flags:a', '+bitexact', '-t', String(limitSec), wav];
-    const timeoutMs = DECODE_BASE_MS + Math.ceil(DECODE_MS_PER_SEC * Math.min(audio.durationSec || this.maxDurationSec, this.maxDurationSec));
+    const timeoutMs = decodeBudgetMs(audio.durationSec, this.maxDurationSec);
     try {
-      await runBinary('ffmpeg', args, { signal, timeoutMs });
+      await decodePcmWav(audio.path, wav, { limitSec, signal, timeoutMs });
     } catch (err) {
       signal.throwIfAborted();
       const cause = (err as Error).cause as { killed?: boolean; message?: string } | undefined;
@@ -175,7 +170,7 @@ export class LocalSpeechEngine implements SpeechEngine {
       const { bytesRead } = await file.read(header, 0, WAV_HEADER_BYTES, 0);
       // pocketsphinx skips exactly 44 bytes of a .wav: the samples must start there.
       if (bytesRead < WAV_HEADER_BYTES || header.toString('latin1', 36, 40) !== 'data') throw new Error('ffmpeg wrote a WAV whose samples do not start at byte 44');
-      const seconds = ((await file.stat()).size - WAV_HEADER_BYTES) / 2 / RATE;
+      const seconds = ((await file.stat()).size - WAV_HEADER_BYTES) / 2 / PCM_RATE;
       if (seconds > this.maxDurationSec) throw new SpeechProviderError('rejected', `The offline engine takes recordings up to ${this.maxDurationSec / 60} minutes`);
       return seconds;
     } finally {
@@ -189,7 +184,7 @@ export class LocalSpeechEngine implements SpeechEngine {
     if (!binary) return Promise.reject(new SpeechProviderError('unavailable', `${this.binary} is not installed (Debian package pocketsphinx)`));
     if (!existsSync(join(this.modelDir, 'en-us', 'mdef'))) return Promise.reject(new SpeechProviderError('unavailable', `The speech model is not installed at ${this.modelDir} (Debian package pocketsphinx-en-us)`));
     const args = [
-      '-infile', wav, '-time', 'yes', '-samprate', String(RATE),
+      '-infile', wav, '-time', 'yes', '-samprate', String(PCM_RATE),
       '-hmm', join(this.modelDir, 'en-us'), '-lm', join(this.modelDir, 'en-us.lm.bin'), '-dict', join(this.modelDir, 'cmudict-en-us.dict'),
       ...SPHINX_SEARCH_FLAGS,
     ];

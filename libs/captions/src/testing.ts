@@ -3,7 +3,8 @@ import { writeFile } from 'node:fs/promises';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { LoopbackServer } from '#testing/integrations';
 import { join } from 'node:path';
-import { PCM_RATE, wavOf } from './providers/split.js';
+import { PCM_RATE } from './pcm.js';
+import { wavOf } from './providers/split.js';
 import type { RecognitionSettings, SpeechAudio } from './speech.js';
 
 /**

@@ -1,11 +1,11 @@
 import { mkdtemp, open, rm, type FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runBinary } from '#libs/media';
 import { SpeechProviderError, type Recognition, type RecognitionSettings, type RecognizedWord, type SpeechAudio, type SpeechEngine, type SpeechEngineOptions, type SpeechFailureKind, type SpeechModel, type SpeechSupport } from '../speech.js';
 import { canonicalTag, clamp01, languageList, refuseUnsupported, requireKey } from './common.js';
 import { SpeechCall, RESULT_ANSWER_BYTES, stringAt, type ErrorReader } from './http.js';
-import { dataChunk, LoudnessMeter, PCM_RATE, planParts, wavOf, type AudioPart } from './split.js';
+import { decodeBudgetMs, decodePcmWav, PCM_RATE } from '../pcm.js';
+import { dataChunk, LoudnessMeter, planParts, wavOf, type AudioPart } from './split.js';
 
 /**
  * speech-gamma: Google Cloud Speech-to-Text v1, long-running recognition with the audio inline:
@@ -47,9 +47,6 @@ const PART_SEARCH_SEC = 15;
 /** Parts recognised at once. */
 const PARALLEL_PARTS = 3;
 const DEFAULT_POLL_MS = 3000;
-/** ffmpeg's share of the budget: a fixed allowance plus a share of the audio's length (it decodes at well over 20× real time). */
-const DECODE_BASE_MS = 30_000;
-const DECODE_MS_PER_SEC = 250;
 /** The decoded samples is read back in pieces of this size to measure its loudness. */
 const READ_BYTES = 1024 * 1024;
 /** v1 takes the main language and up to three alternatives. */
@@ -191,9 +188,9 @@ export class GoogleSpeechEngine implements SpeechEngine {
   /** The recording's first audio track as a mono 16 kHz 16-bit WAV at `out`, bounded by the budget and one second past the longest recording. */
   private async decode(call: SpeechCall, audio: SpeechAudio, out: string): Promise<void> {
     const limitSec = this.maxDurationSec + 1;
-    const timeoutMs = Math.max(1, Math.min(call.remainingMs(), DECODE_BASE_MS + DECODE_MS_PER_SEC * Math.min(audio.durationSec || limitSec, limitSec)));
+    const timeoutMs = Math.max(1, Math.min(call.remainingMs(), decodeBudgetMs(audio.durationSec, limitSec)));
     try {
-      await runBinary('ffmpeg', ['-v', 'error', '-nostdin', '-y', '-i', audio.path, '-map', '0:a:0', '-vn', '-ac', '1', '-ar', String(PCM_RATE), '-c:a', 'pcm_s16le', '-t', String(limitSec), '-map_metadata', '-1', '-fflags', '+bitexact', '-f', 'wav', out], { signal: call.signal, timeoutMs });
+      await decodePcmWav(audio.path, out, { limitSec, signal: call.signal, timeoutMs });
     } catch (err) {
       call.checkAborted();
       if (call.remainingMs() <= 0) throw call.timedOut();

@@ -1,5 +1,6 @@
 import { inspectInline } from '#testing/captions';
-import { dataChunk, FRAME_SAMPLES, LoudnessMeter, PCM_RATE, planParts, wavOf } from './split.js';
+import { PCM_RATE } from '../pcm.js';
+import { dataChunk, FRAME_SAMPLES, LoudnessMeter, planParts, wavOf } from './split.js';
 
 const LIMITS = { maxSamples: 55 * PCM_RATE, searchSamples: 15 * PCM_RATE };
 const FRAMES_PER_SEC = PCM_RATE / FRAME_SAMPLES;

@@ -4,8 +4,8 @@
  * PCM, the form the adapters re-encode to; positions are in samples.
  */
 import { wavHeader } from '#libs/media';
+import { PCM_RATE } from '../pcm.js';
 
-export const PCM_RATE = 16_000;
 /** Loudness is measured over frames of 25 ms. */
 export const FRAME_SAMPLES = 400;
 /**
