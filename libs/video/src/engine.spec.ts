@@ -126,6 +126,27 @@ describe('VideoEngine', () => {
     expect(loop).toBeGreaterThan(0);
     expect(gif.readUInt16LE(loop + 13)).toBe(0); // 0 = forever
     expect(await sharp(result.posterFile).metadata()).toMatchObject({ width: 160, height: 90 });
+    // The last frame, decoded: the flat background and the box come out as flat colours of their own
+    // (a palette built for the clip from PNG frames), not speckled by JPEG ringing turned into dither.
+    const { pages } = await sharp(gif).metadata();
+    const last = await sharp(gif, { page: (pages ?? 1) - 1 }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+    const region = (left: number, top: number, width: number, height: number) => {
+      const colours = new Set<string>();
+      for (let y = top; y < top + height; y++) {
+        for (let x = left; x < left + width; x++) {
+          const i = (y * last.info.width + x) * 3;
+          colours.add(`${last.data[i]},${last.data[i + 1]},${last.data[i + 2]}`);
+        }
+      }
+      return [...colours];
+    };
+    const near = (colour: string, [r, g, b]: number[]) => colour.split(',').map(Number).every((v, i) => Math.abs(v - [r, g, b][i]!) <= 3);
+    const background = region(4, 4, 60, 40);
+    expect(background).toHaveLength(1);
+    expect(near(background[0]!, [0x22, 0x44, 0x88])).toBe(true);
+    const box = region(160 - 50, 90 - 22, 40, 14);
+    expect(box).toHaveLength(1);
+    expect(near(box[0]!, [0xff, 0x00, 0x00])).toBe(true);
   });
 
   it('plays a video clip trimmed, placed and with its sound, with an `auto` length from probing', async () => {

@@ -15,7 +15,7 @@ import { planChunks } from './chunks.js';
 import { chooseBrowser } from './browser.js';
 import { screenshotsWithinViewport } from './cdp.js';
 import { ensureBundle, isBundle, projectRoot } from './bundle.js';
-import { encodingFor, type Encoding } from './encode.js';
+import { encodingFor, gifFfmpegOverride, type Encoding } from './encode.js';
 import type { TextFetcher } from './fetch-text.js';
 import { prepareRender } from './inputs.js';
 import { MediaServer } from './media-server.js';
@@ -507,8 +507,9 @@ export class VideoEngine {
       browserExecutable: this.browserExecutable,
       onBrowserDownload: noBrowserDownload,
       concurrency: this.opts.concurrency ?? availableParallelism(),
-      imageFormat: 'jpeg',
-      jpegQuality: this.opts.jpegQuality ?? 80,
+      // A gif's frames are captured as PNG: JPEG's ringing around flat colours and text costs a
+      // palette-quantised gif ~30 % in size and SSIM (docs/benchmarks.md "GIF palette and dithering").
+      ...(encoding.codec === 'gif' ? { imageFormat: 'png', ffmpegOverride: gifFfmpegOverride } : { imageFormat: 'jpeg', jpegQuality: this.opts.jpegQuality ?? 80 }),
       ...(encoding.crf !== undefined ? { crf: encoding.crf } : {}),
       ...(encoding.codec === 'h264' ? { x264Preset: this.opts.x264Preset ?? 'veryfast' } : {}),
       pixelFormat: 'yuv420p',

@@ -6,7 +6,7 @@ import { chooseBrowser, launcherTarget, WRAPPER_FLAGS, writeBrowserWrapper } fro
 import { parseSubtitles } from './captions.js';
 import { withinViewport } from './cdp.js';
 import { planChunks } from './chunks.js';
-import { CRF, encodingFor } from './encode.js';
+import { CRF, encodingFor, GIF_FILTER, gifFfmpegOverride, REMOTION_GIF_FILTER } from './encode.js';
 import { faceTraits, fontFaceRules } from './font-face.js';
 import { htmlDocument, remoteUrls } from './html.js';
 import { readProbe } from '#libs/media';
@@ -116,5 +116,16 @@ describe('video engine helpers', () => {
     expect(WRAPPER_FLAGS).toContain('--component-updater=url-source=http://127.0.0.1:9/');
     expect(WRAPPER_FLAGS).toContain('--in-process-gpu');
     expect(chooseBrowser('/nonexistent/chromium')).toEqual({ ok: false, reason: 'BROWSER_EXECUTABLE /nonexistent/chromium is not an executable file' });
+  });
+});
+
+describe('the gif palette filter (docs/benchmarks.md "GIF palette and dithering")', () => {
+  it('replaces Remotion\'s default palette filter in its ffmpeg command and leaves everything else', () => {
+    const args = ['-r', '12', '-f', 'image2', '-i', 'element-%04d.png', '-filter_complex', REMOTION_GIF_FILTER, '-an', '-loop', '0', '-y', 'out.gif'];
+    const out = gifFfmpegOverride({ type: 'stitcher', args });
+    expect(out).toEqual(args.map((a) => (a === REMOTION_GIF_FILTER ? GIF_FILTER : a)));
+    expect(out.join(' ')).toContain('paletteuse=dither=floyd_steinberg');
+    expect(out.join(' ')).toContain('reserve_transparent=0');
+    expect(gifFfmpegOverride({ type: 'stitcher', args: ['-i', 'x.png', 'y.mp4'] })).toEqual(['-i', 'x.png', 'y.mp4']);
   });
 });
