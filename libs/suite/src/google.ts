@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { ApiError, type AppConfig, type GoogleConfig } from '#libs/core';
-import { parseJson, ProviderCall, ProviderError, stringAt, type ErrorReader, type IntegrationsService, type ProviderFailureKind, type ProviderRequest, type UsableConnection } from '#libs/integrations';
+import { parseJson, ProviderCall, ProviderError, stringAt, type ErrorReader, type IntegrationsService, type ProviderAnswer, type ProviderFailureKind, type ProviderRequest, type UsableConnection } from '#libs/integrations';
 import type { RedisKeys } from '#libs/redis';
 
 /**
@@ -176,6 +176,8 @@ export interface GoogleRequest extends ProviderRequest {
   json?: unknown;
   /** `all`: retried after 429, 5xx and no answer (reads, idempotent writes); `refused`: only after 429 (an append). */
   retry: 'all' | 'refused';
+  /** The whole call's budget (a file's transfer); GOOGLE_TIMEOUT_MS by default. */
+  budgetMs?: number;
 }
 
 /** One route's conversation with Google on one connection: its token, its deadline. */
@@ -210,8 +212,19 @@ export class GoogleSession {
    * allows; a 2xx that is not JSON is a GarbledAnswer.
    */
   async json<T>(req: GoogleRequest): Promise<T> {
-    const deadline = Date.now() + this.deps.config.google.timeoutMs;
-    let call = this.call(req.api, this.deps.config.google.timeoutMs);
+    const answer = await this.send(req);
+    const parsed = parseJson(answer.body);
+    if (parsed === undefined || parsed === null || typeof parsed !== 'object') {
+      throw new GarbledAnswer(`workspace-suite answered HTTP ${answer.status} with something that is not JSON`);
+    }
+    return parsed as T;
+  }
+
+  /** One call as `json` makes it (token, refresh, retries), answering Google's 2xx as it came (a header, a saved file). */
+  async send(req: GoogleRequest): Promise<ProviderAnswer> {
+    const budgetMs = req.budgetMs ?? this.deps.config.google.timeoutMs;
+    const deadline = Date.now() + budgetMs;
+    let call = this.call(req.api, budgetMs);
     this.use = await this.tokens.fresh(this.use, call);
     let refreshed = false;
     for (let attempt = 1; ; attempt++) {
@@ -244,11 +257,7 @@ export class GoogleSession {
         }
       }
       if (answer.status < 200 || answer.status >= 300) throw call.refusal(answer);
-      const parsed = parseJson(answer.body);
-      if (parsed === undefined || parsed === null || typeof parsed !== 'object') {
-        throw new GarbledAnswer(`workspace-suite answered HTTP ${answer.status} with something that is not JSON`);
-      }
-      return parsed as T;
+      return answer;
     }
   }
 }
