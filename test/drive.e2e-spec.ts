@@ -1,14 +1,16 @@
 import { readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import type { INestApplicationContext } from '@nestjs/common';
+import { Redis } from 'ioredis';
 import sharp from 'sharp';
 import { openAppDatabase } from '#libs/app';
 import { Asset, AssetsService } from '#libs/assets';
 import { PLANS, type ApiError } from '#libs/core';
 import { allWorkspaces, type Orm } from '#libs/db';
 import { IntegrationConnection, IntegrationsService } from '#libs/integrations';
+import { RedisKeys } from '#libs/redis';
 import { createStorage, type StorageDriver } from '#libs/storage';
-import { DriveService, GoogleTokens } from '#libs/suite';
+import { codeChallenge, DriveService, GoogleTokens } from '#libs/suite';
 import { LoopbackServer } from '#testing/integrations';
 import { startGoogleFake, type GoogleFake } from '#testing/suite';
 import { createWorkerApp } from '../apps/worker/src/app.js';
@@ -365,6 +367,81 @@ describe('workspace-suite drive (§4.5)', () => {
       const again = await inject('POST', `${BASE}/files/1abc/import`, w.liveKey, {});
       expect([again.statusCode, again.json().code]).toEqual([409, 'INTEGRATION_REAUTH_REQUIRED']);
     } finally {
+      await g.close();
+    }
+  });
+
+  it('connect flow: integration:authorize prints a PKCE (S256) consent URL, the verifier sealed in Redis with a TTL; integration:connect trades the code once', async () => {
+    const w = await create();
+    const g = await startGoogleFake({ clientId: google.clientId, clientSecret: google.clientSecret });
+    const redis = new Redis(api.config.redisUrl);
+    try {
+      const authorize = async (target: Ws) => {
+        const res = await api.cli('integration:authorize', '--workspace', target.workspaceId, '--provider', 'workspace-suite', '--base-url', g.baseUrl);
+        expect(res.code).toBe(0);
+        return res.json as { authorizationUrl: string; state: string; redirectUri: string; expiresAt: string };
+      };
+      const consent = await authorize(w);
+      const url = new URL(consent.authorizationUrl);
+      expect(`${url.origin}${url.pathname}`).toBe(`${g.baseUrl}/auth`);
+      const q = Object.fromEntries(url.searchParams);
+      expect(q).toMatchObject({ client_id: google.clientId, response_type: 'code', code_challenge_method: 'S256', access_type: 'offline', prompt: 'consent', state: consent.state, redirect_uri: 'http://127.0.0.1' });
+      expect(q.code_challenge).toMatch(/^[\w-]{43}$/);
+      expect(q.scope!.split(' ')).toEqual(expect.arrayContaining(['https://www.googleapis.com/auth/drive', 'https://www.googleapis.com/auth/spreadsheets']));
+      const key = new RedisKeys(api.config.redisPrefix).oauthConsent(consent.state);
+      const ttl = await redis.ttl(key);
+      expect(ttl).toBeGreaterThan(500);
+      expect(ttl).toBeLessThanOrEqual(600);
+      const kept = (await redis.get(key))!;
+      expect(kept).toMatch(/^v1\./);
+      expect(kept).not.toContain(w.workspaceId);
+
+      // The user consents: the authorization server redirects with the code and the state.
+      const visit = async (authorizationUrl: string) => {
+        const back = await fetch(authorizationUrl, { redirect: 'manual' });
+        expect(back.status).toBe(302);
+        const to = new URL(back.headers.get('location')!);
+        return { code: to.searchParams.get('code')!, state: to.searchParams.get('state')! };
+      };
+      const { code, state } = await visit(consent.authorizationUrl);
+      expect(state).toBe(consent.state);
+      const connect = (target: Ws, ...flags: string[]) => api.cli('integration:connect', '--workspace', target.workspaceId, '--provider', 'workspace-suite', ...flags);
+
+      // Another workspace cannot use this state (a refused attempt spends it); an unknown state is refused.
+      const elsewhere = await create();
+      for (const [target, st] of [[elsewhere, state], [w, 'not-a-state']] as const) {
+        const refused = await connect(target, '--code', code, '--state', st);
+        expect([refused.code, (refused.json.error as Json).code]).toEqual([1, 'VALIDATION_FAILED']);
+      }
+      const second = await authorize(w);
+      const granted = await visit(second.authorizationUrl);
+      const ok = await connect(w, '--code', granted.code, '--state', granted.state);
+      expect(ok.code).toBe(0);
+      expect(ok.json).toMatchObject({ provider: 'workspace-suite', status: 'connected' });
+      const exchange = g.refreshes.at(-1)!;
+      expect(exchange.form).toMatchObject({ grant_type: 'authorization_code', code: granted.code, redirect_uri: 'http://127.0.0.1', client_id: google.clientId });
+      expect(codeChallenge(exchange.form!.code_verifier!)).toBe(new URL(second.authorizationUrl).searchParams.get('code_challenge'));
+      const row = await allWorkspaces(orm).fork().findOneOrFail(IntegrationConnection, { workspaceId: w.workspaceId, provider: 'workspace-suite' });
+      expect(new IntegrationsService(orm, api.config).usable(row, 'workspace-suite').credentials).toMatchObject({ accessToken: g.accessToken, refreshToken: g.refreshToken });
+      expect(row.baseUrl).toBe(g.baseUrl);
+      const listed = await inject('GET', `${BASE}/files`, w.liveKey);
+      expect(listed.statusCode).toBe(200);
+      expect(g.apiCalls.at(-1)!.authorization).toBe(`Bearer ${g.accessToken}`);
+      // The state is used up; and the fake refuses a verifier that does not match the challenge.
+      const replay = await connect(w, '--code', granted.code, '--state', granted.state);
+      expect((replay.json.error as Json).code).toBe('VALIDATION_FAILED');
+      const third = await visit((await authorize(w)).authorizationUrl);
+      const wrong = await fetch(`${g.baseUrl}/token`, {
+        method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ grant_type: 'authorization_code', code: third.code, code_verifier: 'x'.repeat(64), redirect_uri: 'http://127.0.0.1', client_id: google.clientId, client_secret: google.clientSecret }),
+      });
+      expect([wrong.status, ((await wrong.json()) as Json).error]).toEqual([400, 'invalid_grant']);
+      // A code the server refuses (here: already spent) → VALIDATION_FAILED naming code; the connection stays as it was.
+      const spent = await connect(w, '--code', third.code, '--state', third.state);
+      expect(spent.json.error).toMatchObject({ code: 'VALIDATION_FAILED', message: expect.stringContaining('invalid_grant') });
+      expect((await inject('GET', `${BASE}/files`, w.liveKey)).statusCode).toBe(200);
+    } finally {
+      redis.disconnect();
       await g.close();
     }
   });

@@ -1,4 +1,5 @@
 export * from './a1.js';
+export * from './consent.js';
 export * from './contacts.js';
 export * from './contacts.service.js';
 export * from './drive.service.js';

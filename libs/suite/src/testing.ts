@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { LoopbackServer } from '#testing/integrations';
 import { columnLetters, parseA1 } from './a1.js';
+import { codeChallenge } from './consent.js';
 import type { GoogleContactGroup, GooglePerson } from './contacts.js';
 import type { Cell } from './sheets.js';
 
@@ -105,6 +106,8 @@ export class GoogleFake {
   readonly drive = new Map<string, FakeDriveFile>();
   /** Open resumable upload sessions by upload_id. */
   readonly uploadSessions = new Map<string, UploadSession>();
+  /** Codes the consent page issued, by code: the PKCE challenge and redirect they were issued for. */
+  private readonly codes = new Map<string, { challenge: string; redirectUri: string }>();
   /** Only requests this matches get `failure` (null: every API call). */
   failOn: ((r: FakeGoogleRequest) => boolean) | null = null;
   private readonly people: GooglePerson[] = [];
@@ -214,6 +217,7 @@ export class GoogleFake {
       res.writeHead(status, { 'content-type': 'application/json; charset=UTF-8' }).end(JSON.stringify(value));
     };
     if (url.pathname === '/token') return this.token(record, json);
+    if (url.pathname === '/auth') return this.consent(record, res, json);
     if (this.failure && this.failTimes > 0 && (!this.failOn || this.failOn(record))) {
       this.failTimes -= 1;
       if (this.failure === 'hang') return;
@@ -250,10 +254,39 @@ export class GoogleFake {
     await new Promise((resolve) => setTimeout(resolve, this.tokenDelayMs));
     const f = record.form ?? {};
     if (f.client_id !== this.clientId || f.client_secret !== this.clientSecret) return json(401, { error: 'invalid_client', error_description: 'The OAuth client was not found.' });
+    if (f.grant_type === 'authorization_code') {
+      const grant = this.codes.get(f.code ?? '');
+      // A code is good for one exchange, right or wrong.
+      this.codes.delete(f.code ?? '');
+      if (!grant) return json(400, { error: 'invalid_grant', error_description: 'Malformed auth code.' });
+      if (!f.code_verifier || codeChallenge(f.code_verifier) !== grant.challenge) return json(400, { error: 'invalid_grant', error_description: 'Invalid code verifier.' });
+      if (f.redirect_uri !== grant.redirectUri) return json(400, { error: 'redirect_uri_mismatch', error_description: 'Bad Request' });
+      this.grantRevoked = false;
+      this.accessToken = `ya29.${randomBytes(24).toString('hex')}`;
+      return json(200, { access_token: this.accessToken, expires_in: 3599, refresh_token: this.refreshToken, scope: 'https://www.googleapis.com/auth/drive https://www.googleapis.com/auth/spreadsheets', token_type: 'Bearer', id_token: 'eyJ.fake.jwt' });
+    }
     if (f.grant_type !== 'refresh_token') return json(400, { error: 'unsupported_grant_type', error_description: `Invalid grant_type: ${f.grant_type ?? ''}` });
     if (this.grantRevoked || f.refresh_token !== this.refreshToken) return json(400, { error: 'invalid_grant', error_description: 'Token has been expired or revoked.' });
     this.accessToken = `ya29.${randomBytes(24).toString('hex')}`;
     json(200, { access_token: this.accessToken, expires_in: 3599, scope: 'https://www.googleapis.com/auth/spreadsheets https://www.googleapis.com/auth/drive.file', token_type: 'Bearer' });
+  }
+
+  /**
+   * The consent page (`GET /auth`), the user agreeing at once: the client, `response_type=code`, an
+   * S256 `code_challenge` and a `redirect_uri` are required; answers 302 to the redirect with `code` and `state`.
+   */
+  private consent(record: FakeGoogleRequest, res: ServerResponse, json: (s: number, v: unknown) => void): void {
+    const q = record.query;
+    if (q.client_id !== this.clientId) return json(401, { error: 'invalid_client', error_description: 'The OAuth client was not found.' });
+    if (q.response_type !== 'code' || !q.redirect_uri || !q.scope) return json(400, { error: 'invalid_request', error_description: 'Required parameter is missing: response_type, redirect_uri or scope' });
+    if (q.code_challenge_method !== 'S256' || !/^[\w-]{43}$/.test(q.code_challenge ?? '')) return json(400, { error: 'invalid_request', error_description: 'Invalid code_challenge or code_challenge_method' });
+    const code = `4/0${randomBytes(24).toString('base64url')}`;
+    this.codes.set(code, { challenge: q.code_challenge!, redirectUri: q.redirect_uri });
+    const to = new URL(q.redirect_uri);
+    to.searchParams.set('state', q.state ?? '');
+    to.searchParams.set('code', code);
+    to.searchParams.set('scope', q.scope);
+    res.writeHead(302, { location: to.toString() }).end();
   }
 
   private listFiles(record: FakeGoogleRequest, json: (s: number, v: unknown) => void): void {
