@@ -7,7 +7,7 @@ import { ApiError, validationFailed, type Plan } from '#libs/core';
 import { ProviderError, type UsableConnection } from '#libs/integrations';
 import { ACCEPTED_ASSET_FORMATS, ASSET_HEAD_BYTES, detectAssetType, downloadToFile, FileTooLarge, MediaFetchError } from '#libs/media';
 import type { StorageDriver } from '#libs/storage';
-import { garbled, GoogleSession, suiteFailure, type GoogleDeps, type GoogleRequest, type GoogleTokens } from './google.js';
+import { DRIVE_BASE_URL, garbled, googleCall, GoogleSession, suiteFailure, type GoogleDeps, type GoogleRequest, type GoogleTokens } from './google.js';
 import { driveLiteral } from './sheets.service.js';
 
 export const FOLDER_MIME = 'application/vnd.google-apps.folder';
@@ -221,13 +221,12 @@ export class DriveService {
   }
 
   private call<T>(use: UsableConnection, req: GoogleRequest, onRejected: (err: ProviderError) => ApiError): Promise<T> {
-    const session = new GoogleSession(this.deps.tokens, use, this.deps);
-    return session.json<T>(req).catch((err: unknown) => suiteFailure(err, session.connection, this.deps.integrations, onRejected));
+    return googleCall<T>(this.deps, use, req, onRejected);
   }
 
   /** The resumable session URI (Location) as a path under the connection's Drive base: another origin is not followed. */
   private sessionPath(use: UsableConnection, location: unknown): string {
-    const base = (use.connection.baseUrl ?? 'https://www.googleapis.com').replace(/\/+$/, '');
+    const base = (use.connection.baseUrl ?? DRIVE_BASE_URL).replace(/\/+$/, '');
     if (typeof location !== 'string' || !location.startsWith(`${base}/`)) throw garbled('a resumable upload session without a Location under its own host');
     return location.slice(base.length);
   }

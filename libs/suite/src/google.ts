@@ -162,7 +162,7 @@ export interface GrantedTokens {
 }
 
 /** The token endpoint of a connection: `{baseUrl}/token`, or GOOGLE_OAUTH_TOKEN_URL. */
-export function tokenUrl(config: GoogleDeps['config'], baseUrl: string | null): URL {
+function tokenUrl(config: GoogleDeps['config'], baseUrl: string | null): URL {
   return new URL(baseUrl ? `${baseUrl.replace(/\/+$/, '')}/token` : config.google.tokenUrl);
 }
 
