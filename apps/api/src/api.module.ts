@@ -7,6 +7,7 @@ import { AssetsModule } from './assets/assets.module.js';
 import { AuthModule } from './auth/auth.module.js';
 import { CaptionsModule } from './captions/captions.module.js';
 import { ContactsModule } from './contacts/contacts.module.js';
+import { DriveModule } from './drive/drive.module.js';
 import { CreditsModule } from './credits/credits.module.js';
 import { FilesModule } from './files/files.module.js';
 import { HealthModule } from './health/health.module.js';
@@ -32,7 +33,7 @@ export class ApiModule {
       module: ApiModule,
       imports: [
         InfraModule.forRoot(config), QueueModule.forRoot(config), PassportModule,
-        FilesModule, HealthModule, KeysModule, AuthModule, CreditsModule, OrganizationModule, WebhooksModule, TemplatesModule, RendersModule, AssetsModule, IntegrationsModule, CaptionsModule, VoiceModule, SheetsModule, ContactsModule, ...extraModules],
+        FilesModule, HealthModule, KeysModule, AuthModule, CreditsModule, OrganizationModule, WebhooksModule, TemplatesModule, RendersModule, AssetsModule, IntegrationsModule, CaptionsModule, VoiceModule, SheetsModule, ContactsModule, DriveModule, ...extraModules],
       providers: [
         KeyAuthentication, SessionStrategy, SessionGuard,
         { provide: APP_GUARD, useClass: AuthGuard },

@@ -3,7 +3,7 @@ import { DevMessage, ROLES, type Role } from '#libs/auth';
 import { ApiError, type KeyMode, type PlanCode } from '#libs/core';
 
 /** What the commands use of the CLI's AppServices (each built on first use: a command builds only what it needs). */
-export type CommandContext = Pick<AppServices, 'config' | 'workspaces' | 'keys' | 'auth' | 'credits' | 'templates' | 'orm' | 'integrations'>;
+export type CommandContext = Pick<AppServices, 'config' | 'workspaces' | 'keys' | 'auth' | 'credits' | 'templates' | 'orm' | 'integrations' | 'googleConsent'>;
 
 type Flags = Record<string, string>;
 
@@ -158,16 +158,38 @@ export const COMMANDS: Record<string, Command> = {
       return { id: template.id, status: template.status, version: template.version };
     },
   },
+  'integration:authorize': {
+    flags: ['workspace!', 'provider!', 'base-url', 'redirect-uri'],
+    async run(f, { workspaces, googleConsent }) {
+      const ws = await workspaces.get(f.workspace);
+      if (f.provider !== 'workspace-suite') throw new ApiError('INVALID_REQUEST', `--provider: only workspace-suite connects by authorization code (got "${f.provider}")`);
+      const consent = await googleConsent.authorize(ws.id, { baseUrl: f['base-url'] ?? null, redirectUri: f['redirect-uri'] ?? null });
+      return { workspaceId: ws.id, provider: f.provider, ...consent, next: 'Open authorizationUrl, consent, then run integration:connect with the code and state of the redirect' };
+    },
+  },
   'integration:connect': {
-    flags: ['workspace!', 'provider!', 'api-key', 'access-token', 'refresh-token', 'expires-at', 'engine', 'base-url', 'account-email', 'account-name', 'account'],
-    async run(f, { workspaces, integrations }) {
+    flags: ['workspace!', 'provider!', 'api-key', 'access-token', 'refresh-token', 'expires-at', 'engine', 'base-url', 'account-email', 'account-name', 'account', 'code', 'state'],
+    async run(f, { workspaces, integrations, googleConsent }) {
       const ws = await workspaces.get(f.workspace);
       if (f.engine !== undefined && f.engine !== 'local' && f.engine !== 'provider') throw new ApiError('INVALID_REQUEST', `--engine must be local or provider (got "${f.engine}")`);
+      let credentials: { apiKey?: string; accessToken?: string; refreshToken?: string; expiresAt?: string } = {
+        apiKey: f['api-key'], accessToken: f['access-token'], refreshToken: f['refresh-token'], expiresAt: f['expires-at'],
+      };
+      let baseUrl: string | null = f['base-url'] ?? null;
+      if (f.code !== undefined || f.state !== undefined) {
+        // The authorization-code flow: the code and state of integration:authorize's redirect.
+        if (f.provider !== 'workspace-suite') throw new ApiError('INVALID_REQUEST', '--code and --state connect workspace-suite only');
+        if (f.code === undefined || f.state === undefined) throw new ApiError('INVALID_REQUEST', '--code and --state go together');
+        if (credentials.apiKey ?? credentials.accessToken ?? credentials.refreshToken ?? f['base-url']) throw new ApiError('INVALID_REQUEST', '--code replaces --api-key, --access-token, --refresh-token and --base-url (the base URL is the one integration:authorize used)');
+        const granted = await googleConsent.exchange(ws.id, f.code, f.state);
+        credentials = granted.credentials;
+        baseUrl = granted.baseUrl;
+      }
       const row = await integrations.connect(ws.id, {
         provider: f.provider,
         engine: f.engine as 'local' | 'provider' | undefined,
-        credentials: { apiKey: f['api-key'], accessToken: f['access-token'], refreshToken: f['refresh-token'], expiresAt: f['expires-at'] },
-        baseUrl: f['base-url'] ?? null,
+        credentials,
+        baseUrl,
         accountEmail: f['account-email'] ?? null,
         accountName: f['account-name'] ?? f.account ?? null,
       });

@@ -13,7 +13,7 @@ import { createRedis, RedisKeys } from '#libs/redis';
 import { Render, RenderLifecycle, RendersService, type RendersDeps } from '#libs/renders';
 import { createStorage, type StorageDriver } from '#libs/storage';
 import { httpReachability, storedOrHttp, TemplatesService, type AssetChecker } from '#libs/templates';
-import { ContactsService, GoogleTokens, SheetsService, type SheetsDeps } from '#libs/suite';
+import { ContactsService, DriveService, GoogleConsent, GoogleTokens, SheetsService, type SheetsDeps } from '#libs/suite';
 import { VoiceService } from '#libs/voice';
 import { WebhookDeliverer, WebhookDispatcher, WebhookEndpoints, WebhookStore } from '#libs/webhooks';
 import { WorkspacesService } from '#libs/workspaces';
@@ -202,6 +202,16 @@ export class AppServices {
   /** The workspace-suite sheets routes: Drive's spreadsheet list and Sheets v4 (libs/suite, docs/suite.md). */
   get sheets(): SheetsService {
     return this.once('sheets', () => new SheetsService(this.googleDeps));
+  }
+
+  /** The workspace-suite Drive routes: files.list, folders, resumable uploads of a URL, imports into the media library (libs/suite, docs/suite.md). */
+  get drive(): DriveService {
+    return this.once('drive', () => new DriveService({ ...this.googleDeps, config: this.config, assets: this.assets, storage: this.storage }));
+  }
+
+  /** The workspace-suite connect flow (authorization code + PKCE) of the CLI (libs/suite consent.ts, docs/suite.md). */
+  get googleConsent(): GoogleConsent {
+    return this.once('googleConsent', () => new GoogleConsent({ ...this.googleDeps, config: this.config }));
   }
 
   /** The workspace-suite contacts routes: People v1 connections, search and contact groups (libs/suite, docs/suite.md). */

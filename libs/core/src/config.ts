@@ -58,6 +58,8 @@ export interface GoogleConfig {
   tokenUrl: string;
   /** GOOGLE_OAUTH_AUTH_URL: the consent page of the authorization-code flow. */
   authUrl: string;
+  /** GOOGLE_OAUTH_REDIRECT_URI: where the consent page sends the code (registered with the client); a loopback address by default (the code is read from the browser's address bar). */
+  redirectUri: string;
   /** GOOGLE_TIMEOUT_MS: the whole of one Sheets/Drive call, retries and a token refresh included. */
   timeoutMs: number;
 }
@@ -333,6 +335,7 @@ export function loadConfig(rawEnv: Env = process.env): AppConfig {
       clientSecret: env.GOOGLE_CLIENT_SECRET || null,
       tokenUrl: baseUrl('GOOGLE_OAUTH_TOKEN_URL', env.GOOGLE_OAUTH_TOKEN_URL || 'https://oauth2.googleapis.com/token', { path: true }),
       authUrl: baseUrl('GOOGLE_OAUTH_AUTH_URL', env.GOOGLE_OAUTH_AUTH_URL || 'https://accounts.google.com/o/oauth2/v2/auth', { path: true }),
+      redirectUri: baseUrl('GOOGLE_OAUTH_REDIRECT_URI', env.GOOGLE_OAUTH_REDIRECT_URI || 'http://127.0.0.1', { path: true }),
       timeoutMs: integer(env, 'GOOGLE_TIMEOUT_MS', 30_000, 100, 600_000),
     },
   };

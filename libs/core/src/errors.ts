@@ -69,6 +69,8 @@ export const ERROR_STATUS = {
   TRANSCRIPTION_NOT_FOUND: 404,
   /** workspace-suite: no spreadsheet of this id that the connected account can open. */
   SPREADSHEET_NOT_FOUND: 404,
+  /** workspace-suite: no storage (Drive) file or folder of this id that the connected account can open. */
+  FILE_NOT_FOUND: 404,
   /** A connected account's provider timed out, was rate-limited or failed (429/5xx): try again later (Retry-After). */
   PROVIDER_UNAVAILABLE: 503,
   /** A connected account's provider answered something this service cannot use (not the audio it asked for, over the size it reads). */

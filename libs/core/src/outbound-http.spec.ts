@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -21,6 +21,8 @@ describe('requestPinned', () => {
       req.on('end', () => {
         received.push(Buffer.concat(chunks));
         if (req.url === '/hang') return;
+        if (req.url === '/big') return void res.end(Buffer.alloc(5 * 1024 * 1024, 'z'));
+        if (req.url === '/missing') return void res.writeHead(404).end('no such file');
         res.end(`got ${Buffer.concat(chunks).length} of ${req.headers['content-length']}`);
       });
     });
@@ -49,6 +51,18 @@ describe('requestPinned', () => {
     const started = Date.now();
     await expect(requestPinned({ target: target('/'), method: 'POST', body: { path, size: 200 }, timeoutMs: 5000, maxResponseBytes: 1000 })).rejects.toMatchObject({ kind: 'connection', message: expect.stringContaining('100 bytes, not the 200') });
     expect(Date.now() - started).toBeLessThan(1000);
+  });
+
+  it('saveTo: a 2xx body goes to the file as it arrives, cut at the cap; other answers are read as usual', async () => {
+    const path = join(dir, 'saved.bin');
+    const small = await requestPinned({ target: target('/'), saveTo: path, timeoutMs: 5000, maxResponseBytes: 1000 });
+    expect([small.status, small.body.length, small.savedBytes, small.truncated]).toEqual([200, 0, 'got 0 of undefined'.length, false]);
+    expect(await readFile(path, 'utf8')).toBe('got 0 of undefined');
+    const cut = await requestPinned({ target: target('/big'), saveTo: path, timeoutMs: 5000, maxResponseBytes: 64 * 1024 });
+    expect([cut.truncated, cut.savedBytes, (await stat(path)).size]).toEqual([true, 64 * 1024, 64 * 1024]);
+    const missing = await requestPinned({ target: target('/missing'), saveTo: join(dir, 'never.bin'), timeoutMs: 5000, maxResponseBytes: 1000 });
+    expect([missing.status, missing.body.toString(), missing.savedBytes]).toEqual([404, 'no such file', undefined]);
+    await expect(stat(join(dir, 'never.bin'))).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
   it('stops at once when its signal aborts, and refuses to start on an aborted one', async () => {

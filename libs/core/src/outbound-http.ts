@@ -1,5 +1,5 @@
-import { createReadStream, type ReadStream } from 'node:fs';
-import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { createReadStream, createWriteStream, type ReadStream, type WriteStream } from 'node:fs';
+import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { ResolvedTarget } from './ssrf.js';
 
@@ -19,6 +19,12 @@ export interface PinnedRequest {
   maxResponseBytes: number;
   /** Aborting it stops the request at once (rejects with an `aborted` OutboundError). */
   signal?: AbortSignal;
+  /**
+   * A 2xx answer's body is written to this file as it arrives (never held in memory; `body` is then
+   * empty and `savedBytes` its size) up to `maxResponseBytes`: past it the file is cut there and
+   * `truncated` set. Other answers are read into `body` as usual.
+   */
+  saveTo?: string;
 }
 
 export interface PinnedResponse {
@@ -26,6 +32,8 @@ export interface PinnedResponse {
   headers: IncomingHttpHeaders;
   body: Buffer;
   truncated: boolean;
+  /** With `saveTo` and a 2xx answer: the bytes written to the file. */
+  savedBytes?: number;
 }
 
 export class OutboundError extends Error {
@@ -50,6 +58,7 @@ export function requestPinned(req: PinnedRequest): Promise<PinnedResponse> {
   return new Promise((resolve, reject) => {
     let settled = false;
     let file: ReadStream | undefined;
+    let out: WriteStream | undefined;
     const settle = () => {
       settled = true;
       clearTimeout(timer);
@@ -59,6 +68,7 @@ export function requestPinned(req: PinnedRequest): Promise<PinnedResponse> {
       if (settled) return;
       settle();
       file?.destroy();
+      out?.destroy();
       outgoing.destroy();
       reject(err);
     };
@@ -76,6 +86,16 @@ export function requestPinned(req: PinnedRequest): Promise<PinnedResponse> {
         agent: false,
       },
       (res) => {
+        const status = res.statusCode ?? 0;
+        if (req.saveTo && status >= 200 && status < 300) {
+          out = createWriteStream(req.saveTo);
+          saveBody(res, out, req.maxResponseBytes, (savedBytes, truncated) => {
+            if (settled) return;
+            settle();
+            resolve({ status, headers: res.headers, body: Buffer.alloc(0), truncated, savedBytes });
+          }, (message) => fail(new OutboundError('connection', message)));
+          return;
+        }
         const chunks: Buffer[] = [];
         let size = 0;
         let truncated = false;
@@ -122,4 +142,34 @@ export function requestPinned(req: PinnedRequest): Promise<PinnedResponse> {
     file.on('end', () => (sent < body.size ? fail(new OutboundError('connection', `The request body is ${sent} bytes, not the ${body.size} announced`)) : undefined));
     file.pipe(outgoing);
   });
+}
+
+/**
+ * A response body into a file with backpressure, cut at `max` bytes (`done(size, true)`, the
+ * connection dropped); `done` runs once the file is flushed and closed.
+ */
+function saveBody(res: IncomingMessage, out: WriteStream, max: number, done: (size: number, truncated: boolean) => void, failed: (message: string) => void): void {
+  let size = 0;
+  let cut = false;
+  const close = (truncated: boolean) => out.end(() => done(size, truncated));
+  res.on('data', (chunk: Buffer) => {
+    if (cut) return;
+    const room = max - size;
+    if (chunk.length > room) {
+      cut = true;
+      size += room;
+      out.write(chunk.subarray(0, room));
+      res.destroy();
+      close(true);
+      return;
+    }
+    size += chunk.length;
+    if (!out.write(chunk)) {
+      res.pause();
+      out.once('drain', () => res.resume());
+    }
+  });
+  res.on('end', () => (cut ? undefined : close(false)));
+  res.on('error', (err) => (cut ? undefined : failed(err.message)));
+  out.on('error', (err) => failed(`The answer could not be saved: ${err.message}`));
 }

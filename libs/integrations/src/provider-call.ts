@@ -43,7 +43,7 @@ const SMALL_ANSWER_BYTES = 1024 * 1024;
 const MAX_MESSAGE_CHARS = 300;
 
 export interface ProviderRequest {
-  method?: 'GET' | 'POST' | 'PUT';
+  method?: 'GET' | 'POST' | 'PUT' | 'DELETE';
   /** A path under the provider's base URL, with its query. */
   path: string;
   query?: URLSearchParams;
@@ -52,6 +52,8 @@ export interface ProviderRequest {
   /** Uploads, synthesis and synchronous recognition may use all the time left; other calls at most SHORT_CALL_MS. */
   long?: boolean;
   maxResponseBytes?: number;
+  /** A 2xx answer's body goes to this file as it arrives (requestPinned `saveTo`); `savedBytes` is its size. */
+  saveTo?: string;
 }
 
 export interface ProviderAnswer {
@@ -59,6 +61,8 @@ export interface ProviderAnswer {
   /** Lower-cased names. */
   headers: Record<string, string | string[] | undefined>;
   body: Buffer;
+  /** With `saveTo` and a 2xx answer: the bytes written to the file. */
+  savedBytes?: number;
 }
 
 /** A provider's refusal as its own body words it: the message, and the kind when the HTTP status alone does not tell it. */
@@ -157,9 +161,10 @@ export class ProviderCall {
         timeoutMs,
         maxResponseBytes: cap + 1,
         signal: this.signal,
+        saveTo: req.saveTo,
       });
       if (res.truncated) throw this.failure('rejected', `answered more than ${Math.round(cap / 1024 / 1024)} MB, more than this service reads`, res.status);
-      return { status: res.status, headers: res.headers, body: res.body };
+      return { status: res.status, headers: res.headers, body: res.body, ...(res.savedBytes !== undefined ? { savedBytes: res.savedBytes } : {}) };
     } catch (err) {
       if (!(err instanceof OutboundError)) throw err;
       if (err.kind === 'aborted') throw abortReason(this.signal);

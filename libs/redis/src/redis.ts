@@ -53,6 +53,11 @@ export class RedisKeys {
     return `${this.prefix}:oauth:refresh:${connectionId}`;
   }
 
+  /** A pending authorization-code consent (its PKCE verifier, sealed) under its state; expires. */
+  oauthConsent(state: string): string {
+    return `${this.prefix}:oauth:consent:${state}`;
+  }
+
   /** The workspace's video renders in progress (a sorted set of render ids scored by lease expiry). */
   videoSlots(workspaceId: string): string {
     return `${this.prefix}:{ws:${workspaceId}}:video:slots`;

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { ApiError, type AppConfig, type GoogleConfig } from '#libs/core';
-import { parseJson, ProviderCall, ProviderError, stringAt, type ErrorReader, type IntegrationsService, type ProviderFailureKind, type ProviderRequest, type UsableConnection } from '#libs/integrations';
+import { parseJson, ProviderCall, ProviderError, stringAt, type ErrorReader, type IntegrationsService, type ProviderAnswer, type ProviderFailureKind, type ProviderRequest, type UsableConnection } from '#libs/integrations';
 import type { RedisKeys } from '#libs/redis';
 
 /**
@@ -143,31 +143,58 @@ export class GoogleTokens {
   }
 
   /** `POST {token endpoint}` grant_type=refresh_token (RFC 6749 §6) with this deployment's client. */
-  private async exchange(use: UsableConnection, parent: ProviderCall): Promise<{ accessToken: string; expiresAt?: string; refreshToken?: string }> {
-    const { google, env } = this.deps.config;
+  private async exchange(use: UsableConnection, parent: ProviderCall): Promise<GrantedTokens> {
+    const { google } = this.deps.config;
     const refreshToken = use.credentials.refreshToken;
-    const tokenUrl = use.connection.baseUrl ? `${use.connection.baseUrl.replace(/\/+$/, '')}/token` : google.tokenUrl;
-    const url = new URL(tokenUrl);
-    // The refresh token and the client secret are scrubbed from any message like a key would be.
-    const call = new ProviderCall('workspace-suite', url.origin, {
-      credentials: { apiKey: refreshToken, accessToken: google.clientSecret ?? undefined }, outboundPolicy: env, timeoutMs: Math.max(1, parent.remainingMs()), lookup: this.deps.lookup,
-    }, parent.signal, readTokenError, 'the token refresh');
-    if (!refreshToken) throw call.failure('auth', 'access token expired and the connection holds no refresh token');
-    if (!google.clientId || !google.clientSecret) throw call.failure('rejected', 'access token expired and this deployment has no OAuth client to refresh it (set GOOGLE_CLIENT_ID and GOOGLE_CLIENT_SECRET)');
-    const form = new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: google.clientId, client_secret: google.clientSecret });
-    const answer = await call.send({ method: 'POST', path: url.pathname, headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: Buffer.from(form.toString()) });
-    if (answer.status < 200 || answer.status >= 300) throw call.refusal(answer);
-    const body = parseJson(answer.body);
-    const accessToken = stringAt(body, 'access_token');
-    if (!accessToken) throw new GarbledAnswer('workspace-suite answered the token refresh without an access_token');
-    const expiresIn = (body as { expires_in?: unknown }).expires_in;
-    return {
-      accessToken,
-      ...(typeof expiresIn === 'number' && expiresIn > 0 ? { expiresAt: new Date(Date.now() + expiresIn * 1000).toISOString() } : {}),
-      // Google rarely rotates the refresh token; when it does, the new one replaces the old.
-      ...(stringAt(body, 'refresh_token') ? { refreshToken: stringAt(body, 'refresh_token') } : {}),
-    };
+    return postToken(this.deps, use.connection.baseUrl ?? null, { timeoutMs: Math.max(1, parent.remainingMs()), signal: parent.signal, secret: refreshToken, subject: 'the token refresh' }, (call) => {
+      if (!refreshToken) throw call.failure('auth', 'access token expired and the connection holds no refresh token');
+      if (!google.clientId || !google.clientSecret) throw call.failure('rejected', 'access token expired and this deployment has no OAuth client to refresh it (set GOOGLE_CLIENT_ID and GOOGLE_CLIENT_SECRET)');
+      return { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: google.clientId, client_secret: google.clientSecret };
+    });
   }
+}
+
+/** What the token endpoint granted. */
+export interface GrantedTokens {
+  accessToken: string;
+  expiresAt?: string;
+  refreshToken?: string;
+}
+
+/** The token endpoint of a connection: `{baseUrl}/token`, or GOOGLE_OAUTH_TOKEN_URL. */
+function tokenUrl(config: GoogleDeps['config'], baseUrl: string | null): URL {
+  return new URL(baseUrl ? `${baseUrl.replace(/\/+$/, '')}/token` : config.google.tokenUrl);
+}
+
+/**
+ * One `POST {token endpoint}` (RFC 6749 §4.1.3 / §6) of the form `build` returns (it may refuse
+ * first, with the call's failure): SSRF-checked, the grant and the client secret scrubbed from any
+ * message, Google's error bodies read (`invalid_grant` → `auth`).
+ */
+export async function postToken(
+  deps: Pick<GoogleDeps, 'config' | 'lookup'>,
+  baseUrl: string | null,
+  opts: { timeoutMs: number; signal?: AbortSignal; secret?: string; subject: string },
+  build: (call: ProviderCall) => Record<string, string>,
+): Promise<GrantedTokens> {
+  const { google, env } = deps.config;
+  const url = tokenUrl(deps.config, baseUrl);
+  const call = new ProviderCall('workspace-suite', url.origin, {
+    credentials: { apiKey: opts.secret, accessToken: google.clientSecret ?? undefined }, outboundPolicy: env, timeoutMs: opts.timeoutMs, lookup: deps.lookup,
+  }, opts.signal ?? new AbortController().signal, readTokenError, opts.subject);
+  const form = new URLSearchParams(build(call));
+  const answer = await call.send({ method: 'POST', path: url.pathname, headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: Buffer.from(form.toString()) });
+  if (answer.status < 200 || answer.status >= 300) throw call.refusal(answer);
+  const body = parseJson(answer.body);
+  const accessToken = stringAt(body, 'access_token');
+  if (!accessToken) throw new GarbledAnswer(`workspace-suite answered ${opts.subject} without an access_token`);
+  const expiresIn = (body as { expires_in?: unknown }).expires_in;
+  return {
+    accessToken,
+    ...(typeof expiresIn === 'number' && expiresIn > 0 ? { expiresAt: new Date(Date.now() + expiresIn * 1000).toISOString() } : {}),
+    // Google rarely rotates the refresh token; when it does, the new one replaces the old.
+    ...(stringAt(body, 'refresh_token') ? { refreshToken: stringAt(body, 'refresh_token') } : {}),
+  };
 }
 
 export interface GoogleRequest extends ProviderRequest {
@@ -176,6 +203,8 @@ export interface GoogleRequest extends ProviderRequest {
   json?: unknown;
   /** `all`: retried after 429, 5xx and no answer (reads, idempotent writes); `refused`: only after 429 (an append). */
   retry: 'all' | 'refused';
+  /** The whole call's budget (a file's transfer); GOOGLE_TIMEOUT_MS by default. */
+  budgetMs?: number;
 }
 
 /** One route's conversation with Google on one connection: its token, its deadline. */
@@ -210,8 +239,19 @@ export class GoogleSession {
    * allows; a 2xx that is not JSON is a GarbledAnswer.
    */
   async json<T>(req: GoogleRequest): Promise<T> {
-    const deadline = Date.now() + this.deps.config.google.timeoutMs;
-    let call = this.call(req.api, this.deps.config.google.timeoutMs);
+    const answer = await this.send(req);
+    const parsed = parseJson(answer.body);
+    if (parsed === undefined || parsed === null || typeof parsed !== 'object') {
+      throw new GarbledAnswer(`workspace-suite answered HTTP ${answer.status} with something that is not JSON`);
+    }
+    return parsed as T;
+  }
+
+  /** One call as `json` makes it (token, refresh, retries), answering Google's 2xx as it came (a header, a saved file). */
+  async send(req: GoogleRequest): Promise<ProviderAnswer> {
+    const budgetMs = req.budgetMs ?? this.deps.config.google.timeoutMs;
+    const deadline = Date.now() + budgetMs;
+    let call = this.call(req.api, budgetMs);
     this.use = await this.tokens.fresh(this.use, call);
     let refreshed = false;
     for (let attempt = 1; ; attempt++) {
@@ -244,11 +284,7 @@ export class GoogleSession {
         }
       }
       if (answer.status < 200 || answer.status >= 300) throw call.refusal(answer);
-      const parsed = parseJson(answer.body);
-      if (parsed === undefined || parsed === null || typeof parsed !== 'object') {
-        throw new GarbledAnswer(`workspace-suite answered HTTP ${answer.status} with something that is not JSON`);
-      }
-      return parsed as T;
+      return answer;
     }
   }
 }

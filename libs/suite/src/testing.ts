@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { LoopbackServer } from '#testing/integrations';
 import { columnLetters, parseA1 } from './a1.js';
+import { codeChallenge } from './consent.js';
 import type { GoogleContactGroup, GooglePerson } from './contacts.js';
 import type { Cell } from './sheets.js';
 
@@ -60,12 +61,31 @@ export interface FakeGoogleRequest {
   authorization?: string;
   json?: unknown;
   form?: Record<string, string>;
+  /** Bytes of the body (uploads). */
+  bodyBytes: number;
+  headers: Record<string, string | string[] | undefined>;
+}
+
+/** A Drive file or folder in the fake (`content`: its bytes; none for folders and Google-native documents). */
+export interface FakeDriveFile {
+  id: string;
+  name: string;
+  mimeType: string;
+  parents: string[];
+  content?: Buffer;
+}
+
+interface UploadSession {
+  metadata: { name?: string; mimeType?: string; parents?: string[] };
+  contentType: string;
+  length: number | null;
 }
 
 /** `server-error`: 500; `rate-limit`: 429; `hang`: never answered; `malformed`: 200 with broken JSON. */
 export type GoogleFakeFailure = 'server-error' | 'rate-limit' | 'hang' | 'malformed';
 
 const googleError = (code: number, status: string, message: string) => ({ error: { code, message, status } });
+const FOLDER = 'application/vnd.google-apps.folder';
 
 export class GoogleFake {
   readonly clientId: string;
@@ -82,6 +102,14 @@ export class GoogleFake {
   tokenDelayMs = 150;
   private grantRevoked = false;
   private readonly files = new Map<string, FakeSpreadsheet>();
+  /** Drive's files and folders (spreadsheets live in `files`). */
+  readonly drive = new Map<string, FakeDriveFile>();
+  /** Open resumable upload sessions by upload_id. */
+  readonly uploadSessions = new Map<string, UploadSession>();
+  /** Codes the consent page issued, by code: the PKCE challenge and redirect they were issued for. */
+  private readonly codes = new Map<string, { challenge: string; redirectUri: string }>();
+  /** Only requests this matches get `failure` (null: every API call). */
+  failOn: ((r: FakeGoogleRequest) => boolean) | null = null;
   private readonly people: GooglePerson[] = [];
   private readonly groups = new Map<string, string>(Object.entries(SYSTEM_GROUPS));
   private readonly server = new LoopbackServer((req, res) => void this.handle(req, res), { keepAliveTimeoutMs: 30_000 });
@@ -172,11 +200,14 @@ export class GoogleFake {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
-    const body = Buffer.concat(chunks).toString('utf8');
+    const raw = Buffer.concat(chunks);
+    const body = raw.toString('utf8');
     const url = new URL(req.url ?? '/', 'http://fake');
-    const record: FakeGoogleRequest = { method: req.method ?? 'GET', path: url.pathname, query: Object.fromEntries(url.searchParams), authorization: req.headers.authorization };
+    const record: FakeGoogleRequest = {
+      method: req.method ?? 'GET', path: url.pathname, query: Object.fromEntries(url.searchParams), authorization: req.headers.authorization, bodyBytes: raw.length, headers: req.headers,
+    };
     if (body && String(req.headers['content-type']).startsWith('application/x-www-form-urlencoded')) record.form = Object.fromEntries(new URLSearchParams(body));
-    else if (body) {
+    else if (body && String(req.headers['content-type']).startsWith('application/json')) {
       try {
         record.json = JSON.parse(body) as unknown;
       } catch { /* answered 400 below */ }
@@ -186,7 +217,8 @@ export class GoogleFake {
       res.writeHead(status, { 'content-type': 'application/json; charset=UTF-8' }).end(JSON.stringify(value));
     };
     if (url.pathname === '/token') return this.token(record, json);
-    if (this.failure && this.failTimes > 0) {
+    if (url.pathname === '/auth') return this.consent(record, res, json);
+    if (this.failure && this.failTimes > 0 && (!this.failOn || this.failOn(record))) {
       this.failTimes -= 1;
       if (this.failure === 'hang') return;
       if (this.failure === 'server-error') return json(500, googleError(500, 'INTERNAL', 'Internal error encountered.'));
@@ -196,7 +228,13 @@ export class GoogleFake {
     if (record.authorization !== `Bearer ${this.accessToken}`) {
       return json(401, googleError(401, 'UNAUTHENTICATED', 'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.'));
     }
-    if (req.method === 'GET' && url.pathname === '/drive/v3/files') return this.listFiles(record, json);
+    if (req.method === 'GET' && url.pathname === '/drive/v3/files') {
+      return (record.query.q ?? '').includes('application/vnd.google-apps.spreadsheet') ? this.listFiles(record, json) : this.listDrive(record, json);
+    }
+    if (req.method === 'POST' && url.pathname === '/drive/v3/files') return this.createDriveFile(record, json);
+    if (url.pathname === '/upload/drive/v3/files') return this.upload(record, raw, res, json);
+    const driveFile = /^\/drive\/v3\/files\/([^/]+)$/.exec(url.pathname);
+    if (req.method === 'GET' && driveFile) return this.getDriveFile(decodeURIComponent(driveFile[1]!), record, res, json);
     if (req.method === 'GET' && url.pathname === '/v1/people/me/connections') return this.connections(record, json);
     if (req.method === 'GET' && url.pathname === '/v1/people:searchContacts') return this.searchContacts(record, json);
     if (req.method === 'GET' && url.pathname === '/v1/contactGroups') return this.contactGroups(record, json);
@@ -216,10 +254,39 @@ export class GoogleFake {
     await new Promise((resolve) => setTimeout(resolve, this.tokenDelayMs));
     const f = record.form ?? {};
     if (f.client_id !== this.clientId || f.client_secret !== this.clientSecret) return json(401, { error: 'invalid_client', error_description: 'The OAuth client was not found.' });
+    if (f.grant_type === 'authorization_code') {
+      const grant = this.codes.get(f.code ?? '');
+      // A code is good for one exchange, right or wrong.
+      this.codes.delete(f.code ?? '');
+      if (!grant) return json(400, { error: 'invalid_grant', error_description: 'Malformed auth code.' });
+      if (!f.code_verifier || codeChallenge(f.code_verifier) !== grant.challenge) return json(400, { error: 'invalid_grant', error_description: 'Invalid code verifier.' });
+      if (f.redirect_uri !== grant.redirectUri) return json(400, { error: 'redirect_uri_mismatch', error_description: 'Bad Request' });
+      this.grantRevoked = false;
+      this.accessToken = `ya29.${randomBytes(24).toString('hex')}`;
+      return json(200, { access_token: this.accessToken, expires_in: 3599, refresh_token: this.refreshToken, scope: 'https://www.googleapis.com/auth/drive https://www.googleapis.com/auth/spreadsheets', token_type: 'Bearer', id_token: 'eyJ.fake.jwt' });
+    }
     if (f.grant_type !== 'refresh_token') return json(400, { error: 'unsupported_grant_type', error_description: `Invalid grant_type: ${f.grant_type ?? ''}` });
     if (this.grantRevoked || f.refresh_token !== this.refreshToken) return json(400, { error: 'invalid_grant', error_description: 'Token has been expired or revoked.' });
     this.accessToken = `ya29.${randomBytes(24).toString('hex')}`;
     json(200, { access_token: this.accessToken, expires_in: 3599, scope: 'https://www.googleapis.com/auth/spreadsheets https://www.googleapis.com/auth/drive.file', token_type: 'Bearer' });
+  }
+
+  /**
+   * The consent page (`GET /auth`), the user agreeing at once: the client, `response_type=code`, an
+   * S256 `code_challenge` and a `redirect_uri` are required; answers 302 to the redirect with `code` and `state`.
+   */
+  private consent(record: FakeGoogleRequest, res: ServerResponse, json: (s: number, v: unknown) => void): void {
+    const q = record.query;
+    if (q.client_id !== this.clientId) return json(401, { error: 'invalid_client', error_description: 'The OAuth client was not found.' });
+    if (q.response_type !== 'code' || !q.redirect_uri || !q.scope) return json(400, { error: 'invalid_request', error_description: 'Required parameter is missing: response_type, redirect_uri or scope' });
+    if (q.code_challenge_method !== 'S256' || !/^[\w-]{43}$/.test(q.code_challenge ?? '')) return json(400, { error: 'invalid_request', error_description: 'Invalid code_challenge or code_challenge_method' });
+    const code = `4/0${randomBytes(24).toString('base64url')}`;
+    this.codes.set(code, { challenge: q.code_challenge!, redirectUri: q.redirect_uri });
+    const to = new URL(q.redirect_uri);
+    to.searchParams.set('state', q.state ?? '');
+    to.searchParams.set('code', code);
+    to.searchParams.set('scope', q.scope);
+    res.writeHead(302, { location: to.toString() }).end();
   }
 
   private listFiles(record: FakeGoogleRequest, json: (s: number, v: unknown) => void): void {
@@ -240,6 +307,126 @@ export class GoogleFake {
       files: page.map((f) => ({ id: f.id, name: f.title, webViewLink: `https://docs.google.com/spreadsheets/d/${f.id}/edit?usp=drivesdk`, modifiedTime: f.modifiedTime })),
       ...(offset + size < all.length ? { nextPageToken: Buffer.from(`offset:${offset + size}`).toString('base64url') } : {}),
     });
+  }
+
+  /** A file in Drive (in `parents`, `root` by default); its id. */
+  addDriveFile(name: string, mimeType: string, content?: Buffer, parents: string[] = ['root']): string {
+    const id = `1${randomBytes(16).toString('base64url')}`;
+    this.drive.set(id, { id, name, mimeType, parents, ...(content ? { content } : {}) });
+    return id;
+  }
+
+  private driveView(f: FakeDriveFile, fields: string | undefined): Record<string, unknown> {
+    const all: Record<string, unknown> = {
+      kind: 'drive#file', id: f.id, name: f.name, mimeType: f.mimeType,
+      ...(f.content ? { size: String(f.content.length) } : {}),
+      webViewLink: f.mimeType === FOLDER ? `https://drive.google.com/drive/folders/${f.id}` : `https://drive.google.com/file/d/${f.id}/view?usp=drivesdk`,
+    };
+    // files(...) or a bare list: only the fields asked for (Drive's partial responses); none asked: Drive's defaults.
+    const wanted = /files\(([^)]*)\)/.exec(fields ?? '')?.[1] ?? fields;
+    if (!wanted) return { kind: all.kind, id: all.id, name: all.name, mimeType: all.mimeType };
+    return Object.fromEntries(wanted.split(',').map((k) => k.trim()).filter((k) => k in all).map((k) => [k, all[k]]));
+  }
+
+  private notFound(id: string) {
+    const message = `File not found: ${id}.`;
+    return { error: { code: 404, message, errors: [{ message, domain: 'global', reason: 'notFound', location: 'fileId', locationType: 'parameter' }] } };
+  }
+
+  /** files.list over Drive's files: the `q` clauses the service writes (parents, trashed, name contains, mimeType = / contains, or-groups). */
+  private listDrive(record: FakeGoogleRequest, json: (s: number, v: unknown) => void): void {
+    const size = Number(record.query.pageSize ?? 100);
+    if (!Number.isInteger(size) || size < 1 || size > 1000) return json(400, googleError(400, 'INVALID_ARGUMENT', 'Invalid value for pageSize'));
+    const literal = (t: string) => t.replace(/^'|'$/g, '').replace(/\\(.)/g, '$1');
+    const test = (clause: string): ((f: FakeDriveFile) => boolean) | null => {
+      clause = clause.trim().replace(/^\(|\)$/g, '');
+      if (clause.includes(' or ')) {
+        const parts = clause.split(' or ').map(test);
+        return parts.every(Boolean) ? (f) => parts.some((p) => p!(f)) : null;
+      }
+      const arg = (re: RegExp): string | undefined => { const v = re.exec(clause)?.[1]; return v === undefined ? undefined : literal(v); };
+      const LIT = "('(?:[^'\\\\]|\\\\.)*')";
+      if (clause === 'trashed = false') return () => true;
+      const parent = arg(new RegExp(`^${LIT} in parents$`));
+      if (parent !== undefined) return (f) => f.parents.includes(parent);
+      const name = arg(new RegExp(`^name contains ${LIT}$`));
+      if (name !== undefined) return (f) => f.name.toLowerCase().includes(name.toLowerCase());
+      const mime = arg(new RegExp(`^mimeType = ${LIT}$`));
+      if (mime !== undefined) return (f) => f.mimeType === mime;
+      const part = arg(new RegExp(`^mimeType contains ${LIT}$`));
+      if (part !== undefined) return (f) => f.mimeType.includes(part);
+      return null;
+    };
+    const tests = (record.query.q ?? '').split(/ and (?![^(]*\))/).filter(Boolean).map(test);
+    if (tests.some((t) => t === null)) return json(400, googleError(400, 'INVALID_ARGUMENT', 'Invalid Value'));
+    let offset = 0;
+    if (record.query.pageToken) {
+      offset = Number(/^drive-offset:(\d+)$/.exec(Buffer.from(record.query.pageToken, 'base64url').toString('utf8'))?.[1]);
+      if (!Number.isInteger(offset)) return json(400, { error: { code: 400, message: 'Invalid Value', errors: [{ domain: 'global', reason: 'invalid', message: 'Invalid Value', locationType: 'parameter', location: 'pageToken' }] } });
+    }
+    const folderFirst = (record.query.orderBy ?? '').startsWith('folder');
+    const all = [...this.drive.values()].filter((f) => tests.every((t) => t!(f)))
+      .sort((a, b) => (folderFirst ? Number(b.mimeType === FOLDER) - Number(a.mimeType === FOLDER) : 0) || a.name.localeCompare(b.name));
+    json(200, {
+      kind: 'drive#fileList', incompleteSearch: false,
+      files: all.slice(offset, offset + size).map((f) => this.driveView(f, record.query.fields)),
+      ...(offset + size < all.length ? { nextPageToken: Buffer.from(`drive-offset:${offset + size}`).toString('base64url') } : {}),
+    });
+  }
+
+  private parentsMissing(parents: string[] | undefined): string | undefined {
+    return (parents ?? []).find((p) => p !== 'root' && this.drive.get(p)?.mimeType !== FOLDER);
+  }
+
+  /** files.create without content (a folder, or an empty file's metadata). */
+  private createDriveFile(record: FakeGoogleRequest, json: (s: number, v: unknown) => void): void {
+    const meta = (record.json ?? {}) as { name?: string; mimeType?: string; parents?: string[] };
+    const missing = this.parentsMissing(meta.parents);
+    if (missing) return json(404, this.notFound(missing));
+    const id = this.addDriveFile(meta.name ?? 'Untitled', meta.mimeType ?? 'application/octet-stream', undefined, meta.parents ?? ['root']);
+    json(200, this.driveView(this.drive.get(id)!, record.query.fields));
+  }
+
+  /**
+   * Resumable uploads: POST ?uploadType=resumable (metadata; X-Upload-Content-Type/-Length) → 200 and
+   * the session URI in Location; PUT of the bytes there → 200 and the file; DELETE → 499 (cancelled).
+   */
+  private upload(record: FakeGoogleRequest, raw: Buffer, res: ServerResponse, json: (s: number, v: unknown) => void): void {
+    const uploadId = record.query.upload_id;
+    if (record.method === 'POST') {
+      if (record.query.uploadType !== 'resumable') return json(400, googleError(400, 'INVALID_ARGUMENT', 'Unsupported upload type'));
+      const meta = (record.json ?? {}) as UploadSession['metadata'];
+      const missing = this.parentsMissing(meta.parents);
+      if (missing) return json(404, this.notFound(missing));
+      const id = randomBytes(12).toString('base64url');
+      const length = Number(record.headers['x-upload-content-length']);
+      this.uploadSessions.set(id, { metadata: meta, contentType: String(record.headers['x-upload-content-type'] ?? meta.mimeType ?? 'application/octet-stream'), length: Number.isFinite(length) ? length : null });
+      const fields = record.query.fields ? `&fields=${encodeURIComponent(record.query.fields)}` : '';
+      return void res.writeHead(200, { location: `${this.baseUrl}/upload/drive/v3/files?uploadType=resumable&upload_id=${id}${fields}`, 'content-length': '0' }).end();
+    }
+    const session = uploadId ? this.uploadSessions.get(uploadId) : undefined;
+    if (!session) return json(404, googleError(404, 'NOT_FOUND', 'No such upload session.'));
+    if (record.method === 'DELETE') {
+      this.uploadSessions.delete(uploadId!);
+      return void res.writeHead(499, { 'content-length': '0' }).end();
+    }
+    if (record.method !== 'PUT') return json(405, googleError(405, 'METHOD_NOT_ALLOWED', 'Method not allowed'));
+    if (session.length !== null && raw.length !== session.length) return json(400, googleError(400, 'INVALID_ARGUMENT', `Expected ${session.length} bytes, got ${raw.length}`));
+    this.uploadSessions.delete(uploadId!);
+    const id = this.addDriveFile(session.metadata.name ?? 'Untitled', session.metadata.mimeType ?? session.contentType, raw, session.metadata.parents ?? ['root']);
+    json(200, this.driveView(this.drive.get(id)!, record.query.fields));
+  }
+
+  /** files.get: metadata, or the bytes with alt=media (a Google-native document: 403 fileNotDownloadable). */
+  private getDriveFile(id: string, record: FakeGoogleRequest, res: ServerResponse, json: (s: number, v: unknown) => void): void {
+    const file = this.drive.get(id);
+    if (!file) return json(404, this.notFound(id));
+    if (record.query.alt !== 'media') return json(200, this.driveView(file, record.query.fields));
+    if (!file.content) {
+      const message = 'Only files with binary content can be downloaded. Use Export with Docs Editors files.';
+      return json(403, { error: { code: 403, message, errors: [{ message, domain: 'global', reason: 'fileNotDownloadable', location: 'alt', locationType: 'parameter' }] } });
+    }
+    res.writeHead(200, { 'content-type': file.mimeType, 'content-length': String(file.content.length) }).end(file.content);
   }
 
   /** People's page tokens: opaque to callers; a token the fake did not make is 400 INVALID_ARGUMENT. */
