@@ -249,13 +249,13 @@ describe('output formats (§2 output.format, §4.1 scale)', () => {
     expect(high.bytes.length).toBeGreaterThan(low.bytes.length * 2);
   });
 
-  test('pdf: one page of the design size holding the picture, with the text searchable', async () => {
+  test('pdf: one page of the design size at 150 dpi holding the picture, with the text searchable', async () => {
     const out = await engine.render({ ...scene(), output: { ...scene().output, format: 'pdf' } }, { scale: 2 });
     expect(out.contentType).toBe('application/pdf');
     expect(out.bytes.subarray(0, 5).toString()).toBe('%PDF-');
     const doc = await PDFDocument.load(out.bytes);
     expect(doc.getPageCount()).toBe(1);
-    expect(doc.getPage(0).getSize()).toEqual({ width: 200, height: 120 });
+    expect(doc.getPage(0).getSize()).toEqual({ width: 96, height: 57.6 });
     // The hidden text layer: Helvetica hex strings inside the page's (deflated) content stream.
     const streams: Buffer[] = [];
     for (let at = out.bytes.indexOf('stream'); at >= 0; at = out.bytes.indexOf('stream', at + 6)) {

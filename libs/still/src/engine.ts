@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import sharp from 'sharp';
 import { ApiError, type FieldErrors } from '#libs/core';
 import {
-  aspectMismatch, assertTiming, clipsAt, clipVisualAt, intrinsicSize, isStillFormat, outputSize, parseColor,
-  type Clip, type Durations, type EditSpec, type ImageAsset, type Quality, type Rect, type Size, type TimedClip,
+  aspectMismatch, assertTiming, clipsAt, clipVisualAt, intrinsicSize, isStillFormat, outputSize, parseColor, pdfPageLayout,
+  type Clip, type Durations, type EditSpec, type ImageAsset, type Output, type Quality, type Rect, type Size, type TimedClip,
 } from '#libs/edit-spec';
 import { MediaFetchError, RenderMediaCache, type FetchedMedia, type MediaFetcher } from '#libs/media';
 import { requestedFamily, richTextBlock, shapeSvg, svgSize, textAssetBlock, titleBlock, type FontChoice } from './assets.js';
@@ -166,7 +166,7 @@ export class StillEngine {
 
     const bg = parseColor(edit.timeline.background);
     const background: Background = { r: bg.r, g: bg.g, b: bg.b, alpha: bg.a };
-    const bytes = await this.encode(format, edit.output.quality, size, layers, background, active, drawables);
+    const bytes = await this.encode(format, edit.output, size, layers, background, active, drawables);
     const finished = performance.now();
     return {
       bytes,
@@ -193,7 +193,7 @@ export class StillEngine {
     const layers: Placed[] = [{ raster: frame, left: 0, top: 0 }];
     if (opts.watermark) layers.push(await watermarkLayer(size.width, size.height));
     const drawDone = performance.now();
-    const bytes = await this.encode(format, edit.output.quality, size, layers, { r: 0, g: 0, b: 0, alpha: 0 }, [], []);
+    const bytes = await this.encode(format, edit.output, size, layers, { r: 0, g: 0, b: 0, alpha: 0 }, [], []);
     const finished = performance.now();
     return {
       bytes, format, contentType: CONTENT_TYPES[format], width: size.width, height: size.height,
@@ -442,7 +442,7 @@ export class StillEngine {
 
   private async encode(
     format: 'png' | 'jpeg' | 'pdf',
-    quality: Quality | undefined,
+    output: Output,
     size: ReturnType<typeof outputSize>,
     layers: Placed[],
     background: Background,
@@ -470,7 +470,7 @@ export class StillEngine {
       pixels = await base.composite(clipToCanvas(rest, size.width, size.height)).raw().toBuffer();
     }
     try {
-      return await this.write(format, quality, size, pixels, background, fills, active, drawables);
+      return await this.write(format, output, size, pixels, background, fills, active, drawables);
     } finally {
       if (pooled) releaseFrame(pooled);
     }
@@ -479,7 +479,7 @@ export class StillEngine {
   /** The frame's pixels in the output format (they are not read after this resolves). */
   private async write(
     format: 'png' | 'jpeg' | 'pdf',
-    quality: Quality | undefined,
+    output: Output,
     size: ReturnType<typeof outputSize>,
     pixels: Buffer,
     background: Background,
@@ -487,6 +487,7 @@ export class StillEngine {
     active: TimedClip[],
     drawables: Drawable[],
   ): Promise<Buffer> {
+    const quality = output.quality;
     if (format === 'jpeg') {
       const opaque = background.alpha >= 1 ? background : { r: 255, g: 255, b: 255 };
       return sharp(pixels, { raw: { width: size.width, height: size.height, channels: 4 } }).flatten({ background: opaque }).jpeg({ quality: JPEG_QUALITY[quality ?? 'high'], chromaSubsampling: quality === 'veryhigh' ? '4:4:4' : '4:2:0' }).toBuffer();
@@ -500,7 +501,7 @@ export class StillEngine {
       texts.push({ text: d.text.value, size: d.text.size, box: v.box });
     });
     // The page image: no soft mask when the frame is opaque.
-    return encodePdf(pixels, size, texts, { opaque: background.alpha >= 1 || fills === true });
+    return encodePdf(pixels, { width: size.width, height: size.height, page: pdfPageLayout(output, size.viewport) }, texts, { opaque: background.alpha >= 1 || fills === true });
   }
 }
 

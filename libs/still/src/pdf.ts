@@ -1,6 +1,6 @@
 import { concatTransformationMatrix, drawObject, PDFDocument, popGraphicsState, pushGraphicsState, StandardFonts, type PDFRef } from 'pdf-lib';
 import sharp from 'sharp';
-import type { Rect, Size } from '#libs/edit-spec';
+import type { PdfPageLayout, Rect } from '#libs/edit-spec';
 
 export interface PdfText {
   text: string;
@@ -61,33 +61,36 @@ async function pageImage(doc: PDFDocument, rgba: Buffer, width: number, height: 
 }
 
 /**
- * A one-page PDF of the still: the page is the design viewport in points, the picture fills it at the
- * output's resolution (a device scale of 2 gives a 144 dpi page), and each text clip is repeated as
- * invisible Helvetica text over its box so the words can be searched, selected and copied. `rgba` is
- * the frame's pixels (straight alpha); an `opaque` frame gets no soft mask.
+ * A one-page PDF of the still: the page is `size.page` (the frame at the output's dpi, or a fixed
+ * paper size the frame is fitted into: pdfPageLayout), the picture fills the frame's place at the
+ * output's pixel density (a 1240×1754 frame at device scale 2 gives an A4 page at 300 dpi), and
+ * each text clip is repeated as invisible Helvetica text over its box so the words can be searched,
+ * selected and copied. `rgba` is the frame's pixels (straight alpha); an `opaque` frame gets no soft mask.
  */
 export async function encodePdf(
-  rgba: Buffer, size: { width: number; height: number; viewport: Size }, texts: readonly PdfText[], opts: { opaque: boolean },
+  rgba: Buffer, size: { width: number; height: number; page: PdfPageLayout }, texts: readonly PdfText[], opts: { opaque: boolean },
 ): Promise<Buffer> {
   const doc = await PDFDocument.create({ updateMetadata: false });
   doc.setProducer('media-render still engine');
   doc.setCreator('media-render');
-  const { width, height } = size.viewport;
-  const page = doc.addPage([width, height]);
+  const { page: layout } = size;
+  const { frame, pointsPerPx: k } = layout;
+  const page = doc.addPage([layout.width, layout.height]);
   const image = page.node.newXObject('Im', await pageImage(doc, rgba, size.width, size.height, opts.opaque));
-  page.pushOperators(pushGraphicsState(), concatTransformationMatrix(width, 0, 0, height, 0, 0), drawObject(image), popGraphicsState());
+  const bottom = layout.height - frame.y - frame.height;
+  page.pushOperators(pushGraphicsState(), concatTransformationMatrix(frame.width, 0, 0, frame.height, frame.x, bottom), drawObject(image), popGraphicsState());
   if (texts.length) {
     const font = await doc.embedFont(StandardFonts.Helvetica);
     for (const t of texts) {
       const text = winAnsi(t.text).trim();
       if (!text) continue;
-      const fontSize = Math.max(1, t.size);
+      const fontSize = Math.max(0.5, t.size * k);
       page.drawText(text, {
-        x: Math.max(0, t.box.x),
-        y: height - Math.max(0, t.box.y) - fontSize,
+        x: frame.x + Math.max(0, t.box.x) * k,
+        y: layout.height - frame.y - Math.max(0, t.box.y) * k - fontSize,
         size: fontSize,
         font,
-        maxWidth: Math.max(fontSize, t.box.width),
+        maxWidth: Math.max(fontSize, t.box.width * k),
         lineHeight: fontSize * 1.2,
         opacity: 0,
       });
