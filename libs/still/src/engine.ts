@@ -11,7 +11,7 @@ import { ByteLru } from './cache.js';
 import { clipToCanvas, flatten, paintOver, releaseFrame, solidRaster, takeFrame, type Background, type Placed } from './compose.js';
 import { type FontCatalog, RenderFonts, type RenderFont } from './fonts.js';
 import { FontFileError } from './opentype.js';
-import { encodePdf, type PdfText } from './pdf.js';
+import { encodePdf, type PdfHtmlPage, type PdfText } from './pdf.js';
 import { encodeFramePng } from './png.js';
 import { applyFilter, cropRaster, fromRaster, RAW, toRaster, withOpacity, type Raster } from './raster.js';
 import { ellipsize, renderTextBlock, type TextBlock } from './text.js';
@@ -36,6 +36,13 @@ export interface StillEngineOptions {
    * it those frames answer 422 UNSUPPORTED_ASSET.
    */
   browserStill?: (edit: EditSpec, opts: { scale: number; time: number }) => Promise<Buffer>;
+  /**
+   * Prints the html clips of a frame in the browser, one vector PDF page each keyed `track:index`
+   * (VideoEngine.printHtmlClips): a PDF whose only browser-drawn clips are html, on top of the rest,
+   * is this engine's picture with those pages laid over it, so their text stays text. Without it such
+   * PDFs take the `browserStill` path (one picture).
+   */
+  printHtml?: (edit: EditSpec, opts: { time: number }) => Promise<Map<string, Buffer>>;
 }
 
 export interface StillRenderOptions {
@@ -147,12 +154,71 @@ export class StillEngine {
       if (why) addError(unsupported, `${clipPath(c)}.asset.type`, why);
     }
     if (Object.keys(unsupported).length) {
+      const html = format === 'pdf' ? this.htmlOnTop(active, size.viewport) : undefined;
+      if (html && this.opts.printHtml) return this.renderPdfWithHtml(edit, size, time, active, html, opts, started);
       if (!this.opts.browserStill) {
         throw new ApiError('UNSUPPORTED_ASSET', `The still engine cannot draw ${Object.keys(unsupported).join(', ')}`, { errors: unsupported });
       }
       return this.renderInBrowser(edit, format, size, time, opts, started);
     }
+    return this.renderHere(edit, format, size, time, active, opts, started);
+  }
 
+  /**
+   * The html clips of a PDF frame when they can be printed as vector pages over this engine's picture:
+   * no other browser-drawn clip (video, luma, caption) in the frame, each html clip upright, opaque
+   * and unfiltered, and every html clip above every other clip (tracks[0] is the top). Else undefined.
+   */
+  private htmlOnTop(active: TimedClip[], viewport: Size): { clip: TimedClip; page: Omit<PdfHtmlPage, 'pdf'> }[] | undefined {
+    const html = active.filter((c) => c.clip.asset.type === 'html');
+    const rest = active.filter((c) => c.clip.asset.type !== 'html');
+    if (rest.some((c) => UNSUPPORTED[c.clip.asset.type])) return undefined;
+    const lowestHtml = Math.max(...html.map((c) => c.track));
+    if (rest.some((c) => c.track <= lowestHtml)) return undefined;
+    const pages: { clip: TimedClip; page: Omit<PdfHtmlPage, 'pdf'> }[] = [];
+    for (const c of html) {
+      const source = intrinsicSize(c.clip.asset, c.clip, viewport)!;
+      const v = clipVisualAt(c.clip, 0, c.length, { viewport, source, still: true });
+      const plain = v.rotate === 0 && v.skew.x === 0 && v.skew.y === 0 && !v.flip.horizontal && !v.flip.vertical && v.opacity >= 1 && v.filter === undefined;
+      if (!plain) return undefined;
+      if (v.content.width <= 0 || v.content.height <= 0 || v.crop.width <= 0 || v.crop.height <= 0) continue;
+      pages.push({ clip: c, page: { source, content: v.content, crop: v.crop } });
+    }
+    // Drawn bottom first: the higher the track index, the lower the layer.
+    return pages.sort((a, b) => b.clip.track - a.clip.track || b.clip.index - a.clip.index);
+  }
+
+  /** A PDF of this engine's picture of the frame without its html clips, those printed by the browser over it. */
+  private renderPdfWithHtml(
+    edit: EditSpec,
+    size: ReturnType<typeof outputSize>,
+    time: number,
+    active: TimedClip[],
+    html: { clip: TimedClip; page: Omit<PdfHtmlPage, 'pdf'> }[],
+    opts: StillRenderOptions,
+    started: number,
+  ): Promise<StillOutput> {
+    const pages = this.opts.printHtml!(edit, { time }).then((printed) => html.map(({ clip, page }) => {
+      const pdf = printed.get(`${clip.track}:${clip.index}`);
+      if (!pdf) throw new Error(`the browser printed no page for html clip ${clip.track}:${clip.index}`);
+      return { ...page, pdf };
+    }));
+    // Settled here too, so a failed print while the picture is drawn is not an unhandled rejection.
+    pages.catch(() => undefined);
+    return this.renderHere(edit, 'pdf', size, time, active.filter((c) => c.clip.asset.type !== 'html'), opts, started, pages);
+  }
+
+  /** The frame drawn by this engine (every clip of `active` is one it draws), with a PDF's printed html pages over it. */
+  private async renderHere(
+    edit: EditSpec,
+    format: 'png' | 'jpeg' | 'pdf',
+    size: ReturnType<typeof outputSize>,
+    time: number,
+    active: TimedClip[],
+    opts: StillRenderOptions,
+    started: number,
+    htmlPages?: Promise<PdfHtmlPage[]>,
+  ): Promise<StillOutput> {
     const media = new RenderMediaCache(this.opts.fetch);
     const fonts = await this.renderFonts(edit, media);
     const drawables = await this.prepare(active, edit, size.viewport, media, fonts);
@@ -161,12 +227,15 @@ export class StillEngine {
 
     const placed = await Promise.all(active.map((c, i) => this.layer(c, time, drawables[i]!, size.viewport, size.pixelRatio, size)));
     const layers = placed.filter((p): p is Placed => p !== undefined);
-    if (opts.watermark) layers.push(await watermarkLayer(size.width, size.height));
+    // Over printed html the watermark is a layer of its own on top (the html would hide it).
+    const watermark = opts.watermark ? await watermarkLayer(size.width, size.height) : undefined;
+    if (watermark && !htmlPages) layers.push(watermark);
     const drawDone = performance.now();
 
     const bg = parseColor(edit.timeline.background);
     const background: Background = { r: bg.r, g: bg.g, b: bg.b, alpha: bg.a };
-    const bytes = await this.encode(format, edit.output, size, layers, background, active, drawables);
+    const pdfExtras = htmlPages ? { html: await htmlPages, ...(watermark ? { overlay: await frameOf(watermark, size) } : {}) } : {};
+    const bytes = await this.encode(format, edit.output, size, layers, background, active, drawables, pdfExtras);
     const finished = performance.now();
     return {
       bytes,
@@ -448,6 +517,7 @@ export class StillEngine {
     background: Background,
     active: TimedClip[],
     drawables: Drawable[],
+    pdfExtras: { html?: PdfHtmlPage[]; overlay?: Buffer } = {},
   ): Promise<Buffer> {
     // A full-frame opaque bottom layer (the usual photo background) is the canvas: one blend fewer.
     const [first] = layers;
@@ -470,7 +540,7 @@ export class StillEngine {
       pixels = await base.composite(clipToCanvas(rest, size.width, size.height)).raw().toBuffer();
     }
     try {
-      return await this.write(format, output, size, pixels, background, fills, active, drawables);
+      return await this.write(format, output, size, pixels, background, fills, active, drawables, pdfExtras);
     } finally {
       if (pooled) releaseFrame(pooled);
     }
@@ -486,6 +556,7 @@ export class StillEngine {
     fills: boolean | undefined,
     active: TimedClip[],
     drawables: Drawable[],
+    pdfExtras: { html?: PdfHtmlPage[]; overlay?: Buffer },
   ): Promise<Buffer> {
     const quality = output.quality;
     if (format === 'jpeg') {
@@ -501,8 +572,14 @@ export class StillEngine {
       texts.push({ text: d.text.value, size: d.text.size, box: v.box });
     });
     // The page image: no soft mask when the frame is opaque.
-    return encodePdf(pixels, { width: size.width, height: size.height, page: pdfPageLayout(output, size.viewport) }, texts, { opaque: background.alpha >= 1 || fills === true });
+    return encodePdf(pixels, { width: size.width, height: size.height, page: pdfPageLayout(output, size.viewport) }, texts, { opaque: background.alpha >= 1 || fills === true, ...pdfExtras });
   }
+}
+
+/** A layer as the RGBA pixels of a whole frame (transparent around it). */
+async function frameOf(layer: Placed, size: Size): Promise<Buffer> {
+  return sharp({ create: { width: size.width, height: size.height, channels: 4, background: { r: 0, g: 0, b: 0, alpha: 0 } } })
+    .composite(clipToCanvas([layer], size.width, size.height)).raw().toBuffer();
 }
 
 function intersect(a: Rect, b: Rect): Rect {

@@ -1,6 +1,9 @@
-import { concatTransformationMatrix, drawObject, PDFDocument, popGraphicsState, pushGraphicsState, StandardFonts, type PDFRef } from 'pdf-lib';
+import {
+  clip, concatTransformationMatrix, drawObject, endPath, PDFArray, PDFDict, PDFDocument, PDFName, PDFNumber, PDFString, PDFHexString,
+  popGraphicsState, pushGraphicsState, rectangle, StandardFonts, type PDFPage, type PDFRef,
+} from 'pdf-lib';
 import sharp from 'sharp';
-import type { PdfPageLayout, Rect } from '#libs/edit-spec';
+import type { PdfPageLayout, Rect, Size } from '#libs/edit-spec';
 
 export interface PdfText {
   text: string;
@@ -8,6 +11,15 @@ export interface PdfText {
   size: number;
   /** Where the text's clip sits in the design viewport (y down). */
   box: Rect;
+}
+
+/** An html clip printed by the browser (one vector PDF page of `source` CSS px), laid over the picture. */
+export interface PdfHtmlPage {
+  pdf: Buffer;
+  /** The html's design size, and where its visible part (`crop`, source px) lands (`content`, design px). */
+  source: Size;
+  content: Rect;
+  crop: Rect;
 }
 
 /** Characters Helvetica's WinAnsi encoding can carry; others are left out of the hidden text layer. */
@@ -65,10 +77,15 @@ async function pageImage(doc: PDFDocument, rgba: Buffer, width: number, height: 
  * paper size the frame is fitted into: pdfPageLayout), the picture fills the frame's place at the
  * output's pixel density (a 1240×1754 frame at device scale 2 gives an A4 page at 300 dpi), and
  * each text clip is repeated as invisible Helvetica text over its box so the words can be searched,
- * selected and copied. `rgba` is the frame's pixels (straight alpha); an `opaque` frame gets no soft mask.
+ * selected and copied. `html` pages (bottom first) are laid over the picture as vector content, their
+ * links kept; `overlay` (the test-mode watermark, RGBA of the frame's size) goes on top of everything.
+ * `rgba` is the frame's pixels (straight alpha); an `opaque` frame gets no soft mask.
  */
 export async function encodePdf(
-  rgba: Buffer, size: { width: number; height: number; page: PdfPageLayout }, texts: readonly PdfText[], opts: { opaque: boolean },
+  rgba: Buffer,
+  size: { width: number; height: number; page: PdfPageLayout },
+  texts: readonly PdfText[],
+  opts: { opaque: boolean; html?: readonly PdfHtmlPage[]; overlay?: Buffer },
 ): Promise<Buffer> {
   const doc = await PDFDocument.create({ updateMetadata: false });
   doc.setProducer('media-render still engine');
@@ -76,9 +93,12 @@ export async function encodePdf(
   const { page: layout } = size;
   const { frame, pointsPerPx: k } = layout;
   const page = doc.addPage([layout.width, layout.height]);
-  const image = page.node.newXObject('Im', await pageImage(doc, rgba, size.width, size.height, opts.opaque));
   const bottom = layout.height - frame.y - frame.height;
-  page.pushOperators(pushGraphicsState(), concatTransformationMatrix(frame.width, 0, 0, frame.height, frame.x, bottom), drawObject(image), popGraphicsState());
+  const drawFrame = async (name: string, pixels: Buffer, opaque: boolean) => {
+    const image = page.node.newXObject(name, await pageImage(doc, pixels, size.width, size.height, opaque));
+    page.pushOperators(pushGraphicsState(), concatTransformationMatrix(frame.width, 0, 0, frame.height, frame.x, bottom), drawObject(image), popGraphicsState());
+  };
+  await drawFrame('Im', rgba, opts.opaque);
   if (texts.length) {
     const font = await doc.embedFont(StandardFonts.Helvetica);
     for (const t of texts) {
@@ -96,5 +116,52 @@ export async function encodePdf(
       });
     }
   }
+  for (const html of opts.html ?? []) await drawHtml(doc, page, layout, html);
+  if (opts.overlay) await drawFrame('Wm', opts.overlay, false);
   return Buffer.from(await doc.save({ useObjectStreams: true }));
+}
+
+/**
+ * One printed html page drawn where its clip sits (design px → page points), cut to the clip's visible
+ * part, with the page's web links (URI link annotations) carried over to the same place.
+ */
+async function drawHtml(doc: PDFDocument, page: PDFPage, layout: PdfPageLayout, html: PdfHtmlPage): Promise<void> {
+  const k = layout.pointsPerPx;
+  const kx = html.content.width / html.crop.width;
+  const ky = html.content.height / html.crop.height;
+  // Design px of the html's top-left corner and its whole size, then in points (y up).
+  const left = html.content.x - html.crop.x * kx;
+  const top = html.content.y - html.crop.y * ky;
+  const toX = (designX: number) => layout.frame.x + designX * k;
+  const toY = (designY: number) => layout.height - layout.frame.y - designY * k;
+  const width = html.source.width * kx * k;
+  const height = html.source.height * ky * k;
+  const [embedded] = await doc.embedPdf(html.pdf, [0]);
+  if (!embedded) return;
+  const cut = { x: toX(html.content.x), y: toY(html.content.y + html.content.height), width: html.content.width * k, height: html.content.height * k };
+  page.pushOperators(pushGraphicsState(), rectangle(cut.x, cut.y, cut.width, cut.height), clip(), endPath());
+  page.drawPage(embedded, { x: toX(left), y: toY(top) - height, width, height });
+  page.pushOperators(popGraphicsState());
+
+  // Links: each URI link of the printed page, its rectangle mapped the same way.
+  const source = (await PDFDocument.load(html.pdf, { updateMetadata: false })).getPage(0);
+  const annots = source.node.Annots();
+  if (!annots) return;
+  const sx = width / source.getWidth();
+  const sy = height / source.getHeight();
+  const originY = toY(top) - height;
+  for (let i = 0; i < annots.size(); i++) {
+    const annot = annots.lookupMaybe(i, PDFDict);
+    const action = annot?.lookupMaybe(PDFName.of('A'), PDFDict);
+    const uri = action?.lookupMaybe(PDFName.of('URI'), PDFString, PDFHexString);
+    const rect = annot?.lookupMaybe(PDFName.of('Rect'), PDFArray);
+    if (!annot || annot.get(PDFName.of('Subtype'))?.toString() !== '/Link' || !uri || !rect || rect.size() !== 4) continue;
+    const [x1, y1, x2, y2] = [0, 1, 2, 3].map((j) => rect.lookup(j, PDFNumber).asNumber()) as [number, number, number, number];
+    const mapped = [toX(left) + x1 * sx, originY + y1 * sy, toX(left) + x2 * sx, originY + y2 * sy];
+    const link = doc.context.register(doc.context.obj({
+      Type: 'Annot', Subtype: 'Link', Rect: mapped, Border: [0, 0, 0],
+      A: { Type: 'Action', S: 'URI', URI: PDFString.of(uri.decodeText()) },
+    }));
+    page.node.addAnnot(link);
+  }
 }
