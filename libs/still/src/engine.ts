@@ -98,8 +98,8 @@ interface Drawable {
   key: string;
   /** Draws `crop` (source px) of the asset at `target` output pixels. */
   draw(crop: Rect, target: Size, scale: number): Promise<Raster>;
-  /** Text to make selectable in a PDF. */
-  text?: { value: string; size: number };
+  /** Text to make selectable in a PDF, with how its block is laid out. */
+  text?: Omit<PdfText, 'box'>;
   /** The drawn pixels have no transparency (an image without alpha). */
   opaque?: boolean;
   /** An image's own size (upright), for aspect-ratio rules. */
@@ -337,7 +337,14 @@ export class StillEngine {
               source,
               key: digest('text', JSON.stringify(block)),
               draw: async (crop, target, scale) => cropScaled(await renderTextBlock(block, scale), crop, scale, target),
-              text: { value: block.text, size: block.style.size },
+              text: {
+                text: block.text,
+                size: block.style.size,
+                face: { family: block.style.family, weight: block.style.weight, ...(block.style.fontFile ? { file: block.style.fontFile } : {}), ...(block.style.italic ? { italic: true } : {}) },
+                ...(block.style.lineHeight ? { lineHeight: block.style.lineHeight } : {}),
+                align: block.align,
+                padding: block.padding,
+              },
             };
           }
           case 'shape': {
@@ -569,7 +576,7 @@ export class StillEngine {
       const d = drawables[i];
       if (!d?.text) return;
       const v = clipVisualAt(c.clip, 0, c.length, { viewport: size.viewport, source: d.source, still: true });
-      texts.push({ text: d.text.value, size: d.text.size, box: v.box });
+      texts.push({ ...d.text, box: v.box });
     });
     // The page image: no soft mask when the frame is opaque.
     return encodePdf(pixels, { width: size.width, height: size.height, page: pdfPageLayout(output, size.viewport) }, texts, { opaque: background.alpha >= 1 || fills === true, ...pdfExtras });

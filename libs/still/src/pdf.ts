@@ -1,9 +1,11 @@
 import {
+  beginText, endText, setFontAndSize, setTextMatrix, setTextRenderingMode, showText, TextRenderingMode,
   clip, concatTransformationMatrix, drawObject, endPath, PDFArray, PDFDict, PDFDocument, PDFName, PDFNumber, PDFString, PDFHexString,
   popGraphicsState, pushGraphicsState, rectangle, StandardFonts, type PDFPage, type PDFRef,
 } from 'pdf-lib';
 import sharp from 'sharp';
 import type { PdfPageLayout, Rect, Size } from '#libs/edit-spec';
+import { EmbeddedTextFont, textLayerFont, type TrueTypeFont } from './pdf-font.js';
 
 export interface PdfText {
   text: string;
@@ -11,6 +13,12 @@ export interface PdfText {
   size: number;
   /** Where the text's clip sits in the design viewport (y down). */
   box: Rect;
+  /** The face the clip is drawn in (its downloaded file, if any), for the embedded layer font. */
+  face?: { family: string; file?: string; weight: number; italic?: boolean };
+  /** How the block lays its lines out in the box (TextBlock). */
+  lineHeight?: number;
+  align?: { horizontal: 'left' | 'center' | 'right'; vertical: 'top' | 'center' | 'bottom' };
+  padding?: { top: number; right: number; bottom: number; left: number };
 }
 
 /** An html clip printed by the browser (one vector PDF page of `source` CSS px), laid over the picture. */
@@ -91,7 +99,7 @@ export async function encodePdf(
   doc.setProducer('media-render still engine');
   doc.setCreator('media-render');
   const { page: layout } = size;
-  const { frame, pointsPerPx: k } = layout;
+  const { frame } = layout;
   const page = doc.addPage([layout.width, layout.height]);
   const bottom = layout.height - frame.y - frame.height;
   const drawFrame = async (name: string, pixels: Buffer, opaque: boolean) => {
@@ -99,26 +107,85 @@ export async function encodePdf(
     page.pushOperators(pushGraphicsState(), concatTransformationMatrix(frame.width, 0, 0, frame.height, frame.x, bottom), drawObject(image), popGraphicsState());
   };
   await drawFrame('Im', rgba, opts.opaque);
-  if (texts.length) {
-    const font = await doc.embedFont(StandardFonts.Helvetica);
-    for (const t of texts) {
-      const text = winAnsi(t.text).trim();
-      if (!text) continue;
-      const fontSize = Math.max(0.5, t.size * k);
-      page.drawText(text, {
-        x: frame.x + Math.max(0, t.box.x) * k,
-        y: layout.height - frame.y - Math.max(0, t.box.y) * k - fontSize,
-        size: fontSize,
-        font,
-        maxWidth: Math.max(fontSize, t.box.width * k),
-        lineHeight: fontSize * 1.2,
-        opacity: 0,
-      });
-    }
-  }
+  await drawTextLayer(doc, page, layout, texts);
   for (const html of opts.html ?? []) await drawHtml(doc, page, layout, html);
   if (opts.overlay) await drawFrame('Wm', opts.overlay, false);
   return Buffer.from(await doc.save({ useObjectStreams: true }));
+}
+
+/**
+ * The text clips' words as invisible text (render mode 3) over their boxes: in each clip's own
+ * TrueType font, subset and embedded (pdf-font.ts), its lines wrapped to the box and aligned as the
+ * block is, so selections fall about where the words are drawn. A clip whose face gives no usable
+ * TrueType font, fallback included, is written in (unembedded) Helvetica, WinAnsi characters only.
+ */
+async function drawTextLayer(doc: PDFDocument, page: PDFPage, layout: PdfPageLayout, texts: readonly PdfText[]): Promise<void> {
+  const { frame, pointsPerPx: k } = layout;
+  const embedded = new Map<TrueTypeFont, { font: EmbeddedTextFont; name: string }>();
+  let helvetica: Awaited<ReturnType<PDFDocument['embedFont']>> | undefined;
+  for (const t of texts) {
+    const face = t.face ? await textLayerFont(t.face) : undefined;
+    if (!face) {
+      const text = winAnsi(t.text).trim();
+      if (!text) continue;
+      helvetica ??= await doc.embedFont(StandardFonts.Helvetica);
+      const fontSize = Math.max(0.5, t.size * k);
+      page.drawText(text, {
+        x: frame.x + Math.max(0, t.box.x) * k, y: layout.height - frame.y - Math.max(0, t.box.y) * k - fontSize,
+        size: fontSize, font: helvetica, maxWidth: Math.max(fontSize, t.box.width * k), lineHeight: fontSize * 1.2, opacity: 0,
+      });
+      continue;
+    }
+    let entry = embedded.get(face);
+    if (!entry) {
+      entry = { font: new EmbeddedTextFont(face), name: `TL${embedded.size}` };
+      embedded.set(face, entry);
+    }
+    const padding = t.padding ?? { top: 0, right: 0, bottom: 0, left: 0 };
+    const inner = { x: t.box.x + padding.left, y: t.box.y + padding.top, width: Math.max(1, t.box.width - padding.left - padding.right), height: Math.max(1, t.box.height - padding.top - padding.bottom) };
+    const lines = wrap(t.text, (line) => entry.font.width(line) * t.size, inner.width);
+    if (lines.length === 0) continue;
+    // Baseline of the first line: the face's ascent, centred in the line's height as CSS does
+    // (without a line height the face's own: ascent + descent).
+    const ascent = (face.ascent / face.unitsPerEm) * t.size;
+    const descent = (-face.descent / face.unitsPerEm) * t.size;
+    const lineHeight = t.lineHeight ? t.size * t.lineHeight : ascent + descent;
+    const align = t.align ?? { horizontal: 'left', vertical: 'top' };
+    const free = inner.height - lines.length * lineHeight;
+    const top = inner.y + (align.vertical === 'top' ? 0 : align.vertical === 'center' ? free / 2 : free);
+    const first = top + (lineHeight - (ascent + descent)) / 2 + ascent;
+    const fontSize = t.size * k;
+    // q … Q: the invisible rendering mode is graphics state and must not reach what is drawn after (the html).
+    page.pushOperators(pushGraphicsState(), beginText(), setFontAndSize(entry.name, fontSize), setTextRenderingMode(TextRenderingMode.Invisible));
+    lines.forEach((line, i) => {
+      const width = entry.font.width(line) * t.size;
+      const x = inner.x + (align.horizontal === 'left' ? 0 : align.horizontal === 'center' ? (inner.width - width) / 2 : inner.width - width);
+      const baseline = first + i * lineHeight;
+      page.pushOperators(setTextMatrix(1, 0, 0, 1, frame.x + x * k, layout.height - frame.y - baseline * k), showText(entry.font.encode(line)));
+    });
+    page.pushOperators(endText(), popGraphicsState());
+  }
+  for (const { font, name } of embedded.values()) page.node.setFontDictionary(PDFName.of(name), font.embed(doc));
+}
+
+/** `text`'s lines, each wrapped at spaces to `maxWidth` (a word longer than that stays whole). */
+function wrap(text: string, width: (line: string) => number, maxWidth: number): string[] {
+  const out: string[] = [];
+  for (const paragraph of text.split('\n')) {
+    const words = paragraph.split(/ +/).filter(Boolean);
+    let line = '';
+    for (const word of words) {
+      const next = line ? `${line} ${word}` : word;
+      if (line && width(next) > maxWidth * 1.001) {
+        out.push(line);
+        line = word;
+      } else {
+        line = next;
+      }
+    }
+    if (line) out.push(line);
+  }
+  return out;
 }
 
 /**
