@@ -83,6 +83,9 @@ export const MAX_PIXELS = 80_000_000;
 /** The largest single layer (a clip scaled far past the frame). */
 const MAX_LAYER_PIXELS = 64_000_000;
 
+/** Assets drawn as text blocks (a PDF's text layer). */
+const TEXT_TYPES: ReadonlySet<string> = new Set(['text', 'title', 'rich-text']);
+
 /** Assets a still cannot draw yet, and why (the Remotion still path arrives with the video engine). */
 const UNSUPPORTED: Readonly<Partial<Record<string, string>>> = {
   html: 'html assets are drawn by the browser engine, which is not available on this deployment',
@@ -159,7 +162,7 @@ export class StillEngine {
       if (!this.opts.browserStill) {
         throw new ApiError('UNSUPPORTED_ASSET', `The still engine cannot draw ${Object.keys(unsupported).join(', ')}`, { errors: unsupported });
       }
-      return this.renderInBrowser(edit, format, size, time, opts, started);
+      return this.renderInBrowser(edit, format, size, time, active, opts, started);
     }
     return this.renderHere(edit, format, size, time, active, opts, started);
   }
@@ -253,16 +256,27 @@ export class StillEngine {
     format: 'png' | 'jpeg' | 'pdf',
     size: ReturnType<typeof outputSize>,
     time: number,
+    active: TimedClip[],
     opts: StillRenderOptions,
     started: number,
   ): Promise<StillOutput> {
+    // A PDF keeps its text clips' text layer over the browser's picture (their blocks laid out here).
+    const texts = format === 'pdf' ? active.filter((c) => TEXT_TYPES.has(c.clip.asset.type)) : [];
+    const laidOut = texts.length
+      ? (async () => {
+        const media = new RenderMediaCache(this.opts.fetch);
+        return this.prepare(texts, edit, size.viewport, media, await this.renderFonts(edit, media));
+      })()
+      : Promise.resolve([]);
+    laidOut.catch(() => undefined);
     const png = await this.opts.browserStill!(edit, { scale: Math.min(3, Math.max(1, opts.scale ?? 1)), time });
+    const drawables = await laidOut;
     const frame = await toRaster(sharp(png, { limitInputPixels: MAX_PIXELS }).resize(size.width, size.height, { fit: 'fill' }));
     const inputsDone = performance.now();
     const layers: Placed[] = [{ raster: frame, left: 0, top: 0 }];
     if (opts.watermark) layers.push(await watermarkLayer(size.width, size.height));
     const drawDone = performance.now();
-    const bytes = await this.encode(format, edit.output, size, layers, { r: 0, g: 0, b: 0, alpha: 0 }, [], []);
+    const bytes = await this.encode(format, edit.output, size, layers, { r: 0, g: 0, b: 0, alpha: 0 }, texts, drawables);
     const finished = performance.now();
     return {
       bytes, format, contentType: CONTENT_TYPES[format], width: size.width, height: size.height,
