@@ -126,6 +126,22 @@ describe('PDF documents (issue 21)', () => {
     expect(corner.every((v, c) => Math.abs(v - [0xf4, 0xee, 0xdc][c]!) < 25)).toBe(true);
   }, 60_000);
 
+  it('a test render\'s watermark lies over the printed html too', async () => {
+    const edit = invoice([[html({ asset: { type: 'html', html: INVOICE_HTML, css: INVOICE_CSS, width: 1000, height: 400, position: 'topLeft', background: '#ffffff' } })], [paper]]);
+    const page = async (watermark: boolean) => {
+      const out = await stills.render(edit, { watermark });
+      const file = join(dir, `wm-${watermark}`);
+      await writeFile(`${file}.pdf`, out.bytes);
+      // The html's white box only (1000×400 design px near the top: 240×96 px at 36 dpi).
+      await run('pdftoppm', ['-png', '-singlefile', '-r', '36', '-x', '32', '-y', '24', '-W', '230', '-H', '88', `${file}.pdf`, file]);
+      return sharp(`${file}.png`).removeAlpha().raw().toBuffer();
+    };
+    const [live, test] = await Promise.all([page(false), page(true)]);
+    let marked = 0;
+    for (let i = 0; i < live.length; i += 3) if (Math.abs(live[i]! - test[i]!) + Math.abs(live[i + 1]! - test[i + 1]!) + Math.abs(live[i + 2]! - test[i + 2]!) > 12) marked++;
+    expect(marked).toBeGreaterThan(300);
+  }, 60_000);
+
   it('a fixed page (Letter) fits the same frame, centred', async () => {
     const out = await stills.render(invoice([[html()], [paper]], { pdf: { pageSize: 'Letter' } }));
     expect(await poppler(out.bytes, 'pdfinfo')).toMatch(/^Page size:\s+612 x 792 pts \(letter\)$/m);
