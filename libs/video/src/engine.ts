@@ -500,7 +500,8 @@ export class VideoEngine {
       const still: NonNullable<Parameters<typeof prepareRender>[2]>['still'] = {};
       if (opts.time !== undefined) still.time = opts.time;
       if (opts.durations !== undefined) still.durations = opts.durations;
-      const prepared = await prepareRender(edit, this.sources(), { still, ...(opts.signal ? { signal: opts.signal } : {}) });
+      // Only the html clips' files are downloaded: the still engine draws the rest itself.
+      const prepared = await prepareRender(edit, this.sources(), { still, only: ['html'], ...(opts.signal ? { signal: opts.signal } : {}) });
       try {
         const browser = await this.openBrowser();
         const printed = new Map<string, Buffer>();

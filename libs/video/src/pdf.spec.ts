@@ -20,6 +20,8 @@ let video: VideoEngine;
 let stills: StillEngine;
 let dir: string;
 let printed = 0;
+/** URLs the video engine downloaded. */
+const browserFetched: string[] = [];
 
 /** A poppler tool's output on the PDF. */
 async function poppler(pdf: Buffer, tool: string, ...args: string[]): Promise<string> {
@@ -55,8 +57,10 @@ const paper: JsonValue = { asset: { type: 'image', src: `${CDN}/paper.png` }, st
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'pdf-doc-test-'));
+  files.set(`${CDN}/logo.png`, await sharp({ create: { width: 600, height: 240, channels: 3, background: '#1d3557', noise: { type: 'gaussian', mean: 60, sigma: 30 } } }).png().toBuffer());
   files.set(`${CDN}/paper.png`, await sharp({ create: { width: 1240, height: 1754, channels: 3, background: '#f4eedc', noise: { type: 'gaussian', mean: 230, sigma: 6 } } }).png().toBuffer());
-  video = await VideoEngine.start({ fetch: mapFetcher(files) });
+  const fetch = mapFetcher(files);
+  video = await VideoEngine.start({ fetch: async (url) => { browserFetched.push(url); return fetch(url); } });
   const fonts = await FontCatalog.system();
   stills = new StillEngine({
     fonts,
@@ -77,7 +81,10 @@ afterAll(async () => {
 describe('PDF documents (issue 21)', () => {
   it('an html invoice over a picture: A4 page, the html and the text clip as real text in embedded subset fonts, the link kept, the picture at its resolution', async () => {
     const before = printed;
+    browserFetched.length = 0;
     const out = await stills.render(invoice([[html()], [thanks], [paper]]));
+    // The browser printed the html only: the paper picture was not downloaded for it.
+    expect(browserFetched).toEqual([]);
     if (process.env.PDF_DUMP) await writeFile(process.env.PDF_DUMP, out.bytes);
     expect(printed).toBe(before + 1);
     expect(out.contentType).toBe('application/pdf');
@@ -142,10 +149,15 @@ describe('PDF documents (issue 21)', () => {
     expect(marked).toBeGreaterThan(300);
   }, 60_000);
 
-  it('a fixed page (Letter) fits the same frame, centred', async () => {
-    const out = await stills.render(invoice([[html()], [paper]], { pdf: { pageSize: 'Letter' } }));
+  it('a fixed page (Letter) fits the same frame, centred; a picture inside the html keeps its own pixels', async () => {
+    const withLogo = html({ asset: { type: 'html', html: `<img src="${CDN}/logo.png" style="width:150px">${INVOICE_HTML}`, css: INVOICE_CSS, width: 1000, height: 400, position: 'topLeft' } });
+    browserFetched.length = 0;
+    const out = await stills.render(invoice([[withLogo], [paper]], { pdf: { pageSize: 'Letter' } }));
+    expect(browserFetched).toEqual([`${CDN}/logo.png`]);
     expect(await poppler(out.bytes, 'pdfinfo')).toMatch(/^Page size:\s+612 x 792 pts \(letter\)$/m);
     expect(await poppler(out.bytes, 'pdftotext')).toContain('Invoice INV-2026-0042');
+    const images = (await poppler(out.bytes, 'pdfimages', '-list')).split('\n').slice(2).filter(Boolean);
+    expect(images.map((row) => row.trim().split(/\s+/).slice(3, 5).join('x')).sort()).toEqual(['1240x1754', '600x240']);
   }, 60_000);
 
   it('html under another clip, or turned, is drawn as one picture by the browser (its text then only pixels; text clips keep their layer)', async () => {
