@@ -356,6 +356,8 @@ export class StillEngine {
                 size: block.style.size,
                 face: { family: block.style.family, weight: block.style.weight, ...(block.style.fontFile ? { file: block.style.fontFile } : {}), ...(block.style.italic ? { italic: true } : {}) },
                 ...(block.style.lineHeight ? { lineHeight: block.style.lineHeight } : {}),
+                ...(block.style.letterSpacing ? { letterSpacing: block.style.letterSpacing } : {}),
+                ...(block.nudge ? { nudge: block.nudge } : {}),
                 align: block.align,
                 padding: block.padding,
               },

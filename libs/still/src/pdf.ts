@@ -1,5 +1,5 @@
 import {
-  beginText, endText, setFontAndSize, setTextMatrix, setTextRenderingMode, showText, TextRenderingMode,
+  beginText, endText, setCharacterSpacing, setFontAndSize, setTextMatrix, setTextRenderingMode, showText, TextRenderingMode,
   clip, concatTransformationMatrix, drawObject, endPath, PDFArray, PDFDict, PDFDocument, PDFName, PDFNumber, PDFString, PDFHexString,
   popGraphicsState, pushGraphicsState, rectangle, StandardFonts, type PDFPage, type PDFRef,
 } from 'pdf-lib';
@@ -19,6 +19,10 @@ export interface PdfText {
   lineHeight?: number;
   align?: { horizontal: 'left' | 'center' | 'right'; vertical: 'top' | 'center' | 'bottom' };
   padding?: { top: number; right: number; bottom: number; left: number };
+  /** Extra space between letters, design px. */
+  letterSpacing?: number;
+  /** Moves the text inside the box (title offsets), design px, y down. */
+  nudge?: { x: number; y: number };
 }
 
 /** An html clip printed by the browser (one vector PDF page of `source` CSS px), laid over the picture. */
@@ -143,7 +147,9 @@ async function drawTextLayer(doc: PDFDocument, page: PDFPage, layout: PdfPageLay
     }
     const padding = t.padding ?? { top: 0, right: 0, bottom: 0, left: 0 };
     const inner = { x: t.box.x + padding.left, y: t.box.y + padding.top, width: Math.max(1, t.box.width - padding.left - padding.right), height: Math.max(1, t.box.height - padding.top - padding.bottom) };
-    const lines = wrap(t.text, (line) => entry.font.width(line) * t.size, inner.width);
+    const spacing = t.letterSpacing ?? 0;
+    const measure = (line: string) => entry.font.width(line) * t.size + spacing * Math.max(0, [...line].length - 1);
+    const lines = wrap(t.text, measure, inner.width);
     if (lines.length === 0) continue;
     // Baseline of the first line: the face's ascent, centred in the line's height as CSS does
     // (without a line height the face's own: ascent + descent).
@@ -152,14 +158,15 @@ async function drawTextLayer(doc: PDFDocument, page: PDFPage, layout: PdfPageLay
     const lineHeight = t.lineHeight ? t.size * t.lineHeight : ascent + descent;
     const align = t.align ?? { horizontal: 'left', vertical: 'top' };
     const free = inner.height - lines.length * lineHeight;
-    const top = inner.y + (align.vertical === 'top' ? 0 : align.vertical === 'center' ? free / 2 : free);
+    const top = inner.y + (t.nudge?.y ?? 0) + (align.vertical === 'top' ? 0 : align.vertical === 'center' ? free / 2 : free);
     const first = top + (lineHeight - (ascent + descent)) / 2 + ascent;
     const fontSize = t.size * k;
     // q … Q: the invisible rendering mode is graphics state and must not reach what is drawn after (the html).
     page.pushOperators(pushGraphicsState(), beginText(), setFontAndSize(entry.name, fontSize), setTextRenderingMode(TextRenderingMode.Invisible));
+    if (spacing) page.pushOperators(setCharacterSpacing(spacing * k));
     lines.forEach((line, i) => {
-      const width = entry.font.width(line) * t.size;
-      const x = inner.x + (align.horizontal === 'left' ? 0 : align.horizontal === 'center' ? (inner.width - width) / 2 : inner.width - width);
+      const width = measure(line);
+      const x = inner.x + (t.nudge?.x ?? 0) + (align.horizontal === 'left' ? 0 : align.horizontal === 'center' ? (inner.width - width) / 2 : inner.width - width);
       const baseline = first + i * lineHeight;
       page.pushOperators(setTextMatrix(1, 0, 0, 1, frame.x + x * k, layout.height - frame.y - baseline * k), showText(entry.font.encode(line)));
     });
