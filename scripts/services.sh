@@ -47,7 +47,7 @@ ensure_system_packages() {
     /usr/bin/python3 -c 'import webvtt, srt' 2>/dev/null || apt_install python3-webvtt python3-srt
     pg_bin_dir >/dev/null || need_apt /usr/lib/postgresql/15/bin/postgres postgresql
     need_apt docker-compose docker-compose
-    # Outside readers of our outputs in the tests: poppler (pdfinfo, pdftotext, pdfimages, pdftoppm).
+    # Outside readers of our outputs in the tests: poppler (pdfinfo, pdftotext, pdffonts, pdfimages, pdftoppm).
     need_apt pdftoppm poppler-utils
   fi
 }

@@ -1,4 +1,8 @@
 import type { INestApplicationContext } from '@nestjs/common';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import sharp from 'sharp';
 import { CreditsService, LedgerEntry } from '#libs/credits';
 import { openAppDatabase } from '#libs/app';
@@ -93,6 +97,34 @@ describe('renders: synchronous stills end to end', () => {
     const pdf = await post(live, { edit: still('pdf') }, '?format=binary');
     expect(pdf.headers['content-type']).toBe('application/pdf');
     expect(pdf.rawPayload.subarray(0, 5).toString()).toBe('%PDF-');
+  });
+
+  it('§4.1 pdf (issue 21): the page is the frame at 150 dpi or output.pdf\'s, read by poppler with the text clip\'s words; a bad page is 422 by path', async () => {
+    const pdfinfo = async (bytes: Buffer, tool = 'pdfinfo') => {
+      const dir = mkdtempSync(join(tmpdir(), 'renders-pdf-'));
+      try {
+        writeFileSync(join(dir, 'r.pdf'), bytes);
+        return execFileSync(tool, [join(dir, 'r.pdf'), ...(tool === 'pdftotext' ? ['-'] : [])], { encoding: 'utf8' });
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    };
+    const a4 = await post(live, { edit: still('pdf', [text('Invoice 42')], { size: { width: 1240, height: 1754 } }) }, '?format=binary');
+    expect(a4.statusCode).toBe(200);
+    expect(await pdfinfo(a4.rawPayload)).toMatch(/^Page size:\s+595\.2 x 841\.92 pts \(A4\)$/m);
+    expect(await pdfinfo(a4.rawPayload, 'pdftotext')).toContain('Invoice 42');
+    const letter = await post(live, { edit: still('pdf', [text('Invoice 43')]), output: { pdf: { pageSize: 'letter' } } }, '?format=binary');
+    expect(await pdfinfo(letter.rawPayload)).toMatch(/^Page size:\s+792 x 612 pts \(letter\)$/m); // a landscape frame turns the page
+    const dpi = await post(live, { edit: still('pdf', [text('x')], { pdf: { dpi: 72 } }) }, '?format=binary');
+    expect(await pdfinfo(dpi.rawPayload)).toMatch(/^Page size:\s+320 x 200 pts$/m);
+
+    const bad = await post(live, { edit: still('pdf', [text('x')], { pdf: { dpi: 2, pageSize: { width: 10, height: 500 } } }) });
+    expect([bad.statusCode, bad.json().code]).toEqual([422, 'TEMPLATE_VALIDATION_FAILED']);
+    expect(bad.json().errors).toEqual({
+      'edit.output.pdf.dpi': ['must be at least 36, got 2'],
+      'edit.output.pdf.pageSize.width': ['must be at least 72, got 10'],
+      'edit.output.pdf.pageSize': ['give dpi or pageSize, not both (a fixed page sets the resolution itself)'],
+    });
   });
 
   it('§4.1, §7: a malformed body, or neither templateId nor edit, is 400 INVALID_REQUEST; never a render', async () => {

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { INestApplicationContext } from '@nestjs/common';
@@ -284,6 +285,39 @@ describe('video renders through the API and a worker (issue 6)', () => {
     let red = 0;
     for (let i = 0; i < data.length; i += info.channels) if (data[i]! > 180 && data[i + 1]! < 90 && data[i + 2]! < 90) red++;
     expect(red).toBeGreaterThan(50);
+  }, 60_000);
+
+  it('§4.1 pdf (issue 21): an html clip of a PDF is printed by the browser: its words are text (pdftotext), its link kept, the page A4 at 150 dpi', async () => {
+    const res = await api.app.inject({
+      method: 'POST', url: '/api/v1/render?format=binary', headers: { 'x-api-key': key },
+      payload: {
+        edit: {
+          timeline: {
+            background: '#ffffff',
+            tracks: [
+              { clips: [{ asset: { type: 'html', html: '<h1>Certificate of Completion</h1><a href="https://example.com/verify/77">Verify</a>', css: 'h1 { font-size: 60px }', width: 1000, height: 300 }, start: 0, length: 2, position: 'top' }] },
+              { clips: [{ asset: { type: 'text', text: 'Awarded to Ada Lovelace', font: { family: 'Open Sans', size: 48, color: '#000000' } }, start: 0, length: 2 }] },
+            ],
+          },
+          output: { format: 'pdf', size: { width: 1240, height: 1754 } },
+        },
+      },
+    });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toBe('application/pdf');
+    const dir = mkdtempSync(join(tmpdir(), 'videos-pdf-'));
+    try {
+      const file = join(dir, 'doc.pdf');
+      writeFileSync(file, res.rawPayload);
+      const poppler = (tool: string, ...args: string[]) => execFileSync(tool, [...args, file, ...(tool === 'pdftotext' ? ['-'] : [])], { encoding: 'utf8' });
+      expect(poppler('pdfinfo')).toMatch(/^Page size:\s+595\.2 x 841\.92 pts \(A4\)$/m);
+      expect(poppler('pdftotext')).toContain('Certificate of Completion');
+      expect(poppler('pdftotext')).toContain('Awarded to Ada Lovelace');
+      expect(poppler('pdfinfo', '-url')).toContain('https://example.com/verify/77');
+      expect(poppler('pdffonts')).toMatch(/^[A-Z]{6}\+\S+\s+CID TrueType\s+Identity-H\s+yes yes/m);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   }, 60_000);
 
   it('auto-captions (alias://): the speech of a clip is transcribed by the workspace\'s provider and shown while it is spoken, not between', async () => {

@@ -1,4 +1,4 @@
-import { outputFps, outputKind, outputSize, presetSize } from './geometry.js';
+import { outputFps, outputKind, outputSize, pdfPageLayout, presetSize } from './geometry.js';
 import type { AspectRatio, Output, Resolution } from './model.js';
 
 describe('presetSize: every resolution preset in every aspect ratio', () => {
@@ -61,5 +61,23 @@ describe('output helpers', () => {
     expect(outputFps({ format: 'mp4' })).toBe(25);
     expect(outputFps({ format: 'mp4', fps: 29.97 })).toBe(29.97);
     expect((['png', 'jpeg', 'pdf', 'mp4', 'gif'] as const).map(outputKind)).toEqual(['image', 'image', 'image', 'video', 'video']);
+  });
+});
+
+describe('pdfPageLayout (issue 21)', () => {
+  it('makes the page the frame at 150 dpi by default: 1240×1754 px is A4, whatever the device scale', () => {
+    const page = pdfPageLayout({ format: 'pdf', size: { width: 1240, height: 1754 } }, { width: 1240, height: 1754 });
+    expect([page.width, page.height].map((n) => Math.round(n * 10) / 10)).toEqual([595.2, 841.9]);
+    expect(page.frame).toEqual({ x: 0, y: 0, width: page.width, height: page.height });
+    expect(pdfPageLayout({ format: 'pdf', pdf: { dpi: 72 } }, { width: 200, height: 100 })).toMatchObject({ width: 200, height: 100, pointsPerPx: 1 });
+  });
+
+  it('fits the frame into a fixed page, centred, the named sizes turning with a landscape frame', () => {
+    const letter = pdfPageLayout({ format: 'pdf', pdf: { pageSize: 'Letter' } }, { width: 1000, height: 1000 });
+    expect(letter).toEqual({ width: 612, height: 792, frame: { x: 0, y: 90, width: 612, height: 612 }, pointsPerPx: 0.612 });
+    const a4 = pdfPageLayout({ format: 'pdf', pdf: { pageSize: 'A4' } }, { width: 1684, height: 1190 });
+    expect([a4.width, a4.height, a4.frame.width, a4.frame.height]).toEqual([842, 595, 842, 595]);
+    const own = pdfPageLayout({ format: 'pdf', pdf: { pageSize: { width: 300, height: 400 } } }, { width: 600, height: 400 });
+    expect(own.frame).toEqual({ x: 0, y: 100, width: 300, height: 200 });
   });
 });

@@ -1,5 +1,5 @@
 import {
-  STILL_FORMATS, type AspectRatio, type Fps, type Output, type OutputFormat, type Resolution,
+  STILL_FORMATS, type AspectRatio, type Fps, type Output, type OutputFormat, type PageSizeName, type Resolution,
 } from './model.js';
 
 export interface Size {
@@ -100,4 +100,49 @@ export function aspectMismatch(aspectRatio: string, size: Size): string | null {
   const want = w / h;
   const got = size.width / size.height;
   return Math.abs(got - want) / want <= ASPECT_TOLERANCE ? null : `must be an image of aspect ratio ${aspectRatio}, got ${size.width}×${size.height}`;
+}
+
+/** A PDF's resolution when `output.pdf` gives none: 150 design px an inch, so 1240×1754 is A4. */
+export const DEFAULT_PDF_DPI = 150;
+
+/** Named paper sizes in points, portrait (ISO 216 rounded as PDF writers do; US Letter and Legal). */
+export const PAGE_POINTS: Readonly<Record<PageSizeName, { width: number; height: number }>> = {
+  A3: { width: 842, height: 1191 },
+  A4: { width: 595, height: 842 },
+  A5: { width: 420, height: 595 },
+  Letter: { width: 612, height: 792 },
+  Legal: { width: 612, height: 1008 },
+};
+
+export interface PdfPageLayout {
+  /** The page in points. */
+  width: number;
+  height: number;
+  /** Where the frame sits on the page, in points from the page's top-left corner. */
+  frame: { x: number; y: number; width: number; height: number };
+  /** Points per design pixel. */
+  pointsPerPx: number;
+}
+
+/**
+ * The page of a PDF output for a frame of `viewport` design pixels: the frame at `output.pdf.dpi`
+ * (default 150) design px an inch, page and frame alike; or a fixed `pageSize` (a named paper size,
+ * turned to landscape for a landscape frame, or points) with the frame fitted inside it, centred.
+ * Device scale and scaleTo change the picture's pixel density, never the page.
+ */
+export function pdfPageLayout(output: Output, viewport: Size): PdfPageLayout {
+  const fixed = output.pdf?.pageSize;
+  if (fixed === undefined) {
+    const dpi = output.pdf?.dpi ?? DEFAULT_PDF_DPI;
+    const k = 72 / dpi;
+    const width = (viewport.width * 72) / dpi;
+    const height = (viewport.height * 72) / dpi;
+    return { width, height, frame: { x: 0, y: 0, width, height }, pointsPerPx: k };
+  }
+  let page = typeof fixed === 'string' ? PAGE_POINTS[fixed] : fixed;
+  if (typeof fixed === 'string' && viewport.width > viewport.height) page = { width: page.height, height: page.width };
+  const k = Math.min(page.width / viewport.width, page.height / viewport.height);
+  const width = viewport.width * k;
+  const height = viewport.height * k;
+  return { width: page.width, height: page.height, frame: { x: (page.width - width) / 2, y: (page.height - height) / 2, width, height }, pointsPerPx: k };
 }

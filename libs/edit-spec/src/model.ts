@@ -405,6 +405,19 @@ export interface Output {
   thumbnail?: { capture: number; scale: number };
   repeat?: boolean;
   mute?: boolean;
+  /** House: the page of a PDF output (docs/edit-spec.md "PDF page"); other formats ignore it. */
+  pdf?: PdfPage;
+}
+
+/** Named paper sizes a PDF page may take (portrait; the page turns with a landscape frame). */
+export const PAGE_SIZES = ['A3', 'A4', 'A5', 'Letter', 'Legal'] as const;
+export type PageSizeName = (typeof PAGE_SIZES)[number];
+
+export interface PdfPage {
+  /** Design pixels per inch: the page is the frame at this resolution (default 150: 1240×1754 is A4). */
+  dpi?: number;
+  /** A fixed page (a named paper size, or points) the frame is fitted into, centred. */
+  pageSize?: PageSizeName | { width: number; height: number };
 }
 
 export interface MergeField {

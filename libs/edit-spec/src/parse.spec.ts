@@ -301,3 +301,26 @@ describe('assertEdit', () => {
     }
   });
 });
+
+describe('output.pdf (issue 21: PDF pages)', () => {
+  it('reads a resolution or a fixed page size, named (any case) or in points', () => {
+    expect(parsed(rawEdit([[image()]], { format: 'pdf', pdf: { dpi: '300' } })).output.pdf).toEqual({ dpi: 300 });
+    expect(parsed(rawEdit([[image()]], { format: 'pdf', pdf: { pageSize: 'letter' } })).output.pdf).toEqual({ pageSize: 'Letter' });
+    expect(parsed(rawEdit([[image()]], { format: 'pdf', pdf: { pageSize: { width: 400, height: 300 } } })).output.pdf).toEqual({ pageSize: { width: 400, height: 300 } });
+  });
+
+  it('refuses a bad page by path', () => {
+    const errors = errorsOf(rawEdit([[image()]], { format: 'pdf', pdf: { dpi: 5, pageSize: 'B4' } }));
+    expect(errors['edit.output.pdf.dpi']).toEqual(['must be at least 36, got 5']);
+    expect(errors['edit.output.pdf.pageSize']).toEqual([
+      'must be one of A3, A4, A5, Letter, Legal; got "B4"',
+      'give dpi or pageSize, not both (a fixed page sets the resolution itself)',
+    ]);
+    const points = errorsOf(rawEdit([[image()]], { format: 'pdf', pdf: { pageSize: { width: 20000 }, margin: 3 } }));
+    expect(points).toEqual({
+      'edit.output.pdf.pageSize.width': ['must be at most 14400, got 20000'],
+      'edit.output.pdf.pageSize.height': ['is required'],
+      'edit.output.pdf.margin': ['unknown field "margin"'],
+    });
+  });
+});

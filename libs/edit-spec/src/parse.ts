@@ -1,10 +1,10 @@
 import { ApiError, type FieldErrors } from '#libs/core';
 import { applyMerge } from './merge.js';
 import {
-  ASPECT_RATIOS, CODECS, EFFECTS, FILTERS, FITS, FPS_VALUES, OUTPUT_FORMATS, QUALITIES, RESOLUTIONS,
+  ASPECT_RATIOS, CODECS, EFFECTS, FILTERS, FITS, FPS_VALUES, OUTPUT_FORMATS, PAGE_SIZES, QUALITIES, RESOLUTIONS,
   SOUNDTRACK_EFFECTS, TRANSITIONS,
   type AliasRef, type Asset, type Clip, type ClipLength, type ClipStart, type EditSpec, type Fit, type JsonValue,
-  type MergeField, type Output, type Timeline, type Track, type Transform,
+  type MergeField, type Output, type PageSizeName, type PdfPage, type Timeline, type Track, type Transform,
 } from './model.js';
 import { ALIAS_NAME, aliasTarget, animatable, asset, fraction, pixels, position, seconds } from './parse-assets.js';
 import { checkTimingReferences, clipCount } from './timing.js';
@@ -139,8 +139,25 @@ const ignoredList: Reader<undefined> = (value, path, issues) => {
   return undefined;
 };
 
+/** A PDF page in points: a side from 1 inch (72) to PDF's own limit (14,400, 200 inches). */
+const pagePoints = num({ min: 72, max: 14_400 });
+const pageName = oneOf(PAGE_SIZES, { aliases: Object.fromEntries(PAGE_SIZES.map((n) => [n.toLowerCase(), n])) as Record<string, PageSizeName> });
+
+const pdfPage = obj<PdfPage>(['dpi', 'pageSize'], (f) => {
+  const dpi = f.opt('dpi', num({ min: 36, max: 1200 }));
+  const pageSize = f.opt<PdfPage['pageSize']>('pageSize', (value, path, issues) => typeof value === 'object' && value !== null
+    ? obj(['width', 'height'], (o) => {
+      const width = o.req('width', pagePoints);
+      const height = o.req('height', pagePoints);
+      return width === undefined || height === undefined ? undefined : { width, height };
+    })(value, path, issues)
+    : pageName(value, path, issues));
+  if (f.has('dpi') && f.has('pageSize')) f.issues.add(f.at('pageSize'), 'give dpi or pageSize, not both (a fixed page sets the resolution itself)');
+  return compact({ dpi, pageSize });
+});
+
 const output = obj<Output>(
-  ['format', 'resolution', 'aspectRatio', 'size', 'fps', 'quality', 'codec', 'scaleTo', 'range', 'poster', 'thumbnail', 'repeat', 'mute', 'destinations'],
+  ['format', 'resolution', 'aspectRatio', 'size', 'fps', 'quality', 'codec', 'scaleTo', 'range', 'poster', 'thumbnail', 'repeat', 'mute', 'destinations', 'pdf'],
   (f) => {
     const format = f.req('format', oneOf(OUTPUT_FORMATS, { aliases: { jpg: 'jpeg' } }));
     f.opt('destinations', ignoredList);
@@ -165,6 +182,7 @@ const output = obj<Output>(
       })),
       repeat: f.opt('repeat', bool),
       mute: f.opt('mute', bool),
+      pdf: f.opt('pdf', pdfPage),
     });
     return format === undefined ? undefined : { format, ...rest };
   },

@@ -1,7 +1,9 @@
-import { writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { deflateSync, inflateSync } from 'node:zlib';
+import { deflateSync } from 'node:zlib';
 import { PDFDocument } from 'pdf-lib';
 import sharp from 'sharp';
 import { ApiError } from '#libs/core';
@@ -28,6 +30,18 @@ function frame(tracks: JsonValue[], output: Record<string, JsonValue> = {}, time
 }
 const clip = (asset: Record<string, JsonValue>, extra: Record<string, JsonValue> = {}): JsonValue => ({ asset, start: 0, length: 2, ...extra });
 const text = (t: string, family = 'Open Sans') => clip({ type: 'text', text: t, font: { family, size: 28, color: '#ffffff' } });
+
+/** A poppler tool's output on a PDF (the outside reader of issue 21). */
+async function poppler(pdf: Buffer, tool: string, ...args: string[]): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), 'still-pdf-'));
+  try {
+    writeFileSync(join(dir, 'doc.pdf'), pdf);
+    const { stdout } = await promisify(execFile)(tool, [...args, join(dir, 'doc.pdf'), ...(tool === 'pdftotext' ? ['-'] : [])]);
+    return stdout;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
 
 async function rejection(p: Promise<unknown>): Promise<ApiError> {
   const err = await p.then(() => undefined, (e: unknown) => e);
@@ -249,25 +263,44 @@ describe('output formats (§2 output.format, §4.1 scale)', () => {
     expect(high.bytes.length).toBeGreaterThan(low.bytes.length * 2);
   });
 
-  test('pdf: one page of the design size holding the picture, with the text searchable', async () => {
+  test('pdf: one page of the design size at 150 dpi holding the picture, with the text searchable', async () => {
     const out = await engine.render({ ...scene(), output: { ...scene().output, format: 'pdf' } }, { scale: 2 });
     expect(out.contentType).toBe('application/pdf');
     expect(out.bytes.subarray(0, 5).toString()).toBe('%PDF-');
     const doc = await PDFDocument.load(out.bytes);
     expect(doc.getPageCount()).toBe(1);
-    expect(doc.getPage(0).getSize()).toEqual({ width: 200, height: 120 });
-    // The hidden text layer: Helvetica hex strings inside the page's (deflated) content stream.
-    const streams: Buffer[] = [];
-    for (let at = out.bytes.indexOf('stream'); at >= 0; at = out.bytes.indexOf('stream', at + 6)) {
-      const start = out.bytes[at + 6] === 0x0d ? at + 8 : at + 7;
-      try {
-        streams.push(inflateSync(out.bytes.subarray(start, out.bytes.indexOf('endstream', start))));
-      } catch {
-        // not a deflated stream (the image, the endstream keyword itself)
-      }
-    }
-    const hex = Buffer.from('Invoice 42').toString('hex').toUpperCase();
-    expect(streams.some((s) => s.toString('latin1').includes(`<${hex}>`))).toBe(true);
+    expect(doc.getPage(0).getSize()).toEqual({ width: 96, height: 57.6 });
+    // The hidden text layer, read by poppler: the words, in the clip's own font embedded as a subset.
+    expect(await poppler(out.bytes, 'pdftotext')).toContain('Invoice 42');
+    expect(await poppler(out.bytes, 'pdffonts')).toMatch(/^[A-Z]{6}\+OpenSans\s+CID TrueType\s+Identity-H\s+yes yes yes/m);
+  });
+
+  test('pdf text layer (issue 21): every text clip\'s words where the clip is, in its own or a fallback font, any script', async () => {
+    const edit = frame([
+      clip({ type: 'text', text: 'Total due 1,234.56 EUR', font: { family: 'Open Sans', size: 14, color: '#000000', weight: 700 }, width: 200, height: 30 }, { position: 'top' }),
+      clip({ type: 'text', text: '合计 Müller & Søn', font: { family: 'Noto Sans CJK SC', size: 12, color: '#000000' }, width: 200, height: 30 }, { position: 'bottom' }),
+      text('Serif here', 'Zqxfnt Serif'),
+    ], { format: 'pdf', pdf: { dpi: 72 } }, { background: '#ffffff', fonts: [{ src: `${CDN}/renamed.ttf` }] });
+    const out = await engine.render(edit);
+    const words = await poppler(out.bytes, 'pdftotext', '-raw');
+    for (const line of ['Total due 1,234.56 EUR', '合计 Müller & Søn', 'Serif here']) expect(words).toContain(line);
+    const fonts = await poppler(out.bytes, 'pdffonts');
+    expect(fonts).toMatch(/^[A-Z]{6}\+OpenSans-Bold\s+CID TrueType\s+Identity-H\s+yes yes yes/m);
+    // Noto Sans CJK is an OpenType/CFF collection: the layer uses DejaVu Sans; the downloaded font is its own.
+    expect(fonts).toMatch(/^[A-Z]{6}\+DejaVuSans\s+CID TrueType\s+Identity-H\s+yes yes yes/m);
+    expect(fonts).toMatch(/^[A-Z]{6}\+ZqxfntSerif\s+CID TrueType/m);
+    expect(fonts).not.toMatch(/Helvetica/);
+    // Where the words are: the top clip's words in the top 30 pt of a 200×120 pt page, centred.
+    const bbox = await poppler(out.bytes, 'pdftotext', '-bbox');
+    const total = /<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">Total<\/word>/.exec(bbox);
+    expect(total).not.toBeNull();
+    const [xMin, yMin, , yMax] = total!.slice(1).map(Number) as [number, number, number, number];
+    expect(yMin).toBeGreaterThanOrEqual(0);
+    expect(yMax).toBeLessThanOrEqual(30);
+    expect(xMin).toBeGreaterThan(10);
+    expect(xMin).toBeLessThan(60);
+    // The subset is small: the whole PDF of a 200×120 frame with three fonts stays under 60 KB.
+    expect(out.bytes.length).toBeLessThan(60_000);
   });
 
   test('device scale multiplies the pixels and draws the same picture', async () => {

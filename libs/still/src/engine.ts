@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import sharp from 'sharp';
 import { ApiError, type FieldErrors } from '#libs/core';
 import {
-  aspectMismatch, assertTiming, clipsAt, clipVisualAt, intrinsicSize, isStillFormat, outputSize, parseColor,
-  type Clip, type Durations, type EditSpec, type ImageAsset, type Quality, type Rect, type Size, type TimedClip,
+  aspectMismatch, assertTiming, clipsAt, clipVisualAt, intrinsicSize, isStillFormat, outputSize, parseColor, pdfPageLayout,
+  type Clip, type Durations, type EditSpec, type ImageAsset, type Output, type Quality, type Rect, type Size, type TimedClip,
 } from '#libs/edit-spec';
 import { MediaFetchError, RenderMediaCache, type FetchedMedia, type MediaFetcher } from '#libs/media';
 import { requestedFamily, richTextBlock, shapeSvg, svgSize, textAssetBlock, titleBlock, type FontChoice } from './assets.js';
@@ -11,7 +11,7 @@ import { ByteLru } from './cache.js';
 import { clipToCanvas, flatten, paintOver, releaseFrame, solidRaster, takeFrame, type Background, type Placed } from './compose.js';
 import { type FontCatalog, RenderFonts, type RenderFont } from './fonts.js';
 import { FontFileError } from './opentype.js';
-import { encodePdf, type PdfText } from './pdf.js';
+import { encodePdf, type PdfHtmlPage, type PdfText } from './pdf.js';
 import { encodeFramePng } from './png.js';
 import { applyFilter, cropRaster, fromRaster, RAW, toRaster, withOpacity, type Raster } from './raster.js';
 import { ellipsize, renderTextBlock, type TextBlock } from './text.js';
@@ -36,6 +36,13 @@ export interface StillEngineOptions {
    * it those frames answer 422 UNSUPPORTED_ASSET.
    */
   browserStill?: (edit: EditSpec, opts: { scale: number; time: number }) => Promise<Buffer>;
+  /**
+   * Prints the html clips of a frame in the browser, one vector PDF page each keyed `track:index`
+   * (VideoEngine.printHtmlClips): a PDF whose only browser-drawn clips are html, on top of the rest,
+   * is this engine's picture with those pages laid over it, so their text stays text. Without it such
+   * PDFs take the `browserStill` path (one picture).
+   */
+  printHtml?: (edit: EditSpec, opts: { time: number }) => Promise<Map<string, Buffer>>;
 }
 
 export interface StillRenderOptions {
@@ -76,6 +83,9 @@ export const MAX_PIXELS = 80_000_000;
 /** The largest single layer (a clip scaled far past the frame). */
 const MAX_LAYER_PIXELS = 64_000_000;
 
+/** Assets drawn as text blocks (a PDF's text layer). */
+const TEXT_TYPES: ReadonlySet<string> = new Set(['text', 'title', 'rich-text']);
+
 /** Assets a still cannot draw yet, and why (the Remotion still path arrives with the video engine). */
 const UNSUPPORTED: Readonly<Partial<Record<string, string>>> = {
   html: 'html assets are drawn by the browser engine, which is not available on this deployment',
@@ -91,8 +101,8 @@ interface Drawable {
   key: string;
   /** Draws `crop` (source px) of the asset at `target` output pixels. */
   draw(crop: Rect, target: Size, scale: number): Promise<Raster>;
-  /** Text to make selectable in a PDF. */
-  text?: { value: string; size: number };
+  /** Text to make selectable in a PDF, with how its block is laid out. */
+  text?: Omit<PdfText, 'box'>;
   /** The drawn pixels have no transparency (an image without alpha). */
   opaque?: boolean;
   /** An image's own size (upright), for aspect-ratio rules. */
@@ -147,12 +157,71 @@ export class StillEngine {
       if (why) addError(unsupported, `${clipPath(c)}.asset.type`, why);
     }
     if (Object.keys(unsupported).length) {
+      const html = format === 'pdf' ? this.htmlOnTop(active, size.viewport) : undefined;
+      if (html && this.opts.printHtml) return this.renderPdfWithHtml(edit, size, time, active, html, opts, started);
       if (!this.opts.browserStill) {
         throw new ApiError('UNSUPPORTED_ASSET', `The still engine cannot draw ${Object.keys(unsupported).join(', ')}`, { errors: unsupported });
       }
-      return this.renderInBrowser(edit, format, size, time, opts, started);
+      return this.renderInBrowser(edit, format, size, time, active, opts, started);
     }
+    return this.renderHere(edit, format, size, time, active, opts, started);
+  }
 
+  /**
+   * The html clips of a PDF frame when they can be printed as vector pages over this engine's picture:
+   * no other browser-drawn clip (video, luma, caption) in the frame, each html clip upright, opaque
+   * and unfiltered, and every html clip above every other clip (tracks[0] is the top). Else undefined.
+   */
+  private htmlOnTop(active: TimedClip[], viewport: Size): { clip: TimedClip; page: Omit<PdfHtmlPage, 'pdf'> }[] | undefined {
+    const html = active.filter((c) => c.clip.asset.type === 'html');
+    const rest = active.filter((c) => c.clip.asset.type !== 'html');
+    if (rest.some((c) => UNSUPPORTED[c.clip.asset.type])) return undefined;
+    const lowestHtml = Math.max(...html.map((c) => c.track));
+    if (rest.some((c) => c.track <= lowestHtml)) return undefined;
+    const pages: { clip: TimedClip; page: Omit<PdfHtmlPage, 'pdf'> }[] = [];
+    for (const c of html) {
+      const source = intrinsicSize(c.clip.asset, c.clip, viewport)!;
+      const v = clipVisualAt(c.clip, 0, c.length, { viewport, source, still: true });
+      const plain = v.rotate === 0 && v.skew.x === 0 && v.skew.y === 0 && !v.flip.horizontal && !v.flip.vertical && v.opacity >= 1 && v.filter === undefined;
+      if (!plain) return undefined;
+      if (v.content.width <= 0 || v.content.height <= 0 || v.crop.width <= 0 || v.crop.height <= 0) continue;
+      pages.push({ clip: c, page: { source, content: v.content, crop: v.crop } });
+    }
+    // Drawn bottom first: the higher the track index, the lower the layer.
+    return pages.sort((a, b) => b.clip.track - a.clip.track || b.clip.index - a.clip.index);
+  }
+
+  /** A PDF of this engine's picture of the frame without its html clips, those printed by the browser over it. */
+  private renderPdfWithHtml(
+    edit: EditSpec,
+    size: ReturnType<typeof outputSize>,
+    time: number,
+    active: TimedClip[],
+    html: { clip: TimedClip; page: Omit<PdfHtmlPage, 'pdf'> }[],
+    opts: StillRenderOptions,
+    started: number,
+  ): Promise<StillOutput> {
+    const pages = this.opts.printHtml!(edit, { time }).then((printed) => html.map(({ clip, page }) => {
+      const pdf = printed.get(`${clip.track}:${clip.index}`);
+      if (!pdf) throw new Error(`the browser printed no page for html clip ${clip.track}:${clip.index}`);
+      return { ...page, pdf };
+    }));
+    // Settled here too, so a failed print while the picture is drawn is not an unhandled rejection.
+    pages.catch(() => undefined);
+    return this.renderHere(edit, 'pdf', size, time, active.filter((c) => c.clip.asset.type !== 'html'), opts, started, pages);
+  }
+
+  /** The frame drawn by this engine (every clip of `active` is one it draws), with a PDF's printed html pages over it. */
+  private async renderHere(
+    edit: EditSpec,
+    format: 'png' | 'jpeg' | 'pdf',
+    size: ReturnType<typeof outputSize>,
+    time: number,
+    active: TimedClip[],
+    opts: StillRenderOptions,
+    started: number,
+    htmlPages?: Promise<PdfHtmlPage[]>,
+  ): Promise<StillOutput> {
     const media = new RenderMediaCache(this.opts.fetch);
     const fonts = await this.renderFonts(edit, media);
     const drawables = await this.prepare(active, edit, size.viewport, media, fonts);
@@ -161,12 +230,15 @@ export class StillEngine {
 
     const placed = await Promise.all(active.map((c, i) => this.layer(c, time, drawables[i]!, size.viewport, size.pixelRatio, size)));
     const layers = placed.filter((p): p is Placed => p !== undefined);
-    if (opts.watermark) layers.push(await watermarkLayer(size.width, size.height));
+    // Over printed html the watermark is a layer of its own on top (the html would hide it).
+    const watermark = opts.watermark ? await watermarkLayer(size.width, size.height) : undefined;
+    if (watermark && !htmlPages) layers.push(watermark);
     const drawDone = performance.now();
 
     const bg = parseColor(edit.timeline.background);
     const background: Background = { r: bg.r, g: bg.g, b: bg.b, alpha: bg.a };
-    const bytes = await this.encode(format, edit.output.quality, size, layers, background, active, drawables);
+    const pdfExtras = htmlPages ? { html: await htmlPages, ...(watermark ? { overlay: await frameOf(watermark, size) } : {}) } : {};
+    const bytes = await this.encode(format, edit.output, size, layers, background, active, drawables, pdfExtras);
     const finished = performance.now();
     return {
       bytes,
@@ -184,16 +256,27 @@ export class StillEngine {
     format: 'png' | 'jpeg' | 'pdf',
     size: ReturnType<typeof outputSize>,
     time: number,
+    active: TimedClip[],
     opts: StillRenderOptions,
     started: number,
   ): Promise<StillOutput> {
+    // A PDF keeps its text clips' text layer over the browser's picture (their blocks laid out here).
+    const texts = format === 'pdf' ? active.filter((c) => TEXT_TYPES.has(c.clip.asset.type)) : [];
+    const laidOut = texts.length
+      ? (async () => {
+        const media = new RenderMediaCache(this.opts.fetch);
+        return this.prepare(texts, edit, size.viewport, media, await this.renderFonts(edit, media));
+      })()
+      : Promise.resolve([]);
+    laidOut.catch(() => undefined);
     const png = await this.opts.browserStill!(edit, { scale: Math.min(3, Math.max(1, opts.scale ?? 1)), time });
+    const drawables = await laidOut;
     const frame = await toRaster(sharp(png, { limitInputPixels: MAX_PIXELS }).resize(size.width, size.height, { fit: 'fill' }));
     const inputsDone = performance.now();
     const layers: Placed[] = [{ raster: frame, left: 0, top: 0 }];
     if (opts.watermark) layers.push(await watermarkLayer(size.width, size.height));
     const drawDone = performance.now();
-    const bytes = await this.encode(format, edit.output.quality, size, layers, { r: 0, g: 0, b: 0, alpha: 0 }, [], []);
+    const bytes = await this.encode(format, edit.output, size, layers, { r: 0, g: 0, b: 0, alpha: 0 }, texts, drawables);
     const finished = performance.now();
     return {
       bytes, format, contentType: CONTENT_TYPES[format], width: size.width, height: size.height,
@@ -268,7 +351,16 @@ export class StillEngine {
               source,
               key: digest('text', JSON.stringify(block)),
               draw: async (crop, target, scale) => cropScaled(await renderTextBlock(block, scale), crop, scale, target),
-              text: { value: block.text, size: block.style.size },
+              text: {
+                text: block.text,
+                size: block.style.size,
+                face: { family: block.style.family, weight: block.style.weight, ...(block.style.fontFile ? { file: block.style.fontFile } : {}), ...(block.style.italic ? { italic: true } : {}) },
+                ...(block.style.lineHeight ? { lineHeight: block.style.lineHeight } : {}),
+                ...(block.style.letterSpacing ? { letterSpacing: block.style.letterSpacing } : {}),
+                ...(block.nudge ? { nudge: block.nudge } : {}),
+                align: block.align,
+                padding: block.padding,
+              },
             };
           }
           case 'shape': {
@@ -442,12 +534,13 @@ export class StillEngine {
 
   private async encode(
     format: 'png' | 'jpeg' | 'pdf',
-    quality: Quality | undefined,
+    output: Output,
     size: ReturnType<typeof outputSize>,
     layers: Placed[],
     background: Background,
     active: TimedClip[],
     drawables: Drawable[],
+    pdfExtras: { html?: PdfHtmlPage[]; overlay?: Buffer } = {},
   ): Promise<Buffer> {
     // A full-frame opaque bottom layer (the usual photo background) is the canvas: one blend fewer.
     const [first] = layers;
@@ -470,7 +563,7 @@ export class StillEngine {
       pixels = await base.composite(clipToCanvas(rest, size.width, size.height)).raw().toBuffer();
     }
     try {
-      return await this.write(format, quality, size, pixels, background, fills, active, drawables);
+      return await this.write(format, output, size, pixels, background, fills, active, drawables, pdfExtras);
     } finally {
       if (pooled) releaseFrame(pooled);
     }
@@ -479,14 +572,16 @@ export class StillEngine {
   /** The frame's pixels in the output format (they are not read after this resolves). */
   private async write(
     format: 'png' | 'jpeg' | 'pdf',
-    quality: Quality | undefined,
+    output: Output,
     size: ReturnType<typeof outputSize>,
     pixels: Buffer,
     background: Background,
     fills: boolean | undefined,
     active: TimedClip[],
     drawables: Drawable[],
+    pdfExtras: { html?: PdfHtmlPage[]; overlay?: Buffer },
   ): Promise<Buffer> {
+    const quality = output.quality;
     if (format === 'jpeg') {
       const opaque = background.alpha >= 1 ? background : { r: 255, g: 255, b: 255 };
       return sharp(pixels, { raw: { width: size.width, height: size.height, channels: 4 } }).flatten({ background: opaque }).jpeg({ quality: JPEG_QUALITY[quality ?? 'high'], chromaSubsampling: quality === 'veryhigh' ? '4:4:4' : '4:2:0' }).toBuffer();
@@ -497,11 +592,17 @@ export class StillEngine {
       const d = drawables[i];
       if (!d?.text) return;
       const v = clipVisualAt(c.clip, 0, c.length, { viewport: size.viewport, source: d.source, still: true });
-      texts.push({ text: d.text.value, size: d.text.size, box: v.box });
+      texts.push({ ...d.text, box: v.box });
     });
     // The page image: no soft mask when the frame is opaque.
-    return encodePdf(pixels, size, texts, { opaque: background.alpha >= 1 || fills === true });
+    return encodePdf(pixels, { width: size.width, height: size.height, page: pdfPageLayout(output, size.viewport) }, texts, { opaque: background.alpha >= 1 || fills === true, ...pdfExtras });
   }
+}
+
+/** A layer as the RGBA pixels of a whole frame (transparent around it). */
+async function frameOf(layer: Placed, size: Size): Promise<Buffer> {
+  return sharp({ create: { width: size.width, height: size.height, channels: 4, background: { r: 0, g: 0, b: 0, alpha: 0 } } })
+    .composite(clipToCanvas([layer], size.width, size.height)).raw().toBuffer();
 }
 
 function intersect(a: Rect, b: Rect): Rect {

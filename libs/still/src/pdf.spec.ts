@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { crc32 } from 'node:zlib';
 import sharp from 'sharp';
+import { pdfPageLayout } from '#libs/edit-spec';
 import { encodePdf, pngPixelData } from './pdf.js';
 
 const run = promisify(execFile);
@@ -29,7 +30,7 @@ async function poppler(pdf: Buffer, tool: 'pdftoppm' | 'pdfimages', widthPx = 0)
 describe('PDF page image', () => {
   const width = 240;
   const height = 160;
-  const view = { width, height, viewport: { width: 120, height: 80 } };
+  const view = { width, height, page: pdfPageLayout({ format: 'pdf', pdf: { dpi: 72 } }, { width: 120, height: 80 }) };
 
   test('the page holds the frame\'s own pixels, read back exactly by poppler (the PNG rows go in as they are)', async () => {
     const { data: rgba } = await sharp({ create: { width, height, channels: 4, background: { r: 200, g: 40, b: 90, alpha: 1 }, noise: { type: 'gaussian', mean: 120, sigma: 60 } } })

@@ -18,6 +18,7 @@ import { ensureBundle, isBundle, projectRoot } from './bundle.js';
 import { encodingFor, gifFfmpegOverride, type Encoding } from './encode.js';
 import type { TextFetcher } from './fetch-text.js';
 import { prepareRender } from './inputs.js';
+import { printHtml } from './print.js';
 import { MediaServer } from './media-server.js';
 import type { EditProps } from './props.js';
 
@@ -483,6 +484,32 @@ export class VideoEngine {
         if (!buffer) throw new Error('renderStill returned no image');
         this.reportUsage(true);
         return buffer;
+      } finally {
+        await prepared.dispose();
+      }
+    });
+  }
+
+  /**
+   * The html clips of a still's frame (at `time`, clips at rest) printed by Chromium as one-page vector
+   * PDFs of their design size (CSS px), keyed `track:index`: what the still engine lays over its own
+   * picture in a PDF output, so an html document's text stays text (docs/decisions.md "PDF").
+   */
+  async printHtmlClips(edit: EditSpec, opts: { time?: number; signal?: AbortSignal; durations?: ReadonlyMap<string, number> | Readonly<Record<string, number>> } = {}): Promise<Map<string, Buffer>> {
+    return this.cancellable(opts.signal, async () => {
+      const still: NonNullable<Parameters<typeof prepareRender>[2]>['still'] = {};
+      if (opts.time !== undefined) still.time = opts.time;
+      if (opts.durations !== undefined) still.durations = opts.durations;
+      // Only the html clips' files are downloaded: the still engine draws the rest itself.
+      const prepared = await prepareRender(edit, this.sources(), { still, only: ['html'], ...(opts.signal ? { signal: opts.signal } : {}) });
+      try {
+        const browser = await this.openBrowser();
+        const printed = new Map<string, Buffer>();
+        for (const [key, inputs] of Object.entries(prepared.props.clips)) {
+          if (inputs.html === undefined || !inputs.source) continue;
+          printed.set(key, await printHtml(browser, inputs.html, inputs.source, opts.signal));
+        }
+        return printed;
       } finally {
         await prepared.dispose();
       }

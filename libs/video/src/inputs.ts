@@ -29,6 +29,8 @@ export interface InputSources {
 export interface PrepareOptions {
   /** One frame at rest (renderHtmlStill): only the clips showing at that time are prepared. */
   still?: { time?: number; scale?: number; durations?: Durations };
+  /** Only these asset types are prepared (a PDF's html clips: printHtmlClips); default all. */
+  only?: readonly string[];
   signal?: AbortSignal;
 }
 
@@ -181,7 +183,7 @@ class Preparation {
     this.check();
     const timing = assertTiming(edit, durations ? { durations } : {});
     const time = still ? (still.time ?? edit.output.poster?.capture ?? timing.window.start) : timing.window.start;
-    const wanted: TimedClip[] = still ? clipsAt(timing, time) : timing.tracks.flat();
+    const wanted: TimedClip[] = (still ? clipsAt(timing, time) : timing.tracks.flat()).filter((c) => !opts.only || opts.only.includes(c.clip.asset.type));
 
     // 2. Fonts of timeline.fonts, then every clip's inputs.
     const { fonts, faces } = await this.renderFonts();

@@ -82,6 +82,12 @@ export class VideoEngineHolder implements VideoEngineRef {
     return this.engine.renderHtmlStill(edit, opts);
   };
 
+  /** The still engine's print path for a PDF's html clips (vector pages over its own picture). */
+  printHtml = async (edit: EditSpec, opts: { time: number }): Promise<Map<string, Buffer>> => {
+    if (!this.engine) throw new ApiError('UNSUPPORTED_ASSET', 'This frame needs the browser engine (html clips), which is not running on this worker');
+    return this.engine.printHtmlClips(edit, opts);
+  };
+
   async close(): Promise<void> {
     if (this.heartbeat) clearInterval(this.heartbeat);
     await this.engine?.close();

@@ -1,0 +1,66 @@
+import type { HeadlessBrowser } from '@remotion/renderer';
+import type { Size } from '#libs/edit-spec';
+
+/** CSS pixels per inch: Chromium's page sizes are in inches, the html's layout in CSS px. */
+const CSS_PX_PER_INCH = 96;
+/** The longest a page may take to load its local files and print. */
+export const PRINT_TIMEOUT_MS = 30_000;
+
+type Send = (method: string, params?: Record<string, unknown>) => Promise<Record<string, unknown>>;
+
+/**
+ * An html document (htmlDocument: its CSP allows no script and no network beyond the render's media
+ * server) printed by Chromium to a one-page PDF of `size` CSS px: vector, its text real text in
+ * subset-embedded fonts, its links kept as link annotations. A tab of its own, shown as a screen
+ * (not the print media type, so it looks as in a video frame), backgrounds printed, no margins.
+ */
+export async function printHtml(browser: HeadlessBrowser, html: string, size: Size, signal?: AbortSignal): Promise<Buffer> {
+  const connection = browser.connection;
+  const raw = connection.send as unknown as (method: string, params?: Record<string, unknown>) => Promise<{ value: Record<string, unknown> }>;
+  const call: Send = async (method, params = {}) => (await raw.call(connection, method, params)).value;
+  const { targetId } = (await call('Target.createTarget', { url: 'about:blank' })) as { targetId: string };
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const { sessionId } = (await call('Target.attachToTarget', { targetId, flatten: true })) as { sessionId: string };
+    const session = connection.session(sessionId);
+    if (!session) throw new Error('Chromium gave no session for the print tab');
+    const sessionSend = session.send as unknown as (method: string, params?: Record<string, unknown>) => Promise<{ value: Record<string, unknown> }>;
+    const send: Send = async (method, params = {}) => (await sessionSend.call(session, method, params)).value;
+    const work = (async () => {
+      const { frameTree } = (await send('Page.getFrameTree')) as { frameTree: { frame: { id: string } } };
+      await send('Emulation.setDeviceMetricsOverride', { width: Math.ceil(size.width), height: Math.ceil(size.height), deviceScaleFactor: 1, mobile: false });
+      await send('Emulation.setEmulatedMedia', { media: 'screen' });
+      await send('Page.setDocumentContent', { frameId: frameTree.frame.id, html });
+      // Pictures decoded and every font the laid-out text uses loaded (DevTools evaluation is not
+      // subject to the document's CSP, which refuses the page's own scripts).
+      await send('Runtime.evaluate', {
+        awaitPromise: true,
+        expression: `(async () => {
+          if (document.readyState !== 'complete') await new Promise((r) => addEventListener('load', r, { once: true }));
+          void document.body.offsetHeight;
+          await Promise.all([...document.images].map((i) => i.decode().catch(() => undefined)));
+          await document.fonts.ready;
+          return true;
+        })()`,
+      });
+      const { data } = (await send('Page.printToPDF', {
+        paperWidth: size.width / CSS_PX_PER_INCH,
+        paperHeight: size.height / CSS_PX_PER_INCH,
+        marginTop: 0, marginBottom: 0, marginLeft: 0, marginRight: 0,
+        printBackground: true,
+        preferCSSPageSize: false,
+        pageRanges: '1',
+        generateTaggedPDF: false,
+      })) as { data: string };
+      return Buffer.from(data, 'base64');
+    })();
+    const stop = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`the html did not print within ${PRINT_TIMEOUT_MS / 1000} s`)), PRINT_TIMEOUT_MS);
+      signal?.addEventListener('abort', () => reject(signal.reason as Error), { once: true });
+    });
+    return await Promise.race([work, stop]);
+  } finally {
+    clearTimeout(timer);
+    await call('Target.closeTarget', { targetId }).catch(() => undefined);
+  }
+}
