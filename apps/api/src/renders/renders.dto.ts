@@ -2,7 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsArray, IsDefined, IsIn, IsInt, IsNumber, IsObject, IsOptional, IsPositive, IsString, Matches, Max, MaxLength, Min, ValidateIf, ValidateNested } from 'class-validator';
 import { OUTPUT_FORMATS, RESOLUTIONS } from '#libs/edit-spec';
-import type { RenderBody, RenderQuery } from '#libs/renders';
+import type { EstimateQuery, RenderBody, RenderQuery } from '#libs/renders';
 import type { MergePair } from '#libs/templates';
 import { LIMITS } from '#libs/webhooks';
 import { MaxJsonLength, MayOmit } from '../http/validation.js';
@@ -71,4 +71,13 @@ export class RenderQueryDto implements RenderQuery {
 export class EstimateQueryDto extends RenderQueryDto {
   @ApiPropertyOptional({ description: 'The template to price (GET; a POST body may name it instead)' })
   @MayOmit() @IsString() @IsTemplateId() templateId?: string;
+}
+
+/** GET /v1/render/estimate: also the output priced without a template (spec decisions "HTTP methods"). */
+export class EstimateGetQueryDto extends EstimateQueryDto implements EstimateQuery {
+  @ApiPropertyOptional({ type: Number, minimum: 0.01, maximum: 86_400, description: 'Seconds of video to price (mp4, gif; without a templateId)', example: 30 })
+  @MayOmit() @Type(() => Number) @IsNumber() @Min(0.01) @Max(86_400) durationSec?: number;
+
+  @ApiPropertyOptional({ pattern: '^[1-9][0-9]{0,4}x[1-9][0-9]{0,4}$', description: 'Output size WxH in pixels (without a templateId; or use resolution)', example: '1920x1080' })
+  @MayOmit() @IsString() @Matches(/^[1-9][0-9]{0,4}x[1-9][0-9]{0,4}$/, { message: 'size must be WxH in pixels, such as 1920x1080' }) size?: string;
 }
