@@ -53,6 +53,7 @@ describe('GET /v1/render/estimate from the query alone', () => {
       ['?type=png&durationSec=3', ['query.durationSec']],
       ['?size=640x480&resolution=hd', ['query.size']],
       ['?size=big', ['query.size']],
+      ['?size=8193x100', ['query.size']],
       ['?durationSec=-1', ['query.durationSec']],
       ['?templateId=tpl_x&durationSec=3&size=10x10', ['query.durationSec', 'query.size']],
     ];
