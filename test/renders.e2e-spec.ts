@@ -276,7 +276,7 @@ describe('renders: synchronous stills end to end', () => {
     const getForm = await get(live, '/v1/render/estimate?templateId=tpl_nope');
     expect(getForm.json().code).toBe('TEMPLATE_NOT_FOUND');
     // §7: neither templateId nor edit is 400; a query value outside its rule is 422 by path.
-    expect((await get(live, '/v1/render/estimate?type=png')).json().code).toBe('INVALID_REQUEST');
+    expect((await get(live, '/v1/render/estimate')).json().code).toBe('INVALID_REQUEST');
     const badQuery = await get(live, '/v1/render/estimate?templateId=tpl_nope&fps=fast&colour=red');
     expect([badQuery.statusCode, badQuery.json().code, Object.keys(badQuery.json().errors).sort()]).toEqual([422, 'VALIDATION_FAILED', ['query.colour', 'query.fps']]);
   });

@@ -1,28 +1,10 @@
 import { readFileSync } from 'node:fs';
-import { RequestMethod } from '@nestjs/common';
-import { METHOD_METADATA, PATH_METADATA, ROUTE_ARGS_METADATA } from '@nestjs/common/constants.js';
+import { PATH_METADATA, ROUTE_ARGS_METADATA } from '@nestjs/common/constants.js';
 import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum.js';
-import { ModulesContainer } from '@nestjs/core';
 import { buildOpenApiDocument } from '../apps/api/src/openapi.js';
 import { AUTH_META } from '../apps/api/src/http/decorators.js';
 import { startApi, type TestApi } from './harness.js';
-
-type Controller = new (...a: unknown[]) => object;
-
-/** Every route handler of the application's controllers. */
-function* routeHandlers(api: TestApi): Generator<{ ctrl: Controller; name: string; handler: object }> {
-  for (const mod of api.app.get(ModulesContainer).values()) {
-    for (const wrapper of mod.controllers.values()) {
-      const ctrl = wrapper.metatype as Controller | null;
-      if (!ctrl) continue;
-      for (const name of Object.getOwnPropertyNames(ctrl.prototype)) {
-        const handler = (ctrl.prototype as Record<string, unknown>)[name];
-        if (name === 'constructor' || typeof handler !== 'function' || Reflect.getMetadata(METHOD_METADATA, handler) === undefined) continue;
-        yield { ctrl, name, handler };
-      }
-    }
-  }
-}
+import { routeHandlers, routeOf } from './route-walk.js';
 
 describe('every route declares who may call it (STYLE.md; §5)', () => {
   let api: TestApi;
@@ -34,7 +16,7 @@ describe('every route declares who may call it (STYLE.md; §5)', () => {
   it('finds scopes or @Public() on each route handler', () => {
     const routes: string[] = [];
     const undeclared: string[] = [];
-    for (const { ctrl, name, handler } of routeHandlers(api)) {
+    for (const { ctrl, name, handler } of routeHandlers(api.app)) {
       const label = `${ctrl.name}.${name} (${Reflect.getMetadata(PATH_METADATA, handler)})`;
       routes.push(label);
       if (!Reflect.getMetadata(AUTH_META, handler) && !Reflect.getMetadata(AUTH_META, ctrl)) undeclared.push(label);
@@ -47,12 +29,11 @@ describe('every route declares who may call it (STYLE.md; §5)', () => {
     const doc = buildOpenApiDocument(api.app, { prefix: 'api' });
     const bodies: string[] = [];
     const problems: string[] = [];
-    for (const { ctrl, name, handler } of routeHandlers(api)) {
+    for (const { ctrl, name, handler } of routeHandlers(api.app)) {
       const args = (Reflect.getMetadata(ROUTE_ARGS_METADATA, ctrl, name) ?? {}) as Record<string, { index: number }>;
       const body = Object.entries(args).find(([k]) => k.split(':')[0] === String(RouteParamtypes.BODY));
       if (!body) continue;
-      const path = `/${Reflect.getMetadata(PATH_METADATA, ctrl)}/${Reflect.getMetadata(PATH_METADATA, handler)}`.replace(/\/+/g, '/').replace(/\/$/, '').replace(/:(\w+)/g, '{$1}');
-      const method = RequestMethod[Reflect.getMetadata(METHOD_METADATA, handler) as number].toLowerCase();
+      const { method, path } = routeOf(ctrl, handler);
       const label = `${method} ${path}`;
       bodies.push(label);
       const type = (Reflect.getMetadata('design:paramtypes', ctrl.prototype, name) as unknown[])[body[1].index];

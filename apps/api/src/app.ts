@@ -5,6 +5,7 @@ import fastifyMultipart from '@fastify/multipart';
 import type { RawServerDefault } from 'fastify';
 import { newId, type AppConfig } from '#libs/core';
 import { ApiModule } from './api.module.js';
+import { MAX_JSON_DEPTH, clientErrorHandler, frameworkError, jsonNestsDeeperThan, refuseNul, tooDeep } from './http/client-errors.js';
 import { validationPipe } from './http/validation.js';
 import { mountOpenApi } from './openapi.js';
 
@@ -21,6 +22,9 @@ export async function createApiApp(config: AppConfig, opts: { extraModules?: Typ
     },
     trustProxy: false,
     logger: false,
+    // Bad input the server, the router or the parser refuses still answers the envelope (http/client-errors.ts).
+    clientErrorHandler,
+    frameworkErrors: frameworkError,
   });
   const app = await NestFactory.create<NestFastifyApplication>(ApiModule.forRoot(config, opts.extraModules), adapter, {
     logger: config.logLevel === 'silent' ? false : ['error', 'warn', ...(['info', 'debug', 'trace'].includes(config.logLevel) ? (['log'] as const) : [])],
@@ -31,10 +35,13 @@ export async function createApiApp(config: AppConfig, opts: { extraModules?: Typ
   const fastify = app.getHttpAdapter().getInstance();
   // JSON as Fastify parses it, except that an empty body is no body: many HTTP clients send
   // `Content-Type: application/json` with nothing after it on a bodiless POST (cancel, test, publish…).
+  // A body nested deeper than MAX_JSON_DEPTH is refused before parsing (400), so no DTO recurses through it.
   const json = fastify.getDefaultJsonParser('error', 'error');
   app.useBodyParser<RawServerDefault>('application/json', { bodyLimit: config.bodyLimitBytes }, (req, body, done) => {
+    const text = body.toString('utf8');
     if (body.length === 0) done(null, undefined);
-    else void json(req, body.toString('utf8'), done);
+    else if (jsonNestsDeeperThan(text, MAX_JSON_DEPTH)) done(tooDeep(), undefined);
+    else void json(req, text, done);
   });
   // Uploads (POST /v1/assets) stream their parts; each route sets its limits (apps/api/src/assets/upload.ts).
   await app.register(fastifyMultipart as never, { throwFileSizeLimit: true });
@@ -42,6 +49,7 @@ export async function createApiApp(config: AppConfig, opts: { extraModules?: Typ
     void reply.header('x-request-id', req.id);
     done();
   });
+  fastify.addHook('preValidation', refuseNul);
   mountOpenApi(app, config);
   await app.init();
   return app;

@@ -52,8 +52,14 @@ export const ERROR_STATUS = {
   DELIVERY_NOT_FOUND: 404,
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
+  /** The connection sent no complete request in time (the HTTP server's request timeout). */
+  REQUEST_TIMEOUT: 408,
   PAYLOAD_TOO_LARGE: 413,
+  /** A path segment longer than the router reads (a path id of thousands of characters). */
+  URI_TOO_LONG: 414,
   UNSUPPORTED_MEDIA_TYPE: 415,
+  /** The request line or headers are larger than the HTTP server reads. */
+  HEADERS_TOO_LARGE: 431,
   INTERNAL_ERROR: 500,
   NOT_READY: 503,
   UNSUPPORTED_ASSET: 422,

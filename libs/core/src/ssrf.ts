@@ -14,13 +14,20 @@ const BLOCKED: CidrRule[] = [
   '2002::/16', 'fc00::/7', 'fe80::/10', 'fec0::/10', 'ff00::/8',
 ].map(parseCidr);
 
+/**
+ * Cloud metadata endpoints (link-local 169.254.0.0/16 with 169.254.169.254, IPv6 link-local and AWS's
+ * fd00:ec2::254): refused in every mode, development included (decisions.md "Outbound requests").
+ */
+const METADATA: CidrRule[] = ['169.254.0.0/16', 'fe80::/10', 'fd00:ec2::254/128'].map(parseCidr);
+
 /** Loopback addresses: allowed in development (decisions.md), refused in production. */
 const LOOPBACK: CidrRule[] = ['127.0.0.0/8', '::1/128'].map(parseCidr);
 
 export type OutboundPolicy = 'development' | 'production';
 
-/** True when an address may be the target of an outbound request under `policy`. */
+/** True when an address may be the target of an outbound request under `policy` (development: all but the metadata ranges). */
 export function addressAllowed(ip: ParsedIp, policy: OutboundPolicy): boolean {
+  if (METADATA.some((r) => cidrContains(r, ip))) return false;
   if (policy === 'development') return true;
   return !BLOCKED.some((r) => cidrContains(r, ip));
 }

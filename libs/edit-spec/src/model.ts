@@ -30,6 +30,9 @@ export type Resolution = (typeof RESOLUTIONS)[number];
 export const ASPECT_RATIOS = ['16:9', '9:16', '1:1', '4:5', '4:3'] as const;
 export type AspectRatio = (typeof ASPECT_RATIOS)[number];
 
+/** The largest output width or height (pixels) an edit may ask for. */
+export const MAX_OUTPUT_SIDE = 8192;
+
 export const FPS_VALUES = [12, 15, 23.976, 24, 25, 29.97, 30, 48, 50, 59.94, 60] as const;
 export type Fps = (typeof FPS_VALUES)[number];
 

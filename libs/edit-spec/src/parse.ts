@@ -1,7 +1,7 @@
 import { ApiError, type FieldErrors } from '#libs/core';
 import { applyMerge } from './merge.js';
 import {
-  ASPECT_RATIOS, CODECS, EFFECTS, FILTERS, FITS, FPS_VALUES, OUTPUT_FORMATS, PAGE_SIZES, QUALITIES, RESOLUTIONS,
+  ASPECT_RATIOS, CODECS, EFFECTS, FILTERS, FITS, FPS_VALUES, MAX_OUTPUT_SIDE, OUTPUT_FORMATS, PAGE_SIZES, QUALITIES, RESOLUTIONS,
   SOUNDTRACK_EFFECTS, TRANSITIONS,
   type AliasRef, type Asset, type Clip, type ClipLength, type ClipStart, type EditSpec, type Fit, type JsonValue,
   type MergeField, type Output, type PageSizeName, type PdfPage, type Timeline, type Track, type Transform,
@@ -131,7 +131,7 @@ const timeline = obj<Timeline>(['background', 'fonts', 'soundtrack', 'tracks', '
 // --- output -------------------------------------------------------------------------------------
 
 const resolution = oneOf(RESOLUTIONS, { aliases: { '1080': 'fhd' } });
-const dimension = num({ min: 1, max: 8192, integer: true });
+const dimension = num({ min: 1, max: MAX_OUTPUT_SIDE, integer: true });
 
 /** Accepted for Shotstack compatibility and not used (destinations are a Shotstack hosting feature). */
 const ignoredList: Reader<undefined> = (value, path, issues) => {

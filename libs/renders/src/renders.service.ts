@@ -14,7 +14,7 @@ import { Render, TERMINAL_STATUSES, type RenderStatus } from './entities.js';
 import { renderError, renderFailure } from './errors.js';
 import { purgeExpired, type RenderLifecycle } from './lifecycle.js';
 import { estimate, type Estimate } from './pricing.js';
-import { parseRenderInput, requestHash, type RenderInput, type RenderRequest } from './request.js';
+import { estimateRequest, parseRenderInput, requestHash, type EstimateQuery, type RenderInput, type RenderRequest } from './request.js';
 
 export interface Caller {
   workspaceId: string;
@@ -182,6 +182,11 @@ export class RendersService {
   /** §4.1 Estimate cost: the same resolution and checks as a render, nothing stored or held. */
   async estimate(caller: Caller, request: RenderRequest): Promise<Estimate> {
     return (await this.plan(caller, parseRenderInput(request))).estimate;
+  }
+
+  /** GET /v1/render/estimate: a template named in the query, or the output the query describes (`estimateRequest`). */
+  async estimateQuery(caller: Caller, query: EstimateQuery): Promise<Estimate> {
+    return this.estimate(caller, estimateRequest(query));
   }
 
   /**

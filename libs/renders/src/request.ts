@@ -30,6 +30,12 @@ export interface RenderQuery {
   templateId?: string;
 }
 
+/** GET /v1/render/estimate's query: a template's, or (none named) the output described by `type`, `durationSec`, `resolution`, `fps`, `size` (`WxH`). */
+export interface EstimateQuery extends RenderQuery {
+  durationSec?: number;
+  size?: string;
+}
+
 /** A create-render (or estimate) request as the API hands it over. */
 export interface RenderRequest {
   body: RenderBody;
@@ -109,4 +115,39 @@ function canonical(value: unknown): unknown {
 export function requestHash({ body, query }: { body: unknown; query: unknown }): string {
   const b = isObject(body) ? Object.fromEntries(Object.entries(body).filter(([k]) => k !== 'idempotencyKey')) : body ?? {};
   return createHash('sha256').update(JSON.stringify(canonical({ body: b, query }))).digest('hex');
+}
+
+const VIDEO_FORMATS = ['mp4', 'gif'];
+
+/**
+ * GET /v1/render/estimate (spec decisions "HTTP methods"): a template named in the query is priced as
+ * the POST form prices it; without one, the query alone describes the output, priced as an edit of
+ * that format, size and duration (a single shape, which costs what any edit of that output costs), so
+ * the render path's checks (plan ceilings, the video engine) apply unchanged. `durationSec` is
+ * required for a video and refused for a still; `size` and `resolution` exclude each other; a query
+ * naming nothing to price is 400 INVALID_REQUEST (§7: neither a template nor an edit).
+ */
+export function estimateRequest(query: EstimateQuery): RenderRequest {
+  const { durationSec, size, ...rest } = query;
+  const errors: Record<string, string[]> = {};
+  if (rest.templateId !== undefined) {
+    if (durationSec !== undefined) errors['query.durationSec'] = ['prices an output without a template; a template has its own duration'];
+    if (size !== undefined) errors['query.size'] = ['prices an output without a template; use resolution to resize a template'];
+    if (Object.keys(errors).length) throw validationFailed(errors, 'The estimate query is not valid');
+    return { body: {}, query: rest };
+  }
+  if ([durationSec, size, rest.type, rest.resolution, rest.fps].every((v) => v === undefined)) {
+    throw new ApiError('INVALID_REQUEST', 'Name a templateId, or describe the output in the query (type, durationSec, resolution, fps, size)');
+  }
+  const video = VIDEO_FORMATS.includes(rest.type ?? (durationSec !== undefined ? 'mp4' : 'png'));
+  if (video && durationSec === undefined) errors['query.durationSec'] = ['is required to price a video (mp4, gif)'];
+  if (!video && durationSec !== undefined) errors['query.durationSec'] = ['prices videos only (mp4, gif); a still has no duration'];
+  if (size !== undefined && rest.resolution !== undefined) errors['query.size'] = ['send size or resolution, not both'];
+  if (Object.keys(errors).length) throw validationFailed(errors, 'The estimate query is not valid');
+  const [width, height] = (size ?? '').split('x').map(Number);
+  const edit = {
+    timeline: { tracks: [{ clips: [{ asset: { type: 'shape', shape: 'circle', circle: { radius: 1 } }, start: 0, length: durationSec ?? 1 }] }] },
+    output: { format: video ? 'mp4' : 'png', ...(size !== undefined ? { size: { width, height } } : {}) },
+  };
+  return { body: { edit }, query: rest };
 }

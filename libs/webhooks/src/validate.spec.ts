@@ -43,11 +43,18 @@ describe('webhook endpoint input', () => {
   });
 
   it('refuses loopback and private literal hosts in production only', () => {
-    for (const url of ['https://127.0.0.1/x', 'https://10.0.0.8/x', 'https://[::1]/x', 'https://localhost/x', 'https://api.localhost/x', 'https://169.254.169.254/']) {
+    for (const url of ['https://127.0.0.1/x', 'https://10.0.0.8/x', 'https://[::1]/x', 'https://localhost/x', 'https://api.localhost/x']) {
       expect(errorsOf({ ...base, url }).url).toEqual(['must point to a public address']);
       expect(valueOf({ ...base, url }, dev).url).toBe(url);
     }
     expect(valueOf({ ...base, url: 'https://93.184.216.34/x' }).url).toBe('https://93.184.216.34/x');
+  });
+
+  it('refuses the cloud metadata addresses in development too (issue 21; libs/core ssrf.ts)', () => {
+    for (const url of ['http://169.254.169.254/latest/meta-data/', 'https://169.254.169.254/', 'http://[fd00:ec2::254]/', 'http://[fe80::1]/x']) {
+      expect(errorsOf({ ...base, url }, dev).url).toEqual(['must point to a public address']);
+      expect(errorsOf({ ...base, url: url.replace('http:', 'https:') }).url).toEqual(['must point to a public address']);
+    }
   });
 
   it('accepts variables in the url, checking its shape with them replaced, and refuses unknown ones', () => {

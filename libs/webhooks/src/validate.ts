@@ -93,7 +93,7 @@ function checkUrl(value: string, env: ValidateOptions['env'], errors: Collector,
   // Only what can be told without DNS; every delivery checks the resolved address again.
   const host = parsed.hostname.replace(/^\[|\]$/g, '').toLowerCase();
   const literal = parseIp(host);
-  if (env === 'production' && ((literal && !addressAllowed(literal, 'production')) || host === 'localhost' || host.endsWith('.localhost'))) {
+  if ((literal && !addressAllowed(literal, env)) || (env === 'production' && (host === 'localhost' || host.endsWith('.localhost')))) {
     errors.add(path, 'must point to a public address');
   }
   return url;

@@ -9,6 +9,7 @@ const HTTP_STATUS_CODES: Partial<Record<number, ErrorCode>> = {
   404: 'NOT_FOUND',
   405: 'METHOD_NOT_ALLOWED',
   413: 'PAYLOAD_TOO_LARGE',
+  414: 'URI_TOO_LONG',
   415: 'UNSUPPORTED_MEDIA_TYPE',
 };
 
@@ -36,6 +37,7 @@ export function toApiError(exception: unknown, req?: FastifyRequest): ApiError {
     const code = HTTP_STATUS_CODES[fst.statusCode];
     if (code === 'INVALID_REQUEST') return new ApiError(code, describe400({ code: fst.code, message: fst.message ?? '' }));
     if (code === 'PAYLOAD_TOO_LARGE') return new ApiError(code, 'The request body is larger than this endpoint accepts');
+    if (code === 'URI_TOO_LONG') return new ApiError(code, 'A path segment is longer than this API reads (ids are at most 100 characters)');
     if (code) return new ApiError(code, fst.message ?? code);
   }
   if (exception instanceof SyntaxError && fst?.statusCode === 400) {
@@ -44,17 +46,22 @@ export function toApiError(exception: unknown, req?: FastifyRequest): ApiError {
   return new ApiError('INTERNAL_ERROR', 'An unexpected error occurred; quote the request id when reporting it');
 }
 
+/** The §1/§7 envelope of an error (also written by the HTTP server's client-error hook, client-errors.ts). */
+export function errorBody(err: ApiError, requestId: string): ErrorEnvelope {
+  const body: ErrorEnvelope = { success: false, code: err.code, message: err.message, data: err.extras.data ?? null };
+  if (err.extras.errors) body.errors = err.extras.errors;
+  if (err.extras.checks) body.checks = err.extras.checks;
+  if (err.status >= 500) body.requestId = requestId;
+  return body;
+}
+
 export function sendError(exception: unknown, req: FastifyRequest, reply: FastifyReply): void {
   const err = toApiError(exception, req);
   if (err.code === 'INTERNAL_ERROR' && err !== exception) {
     logger.error(`${req.id} ${req.method} ${req.url}: ${(exception as Error)?.stack ?? String(exception)}`);
   }
-  const body: ErrorEnvelope = { success: false, code: err.code, message: err.message, data: err.extras.data ?? null };
-  if (err.extras.errors) body.errors = err.extras.errors;
-  if (err.extras.checks) body.checks = err.extras.checks;
-  if (err.status >= 500) body.requestId = String(req.id);
   if (err.extras.headers) void reply.headers(err.extras.headers);
-  void reply.status(err.status).send(body);
+  void reply.status(err.status).send(errorBody(err, String(req.id)));
 }
 
 @Catch()

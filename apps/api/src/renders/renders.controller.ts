@@ -5,7 +5,7 @@ import { ok, paged, pagination, parseListQuery, type ListSpec } from '#libs/core
 import { RENDER_KINDS, RENDER_STATUSES, RendersService } from '#libs/renders';
 import { ApiErrors, Scopes } from '../http/decorators.js';
 import { Principal, type KeyPrincipal } from '../http/principal.js';
-import { EstimateQueryDto, RenderBodyDto, RenderQueryDto, TEMPLATE_ID } from './renders.dto.js';
+import { EstimateGetQueryDto, EstimateQueryDto, RenderBodyDto, RenderQueryDto, TEMPLATE_ID } from './renders.dto.js';
 
 /** List renders (§4.1; sorts of decisions.md "Render record"). */
 export const RENDER_LIST: ListSpec = {
@@ -23,7 +23,7 @@ const CREATE_ERRORS = [
 ] as const;
 const ESTIMATE_ERRORS = [
   'INVALID_REQUEST', 'VALIDATION_FAILED', 'TEMPLATE_NOT_FOUND', 'TEMPLATE_NOT_OWNED', 'TEMPLATE_NOT_PUBLISHED', 'TEMPLATE_VALIDATION_FAILED', 'EMPTY_TIMELINE',
-  'LIMIT_IMAGE_SIZE', 'ENGINE_NOT_CONFIGURED',
+  'LIMIT_IMAGE_SIZE', 'ENGINE_NOT_CONFIGURED', 'FEATURE_VIDEOENABLED', 'LIMIT_VIDEO_DURATION', 'LIMIT_VIDEO_RESOLUTION', 'LIMIT_VIDEO_FPS',
 ] as const;
 
 /** §4.1 Renders. */
@@ -75,10 +75,10 @@ export class RendersController {
 
   @Get('estimate')
   @Scopes('renders:read')
-  @ApiOperation({ summary: 'Estimate the cost of a template render (templateId, type, scale, resolution, fps in the query)' })
+  @ApiOperation({ summary: 'Estimate the cost of a template render (templateId in the query), or of the output the query describes (type, durationSec, resolution, fps, size)' })
   @ApiErrors(...ESTIMATE_ERRORS)
-  async estimateGet(@Principal() p: KeyPrincipal, @Query() query: EstimateQueryDto) {
-    return ok(await this.renders.estimate(p, { body: {}, query }), 'Estimate');
+  async estimateGet(@Principal() p: KeyPrincipal, @Query() query: EstimateGetQueryDto) {
+    return ok(await this.renders.estimateQuery(p, query), 'Estimate');
   }
 
   @Post('estimate')

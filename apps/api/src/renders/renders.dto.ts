@@ -1,11 +1,11 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsArray, IsDefined, IsIn, IsInt, IsNumber, IsObject, IsOptional, IsPositive, IsString, Matches, Max, MaxLength, Min, ValidateIf, ValidateNested } from 'class-validator';
-import { OUTPUT_FORMATS, RESOLUTIONS } from '#libs/edit-spec';
-import type { RenderBody, RenderQuery } from '#libs/renders';
+import { MAX_OUTPUT_SIDE, OUTPUT_FORMATS, RESOLUTIONS } from '#libs/edit-spec';
+import type { EstimateQuery, RenderBody, RenderQuery } from '#libs/renders';
 import type { MergePair } from '#libs/templates';
 import { LIMITS } from '#libs/webhooks';
-import { MaxJsonLength, MayOmit } from '../http/validation.js';
+import { MaxJsonLength, MayOmit, Satisfies } from '../http/validation.js';
 
 /** A template id as the routes take it (`tpl_…`, the library's `tpl_lib_…`). */
 export const TEMPLATE_ID = /^[A-Za-z0-9_-]{1,64}$/;
@@ -71,4 +71,13 @@ export class RenderQueryDto implements RenderQuery {
 export class EstimateQueryDto extends RenderQueryDto {
   @ApiPropertyOptional({ description: 'The template to price (GET; a POST body may name it instead)' })
   @MayOmit() @IsString() @IsTemplateId() templateId?: string;
+}
+
+/** GET /v1/render/estimate: also the output priced without a template (spec decisions "HTTP methods"). */
+export class EstimateGetQueryDto extends EstimateQueryDto implements EstimateQuery {
+  @ApiPropertyOptional({ type: Number, minimum: 0.01, maximum: 86_400, description: 'Seconds of video to price (mp4, gif; without a templateId)', example: 30 })
+  @MayOmit() @Type(() => Number) @IsNumber() @Min(0.01) @Max(86_400) durationSec?: number;
+
+  @ApiPropertyOptional({ pattern: '^[1-9][0-9]{0,3}x[1-9][0-9]{0,3}$', description: `Output size WxH in pixels, each side 1 to ${MAX_OUTPUT_SIDE} (without a templateId; or use resolution)`, example: '1920x1080' })
+  @MayOmit() @IsString() @Satisfies('outputSize', (v) => typeof v === 'string' && /^[1-9][0-9]{0,3}x[1-9][0-9]{0,3}$/.test(v) && v.split('x').every((n) => Number(n) <= MAX_OUTPUT_SIDE), `size must be WxH in pixels, each side 1 to ${MAX_OUTPUT_SIDE}, such as 1920x1080`) size?: string;
 }
