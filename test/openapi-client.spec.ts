@@ -10,7 +10,7 @@ const run = promisify(execFile);
 // data.url, strict and without a single cast. A route whose answer lacks its schema leaves `data`
 // untyped and this program does not compile.
 
-/** The README's program (README "A typed TypeScript client"), with every property it reads typed. */
+/** A program as a user writes it, reading the render's fields typed (the README's example is checked too). */
 const PROGRAM = `
 import createClient from 'openapi-fetch';
 import type { paths } from './api.js';
@@ -47,7 +47,7 @@ const TSCONFIG = {
     strict: true, noEmit: true, target: 'es2022', module: 'esnext', moduleResolution: 'bundler', lib: ['es2022', 'dom'], types: [],
     skipLibCheck: true, noUncheckedIndexedAccess: true, exactOptionalPropertyTypes: true,
   },
-  files: ['client.ts'],
+  files: ['client.ts', 'readme.ts'],
 };
 
 /** Generates the client types from `doc` and type-checks PROGRAM against them; tsc's output ('' when clean). */
@@ -62,18 +62,27 @@ async function typeCheck(dir: string, doc: object): Promise<string> {
   }
 }
 
+/** The README's example ("A typed TypeScript client"), as a module; `process` declared (no Node types here). */
+function readmeExample(): string {
+  const readme = readFileSync('README.md', 'utf8');
+  const block = /A typed TypeScript client[\s\S]*?```ts\n([\s\S]*?)```/.exec(readme)?.[1];
+  if (!block) throw new Error('README.md has no TypeScript client example');
+  return `declare const process: { env: Record<string, string | undefined> };\n${block.replace(/^ {2}/gm, '')}\nexport {};\n`;
+}
+
 describe('a client generated from openapi.json (issue 21)', () => {
   // Inside the repository, so that the program finds openapi-fetch in node_modules.
   const dir = mkdtempSync(join(process.cwd(), '.openapi-client-'));
   const doc = JSON.parse(readFileSync('openapi.json', 'utf8')) as { paths: Record<string, Record<string, { responses: Record<string, { content?: object }> }>> };
   beforeAll(() => {
     writeFileSync(join(dir, 'client.ts'), PROGRAM);
+    writeFileSync(join(dir, 'readme.ts'), readmeExample());
     writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify(TSCONFIG));
     writeFileSync(join(dir, 'package.json'), '{"type":"module"}');
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('submits a render, polls it and reads data.url: strict, no cast', async () => {
+  it('submits a render, polls it and reads data.url: strict, no cast (and so does the README\'s example)', async () => {
     expect(await typeCheck(dir, doc)).toBe('');
   }, 30_000);
 
