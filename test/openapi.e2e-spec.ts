@@ -124,5 +124,22 @@ describe('the answers of the main routes match openapi.json (issue 21)', () => {
     const body = multipart([{ name: 'file', file: png, filename: 'dot.png', type: 'image/png' }]);
     const uploaded = await conforms('POST', '/v1/assets', '/v1/assets', 201, { headers: { 'x-api-key': key, ...body.headers }, payload: body.payload });
     await conforms('GET', `/v1/assets/${(uploaded.data as Json).id as string}`, '/v1/assets/{id}', 200);
+    await conforms('GET', '/v1/assets?scope=all', '/v1/assets', 200);
+    await conforms('GET', '/v1/templates/categories', '/v1/templates/categories', 200);
+    await conforms('DELETE', `/v1/assets/${(uploaded.data as Json).id as string}`, '/v1/assets/{id}', 200);
+  });
+
+  it('the Shotstack door answers in its documented shapes; captions and integrations list theirs', async () => {
+    const edit = {
+      timeline: { tracks: [{ clips: [{ asset: { type: 'shape', shape: 'circle', circle: { radius: 20 } }, start: 0, length: 1 }] }] },
+      output: { format: 'png', size: { width: 64, height: 64 } },
+    };
+    const queued = await conforms('POST', '/compat/shotstack/v1/render', '/compat/shotstack/v1/render', 201, { payload: edit });
+    const id = (queued.response as Json).id as string;
+    await conforms('GET', `/compat/shotstack/v1/render/${id}?data=true`, '/compat/shotstack/v1/render/{id}', 200);
+    await conforms('GET', '/v1/integrations', '/v1/integrations', 200);
+    await conforms('GET', '/v1/captions/providers', '/v1/captions/providers', 200);
+    await conforms('GET', '/v1/transcriptions', '/v1/transcriptions', 200);
+    await conforms('GET', '/health/ready', '/health/ready', 200, { headers: {} });
   });
 });
