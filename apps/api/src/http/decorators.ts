@@ -119,7 +119,7 @@ export interface EnvelopeOptions {
   /** With isArray: the page-number list's `pagination` (default), or the cursor list's `nextPageToken` (`'cursor'`), or none (false). */
   paged?: boolean | 'cursor';
   description?: string;
-  /** An example of `data`. */
+  /** An example of `data` (shown in the envelope: beside a $ref it would be ignored). */
   example?: unknown;
   /** Other media types the same status may answer with (e.g. a render's bytes with format=binary). */
   binary?: readonly string[];
@@ -136,7 +136,7 @@ export function ApiEnvelope(dto: Type | null, opts: EnvelopeOptions = {}) {
   const properties: Record<string, object> = {
     success: { type: 'boolean', enum: [true] },
     message: { type: 'string' },
-    data: opts.example === undefined ? data : { ...data, example: opts.example },
+    data,
   };
   const required = ['success', 'message', 'data'];
   if (opts.isArray && opts.paged === 'cursor') {
@@ -157,7 +157,9 @@ export function ApiEnvelope(dto: Type | null, opts: EnvelopeOptions = {}) {
     ApiResponse({
       status: opts.status ?? 200,
       description: opts.description ?? 'Success',
-      ...(opts.binary ? { content: { 'application/json': { schema }, ...binary } } : { schema }),
+      ...(opts.binary || opts.example !== undefined
+        ? { content: { 'application/json': { schema, ...(opts.example === undefined ? {} : { example: { success: true, message: 'OK', data: opts.example } }) }, ...binary } }
+        : { schema }),
     }),
   );
 }

@@ -5,7 +5,7 @@ import { ok, paged, pagination, parseListQuery, type ListSpec } from '#libs/core
 import { RENDER_KINDS, RENDER_STATUSES, RendersService } from '#libs/renders';
 import { ApiEnvelope, ApiErrors, ApiListQuery, Scopes } from '../http/decorators.js';
 import { Principal, type KeyPrincipal } from '../http/principal.js';
-import { EstimateDto, EstimateQueryDto, RENDER_EXAMPLE, RenderBodyDto, RenderDto, RenderQueryDto, TEMPLATE_ID } from './renders.dto.js';
+import { EstimateDto, EstimateQueryDto, RENDER_EXAMPLE, RENDER_VIEW_EXAMPLE, RenderBodyDto, RenderDto, RenderQueryDto, TEMPLATE_ID } from './renders.dto.js';
 
 /** List renders (§4.1; sorts of decisions.md "Render record"). */
 export const RENDER_LIST: ListSpec = {
@@ -38,7 +38,7 @@ export class RendersController {
   @ApiOperation({ summary: 'Create a render: a still answers done with its url (or its bytes with format=binary)' })
   @ApiHeader({ name: 'Idempotency-Key', required: false, description: '1 to 255 visible ASCII characters; a retry with it returns the original render (§1.4)' })
   @ApiBody({ type: RenderBodyDto, examples: { edit: { summary: 'A still from an edit spec', value: RENDER_EXAMPLE }, template: { summary: 'A template with field values', value: { templateId: 'tpl_01JD3Q4Z5X6Y7W8V9T0S1R2Q3P', values: { HEADLINE: 'Spring sale' } } } } })
-  @ApiEnvelope(RenderDto, { description: 'A still, rendered (status done, url set); with format=binary its bytes', binary: ['image/png', 'image/jpeg', 'application/pdf'] })
+  @ApiEnvelope(RenderDto, { description: 'A still, rendered (status done, url set); with format=binary its bytes', example: RENDER_VIEW_EXAMPLE, binary: ['image/png', 'image/jpeg', 'application/pdf'] })
   @ApiEnvelope(RenderDto, { status: 202, description: 'A video, queued: poll GET /v1/render/{id} until it settles, or wait for the webhook' })
   @ApiErrors(...CREATE_ERRORS)
   async create(
@@ -110,7 +110,7 @@ export class RendersController {
   @Get(':id')
   @Scopes('renders:read')
   @ApiOperation({ summary: 'Retrieve a render; poll it until it settles' })
-  @ApiEnvelope(RenderDto, { description: 'The render; settled once status is done, failed or cancelled' })
+  @ApiEnvelope(RenderDto, { description: 'The render; settled once status is done, failed or cancelled', example: RENDER_VIEW_EXAMPLE })
   @ApiErrors('RENDER_NOT_FOUND')
   async get(@Principal() p: KeyPrincipal, @Param('id') id: string) {
     return ok(this.renders.view(await this.renders.get(p.workspaceId, id)));

@@ -145,3 +145,12 @@ export const RENDER_EXAMPLE = {
     output: { format: 'png', size: { width: 1080, height: 1080 } },
   },
 };
+
+/** A finished still as GET /v1/render/{id} shows it (the document's example). */
+export const RENDER_VIEW_EXAMPLE = {
+  id: RENDER_ID, status: 'done', kind: 'image', templateId: null, templateVersion: null,
+  url: `https://media.example.com/files/r/${RENDER_ID}/a1b2c3.png`, posterUrl: null, thumbnailUrl: null, format: 'png',
+  width: 1080, height: 1080, duration: null, fileSizeBytes: 48213, renderTime: 412, credits: 1, watermarked: false, mode: 'live',
+  expiresAt: '2026-12-27T10:00:00.412Z', error: null, progress: 1, cancelRequested: false, metadata: { order: 7 },
+  createdAt: '2026-11-27T10:00:00.000Z', updatedAt: '2026-11-27T10:00:00.412Z', startedAt: '2026-11-27T10:00:00.020Z', completedAt: '2026-11-27T10:00:00.412Z',
+};
