@@ -7,6 +7,8 @@ export const AUTH_META = 'mr:auth';
 export const FEATURE_META = 'mr:feature';
 export const INTEGRATION_META = 'mr:integration';
 const ERRORS_META = 'mr:errors';
+/** The @nestjs/swagger metadata key of ApiResponse. */
+const API_RESPONSE_META = 'swagger/apiResponse';
 
 /** How a route authenticates; every route declares one (a test walks them all). */
 export type RouteAuth =
@@ -39,6 +41,11 @@ export function ApiErrors(...codes: ErrorCode[]): MethodDecorator & ClassDecorat
     Reflect.defineMetadata(ERRORS_META, all, holder);
     const byStatus = new Map<number, ErrorCode[]>();
     for (const code of all) byStatus.set(ERROR_STATUS[code], [...(byStatus.get(ERROR_STATUS[code]) ?? []), code]);
+    // Each use re-documents every status with the whole list: the previous entries go first, or
+    // @nestjs/swagger would join their descriptions ("A\n\nA | B").
+    const documented = { ...((Reflect.getMetadata(API_RESPONSE_META, holder) as Record<string, unknown> | undefined) ?? {}) };
+    for (const status of byStatus.keys()) delete documented[status];
+    Reflect.defineMetadata(API_RESPONSE_META, documented, holder);
     for (const [status, list] of byStatus) {
       ApiResponse({ status, description: list.join(' | '), schema: errorSchema(list) })(target, key as string, descriptor as PropertyDescriptor);
     }
