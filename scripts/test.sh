@@ -24,6 +24,8 @@ if [ $# -eq 0 ]; then
   node node_modules/eslint/bin/eslint.js --max-warnings 0 . || { echo "lint: failed (npm run lint)" >&2; status=1; }
   # The Remotion composition (*.tsx) is bundled at run time, not by the build: type-checked here.
   node node_modules/typescript/bin/tsc -p libs/video/remotion || { echo "lint: the composition does not type-check (npm run lint)" >&2; status=1; }
+  # The committed OpenAPI document against Redocly's recommended rules (redocly.yaml): errors fail the run.
+  node node_modules/@redocly/cli/bin/cli.js lint --format=stylish openapi.json || { echo "lint: openapi.json breaks redocly.yaml's rules (npx redocly lint openapi.json)" >&2; status=1; }
 fi
 node --experimental-vm-modules node_modules/jest/bin/jest.js --ci --json --outputFile="$work/jest.json" "$@" || status=1
 # One plain closing line for CI readers: "tests: N passed, N failed".

@@ -49,6 +49,32 @@ describe('every route declares who may call it (STYLE.md; §5)', () => {
     expect(problems).toEqual([]);
   });
 
+  it('documents each operation\'s security and its success answer with a schema (issue 21: a generated client knows what it gets)', () => {
+    const doc = buildOpenApiDocument(api.app, { prefix: 'api' });
+    const problems: string[] = [];
+    let operations = 0;
+    for (const [path, item] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(item as Record<string, { security?: unknown; responses?: Record<string, { content?: Record<string, { schema?: unknown }> }> }>)) {
+        operations++;
+        const label = `${method} ${path}`;
+        // @Scopes/@Session name their schemes; @Public() says `security: []` (no credentials) out loud.
+        if (!Array.isArray(op.security)) problems.push(`${label}: no security (declare @Scopes, @Session or @Public)`);
+        const success = Object.entries(op.responses ?? {}).filter(([status]) => /^2\d\d$/.test(status));
+        if (success.length === 0) problems.push(`${label}: no 2xx response (@ApiEnvelope)`);
+        // A HEAD answer has no body; every other success answer shows its schema.
+        for (const [status, res] of success) {
+          if (method === 'head' || status === '204') continue;
+          const schemas = Object.values(res.content ?? {}).map((c) => c.schema);
+          if (schemas.length === 0 || schemas.some((x) => !x)) problems.push(`${label}: ${status} has no schema (@ApiEnvelope)`);
+        }
+      }
+    }
+    expect(operations).toBeGreaterThan(70);
+    expect(problems).toEqual([]);
+    expect(doc.paths['/health'].get!.security).toEqual([]);
+    expect(doc.paths['/credits'].get!.security).toEqual([{ session: [], org: [] }]);
+  });
+
   it('keeps openapi.json current (regenerate with `npm run openapi`)', () => {
     const committed = JSON.parse(readFileSync('openapi.json', 'utf8'));
     const fresh = JSON.parse(JSON.stringify(buildOpenApiDocument(api.app, { prefix: 'api' })));

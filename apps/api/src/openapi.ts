@@ -2,6 +2,26 @@ import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
 import { ERROR_STATUS, type AppConfig } from '#libs/core';
 
+/** The schema of `null` in OpenAPI 3.0 (which has no null type: nullable applies to the type beside it). */
+const NULL_SCHEMA = { type: 'object', nullable: true, enum: [null] };
+
+/**
+ * @nestjs/swagger writes a nullable property of a DTO type as {nullable, type: object, allOf: [$ref]},
+ * which no null passes (the allOf still applies; OpenAPI 3.0.3 §4.7.24.1): rewritten as
+ * anyOf [$ref, null], which validators and generated clients (`T | null`) read alike.
+ */
+function nullableRefs<T>(node: T): T {
+  if (Array.isArray(node)) return node.map(nullableRefs) as T;
+  if (!node || typeof node !== 'object') return node;
+  const out = Object.fromEntries(Object.entries(node).map(([k, v]) => [k, nullableRefs(v)])) as Record<string, unknown>;
+  const allOf = out.allOf as unknown[] | undefined;
+  if (out.nullable === true && allOf?.length === 1 && (out.type === undefined || out.type === 'object')) {
+    const { nullable: _n, type: _t, allOf: _a, ...rest } = out;
+    return { ...rest, anyOf: [allOf[0], NULL_SCHEMA] } as T;
+  }
+  return out as T;
+}
+
 /** The OpenAPI document of the API, generated from the controllers' decorators. */
 export function buildOpenApiDocument(app: INestApplication, config: Pick<AppConfig, 'prefix'>): OpenAPIObject {
   const builder = new DocumentBuilder()
@@ -18,6 +38,8 @@ export function buildOpenApiDocument(app: INestApplication, config: Pick<AppConf
     .addApiKey({ type: 'apiKey', in: 'header', name: 'X-Service-Org', description: 'Workspace id for session routes' }, 'org')
     .build();
   const doc = SwaggerModule.createDocument(app, builder, { ignoreGlobalPrefix: true });
+  // package.json's "license" (no licence granted yet): change both together.
+  doc.info.license = { name: 'UNLICENSED' };
   doc.components ??= {};
   doc.components.schemas = {
     ...doc.components.schemas,
@@ -28,7 +50,7 @@ export function buildOpenApiDocument(app: INestApplication, config: Pick<AppConf
         success: { type: 'boolean', enum: [false] },
         code: { type: 'string', enum: Object.keys(ERROR_STATUS) },
         message: { type: 'string', description: 'Human text; clients branch on code, never on message' },
-        data: { nullable: true, description: 'null, except where a code documents a payload' },
+        data: { type: 'object', nullable: true, additionalProperties: true, description: 'null, except where a code documents a payload' },
         errors: {
           type: 'object',
           additionalProperties: { type: 'array', items: { type: 'string' } },
@@ -42,7 +64,7 @@ export function buildOpenApiDocument(app: INestApplication, config: Pick<AppConf
       },
     },
   };
-  return doc;
+  return nullableRefs(doc);
 }
 
 export function mountOpenApi(app: INestApplication, config: Pick<AppConfig, 'prefix'>): OpenAPIObject {

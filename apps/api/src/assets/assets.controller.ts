@@ -59,6 +59,7 @@ export class AssetsController {
   @Delete(':id')
   @Scopes('assets:write')
   @ApiOperation({ summary: 'Delete an asset and its stored files; the storage it used is given back' })
+  @ApiEnvelope(null, { description: 'Deleted with its files' })
   @ApiErrors('ASSET_NOT_FOUND', 'ASSET_READ_ONLY')
   async delete(@Principal() p: KeyPrincipal, @Param('id') id: string) {
     await this.assets.delete(p.workspaceId, id);

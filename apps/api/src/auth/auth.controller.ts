@@ -62,6 +62,7 @@ export class AuthController {
   @HttpCode(200)
   @Session({ workspace: false })
   @ApiOperation({ summary: 'Revoke every token of the account on every device' })
+  @ApiEnvelope(null, { description: 'Signed out' })
   async signOut(@SessionUser() session: SessionPrincipal) {
     await this.auth.signOut(session.userId);
     return ok(null, 'Signed out everywhere');

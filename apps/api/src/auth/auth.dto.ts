@@ -1,5 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { IsString, Length, MaxLength } from 'class-validator';
+import { CreditsBalanceDto } from '../credits/credits.dto.js';
 
 export class SendOtpDto {
   @ApiProperty({ example: '+4915112345678', description: 'International form; spaces, dashes and brackets are ignored' })
@@ -46,5 +47,5 @@ export class SessionDto extends TokensDto {
   @ApiProperty({ type: SessionUserDto }) user!: SessionUserDto;
   @ApiProperty({ type: SessionOrgDto }) organization!: SessionOrgDto;
   @ApiProperty({ type: PlanDto }) plan!: PlanDto;
-  @ApiProperty({ description: 'The credit balance (GET /credits)' }) credits!: object;
+  @ApiProperty({ type: CreditsBalanceDto, description: 'The credit balance (GET /credits)' }) credits!: CreditsBalanceDto;
 }

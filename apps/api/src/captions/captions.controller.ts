@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Res } from '@nestjs/common';
-import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import {
   CaptionsService, SPEECH_PROVIDERS, TranscriptionsService, type CaptionRequest, type SpeechProvider, type TranscriptionSource,
@@ -97,7 +97,7 @@ export class CaptionsController {
   @Scopes('assets:write')
   @ApiOperation({ summary: 'Generate captions (older path of POST /v1/captions, fewer options): answers Deprecation and Link headers', deprecated: true })
   @ApiEnvelope(TranscriptionDto, { status: 202 })
-  @ApiResponse({ status: 200, description: 'Answered from the cache' })
+  @ApiEnvelope(TranscriptionDto, { description: 'Answered from the cache (status done)' })
   @ApiErrors(...GENERATE_ERRORS)
   async generateOlder(@Principal() p: KeyPrincipal, @Body() body: TranscriptionRequestDto, @Res({ passthrough: true }) reply: FastifyReply) {
     reply.header('deprecation', 'true');

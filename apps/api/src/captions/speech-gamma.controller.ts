@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, Inject, Post, Res } from '@nestjs/common';
-import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { CaptionsService } from '#libs/captions';
 import { ApiError, ok, type AppConfig } from '#libs/core';
@@ -31,7 +31,7 @@ export class SpeechGammaController {
   @Integration('speech-gamma')
   @ApiOperation({ summary: 'Generate captions with speech-gamma (MP3, WAV, FLAC or OGG; a video is refused): 200 on a cache hit, else 202' })
   @ApiEnvelope(TranscriptionDto, { status: 202 })
-  @ApiResponse({ status: 200, description: 'Answered from the cache' })
+  @ApiEnvelope(TranscriptionDto, { description: 'Answered from the cache (status done)' })
   @ApiErrors(...GENERATE_ERRORS)
   async generate(@Principal() p: KeyPrincipal, @Body() body: GammaCaptionsRequestDto, @Res({ passthrough: true }) reply: FastifyReply) {
     const source = sourceOf(body);

@@ -1,8 +1,9 @@
 import { Controller, Get, Query } from '@nestjs/common';
-import { ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CursorCodec, cursorPage, ok, parseListQuery, type ListSpec } from '#libs/core';
 import { CREDIT_KINDS, CreditsService, LEDGER_REASONS } from '#libs/credits';
-import { ApiErrors, Session } from '../http/decorators.js';
+import { ApiEnvelope, ApiErrors, ApiListQuery, Session } from '../http/decorators.js';
+import { CreditsBalanceDto, LedgerEntryDto } from './credits.dto.js';
 import { SessionUser, type SessionPrincipal } from '../http/principal.js';
 
 const HISTORY: ListSpec = {
@@ -24,6 +25,7 @@ export class CreditsController {
   @Get()
   @Session()
   @ApiOperation({ summary: 'Current credit balance (§2)' })
+  @ApiEnvelope(CreditsBalanceDto)
   async balance(@SessionUser() s: SessionPrincipal) {
     return ok(await this.credits.balance(s.workspaceId, s.plan.code));
   }
@@ -31,12 +33,8 @@ export class CreditsController {
   @Get('history')
   @Session()
   @ApiOperation({ summary: 'Credit ledger, newest first (cursor list)' })
-  @ApiQuery({ name: 'limit', required: false, type: Number })
-  @ApiQuery({ name: 'pageToken', required: false })
-  @ApiQuery({ name: 'kind', required: false, description: CREDIT_KINDS.join(', ') })
-  @ApiQuery({ name: 'reason', required: false, description: LEDGER_REASONS.join(', ') })
-  @ApiQuery({ name: 'createdFrom', required: false })
-  @ApiQuery({ name: 'createdTo', required: false })
+  @ApiListQuery(HISTORY)
+  @ApiEnvelope(LedgerEntryDto, { isArray: true, paged: 'cursor' })
   @ApiErrors('INVALID_LIST_QUERY')
   async history(@SessionUser() s: SessionPrincipal, @Query() raw: Record<string, unknown>) {
     const q = parseListQuery(HISTORY, raw);

@@ -1,12 +1,14 @@
 import { applyDecorators, SetMetadata, type Type } from '@nestjs/common';
-import { ApiBearerAuth, ApiExtension, ApiExtraModels, ApiResponse, ApiSecurity, getSchemaPath } from '@nestjs/swagger';
-import { ERROR_STATUS, PLAN_FEATURES, type ErrorCode, type PlanFeature, type Scope } from '#libs/core';
+import { ApiBearerAuth, ApiExtension, ApiExtraModels, ApiQuery, ApiResponse, ApiSecurity, getSchemaPath } from '@nestjs/swagger';
+import { ERROR_STATUS, PLAN_FEATURES, type ErrorCode, type ListSpec, type PlanFeature, type Scope } from '#libs/core';
 import type { IntegrationProvider } from '#libs/integrations';
 
 export const AUTH_META = 'mr:auth';
 export const FEATURE_META = 'mr:feature';
 export const INTEGRATION_META = 'mr:integration';
 const ERRORS_META = 'mr:errors';
+/** The @nestjs/swagger metadata key of ApiResponse. */
+const API_RESPONSE_META = 'swagger/apiResponse';
 
 /** How a route authenticates; every route declares one (a test walks them all). */
 export type RouteAuth =
@@ -39,14 +41,31 @@ export function ApiErrors(...codes: ErrorCode[]): MethodDecorator & ClassDecorat
     Reflect.defineMetadata(ERRORS_META, all, holder);
     const byStatus = new Map<number, ErrorCode[]>();
     for (const code of all) byStatus.set(ERROR_STATUS[code], [...(byStatus.get(ERROR_STATUS[code]) ?? []), code]);
+    // Each use re-documents every status with the whole list: the previous entries go first, or
+    // @nestjs/swagger would join their descriptions ("A\n\nA | B").
+    const documented = { ...((Reflect.getMetadata(API_RESPONSE_META, holder) as Record<string, unknown> | undefined) ?? {}) };
+    for (const status of byStatus.keys()) delete documented[status];
+    Reflect.defineMetadata(API_RESPONSE_META, documented, holder);
     for (const [status, list] of byStatus) {
       ApiResponse({ status, description: list.join(' | '), schema: errorSchema(list) })(target, key as string, descriptor as PropertyDescriptor);
     }
   };
 }
 
-/** A route open to anyone. */
-export const Public = () => SetMetadata(AUTH_META, { kind: 'public' } satisfies RouteAuth);
+/** The @nestjs/swagger metadata key of ApiOperation (its decorator would reset the summary). */
+const API_OPERATION_META = 'swagger/apiOperation';
+
+/**
+ * A route open to anyone; documented with an explicit `security: []` (no credentials), merged into
+ * the operation so that it survives the explorer, which drops an empty ApiSecurity.
+ */
+export function Public(): MethodDecorator {
+  return (target, key, descriptor) => {
+    SetMetadata(AUTH_META, { kind: 'public' } satisfies RouteAuth)(target, key, descriptor);
+    const op = descriptor.value as object;
+    Reflect.defineMetadata(API_OPERATION_META, { ...(Reflect.getMetadata(API_OPERATION_META, op) as object | undefined), security: [] }, op);
+  };
+}
 
 /**
  * A route for API keys holding every scope named (none named: any valid key). Carries the
@@ -99,26 +118,84 @@ export function Integration(provider: IntegrationProvider) {
   );
 }
 
-/** Documents a success answer as the envelope {success, message, data: <dto>} (contract §1, convention 2). */
-export function ApiEnvelope(dto: Type, opts: { status?: number; isArray?: boolean; paged?: boolean; description?: string } = {}) {
-  const data = opts.isArray ? { type: 'array', items: { $ref: getSchemaPath(dto) } } : { $ref: getSchemaPath(dto) };
+export interface EnvelopeOptions {
+  /** The HTTP status of the answer (default 200). */
+  status?: number;
+  /** `data` is an array of the model. */
+  isArray?: boolean;
+  /** With isArray: the page-number list's `pagination` (default), or the cursor list's `nextPageToken` (`'cursor'`), or none (false). */
+  paged?: boolean | 'cursor';
+  description?: string;
+  /** An example of `data` (shown in the envelope: beside a $ref it would be ignored). */
+  example?: unknown;
+  /** Other media types the same status may answer with (e.g. a render's bytes with format=binary). */
+  binary?: readonly string[];
+}
+
+/**
+ * Documents a success answer as the envelope {success, message, data: <dto>} (contract §1, convention 2),
+ * with the list's `pagination` or `nextPageToken` where the route has them. `null` as the model: the
+ * answer's data is null (a delete, a sign-out).
+ */
+export function ApiEnvelope(dto: Type | null, opts: EnvelopeOptions = {}) {
+  const model = dto ? { $ref: getSchemaPath(dto) } : undefined;
+  const data = !model ? { type: 'object', nullable: true, enum: [null], description: 'Always null' } : opts.isArray ? { type: 'array', items: model } : model;
   const properties: Record<string, object> = {
     success: { type: 'boolean', enum: [true] },
     message: { type: 'string' },
     data,
   };
-  if (opts.isArray && opts.paged !== false) {
+  const required = ['success', 'message', 'data'];
+  if (opts.isArray && opts.paged === 'cursor') {
+    properties.nextPageToken = { type: 'string', nullable: true, description: 'Pass as pageToken for the next page; null on the last page' };
+    required.push('nextPageToken');
+  } else if (opts.isArray && opts.paged !== false) {
     properties.pagination = {
       type: 'object',
+      required: ['page', 'limit', 'total', 'totalPages'],
       properties: { page: { type: 'integer' }, limit: { type: 'integer' }, total: { type: 'integer' }, totalPages: { type: 'integer' } },
     };
+    required.push('pagination');
   }
+  const schema = { type: 'object', required, properties };
+  const binary = Object.fromEntries((opts.binary ?? []).map((type) => [type, { schema: { type: 'string', format: 'binary' } }]));
   return applyDecorators(
-    ApiExtraModels(dto),
+    ...(dto ? [ApiExtraModels(dto)] : []),
     ApiResponse({
       status: opts.status ?? 200,
       description: opts.description ?? 'Success',
-      schema: { type: 'object', required: ['success', 'message', 'data'], properties },
+      ...(opts.binary || opts.example !== undefined
+        ? { content: { 'application/json': { schema, ...(opts.example === undefined ? {} : { example: { success: true, message: 'OK', data: opts.example } }) }, ...binary } }
+        : { schema }),
     }),
+  );
+}
+
+/** Documents a success answer that is not the envelope (the Shotstack door answers in Shotstack's shapes). */
+export function ApiRaw(dto: Type, opts: { status?: number; description?: string } = {}) {
+  return applyDecorators(ApiExtraModels(dto), ApiResponse({ status: opts.status ?? 200, description: opts.description ?? 'Success', schema: { $ref: getSchemaPath(dto) } }));
+}
+
+/**
+ * Documents the query of a list route from the ListSpec its handler parses (§1.6, libs/core
+ * list-query): page, limit, sort and order (or the cursor list's limit and pageToken), the set
+ * filters, date pairs, booleans and search. One spec, so the document cannot drift from the parser.
+ */
+export function ApiListQuery(spec: ListSpec) {
+  const limit = spec.limit ?? { default: 20, max: 100 };
+  const q = (name: string, description: string, extra: object = {}) => ApiQuery({ name, required: false, description, ...extra });
+  return applyDecorators(
+    ...(spec.cursor
+      ? [q('pageToken', 'The nextPageToken of the previous page')]
+      : [
+          q('page', 'From 1', { type: 'integer', minimum: 1 }),
+          q('sort', `Default ${spec.defaultSort}`, { enum: [...spec.sort] }),
+          q('order', `Default ${spec.defaultOrder ?? 'desc'}`, { enum: ['asc', 'desc'] }),
+        ]),
+    q('limit', `1 to ${limit.max}, default ${limit.default}`, { type: 'integer', minimum: 1, maximum: limit.max }),
+    ...Object.entries(spec.sets ?? {}).map(([name, set]) => q(name, `Comma-separated ${'pattern' in set ? set.describe : `values of: ${set.join(', ')}`}`)),
+    ...(spec.dates ?? []).flatMap((d) => [q(`${d}From`, 'ISO 8601 date-time, inclusive', { format: 'date-time' }), q(`${d}To`, 'ISO 8601 date-time, inclusive', { format: 'date-time' })]),
+    ...(spec.booleans ?? []).map((name) => q(name, 'true or false', { enum: ['true', 'false'] })),
+    ...(spec.search ? [q('search', `Up to ${spec.search.maxLength} characters`, { maxLength: spec.search.maxLength })] : []),
   );
 }

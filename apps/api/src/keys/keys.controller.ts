@@ -2,9 +2,9 @@ import { Body, Controller, Delete, Get, Param, Post, Query } from '@nestjs/commo
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiError, ok, paged, pagination, parseListQuery, type ListSpec } from '#libs/core';
 import { KeysService, type ApiKey } from '#libs/keys';
-import { ApiEnvelope, ApiErrors, Scopes, Session } from '../http/decorators.js';
+import { ApiEnvelope, ApiErrors, ApiListQuery, Scopes, Session } from '../http/decorators.js';
 import { Principal, SessionUser, type KeyPrincipal, type SessionPrincipal } from '../http/principal.js';
-import { CreateKeyDto, CurrentKeyDto } from './keys.dto.js';
+import { CreatedKeyDto, CreateKeyDto, CurrentKeyDto, KeyDto, RevokedKeyDto } from './keys.dto.js';
 
 const KEY_LIST: ListSpec<'createdAt' | 'name'> = {
   sort: ['createdAt', 'name'],
@@ -57,6 +57,8 @@ export class OrganizationKeysController {
   @Get()
   @Session()
   @ApiOperation({ operationId: 'OrganizationController_listKeys', summary: 'List the workspace\'s API keys (never the keys themselves)' })
+  @ApiListQuery(KEY_LIST)
+  @ApiEnvelope(KeyDto, { isArray: true })
   @ApiErrors('INVALID_LIST_QUERY')
   async list(@SessionUser() s: SessionPrincipal, @Query() raw: Record<string, unknown>) {
     const q = parseListQuery(KEY_LIST, raw);
@@ -67,6 +69,7 @@ export class OrganizationKeysController {
   @Post()
   @Session({ role: 'owner' })
   @ApiOperation({ operationId: 'OrganizationController_createKey', summary: 'Create an API key; the key is in this answer only' })
+  @ApiEnvelope(CreatedKeyDto, { status: 201, description: 'Created; data.key is shown this once' })
   @ApiErrors('INVALID_REQUEST', 'LIMIT_APIKEYS')
   async create(@SessionUser() s: SessionPrincipal, @Body() body: CreateKeyDto) {
     const created = await this.keys.create({
@@ -79,6 +82,7 @@ export class OrganizationKeysController {
   @Delete(':id')
   @Session({ role: 'owner' })
   @ApiOperation({ operationId: 'OrganizationController_revokeKey', summary: 'Revoke an API key (effective on its next request)' })
+  @ApiEnvelope(RevokedKeyDto)
   @ApiErrors('API_KEY_NOT_FOUND')
   async revoke(@SessionUser() s: SessionPrincipal, @Param('id') id: string) {
     const key = await this.keys.revoke(id, s.workspaceId);

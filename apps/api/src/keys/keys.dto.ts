@@ -35,3 +35,32 @@ export class CreateKeyDto {
   @ApiProperty({ required: false, format: 'date-time' })
   @IsOptional() @IsISO8601({ strict: true }) expiresAt?: string;
 }
+
+/** An API key as the dashboard lists it (never the key itself). */
+export class KeyDto {
+  @ApiProperty({ example: 'key_01JD3Q4Z5X6Y7W8V9T0S1R2Q3P' }) id!: string;
+  @ApiProperty({ enum: ['live', 'test'] }) mode!: string;
+  @ApiProperty({ nullable: true, type: String }) name!: string | null;
+  @ApiProperty({ example: 'pk_live_…a1B2' }) hint!: string;
+  @ApiProperty({ enum: SCOPES, isArray: true }) scopes!: string[];
+  @ApiProperty({ type: [String] }) ipAllowlist!: string[];
+  @ApiProperty({ nullable: true, type: String, format: 'date-time' }) expiresAt!: string | null;
+  @ApiProperty({ nullable: true, type: String, format: 'date-time' }) revokedAt!: string | null;
+  @ApiProperty({ format: 'date-time' }) createdAt!: string;
+}
+
+/** A new API key: the key itself, shown this once. */
+export class CreatedKeyDto {
+  @ApiProperty({ example: 'key_01JD3Q4Z5X6Y7W8V9T0S1R2Q3P' }) id!: string;
+  @ApiProperty({ description: 'The API key; not shown again', example: 'pk_live_…' }) key!: string;
+  @ApiProperty({ example: 'pk_live_…a1B2' }) hint!: string;
+  @ApiProperty({ enum: ['live', 'test'] }) mode!: string;
+  @ApiProperty({ enum: SCOPES, isArray: true }) scopes!: string[];
+  @ApiProperty({ type: [String] }) ipAllowlist!: string[];
+  @ApiProperty({ nullable: true, type: String, format: 'date-time' }) expiresAt!: string | null;
+}
+
+export class RevokedKeyDto {
+  @ApiProperty() id!: string;
+  @ApiProperty({ enum: [true] }) revoked!: boolean;
+}

@@ -1,11 +1,11 @@
 import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Res, StreamableFile } from '@nestjs/common';
-import { ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { ok, paged, pagination, parseListQuery, type ListSpec } from '#libs/core';
 import { RENDER_KINDS, RENDER_STATUSES, RendersService } from '#libs/renders';
-import { ApiErrors, Scopes } from '../http/decorators.js';
+import { ApiEnvelope, ApiErrors, ApiListQuery, Scopes } from '../http/decorators.js';
 import { Principal, type KeyPrincipal } from '../http/principal.js';
-import { EstimateGetQueryDto, EstimateQueryDto, RenderBodyDto, RenderQueryDto, TEMPLATE_ID } from './renders.dto.js';
+import { EstimateDto, EstimateGetQueryDto, EstimateQueryDto, RENDER_EXAMPLE, RENDER_VIEW_EXAMPLE, RenderBodyDto, RenderDto, RenderQueryDto, TEMPLATE_ID } from './renders.dto.js';
 
 /** List renders (§4.1; sorts of decisions.md "Render record"). */
 export const RENDER_LIST: ListSpec = {
@@ -37,6 +37,9 @@ export class RendersController {
   @Scopes('renders:write')
   @ApiOperation({ summary: 'Create a render: a still answers done with its url (or its bytes with format=binary)' })
   @ApiHeader({ name: 'Idempotency-Key', required: false, description: '1 to 255 visible ASCII characters; a retry with it returns the original render (§1.4)' })
+  @ApiBody({ type: RenderBodyDto, examples: { edit: { summary: 'A still from an edit spec', value: RENDER_EXAMPLE }, template: { summary: 'A template with field values', value: { templateId: 'tpl_01JD3Q4Z5X6Y7W8V9T0S1R2Q3P', values: { HEADLINE: 'Spring sale' } } } } })
+  @ApiEnvelope(RenderDto, { description: 'A still, rendered (status done, url set); with format=binary its bytes', example: RENDER_VIEW_EXAMPLE, binary: ['image/png', 'image/jpeg', 'application/pdf'] })
+  @ApiEnvelope(RenderDto, { status: 202, description: 'A video, queued: poll GET /v1/render/{id} until it settles, or wait for the webhook' })
   @ApiErrors(...CREATE_ERRORS)
   async create(
     @Principal() p: KeyPrincipal,
@@ -76,6 +79,7 @@ export class RendersController {
   @Get('estimate')
   @Scopes('renders:read')
   @ApiOperation({ summary: 'Estimate the cost of a template render (templateId in the query), or of the output the query describes (type, durationSec, resolution, fps, size)' })
+  @ApiEnvelope(EstimateDto)
   @ApiErrors(...ESTIMATE_ERRORS)
   async estimateGet(@Principal() p: KeyPrincipal, @Query() query: EstimateGetQueryDto) {
     return ok(await this.renders.estimateQuery(p, query), 'Estimate');
@@ -85,6 +89,7 @@ export class RendersController {
   @HttpCode(200)
   @Scopes('renders:read')
   @ApiOperation({ summary: 'Estimate the cost of a render body, without rendering or holding credits' })
+  @ApiEnvelope(EstimateDto)
   @ApiErrors(...ESTIMATE_ERRORS)
   async estimatePost(@Principal() p: KeyPrincipal, @Body() body: RenderBodyDto, @Query() query: EstimateQueryDto) {
     return ok(await this.renders.estimate(p, { body, query }), 'Estimate');
@@ -93,6 +98,8 @@ export class RendersController {
   @Get()
   @Scopes('renders:read')
   @ApiOperation({ summary: 'List renders (status, kind, templateId sets; created/completed date pairs)' })
+  @ApiListQuery(RENDER_LIST)
+  @ApiEnvelope(RenderDto, { isArray: true })
   @ApiErrors('INVALID_LIST_QUERY')
   async list(@Principal() p: KeyPrincipal, @Query() raw: Record<string, unknown>) {
     const q = parseListQuery(RENDER_LIST, raw);
@@ -103,6 +110,7 @@ export class RendersController {
   @Get(':id')
   @Scopes('renders:read')
   @ApiOperation({ summary: 'Retrieve a render; poll it until it settles' })
+  @ApiEnvelope(RenderDto, { description: 'The render; settled once status is done, failed or cancelled', example: RENDER_VIEW_EXAMPLE })
   @ApiErrors('RENDER_NOT_FOUND')
   async get(@Principal() p: KeyPrincipal, @Param('id') id: string) {
     return ok(this.renders.view(await this.renders.get(p.workspaceId, id)));
@@ -112,6 +120,8 @@ export class RendersController {
   @HttpCode(200)
   @Scopes('renders:write')
   @ApiOperation({ summary: 'Cancel a render: queued → cancelled (200), working → cancelRequested (202)' })
+  @ApiEnvelope(RenderDto, { description: 'Cancelled (it was queued); credits released' })
+  @ApiEnvelope(RenderDto, { status: 202, description: 'Cancellation requested (it was working; cancelRequested true)' })
   @ApiErrors('RENDER_NOT_FOUND', 'ALREADY_SETTLED')
   async cancel(@Principal() p: KeyPrincipal, @Param('id') id: string, @Res({ passthrough: true }) reply: FastifyReply) {
     const { render, immediate } = await this.renders.cancel(p.workspaceId, id);

@@ -2,7 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsArray, IsDefined, IsIn, IsInt, IsNumber, IsObject, IsOptional, IsPositive, IsString, Matches, Max, MaxLength, Min, ValidateIf, ValidateNested } from 'class-validator';
 import { MAX_OUTPUT_SIDE, OUTPUT_FORMATS, RESOLUTIONS } from '#libs/edit-spec';
-import type { EstimateQuery, RenderBody, RenderQuery } from '#libs/renders';
+import { RENDER_KINDS, RENDER_STATUSES, type EstimateQuery, type RenderBody, type RenderQuery } from '#libs/renders';
 import type { MergePair } from '#libs/templates';
 import { LIMITS } from '#libs/webhooks';
 import { MaxJsonLength, MayOmit, Satisfies } from '../http/validation.js';
@@ -15,7 +15,7 @@ class MergePairDto implements MergePair {
   @ApiProperty({ description: 'The field key; written with its braces ("{{HEADLINE}}") it is read the same', example: 'HEADLINE' })
   @IsString() @Matches(/\S/, { message: 'find must name a field' }) find!: string;
 
-  @ApiProperty({ description: 'The field\'s value (text, number, boolean, colour or media URL); null for its default', nullable: true, oneOf: [{ type: 'string' }, { type: 'number' }, { type: 'boolean' }] })
+  @ApiProperty({ description: 'The field\'s value (text, number, boolean, colour or media URL); null for its default', oneOf: [{ type: 'string', nullable: true }, { type: 'number' }, { type: 'boolean' }] })
   @ValidateIf((pair: object) => !Object.hasOwn(pair, 'replace')) @IsDefined({ message: 'replace is required (null for the field\'s default)' }) replace!: unknown;
 }
 
@@ -81,3 +81,85 @@ export class EstimateGetQueryDto extends EstimateQueryDto implements EstimateQue
   @ApiPropertyOptional({ pattern: '^[1-9][0-9]{0,3}x[1-9][0-9]{0,3}$', description: `Output size WxH in pixels, each side 1 to ${MAX_OUTPUT_SIDE} (without a templateId; or use resolution)`, example: '1920x1080' })
   @MayOmit() @IsString() @Satisfies('outputSize', (v) => typeof v === 'string' && /^[1-9][0-9]{0,3}x[1-9][0-9]{0,3}$/.test(v) && v.split('x').every((n) => Number(n) <= MAX_OUTPUT_SIDE), `size must be WxH in pixels, each side 1 to ${MAX_OUTPUT_SIDE}, such as 1920x1080`) size?: string;
 }
+
+// --- answers ---------------------------------------------------------------------------------
+
+const RENDER_ID = 'rnd_01JD3Q4Z5X6Y7W8V9T0S1R2Q3P';
+
+/** Why a render failed (decisions.md "Render record"). */
+export class RenderErrorDto {
+  @ApiProperty({ example: 'MEDIA_UNAVAILABLE' }) code!: string;
+  @ApiProperty() message!: string;
+  @ApiProperty({ description: 'The stage it failed in', example: 'fetching' }) stage!: string;
+  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } }, description: 'Offending path → messages' })
+  errors?: Record<string, string[]>;
+}
+
+/** §2 Render (decisions.md "Render record"): what POST /v1/render, GET /v1/render/{id} and the list answer. */
+export class RenderDto {
+  @ApiProperty({ example: RENDER_ID }) id!: string;
+  @ApiProperty({ enum: RENDER_STATUSES, description: 'queued → fetching → rendering → saving → done | failed | cancelled', example: 'done' }) status!: string;
+  @ApiProperty({ enum: RENDER_KINDS }) kind!: string;
+  @ApiProperty({ nullable: true, type: String, example: 'tpl_01JD3Q4Z5X6Y7W8V9T0S1R2Q3P' }) templateId!: string | null;
+  @ApiProperty({ nullable: true, type: Number, description: 'The template version rendered' }) templateVersion!: number | null;
+  @ApiProperty({ nullable: true, type: String, description: 'The output, once done', example: 'https://media.example.com/files/r/rnd_01JD3Q4Z5X6Y7W8V9T0S1R2Q3P/a1b2.png' }) url!: string | null;
+  @ApiProperty({ nullable: true, type: String, description: 'Videos: a still of the first frame' }) posterUrl!: string | null;
+  @ApiProperty({ nullable: true, type: String }) thumbnailUrl!: string | null;
+  @ApiProperty({ enum: OUTPUT_FORMATS }) format!: string;
+  @ApiProperty({ nullable: true, type: Number }) width!: number | null;
+  @ApiProperty({ nullable: true, type: Number }) height!: number | null;
+  @ApiProperty({ nullable: true, type: Number, description: 'Seconds (videos)' }) duration!: number | null;
+  @ApiProperty({ nullable: true, type: Number }) fileSizeBytes!: number | null;
+  @ApiProperty({ nullable: true, type: Number, description: 'Milliseconds from creation to done' }) renderTime!: number | null;
+  @ApiProperty({ description: 'Credits charged (0 until done)' }) credits!: number;
+  @ApiProperty() watermarked!: boolean;
+  @ApiProperty({ enum: ['live', 'test'], description: 'The mode of the key that created it' }) mode!: string;
+  @ApiProperty({ nullable: true, type: String, format: 'date-time', description: 'When the output is deleted' }) expiresAt!: string | null;
+  @ApiProperty({ nullable: true, type: RenderErrorDto }) error!: RenderErrorDto | null;
+  @ApiProperty({ minimum: 0, maximum: 1 }) progress!: number;
+  @ApiProperty() cancelRequested!: boolean;
+  @ApiProperty({ nullable: true, type: 'object', additionalProperties: true, description: 'What the request sent as metadata' }) metadata!: Record<string, unknown> | null;
+  @ApiProperty({ format: 'date-time' }) createdAt!: string;
+  @ApiProperty({ format: 'date-time' }) updatedAt!: string;
+  @ApiProperty({ nullable: true, type: String, format: 'date-time' }) startedAt!: string | null;
+  @ApiProperty({ nullable: true, type: String, format: 'date-time' }) completedAt!: string | null;
+}
+
+class EstimateSizeDto {
+  @ApiProperty() width!: number;
+  @ApiProperty() height!: number;
+}
+
+class EstimateBreakdownDto {
+  @ApiProperty({ example: '0:10' }) duration!: string;
+  @ApiProperty({ example: '1920x1080' }) size!: string;
+  @ApiProperty() fps!: number;
+  @ApiProperty({ example: 'mp4' }) format!: string;
+  @ApiProperty({ example: 'h264' }) codec!: string;
+}
+
+/** What a render would cost (POST/GET /v1/render/estimate). */
+export class EstimateDto {
+  @ApiProperty({ enum: RENDER_KINDS }) kind!: string;
+  @ApiProperty({ description: 'Credits of its kind the render would take' }) credits!: number;
+  @ApiProperty() durationSec!: number;
+  @ApiProperty({ type: EstimateSizeDto }) size!: EstimateSizeDto;
+  @ApiProperty({ type: EstimateBreakdownDto }) breakdown!: EstimateBreakdownDto;
+}
+
+/** The render body of the examples (an edit: one text on a background). */
+export const RENDER_EXAMPLE = {
+  edit: {
+    timeline: { background: '#0B1F3A', tracks: [{ clips: [{ asset: { type: 'text', text: 'Spring sale', font: { family: 'Open Sans', size: 96, color: '#FFFFFF' } }, start: 0, length: 5 }] }] },
+    output: { format: 'png', size: { width: 1080, height: 1080 } },
+  },
+};
+
+/** A finished still as GET /v1/render/{id} shows it (the document's example). */
+export const RENDER_VIEW_EXAMPLE = {
+  id: RENDER_ID, status: 'done', kind: 'image', templateId: null, templateVersion: null,
+  url: `https://media.example.com/files/r/${RENDER_ID}/a1b2c3.png`, posterUrl: null, thumbnailUrl: null, format: 'png',
+  width: 1080, height: 1080, duration: null, fileSizeBytes: 48213, renderTime: 412, credits: 1, watermarked: false, mode: 'live',
+  expiresAt: '2026-12-27T10:00:00.412Z', error: null, progress: 1, cancelRequested: false, metadata: { order: 7 },
+  createdAt: '2026-11-27T10:00:00.000Z', updatedAt: '2026-11-27T10:00:00.412Z', startedAt: '2026-11-27T10:00:00.020Z', completedAt: '2026-11-27T10:00:00.412Z',
+};

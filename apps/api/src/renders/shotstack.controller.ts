@@ -1,9 +1,9 @@
 import { Body, Controller, Get, Headers, HttpCode, Param, Query, Post, Res } from '@nestjs/common';
-import { ApiHeader, ApiOperation, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
+import { ApiHeader, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { IsArray, IsIn, IsObject, IsString } from 'class-validator';
 import type { FastifyReply } from 'fastify';
 import { RendersService, shotstackQueued, shotstackRender } from '#libs/renders';
-import { ApiErrors, Scopes } from '../http/decorators.js';
+import { ApiErrors, ApiRaw, Scopes } from '../http/decorators.js';
 import { Principal, type KeyPrincipal } from '../http/principal.js';
 import { MayOmit } from '../http/validation.js';
 
@@ -33,6 +33,41 @@ export class ShotstackRenderQueryDto {
   @MayOmit() @IsIn(['true', 'false']) merged?: 'true' | 'false';
 }
 
+class ShotstackQueuedBodyDto {
+  @ApiProperty({ example: 'Render Successfully Queued' }) message!: string;
+  @ApiProperty({ example: 'rnd_01JD3Q4Z5X6Y7W8V9T0S1R2Q3P' }) id!: string;
+}
+
+/** Shotstack's QueuedResponse. */
+export class ShotstackQueuedDto {
+  @ApiProperty({ enum: [true] }) success!: boolean;
+  @ApiProperty({ example: 'Created' }) message!: string;
+  @ApiProperty({ type: ShotstackQueuedBodyDto }) response!: ShotstackQueuedBodyDto;
+}
+
+class ShotstackRenderBodyDto {
+  @ApiProperty() id!: string;
+  @ApiProperty({ description: 'The workspace id' }) owner!: string;
+  @ApiProperty({ description: 'The plan code' }) plan!: string;
+  @ApiProperty({ enum: ['queued', 'fetching', 'rendering', 'saving', 'done', 'failed'], description: 'A cancelled render shows failed' }) status!: string;
+  @ApiPropertyOptional({ description: '`CODE: message` of a failed render' }) error?: string;
+  @ApiPropertyOptional({ description: 'Seconds' }) duration?: number;
+  @ApiPropertyOptional({ description: 'Milliseconds' }) renderTime?: number;
+  @ApiPropertyOptional() url?: string;
+  @ApiPropertyOptional() poster?: string;
+  @ApiPropertyOptional() thumbnail?: string;
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'The edit as normalised (with ?data=true)' }) data?: Record<string, unknown>;
+  @ApiProperty({ format: 'date-time' }) created!: string;
+  @ApiProperty({ format: 'date-time' }) updated!: string;
+}
+
+/** Shotstack's RenderResponse. */
+export class ShotstackRenderDto {
+  @ApiProperty({ enum: [true] }) success!: boolean;
+  @ApiProperty({ example: 'OK' }) message!: string;
+  @ApiProperty({ type: ShotstackRenderBodyDto }) response!: ShotstackRenderBodyDto;
+}
+
 /**
  * The Shotstack door (decisions.md "Shotstack door"): Shotstack Edit API v1's render routes at
  * `/api/compat/shotstack/v1` (and `/stage`, the same), over the same keys, scopes, credits, plans,
@@ -48,6 +83,7 @@ export class ShotstackController {
   @Scopes('renders:write')
   @ApiOperation({ summary: 'Shotstack POST /render: the raw Edit body; answers {success, message, response: {id, message}}' })
   @ApiHeader({ name: 'Idempotency-Key', required: false, description: 'As on POST /v1/render (§1.4)' })
+  @ApiRaw(ShotstackQueuedDto, { status: 201, description: 'Queued; poll GET render/{id}' })
   @ApiErrors('INVALID_REQUEST', 'VALIDATION_FAILED', 'TEMPLATE_VALIDATION_FAILED', 'EMPTY_TIMELINE', 'UNSUPPORTED_ASSET', 'MEDIA_UNAVAILABLE', 'IDEMPOTENCY_KEY_REUSED',
     'LIMIT_IMAGE_SIZE', 'INSUFFICIENT_CREDITS', 'ENGINE_NOT_CONFIGURED', 'RENDER_TIMEOUT', 'FEATURE_VIDEOENABLED', 'LIMIT_VIDEO_DURATION', 'LIMIT_VIDEO_RESOLUTION',
     'LIMIT_VIDEO_FPS', 'LIMIT_QUEUE_DEPTH')
@@ -59,6 +95,7 @@ export class ShotstackController {
   @Get('render/:id')
   @Scopes('renders:read')
   @ApiOperation({ summary: 'Shotstack GET /render/{id}: status queued|fetching|rendering|saving|done|failed, url, poster, thumbnail, renderTime (ms)' })
+  @ApiRaw(ShotstackRenderDto)
   @ApiErrors('RENDER_NOT_FOUND')
   async get(@Principal() p: KeyPrincipal, @Param('id') id: string, @Query() query: ShotstackRenderQueryDto) {
     const row = await this.renders.get(p.workspaceId, id);

@@ -47,7 +47,7 @@ export class WriteRowsDto {
   @A1Range() range!: string;
 
   @ApiProperty({
-    type: 'array', items: { type: 'array', items: { oneOf: [{ type: 'string' }, { type: 'number' }, { type: 'boolean' }], nullable: true } },
+    type: 'array', items: { type: 'array', items: { oneOf: [{ type: 'string', nullable: true }, { type: 'number' }, { type: 'boolean' }] } },
     description: `Rows of cell values; at most ${MAX_WRITE_ROWS} rows, ${MAX_WRITE_COLUMNS} cells a row, ${MAX_WRITE_CELLS} cells, ${MAX_CELL_CHARS} characters a cell`,
     example: [['Ada', 'ada@example.com', 36]],
   })

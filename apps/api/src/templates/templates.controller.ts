@@ -30,7 +30,7 @@ export class TemplatesController {
   @Get('categories')
   @Scopes('templates:read')
   @ApiOperation({ summary: 'Template categories and their subcategories (the values of categoryId)' })
-  @ApiEnvelope(CategoryDto, { isArray: true })
+  @ApiEnvelope(CategoryDto, { isArray: true, paged: false })
   categories() {
     return this.h.categories();
   }
@@ -146,7 +146,7 @@ export class OrganizationTemplateCategoriesController {
   @Get()
   @Session()
   @ApiOperation({ summary: 'Template categories and their subcategories' })
-  @ApiEnvelope(CategoryDto, { isArray: true })
+  @ApiEnvelope(CategoryDto, { isArray: true, paged: false })
   list() {
     return this.h.categories();
   }

@@ -28,7 +28,7 @@ export class FieldDefinitionDto {
   @ApiProperty({ enum: FIELD_TYPES }) type!: string;
   @ApiProperty({ description: 'One of fieldGroups', example: 'Text' }) group!: string;
   @ApiProperty() required!: boolean;
-  @ApiProperty({ nullable: true, description: 'Any JSON value of the field\'s type, or null' }) defaultValue!: unknown;
+  @ApiProperty({ description: 'Any JSON value of the field\'s type, or null', oneOf: [{ type: 'string', nullable: true }, { type: 'number' }, { type: 'boolean' }, { type: 'array', items: {} }, { type: 'object', additionalProperties: true }] }) defaultValue!: unknown;
   @ApiPropertyOptional({ description: 'Hint shown in an empty input' }) placeholder?: string;
   @ApiProperty({ type: FieldConfigDto }) config!: FieldConfigDto;
 }
@@ -49,7 +49,7 @@ export class TemplateDto {
   @ApiProperty({ description: 'A render naming this template would be accepted (own and published)' }) canRender!: boolean;
   @ApiProperty() isOwn!: boolean;
   @ApiProperty({ description: 'Shared so anyone may copy it (public and published)' }) inLibrary!: boolean;
-  @ApiProperty({ nullable: true, enum: CATEGORY_IDS }) categoryId!: string | null;
+  @ApiProperty({ nullable: true, type: String, enum: [...CATEGORY_IDS, null] }) categoryId!: string | null;
   @ApiProperty({ nullable: true, type: String }) subcategoryId!: string | null;
   @ApiProperty({ type: [String] }) tags!: string[];
   @ApiProperty() usageCount!: number;
@@ -107,7 +107,7 @@ class TemplateWriteDto implements TemplateInput {
   @MayOmit() @IsArray() @ArrayMaxSize(TEMPLATE_LIMITS.tags) @IsString({ each: true }) @Length(1, TEMPLATE_LIMITS.tag, { each: true }) @Matches(/\S/, { each: true, message: 'each tag must not be blank' })
   tags?: string[];
 
-  @ApiPropertyOptional({ nullable: true, enum: CATEGORY_IDS, description: 'Optional while editing, required to publish (422 INVALID_CATEGORY when unknown)' })
+  @ApiPropertyOptional({ nullable: true, type: String, enum: [...CATEGORY_IDS, null], description: 'Optional while editing, required to publish (422 INVALID_CATEGORY when unknown)' })
   @IsOptional() @IsString() @MaxLength(TEMPLATE_LIMITS.categoryId) categoryId?: string | null;
 
   @ApiPropertyOptional({ nullable: true, type: String, description: 'A subcategory of categoryId' })

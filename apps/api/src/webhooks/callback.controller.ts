@@ -3,10 +3,10 @@ import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ok, type AppConfig } from '#libs/core';
 import { checkCallbackUrl, WebhookEndpoints } from '#libs/webhooks';
 import { WorkspacesService } from '#libs/workspaces';
-import { ApiErrors, Session } from '../http/decorators.js';
+import { ApiEnvelope, ApiErrors, Session } from '../http/decorators.js';
 import { SessionUser, type SessionPrincipal } from '../http/principal.js';
 import { APP_CONFIG } from '../infra/tokens.js';
-import { CallbackSettingsDto } from './webhooks.dto.js';
+import { CallbackSettingsDto, CallbackSettingsViewDto, RotatedSecretDto } from './webhooks.dto.js';
 
 /**
  * The workspace's render callbacks (decisions.md "Webhooks"): the default callback URL used when a
@@ -24,6 +24,7 @@ export class OrganizationCallbackController {
   @Get()
   @Session()
   @ApiOperation({ summary: 'Default callback URL and a hint of the callback signing secret' })
+  @ApiEnvelope(CallbackSettingsViewDto)
   async get(@SessionUser() s: SessionPrincipal) {
     return ok(await this.workspaces.callbackSettings(s.workspaceId));
   }
@@ -31,6 +32,7 @@ export class OrganizationCallbackController {
   @Patch()
   @Session({ role: 'owner' })
   @ApiOperation({ summary: 'Set or clear (null) the default callback URL of render settle events' })
+  @ApiEnvelope(CallbackSettingsViewDto)
   @ApiErrors('INVALID_REQUEST', 'VALIDATION_FAILED')
   async set(@SessionUser() s: SessionPrincipal, @Body() body: CallbackSettingsDto) {
     const url = body.defaultCallbackUrl === null ? null : checkCallbackUrl(body.defaultCallbackUrl, this.config.env, 'defaultCallbackUrl');
@@ -42,6 +44,7 @@ export class OrganizationCallbackController {
   @HttpCode(200)
   @Session({ role: 'owner' })
   @ApiOperation({ summary: 'Replace the callback signing secret; the new one is in this answer only (data.secret)' })
+  @ApiEnvelope(RotatedSecretDto, { description: 'Rotated; data.secret is shown this once' })
   async rotate(@SessionUser() s: SessionPrincipal) {
     const { secret, sealed } = await this.workspaces.rotateCallbackSecret(s.workspaceId);
     await this.webhooks.resealCallbacks(s.workspaceId, sealed);

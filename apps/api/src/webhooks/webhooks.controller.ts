@@ -1,9 +1,9 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ApiErrors, Scopes, Session } from '../http/decorators.js';
+import { ApiEnvelope, ApiErrors, ApiListQuery, Scopes, Session } from '../http/decorators.js';
 import { Principal, SessionUser, type KeyPrincipal, type SessionPrincipal } from '../http/principal.js';
-import { CreateWebhookDto, UpdateWebhookDto } from './webhooks.dto.js';
-import { WebhookHandlers } from './webhooks.handlers.js';
+import { CreatedWebhookEndpointDto, CreateWebhookDto, DeliveryDto, RedeliveryDto, UpdateWebhookDto, WebhookEndpointDto, WebhookTestResultDto } from './webhooks.dto.js';
+import { DELIVERY_LIST, WEBHOOK_LIST, WebhookHandlers } from './webhooks.handlers.js';
 
 const NOT_FOUND = 'WEBHOOK_NOT_FOUND' as const;
 
@@ -16,6 +16,8 @@ export class WebhooksController {
   @Get()
   @Scopes('webhooks:read')
   @ApiOperation({ summary: 'List webhook endpoints' })
+  @ApiListQuery(WEBHOOK_LIST)
+  @ApiEnvelope(WebhookEndpointDto, { isArray: true })
   @ApiErrors('INVALID_LIST_QUERY')
   list(@Principal() p: KeyPrincipal, @Query() q: Record<string, unknown>) {
     return this.h.list(p.workspaceId, q);
@@ -24,6 +26,7 @@ export class WebhooksController {
   @Post()
   @Scopes('webhooks:write')
   @ApiOperation({ summary: 'Register an endpoint; the signing secret is in this answer only (data.secret)' })
+  @ApiEnvelope(CreatedWebhookEndpointDto, { status: 201, description: 'Created; data.secret is shown this once' })
   @ApiErrors('INVALID_REQUEST', 'VALIDATION_FAILED')
   create(@Principal() p: KeyPrincipal, @Body() body: CreateWebhookDto) {
     return this.h.create(p.workspaceId, body, true);
@@ -32,6 +35,7 @@ export class WebhooksController {
   @Get(':id')
   @Scopes('webhooks:read')
   @ApiOperation({ summary: 'Retrieve an endpoint' })
+  @ApiEnvelope(WebhookEndpointDto)
   @ApiErrors(NOT_FOUND)
   get(@Principal() p: KeyPrincipal, @Param('id') id: string) {
     return this.h.get(p.workspaceId, id);
@@ -40,6 +44,7 @@ export class WebhooksController {
   @Patch(':id')
   @Scopes('webhooks:write')
   @ApiOperation({ summary: 'Update an endpoint (isActive true re-enables it and clears the failure streak)' })
+  @ApiEnvelope(WebhookEndpointDto)
   @ApiErrors('INVALID_REQUEST', 'VALIDATION_FAILED', NOT_FOUND)
   update(@Principal() p: KeyPrincipal, @Param('id') id: string, @Body() body: UpdateWebhookDto) {
     return this.h.update(p.workspaceId, id, body);
@@ -48,6 +53,7 @@ export class WebhooksController {
   @Delete(':id')
   @Scopes('webhooks:write')
   @ApiOperation({ summary: 'Delete an endpoint; deliveries stop' })
+  @ApiEnvelope(null, { description: 'Deleted' })
   @ApiErrors(NOT_FOUND)
   remove(@Principal() p: KeyPrincipal, @Param('id') id: string) {
     return this.h.remove(p.workspaceId, id);
@@ -57,6 +63,7 @@ export class WebhooksController {
   @HttpCode(200)
   @Scopes('webhooks:write')
   @ApiOperation({ summary: 'Send a test render.completed event through the real path' })
+  @ApiEnvelope(WebhookTestResultDto, { description: 'The test delivery was made; data.ok says whether the endpoint took it' })
   @ApiErrors(NOT_FOUND, 'LIMIT_WEBHOOKDELIVERIES')
   test(@Principal() p: KeyPrincipal, @Param('id') id: string) {
     return this.h.test(p.workspaceId, id);
@@ -65,6 +72,8 @@ export class WebhooksController {
   @Get(':id/deliveries')
   @Scopes('webhooks:read')
   @ApiOperation({ summary: 'Delivery log of an endpoint, newest first (cursor list)' })
+  @ApiListQuery(DELIVERY_LIST)
+  @ApiEnvelope(DeliveryDto, { isArray: true, paged: 'cursor' })
   @ApiErrors(NOT_FOUND, 'INVALID_LIST_QUERY')
   deliveries(@Principal() p: KeyPrincipal, @Param('id') id: string, @Query() q: Record<string, unknown>) {
     return this.h.deliveries(p.workspaceId, id, q);
@@ -74,6 +83,7 @@ export class WebhooksController {
   @HttpCode(202)
   @Scopes('webhooks:write')
   @ApiOperation({ summary: 'Deliver a past event again' })
+  @ApiEnvelope(RedeliveryDto, { status: 202, description: 'Redelivery queued' })
   @ApiErrors(NOT_FOUND, 'DELIVERY_NOT_FOUND', 'LIMIT_WEBHOOKDELIVERIES')
   redeliver(@Principal() p: KeyPrincipal, @Param('id') id: string, @Param('deliveryId') deliveryId: string) {
     return this.h.redeliver(p.workspaceId, id, deliveryId);
@@ -89,6 +99,8 @@ export class OrganizationWebhooksController {
   @Get()
   @Session()
   @ApiOperation({ summary: 'List webhook endpoints' })
+  @ApiListQuery(WEBHOOK_LIST)
+  @ApiEnvelope(WebhookEndpointDto, { isArray: true })
   @ApiErrors('INVALID_LIST_QUERY')
   list(@SessionUser() s: SessionPrincipal, @Query() q: Record<string, unknown>) {
     return this.h.list(s.workspaceId, q);
@@ -97,6 +109,7 @@ export class OrganizationWebhooksController {
   @Post()
   @Session()
   @ApiOperation({ summary: 'Create an endpoint; the signing secret is in this answer only (data.secret)' })
+  @ApiEnvelope(CreatedWebhookEndpointDto, { status: 201, description: 'Created; data.secret is shown this once' })
   @ApiErrors('INVALID_REQUEST', 'VALIDATION_FAILED')
   create(@SessionUser() s: SessionPrincipal, @Body() body: CreateWebhookDto) {
     return this.h.create(s.workspaceId, body, false);
@@ -105,6 +118,7 @@ export class OrganizationWebhooksController {
   @Patch(':id')
   @Session()
   @ApiOperation({ summary: 'Update an endpoint' })
+  @ApiEnvelope(WebhookEndpointDto)
   @ApiErrors('INVALID_REQUEST', 'VALIDATION_FAILED', NOT_FOUND)
   update(@SessionUser() s: SessionPrincipal, @Param('id') id: string, @Body() body: UpdateWebhookDto) {
     return this.h.update(s.workspaceId, id, body);
@@ -114,6 +128,7 @@ export class OrganizationWebhooksController {
   @HttpCode(200)
   @Session()
   @ApiOperation({ summary: 'Send a test event' })
+  @ApiEnvelope(WebhookTestResultDto, { description: 'The test delivery was made; data.ok says whether the endpoint took it' })
   @ApiErrors(NOT_FOUND, 'LIMIT_WEBHOOKDELIVERIES')
   test(@SessionUser() s: SessionPrincipal, @Param('id') id: string) {
     return this.h.test(s.workspaceId, id);
@@ -122,6 +137,7 @@ export class OrganizationWebhooksController {
   @Delete(':id')
   @Session()
   @ApiOperation({ summary: 'Delete an endpoint' })
+  @ApiEnvelope(null, { description: 'Deleted' })
   @ApiErrors(NOT_FOUND)
   remove(@SessionUser() s: SessionPrincipal, @Param('id') id: string) {
     return this.h.remove(s.workspaceId, id);

@@ -3,7 +3,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsNotEmpty, IsOptional, IsString, MaxLength, ValidateIf, ValidateNested } from 'class-validator';
 import {
-  BODY_FORMATS, HTTP_METHODS, isHeaderName, isValidHeaderValue, LIMITS, PAYLOAD_MODES, WEBHOOK_EVENTS,
+  BODY_FORMATS, DELIVERY_STATES, HTTP_METHODS, isHeaderName, isValidHeaderValue, LIMITS, PAYLOAD_MODES, WEBHOOK_EVENTS,
   type BodyFormat, type EndpointInput, type HeaderPair, type HttpMethod, type PayloadMode, type WebhookEvent,
 } from '#libs/webhooks';
 import { MayOmit, Satisfies } from '../http/validation.js';
@@ -76,4 +76,83 @@ export class UpdateWebhookDto extends EndpointSettingsDto {
 export class CallbackSettingsDto {
   @ApiProperty({ nullable: true, type: String, maxLength: LIMITS.urlLength, description: 'Where renders without a callback report when they settle; null clears it' })
   @ValidateIf((_dto: object, value: unknown) => value !== null) @UrlRules() defaultCallbackUrl!: string | null;
+}
+
+// --- answers ---------------------------------------------------------------------------------
+
+class HeaderPairDto {
+  @ApiProperty({ example: 'X-Team' }) key!: string;
+  @ApiProperty({ example: 'media' }) value!: string;
+}
+
+/** A webhook endpoint as the routes show it (never its secret, except once on creation). */
+export class WebhookEndpointDto {
+  @ApiProperty({ example: 'whk_01JD3Q4Z5X6Y7W8V9T0S1R2Q3P' }) id!: string;
+  @ApiProperty({ example: 'https://hooks.example.com/renders' }) url!: string;
+  @ApiProperty() description!: string;
+  @ApiProperty({ enum: WEBHOOK_EVENTS, isArray: true }) events!: string[];
+  @ApiProperty({ enum: HTTP_METHODS }) method!: string;
+  @ApiProperty({ enum: BODY_FORMATS }) bodyFormat!: string;
+  @ApiProperty({ enum: PAYLOAD_MODES }) payloadMode!: string;
+  @ApiProperty({ nullable: true, type: String }) payloadTemplate!: string | null;
+  @ApiProperty({ type: [HeaderPairDto] }) headers!: HeaderPairDto[];
+  @ApiProperty({ example: 'whsec_...a1B2' }) secretHint!: string;
+  @ApiProperty() isActive!: boolean;
+  @ApiProperty({ description: 'Disabled after too many failures in a row; isActive true re-enables it' }) disabled!: boolean;
+  @ApiProperty() consecutiveFailures!: number;
+  @ApiProperty({ nullable: true, type: String, format: 'date-time' }) lastSuccessAt!: string | null;
+  @ApiProperty({ nullable: true, type: String, format: 'date-time' }) lastFailureAt!: string | null;
+  @ApiProperty({ format: 'date-time' }) createdAt!: string;
+  @ApiProperty({ format: 'date-time' }) updatedAt!: string;
+}
+
+/** A new endpoint: with its signing secret, shown this once. */
+export class CreatedWebhookEndpointDto extends WebhookEndpointDto {
+  @ApiProperty({ description: 'Signs every delivery (§6); not shown again', example: 'whsec_…' }) secret!: string;
+}
+
+export class WebhookTestResultDto {
+  @ApiProperty({ description: 'The endpoint answered 2xx' }) ok!: boolean;
+  @ApiProperty({ nullable: true, type: Number, description: 'Its HTTP status; null when it could not be reached' }) status!: number | null;
+}
+
+class DeliveryAttemptDto {
+  @ApiProperty() attempt!: number;
+  @ApiProperty({ nullable: true, type: Number }) status!: number | null;
+  @ApiProperty({ nullable: true, type: String }) error!: string | null;
+  @ApiProperty() durationMs!: number;
+  @ApiProperty({ format: 'date-time' }) at!: string;
+}
+
+/** One delivery of an event to an endpoint, with its attempts. */
+export class DeliveryDto {
+  @ApiProperty({ example: 'dlv_01JD3Q4Z5X6Y7W8V9T0S1R2Q3P' }) id!: string;
+  @ApiProperty() eventId!: string;
+  @ApiProperty({ example: 'render.completed' }) event!: string;
+  @ApiProperty({ description: 'A test delivery (POST …/test)' }) test!: boolean;
+  @ApiProperty({ enum: DELIVERY_STATES }) state!: string;
+  @ApiProperty() attempts!: number;
+  @ApiProperty({ nullable: true, type: Number }) lastStatus!: number | null;
+  @ApiProperty({ nullable: true, type: String }) lastError!: string | null;
+  @ApiProperty({ nullable: true, type: Number }) lastDurationMs!: number | null;
+  @ApiProperty({ format: 'date-time' }) createdAt!: string;
+  @ApiProperty({ nullable: true, type: String, format: 'date-time' }) completedAt!: string | null;
+  @ApiProperty({ type: [DeliveryAttemptDto] }) log!: DeliveryAttemptDto[];
+}
+
+export class RedeliveryDto {
+  @ApiProperty() id!: string;
+  @ApiProperty() eventId!: string;
+  @ApiProperty({ enum: ['pending'] }) state!: string;
+}
+
+/** The workspace's render callback settings. */
+export class CallbackSettingsViewDto {
+  @ApiProperty({ nullable: true, type: String }) defaultCallbackUrl!: string | null;
+  @ApiProperty({ example: 'whsec_...a1B2' }) secretHint!: string;
+}
+
+export class RotatedSecretDto {
+  @ApiProperty({ description: 'Signs callbacks from now on; not shown again' }) secret!: string;
+  @ApiProperty({ example: 'whsec_...a1B2' }) secretHint!: string;
 }

@@ -11,7 +11,7 @@ export const WEBHOOK_LIST: ListSpec = {
   search: { maxLength: 128 },
 };
 
-const DELIVERY_LIST: ListSpec = { cursor: true, sort: ['id'], defaultSort: 'id', limit: { default: 20, max: 100 } };
+export const DELIVERY_LIST: ListSpec = { cursor: true, sort: ['id'], defaultSort: 'id', limit: { default: 20, max: 100 } };
 
 /**
  * The webhook operations shared by the key routes (/v1/webhooks) and the session routes
