@@ -85,7 +85,9 @@ describe('every route declares who may call it (STYLE.md; §5)', () => {
     const doc = buildOpenApiDocument(api.app, { prefix: 'api' });
     const op = doc.paths['/v1/keys/current'].get!;
     expect(op.security).toEqual(expect.arrayContaining([{ apiKey: [] }, { bearerKey: [] }]));
-    expect(Object.keys(op.responses).sort()).toEqual(['200', '401', '402', '403', '429']);
+    expect(Object.keys(op.responses).sort()).toEqual(['200', '401', '402', '403', '429', '503']);
     expect(JSON.stringify(op.responses['403'])).toContain('IP_NOT_ALLOWED');
+    // Redis or the database down (decisions.md "HTTP and errors").
+    expect(JSON.stringify(op.responses['503'])).toContain('DEPENDENCY_UNAVAILABLE');
   });
 });

@@ -32,7 +32,7 @@ export class ApiModule {
     return {
       module: ApiModule,
       imports: [
-        InfraModule.forRoot(config), QueueModule.forRoot(config), PassportModule,
+        InfraModule.forRoot(config), QueueModule.forRoot(config, { producer: true }), PassportModule,
         FilesModule, HealthModule, KeysModule, AuthModule, CreditsModule, OrganizationModule, WebhooksModule, TemplatesModule, RendersModule, AssetsModule, IntegrationsModule, CaptionsModule, VoiceModule, SheetsModule, ContactsModule, DriveModule, ...extraModules],
       providers: [
         KeyAuthentication, SessionStrategy, SessionGuard,

@@ -31,7 +31,8 @@ export interface ProcessRole {
 
 /** The three composition roots side by side: where they differ, they differ here. */
 export const PROCESS_ROLES = {
-  api: { name: 'api', sms: 'provider' },
+  /** A request that needs Redis while it is down is refused within about a second (one retry; 503 DEPENDENCY_UNAVAILABLE). */
+  api: { name: 'api', redis: { maxRetriesPerRequest: 1 }, sms: 'provider' },
   worker: { name: 'worker' },
   /** An operator's command fails fast when Redis is down (one retry, not three) and texts no one (`otp:last` reads the outbox). */
   cli: { name: 'cli', redis: { maxRetriesPerRequest: 1 }, sms: 'outbox' },

@@ -1,4 +1,4 @@
-import { ApiError, type Plan } from '#libs/core';
+import { ApiError, dependencyUnavailable, type Plan } from '#libs/core';
 import { allowed, type ConnectionCredentials, type IntegrationConnection, type IntegrationsService } from '#libs/integrations';
 import { refusals, type RecordingInfo } from './capability.js';
 import { recognitionCacheKey } from './cache-key.js';
@@ -191,8 +191,8 @@ export class CaptionsService {
     try {
       await this.deps.enqueue(row.id);
     } catch {
-      await transcriptions.fail(row.id, { code: 'NOT_READY', message: 'The job queue was unavailable' });
-      throw new ApiError('NOT_READY', 'The job queue is unavailable, so the transcription could not be queued. Try again shortly', { headers: { 'Retry-After': '5' } });
+      await transcriptions.fail(row.id, { code: 'DEPENDENCY_UNAVAILABLE', message: 'The job queue was unavailable' });
+      throw dependencyUnavailable('redis');
     }
     return { status: 202, transcription: transcriptions.view(row) };
   }

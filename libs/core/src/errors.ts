@@ -62,6 +62,8 @@ export const ERROR_STATUS = {
   HEADERS_TOO_LARGE: 431,
   INTERNAL_ERROR: 500,
   NOT_READY: 503,
+  /** A dependency (the database or Redis: keys, limits, job queues) is down: nothing was changed; try again (Retry-After). */
+  DEPENDENCY_UNAVAILABLE: 503,
   UNSUPPORTED_ASSET: 422,
   MEDIA_UNAVAILABLE: 422,
   IDEMPOTENCY_KEY_REUSED: 422,
@@ -126,6 +128,25 @@ export function validationFailed(errors: FieldErrors, lead = 'The request is not
   const entries = Object.entries(errors);
   const shown = entries.slice(0, 3).map(([path, messages]) => `${path}: ${messages[0]}`).join('; ');
   return new ApiError('VALIDATION_FAILED', `${lead}: ${shown}${entries.length > 3 ? ` (and ${entries.length - 3} more)` : ''}`, { errors });
+}
+
+/** What the service cannot work without; named in a 503 DEPENDENCY_UNAVAILABLE's `data.dependency` and in readiness. */
+export type Dependency = 'database' | 'redis' | 'storage';
+
+/** Seconds a client waits before retrying a request refused because a dependency is down (Retry-After). */
+export const DEPENDENCY_RETRY_AFTER_S = 5;
+
+const DEPENDENCY_NAMES: Record<Dependency, string> = { database: 'The database', redis: 'Redis (keys, limits and job queues)', storage: 'The file storage' };
+
+/**
+ * 503 DEPENDENCY_UNAVAILABLE (decisions.md "HTTP and errors"): a dependency is down, the request
+ * changed nothing, the client retries after `Retry-After` seconds.
+ */
+export function dependencyUnavailable(dependency: Dependency): ApiError {
+  return new ApiError('DEPENDENCY_UNAVAILABLE', `${DEPENDENCY_NAMES[dependency]} is unavailable; nothing was changed. Try again shortly`, {
+    data: { dependency },
+    headers: { 'Retry-After': String(DEPENDENCY_RETRY_AFTER_S) },
+  });
 }
 
 export function isErrorCode(value: string): value is ErrorCode {

@@ -3,24 +3,26 @@ import { BullModule, getQueueToken } from '@nestjs/bullmq';
 import type { Queue } from 'bullmq';
 import type { AppConfig } from '#libs/core';
 import { QUEUE_NAMES, type QueueName } from './jobs.js';
-import { bullConnection, bullPrefix, JobQueues } from './queues.js';
+import { bullConnection, bullPrefix, JobQueues, producerConnection } from './queues.js';
 
 /** The flow producer of chunked video renders (`@InjectFlowProducer(VIDEO_FLOWS)`). */
 export const VIDEO_FLOWS = 'video-flows';
 
 /**
  * Every queue of the deployment, registered once (BullModule) for the application that imports it
- * (API and worker), with the typed producer `JobQueues` over them.
+ * (API and worker), with the typed producer `JobQueues` over them. `producer`: the queues only add
+ * jobs and fail fast while Redis is down (the API; `producerConnection`).
  */
 @Global()
 @Module({})
 export class QueueModule {
-  static forRoot(config: Pick<AppConfig, 'redisUrl' | 'redisPrefix'>): DynamicModule {
+  static forRoot(config: Pick<AppConfig, 'redisUrl' | 'redisPrefix'>, opts: { producer?: boolean } = {}): DynamicModule {
+    const connection = opts.producer ? { connection: producerConnection(config) } : {};
     return {
       module: QueueModule,
       imports: [
         BullModule.forRoot({ connection: bullConnection(config), prefix: bullPrefix(config) }),
-        BullModule.registerQueue(...QUEUE_NAMES.map((name) => ({ name }))),
+        BullModule.registerQueue(...QUEUE_NAMES.map((name) => ({ name, ...connection }))),
         BullModule.registerFlowProducer({ name: VIDEO_FLOWS }),
       ],
       providers: [

@@ -1,5 +1,6 @@
 import type { ConnectionOptions, FlowJob, Job, Queue } from 'bullmq';
 import type { AppConfig } from '#libs/core';
+import { logOutages, redisRetryDelay } from '#libs/redis';
 import { queueOf, validatePayload, type JobName, type JobPayloads, type JobResults, type QueueName } from './jobs.js';
 import { JOB_OPTIONS } from './options.js';
 
@@ -15,6 +16,17 @@ export function bullConnection(config: Pick<AppConfig, 'redisUrl'>): ConnectionO
     tls: url.protocol === 'rediss:' ? {} : undefined,
     maxRetriesPerRequest: null,
   };
+}
+
+/**
+ * The connection of a process that only adds jobs and listens to their events (the API): no offline
+ * queue, so a job that cannot be added while Redis is down fails at once ("Stream isn't writeable…")
+ * instead of waiting for Redis, and reconnection every ≤ 0.5 s, so adds work again within a second of
+ * Redis (decisions.md "HTTP and errors": fail fast). maxRetriesPerRequest stays null: the queue events
+ * a still waits on block on this connection too.
+ */
+export function producerConnection(config: Pick<AppConfig, 'redisUrl'>): ConnectionOptions {
+  return { ...bullConnection(config), enableOfflineQueue: false, retryStrategy: redisRetryDelay };
 }
 
 export function bullPrefix(config: Pick<AppConfig, 'redisPrefix'>): string {
@@ -34,7 +46,9 @@ export type TypedJob<N extends JobName> = Job<JobPayloads[N], JobResults[N], N>;
  * payload checked and its options (JOB_OPTIONS) applied here, whoever enqueues it.
  */
 export class JobQueues {
-  constructor(private readonly queues: { readonly [Q in QueueName]: Queue }) {}
+  constructor(private readonly queues: { readonly [Q in QueueName]: Queue }) {
+    logOutages(Object.values(queues), 'queues');
+  }
 
   /** The BullMQ queue (events, schedulers, inspection in tests). */
   queue(name: QueueName): Queue {

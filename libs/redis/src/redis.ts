@@ -1,15 +1,72 @@
+import type { EventEmitter } from 'node:events';
+import { Logger } from '@nestjs/common';
 import { Redis, type RedisOptions } from 'ioredis';
 import type { AppConfig } from '#libs/core';
 
-/** A Redis connection for this deployment; `role` names it in CLIENT LIST. */
+/**
+ * Reconnection delay while Redis is down: short and capped, so that a command waiting in the offline
+ * queue is refused (MaxRetriesPerRequestError) within about a second per retry, and the connection is
+ * back within a second of Redis (decisions.md "HTTP and errors": fail fast).
+ */
+export const REDIS_RETRY_CAP_MS = 500;
+
+export function redisRetryDelay(attempt: number): number {
+  return Math.min(attempt * 50, REDIS_RETRY_CAP_MS);
+}
+
+/** A Redis connection for this deployment; `role` names it in CLIENT LIST and in its outage log. */
 export function createRedis(config: Pick<AppConfig, 'redisUrl'>, role: string, extra: RedisOptions = {}): Redis {
-  return new Redis(config.redisUrl, {
+  const redis = new Redis(config.redisUrl, {
     connectionName: `media-render:${role}`,
     enableAutoPipelining: false,
     lazyConnect: true,
     maxRetriesPerRequest: 3,
+    retryStrategy: redisRetryDelay,
+    connectTimeout: 3_000,
     ...extra,
   });
+  logOutages(redis, `redis:${role}`);
+  return redis;
+}
+
+/**
+ * The log of one Redis client's (or a group's) outages: one line when an outage starts (again at
+ * most once a minute while it lasts, for clients that never say they are ready) and one when a client
+ * is ready again. The message is the driver's (an address, never the URL, whose password stays out
+ * of the log; a URL in it loses its credentials all the same).
+ */
+export class OutageLog {
+  private readonly logger: Logger;
+  private loggedAt = 0;
+
+  constructor(name: string) {
+    this.logger = new Logger(name);
+  }
+
+  error(err: Error): void {
+    if (Date.now() - this.loggedAt < 60_000) return;
+    this.loggedAt = Date.now();
+    this.logger.error(`Redis unavailable (${err.message.replace(/\/\/[^@\s/]*@/g, '//')}); requests that need it answer 503 until it is back`);
+  }
+
+  ready(): void {
+    if (!this.loggedAt) return;
+    this.loggedAt = 0;
+    this.logger.log('Redis available again');
+  }
+}
+
+/**
+ * Every Redis client (ioredis, BullMQ queues, queue events and workers) gets an 'error' listener:
+ * without one ioredis prints "Unhandled error event" and BullMQ prints the error, on every
+ * reconnection attempt. `clients` share one OutageLog.
+ */
+export function logOutages(clients: EventEmitter | EventEmitter[], name: string): void {
+  const log = new OutageLog(name);
+  for (const client of [clients].flat()) {
+    client.on('error', (err: Error) => log.error(err));
+    client.on('ready', () => log.ready());
+  }
 }
 
 /** Names of the Redis keys shared by every process of one deployment. */
@@ -82,4 +139,16 @@ export async function redisEvictionPolicy(redis: Redis): Promise<string> {
     const info = await redis.info('memory');
     return /maxmemory_policy:(\S+)/.exec(info)?.[1] ?? 'unknown';
   }
+}
+
+/**
+ * Whether a command failed because Redis cannot be reached (ioredis gave up retrying, the
+ * connection is closed or not writable, a BullMQ add on a fail-fast connection): the API answers
+ * 503 DEPENDENCY_UNAVAILABLE, not 500.
+ */
+export function isRedisUnavailable(err: unknown): boolean {
+  const e = err as { name?: unknown; message?: unknown } | null;
+  if (!e || typeof e !== 'object') return false;
+  if (e.name === 'MaxRetriesPerRequestError') return true;
+  return typeof e.message === 'string' && /^(Connection is closed\.|Stream isn't writeable and enableOfflineQueue options is false)$/.test(e.message);
 }

@@ -104,6 +104,15 @@ export class RenderLifecycle {
     return this.settleWorking(id, 'release', 'render.failed', (_row, now) => ({ status: 'failed', error, completedAt: now }));
   }
 
+  /**
+   * Settles a render whose job could not be added (Redis went away between the claim and the
+   * enqueue): failed, credits released and `render.failed` written together, as `fail`, and its
+   * idempotency key freed, so that the caller's retry with the same key renders afresh.
+   */
+  notQueued(id: string, error: RenderErrorInfo): Promise<Render> {
+    return this.settleWorking(id, 'release', 'render.failed', (_row, now) => ({ status: 'failed', error, completedAt: now, idempotencyKey: null, requestHash: null }));
+  }
+
   /** Settles a render its worker stopped on its cancel request: credits released and `render.cancelled` written together. */
   settleCancelled(id: string, stage: string): Promise<Render> {
     return this.settleWorking(id, 'release', 'render.cancelled', (_row, now) => ({ status: 'cancelled', cancelRequested: true, completedAt: now }), { stage });

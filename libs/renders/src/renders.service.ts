@@ -1,11 +1,12 @@
 import { UniqueConstraintViolationException, type FilterQuery, type MikroORM } from '@mikro-orm/core';
 import { Logger } from '@nestjs/common';
 import type { QueueEvents } from 'bullmq';
-import { ApiError, newId, orderBy, validationFailed, type KeyMode, type ListQuery, type Plan } from '#libs/core';
+import { ApiError, dependencyUnavailable, newId, orderBy, validationFailed, type KeyMode, type ListQuery, type Plan } from '#libs/core';
 import type { CreditsService } from '#libs/credits';
 import { aliasTarget, applyMerge, assertEdit, assertTiming, autoLengthSources, outputFps, outputKind, outputSize, RESOLUTION_SHORT_SIDE, type EditSpec, type JsonValue, type Timing } from '#libs/edit-spec';
 import type { DurationSource } from '#libs/media';
-import { STILL_TIMEOUT_MS, type JobQueues } from '#libs/queue';
+import { STILL_TIMEOUT_MS, type JobQueues, type TypedJob } from '#libs/queue';
+import { isRedisUnavailable } from '#libs/redis';
 import { outputKey, type StorageDriver } from '#libs/storage';
 import { allWorkspaces, forWorkspace } from '#libs/db';
 import { aspectRules, normaliseValues, validateValues, type TemplatesService } from '#libs/templates';
@@ -246,27 +247,46 @@ export class RendersService {
     return { render: await this.drawStill(render, planned.edit, planned.aspectRules, timing), replayed: false, timing };
   }
 
-  /** Hands a queued video to the workers; a queue that refuses it fails the render (credits released). */
+  /** Hands a queued video to the workers; a queue that refuses it fails the render (`notQueued`). */
   private async enqueueVideo(render: Render): Promise<Render> {
     try {
       await this.deps.queues.add('video.render', { renderId: render.id }, { jobId: render.id });
       return render;
     } catch (err) {
-      this.logger.warn(`video ${render.id} could not be queued: ${(err as Error).message}`);
-      throw renderFailure(await this.lifecycle.fail(render.id, renderError(err, 'queued', 'The render could not be queued; the credits were released')));
+      return this.notQueued(render, err);
     }
+  }
+
+  /**
+   * A render whose job could not be added: settled failed (credits released, idempotency key freed
+   * for the retry), never left without its job. Redis gone: 503 DEPENDENCY_UNAVAILABLE (Retry-After);
+   * otherwise the render's recorded error.
+   */
+  private async notQueued(render: Render, err: unknown): Promise<never> {
+    this.logger.warn(`${render.kind === 'video' ? 'video' : 'still'} ${render.id} could not be queued: ${(err as Error).message}`);
+    const down = isRedisUnavailable(err);
+    const failed = await this.lifecycle.notQueued(render.id, down
+      ? { code: 'DEPENDENCY_UNAVAILABLE', message: 'The job queue was unavailable; the credits were released', stage: 'queued' }
+      : renderError(err, 'queued', 'The render could not be queued; the credits were released'));
+    throw down ? dependencyUnavailable('redis') : renderFailure(failed);
   }
 
   private async drawStill(render: Render, edit: EditSpec, rules: AspectRule[], timing: Record<string, number>): Promise<Render> {
     const ext = render.format === 'jpeg' ? 'jpg' : render.format;
+    const enqueue = performance.now();
+    let job: TypedJob<'still.render'>;
+    let events: QueueEvents;
     try {
-      const enqueue = performance.now();
-      const events = await this.deps.stillEvents();
-      const job = await this.deps.queues.add(
+      events = await this.deps.stillEvents();
+      job = await this.deps.queues.add(
         'still.render',
         { edit: edit as never, key: outputKey(render.id, ext), scale: render.scale, watermark: render.watermarked, renderId: render.id, aspectRules: rules },
         { jobId: render.id },
       );
+    } catch (err) {
+      return this.notQueued(render, err);
+    }
+    try {
       const queued = performance.now();
       timing.enqueue = queued - enqueue;
       const result = await job.waitUntilFinished(events, STILL_TIMEOUT_MS);

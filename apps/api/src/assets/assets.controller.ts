@@ -40,7 +40,7 @@ export class AssetsController {
   @ApiConsumes('multipart/form-data')
   @ApiBody({ type: UploadAssetDto })
   @ApiEnvelope(UploadedAssetDto, { status: 201 })
-  @ApiErrors('INVALID_REQUEST', 'VALIDATION_FAILED', 'UNSUPPORTED_ASSET', 'ASSET_TOO_LARGE', 'LIMIT_STORAGE', 'NOT_READY')
+  @ApiErrors('INVALID_REQUEST', 'VALIDATION_FAILED', 'UNSUPPORTED_ASSET', 'ASSET_TOO_LARGE', 'LIMIT_STORAGE')
   async upload(@Principal() p: KeyPrincipal, @Req() req: FastifyRequest) {
     const row = await receiveUpload(req, { workspaceId: p.workspaceId, plan: p.plan, assets: this.assets, storage: this.storage, config: this.config });
     await queueProcessing(this.queues, this.assets, row);

@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
 import type { Multipart } from '@fastify/multipart';
 import { assetName, tidyUploadFields, UPLOAD_FIELDS, type Asset, type AssetsService } from '#libs/assets';
-import { ApiError, validationFailed, type AppConfig, type FieldErrors, type Plan } from '#libs/core';
+import { ApiError, dependencyUnavailable, validationFailed, type AppConfig, type FieldErrors, type Plan } from '#libs/core';
 import { ACCEPTED_ASSET_FORMATS, ASSET_HEAD_BYTES, detectAssetType } from '#libs/media';
 import type { JobQueues } from '#libs/queue';
 import type { StorageDriver } from '#libs/storage';
@@ -123,13 +123,13 @@ export async function receiveUpload(req: FastifyRequest, ctx: { workspaceId: str
 /**
  * Queues a stored asset's processing (`asset.process`: type, duration, thumbnail or waveform, then
  * `ready`). No queue, no processing: the asset and its bytes go rather than stay `processing`
- * (503 NOT_READY, nothing stored).
+ * (503 DEPENDENCY_UNAVAILABLE naming Redis, nothing stored).
  */
 export async function queueProcessing(queues: JobQueues, assets: AssetsService, row: Asset): Promise<void> {
   try {
     await queues.add('asset.process', { assetId: row.id }, { jobId: row.id });
   } catch {
     await assets.discard(row);
-    throw new ApiError('NOT_READY', 'The job queue is unavailable, so the file could not be processed; nothing was stored. Try again shortly', { headers: { 'Retry-After': '5' } });
+    throw dependencyUnavailable('redis');
   }
 }

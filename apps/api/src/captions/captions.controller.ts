@@ -34,7 +34,7 @@ export async function checkAudioUrl(source: TranscriptionSource, config: Pick<Ap
 }
 
 export const GENERATE_ERRORS = [
-  'VALIDATION_FAILED', 'LIMIT_INTEGRATION_NOT_ALLOWED', 'INTEGRATION_NOT_CONNECTED', 'INTEGRATION_REAUTH_REQUIRED', 'ASSET_NOT_FOUND', 'RENDER_NOT_FOUND', 'NOT_READY',
+  'VALIDATION_FAILED', 'LIMIT_INTEGRATION_NOT_ALLOWED', 'INTEGRATION_NOT_CONNECTED', 'INTEGRATION_REAUTH_REQUIRED', 'ASSET_NOT_FOUND', 'RENDER_NOT_FOUND',
 ] as const;
 
 /** §4.3 captions and transcriptions with an API key (docs/captions.md). */

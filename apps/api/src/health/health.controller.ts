@@ -11,12 +11,21 @@ import { APP_CONFIG, ORM, REDIS, STORAGE } from '../infra/tokens.js';
 
 type Check = { ok: boolean; detail?: string };
 
+/** A check that has not answered in this long counts as failed: readiness answers within it, whatever is down. */
+const CHECK_TIMEOUT_MS = 2_500;
+
 async function run(fn: () => Promise<string | undefined | void>): Promise<Check> {
+  let timer: NodeJS.Timeout | undefined;
   try {
-    const detail = await fn();
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${CHECK_TIMEOUT_MS / 1000} s`)), CHECK_TIMEOUT_MS);
+    });
+    const detail = await Promise.race([fn(), timeout]);
     return detail ? { ok: true, detail } : { ok: true };
   } catch (err) {
     return { ok: false, detail: (err as Error).message };
+  } finally {
+    clearTimeout(timer);
   }
 }
 
@@ -40,7 +49,7 @@ export class HealthController {
 
   @Get('ready')
   @Public()
-  @ApiOperation({ summary: 'Readiness: database, Redis (noeviction) and storage (the folder written, or the bucket reached)' })
+  @ApiOperation({ summary: 'Readiness: database, Redis (noeviction) and storage (the folder written, or the bucket reached); a 503 names each one down' })
   @ApiEnvelope(ReadinessDto)
   @ApiErrors('NOT_READY')
   async ready() {

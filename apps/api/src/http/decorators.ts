@@ -19,6 +19,8 @@ export type RouteAuth =
 /** The §7 auth failures of a key route, in the order they are checked, plus the meter's refusals. */
 export const KEY_AUTH_ERRORS: readonly ErrorCode[] = [
   'NO_API_KEY', 'INVALID_API_KEY', 'INSUFFICIENT_SCOPE', 'IP_NOT_ALLOWED', 'ORG_SUSPENDED', 'RATE_LIMIT_EXCEEDED', 'LIMIT_APIREQUESTS',
+  // Redis or the database down (decisions.md "HTTP and errors")
+  'DEPENDENCY_UNAVAILABLE',
 ];
 
 function errorSchema(codes: readonly ErrorCode[]) {
@@ -83,7 +85,7 @@ export function Scopes(...scopes: Scope[]) {
 
 /** The failures of a session route, in the order they are checked. */
 export const SESSION_AUTH_ERRORS: readonly ErrorCode[] = [
-  'SESSION_REQUIRED', 'TOKEN_EXPIRED', 'INVALID_TOKEN', 'VALIDATION_FAILED', 'NOT_A_MEMBER', 'ORG_SUSPENDED',
+  'SESSION_REQUIRED', 'TOKEN_EXPIRED', 'INVALID_TOKEN', 'VALIDATION_FAILED', 'NOT_A_MEMBER', 'ORG_SUSPENDED', 'DEPENDENCY_UNAVAILABLE',
 ];
 
 /**

@@ -1,8 +1,20 @@
 import { Catch, HttpException, Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, type ErrorCode, type ErrorEnvelope } from '#libs/core';
+import { ApiError, dependencyUnavailable, type Dependency, type ErrorCode, type ErrorEnvelope } from '#libs/core';
+import { isDatabaseUnavailable } from '#libs/db';
+import { isRedisUnavailable } from '#libs/redis';
 
 const logger = new Logger('http');
+
+/** A dependency that cannot be reached, recognised from the error a driver threw (the one place: 503, not 500). */
+function unavailable(exception: unknown): Dependency | undefined {
+  if (isRedisUnavailable(exception)) return 'redis';
+  if (isDatabaseUnavailable(exception)) return 'database';
+  return undefined;
+}
+
+/** When each dependency's outage was last logged: one line a minute while it lasts (Redis clients also log their own). */
+const outageLogged = new Map<Dependency, number>();
 
 const HTTP_STATUS_CODES: Partial<Record<number, ErrorCode>> = {
   400: 'INVALID_REQUEST',
@@ -43,6 +55,8 @@ export function toApiError(exception: unknown, req?: FastifyRequest): ApiError {
   if (exception instanceof SyntaxError && fst?.statusCode === 400) {
     return new ApiError('INVALID_REQUEST', describe400({ message: exception.message }));
   }
+  const dependency = unavailable(exception);
+  if (dependency) return dependencyUnavailable(dependency);
   return new ApiError('INTERNAL_ERROR', 'An unexpected error occurred; quote the request id when reporting it');
 }
 
@@ -59,6 +73,11 @@ export function sendError(exception: unknown, req: FastifyRequest, reply: Fastif
   const err = toApiError(exception, req);
   if (err.code === 'INTERNAL_ERROR' && err !== exception) {
     logger.error(`${req.id} ${req.method} ${req.url}: ${(exception as Error)?.stack ?? String(exception)}`);
+  }
+  const dependency = err.code === 'DEPENDENCY_UNAVAILABLE' && err !== exception ? (err.extras.data as { dependency: Dependency }).dependency : undefined;
+  if (dependency && Date.now() - (outageLogged.get(dependency) ?? 0) > 60_000) {
+    outageLogged.set(dependency, Date.now());
+    logger.warn(`${req.id} ${req.method} ${req.url}: ${dependency} unavailable, answering 503 (${(exception as Error)?.message ?? String(exception)})`);
   }
   if (err.extras.headers) void reply.headers(err.extras.headers);
   void reply.status(err.status).send(errorBody(err, String(req.id)));

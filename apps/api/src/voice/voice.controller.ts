@@ -54,7 +54,7 @@ export class VoiceController {
   @Integration('voice-provider')
   @ApiOperation({ summary: 'Say a script (up to 5,000 characters) and save it to the media library as an MP3 audio asset; no service credits, the storage allowance applies. The asset is processing: it is ready (with its duration) shortly, see asset.ready' })
   @ApiEnvelope(AssetDto, { status: 201 })
-  @ApiErrors('VALIDATION_FAILED', 'LIMIT_STORAGE', 'NOT_READY', ...PROVIDER_ERRORS)
+  @ApiErrors('VALIDATION_FAILED', 'LIMIT_STORAGE', ...PROVIDER_ERRORS)
   async speech(@Principal() p: KeyPrincipal, @Connection() use: UsableConnection, @Body() body: VoiceOverRequestDto) {
     const row = await this.voice.speak(p.workspaceId, p.plan, use, {
       text: body.text, voiceId: body.voiceId, modelId: body.modelId ?? null, stability: body.stability, similarityBoost: body.similarityBoost, style: body.style,

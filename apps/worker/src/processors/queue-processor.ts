@@ -1,6 +1,7 @@
 import { OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
 import { Logger, type Type } from '@nestjs/common';
 import type { Job, WorkerOptions } from 'bullmq';
+import { isRedisUnavailable, OutageLog } from '#libs/redis';
 import { ALL_JOBS, QUEUE_WORKER_SETTINGS, queueOf, validatePayload, type JobName, type JobNameOf, type JobPayloads, type JobResults, type QueueName, type TypedJob } from '#libs/queue';
 
 /** Runs one job of a name: its checked payload, the BullMQ job, and the worker's lock token. */
@@ -23,6 +24,7 @@ export abstract class QueueProcessor<Q extends QueueName> extends WorkerHost {
   /** Jobs of this processor running now. */
   running = 0;
   protected readonly log = new Logger('worker');
+  private readonly outages = new OutageLog('worker:redis');
 
   /** The job names this processor handles. */
   handles(): JobName[] {
@@ -46,6 +48,21 @@ export abstract class QueueProcessor<Q extends QueueName> extends WorkerHost {
   @OnWorkerEvent('failed')
   logFailure(job: Job | undefined, err: Error): void {
     if (!(err instanceof RunAgain)) this.log.warn(`${job?.name} ${job?.id} failed: ${err.message}`);
+  }
+
+  /**
+   * The worker's errors (not a job's): Redis unreachable is logged once an outage (OutageLog), not
+   * printed by BullMQ at every reconnection attempt; anything else as it comes.
+   */
+  @OnWorkerEvent('error')
+  logError(err: Error): void {
+    if (isRedisUnavailable(err) || /^E[A-Z]+$/.test(String((err as NodeJS.ErrnoException).code))) this.outages.error(err);
+    else this.log.error(`${this.queue} worker: ${err.message}`);
+  }
+
+  @OnWorkerEvent('ready')
+  logRedisReady(): void {
+    this.outages.ready();
   }
 }
 
