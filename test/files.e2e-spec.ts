@@ -138,12 +138,16 @@ describe('stored files at /files/* (issue 5: output storage)', () => {
   it('answers 404 NOT_FOUND in the error envelope for an unknown key, a deleted file and any key that is not valid', async () => {
     const key = outputKey('rnd_01JD0000000000000000000003', 'png');
     const path = new URL(storage.url(key)).pathname;
-    for (const url of [path, '/files/', '/files/r', '/files/.hidden', '/files/r/a%00b.png']) {
+    for (const url of [path, '/files/', '/files/r', '/files/.hidden']) {
       const res = await get(url);
       expect([url, res.statusCode]).toEqual([url, 404]);
       expect(res.json()).toEqual({ success: false, code: 'NOT_FOUND', message: expect.any(String), data: null });
       expect(res.headers['cache-control']).toBeUndefined();
     }
+    // A NUL in any path is refused before any lookup, as on every route (decisions.md "HTTP and errors").
+    const nul = await get('/files/r/a%00b.png');
+    expect([nul.statusCode, nul.json().code]).toEqual([422, 'VALIDATION_FAILED']);
+    expect(nul.headers['cache-control']).toBeUndefined();
     await storage.put(key, PNG);
     expect((await get(path)).statusCode).toBe(200);
     await storage.delete(key);
