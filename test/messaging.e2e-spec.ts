@@ -34,7 +34,7 @@ describe('messaging-provider (§4.5)', () => {
     [wa, twilio, smtp] = await Promise.all([new WhatsAppFake().start(), new TwilioFake().start(), new SmtpFake().start()]);
     api = await startApi();
     orm = await openAppDatabase(api.config.database, { migrate: false });
-    [ws, other] = await Promise.all([create(), create()]);
+    [ws, other] = [await create(), await create()];
     await connectAll(ws);
   }, 120_000);
   afterAll(async () => {
@@ -47,10 +47,10 @@ describe('messaging-provider (§4.5)', () => {
   const connect = (w: Ws, ...flags: string[]) => api.cli('integration:connect', '--workspace', w.workspaceId, '--provider', 'messaging-provider', ...flags);
   const connectWhatsApp = (w: Ws) => connect(w, '--channel', 'primary_chat', '--access-token', wa.accessToken, '--phone-number-id', wa.phoneNumberId, '--waba-id', wa.wabaId, '--display-number', '+1 555 0100', '--base-url', wa.baseUrl);
   async function connectAll(w: Ws) {
-    expect((await connectWhatsApp(w)).code).toBe(0);
-    expect((await connect(w, '--channel', 'sms', '--account-sid', twilio.accountSid, '--auth-token', twilio.authToken, '--from', twilio.from, '--base-url', twilio.baseUrl)).code).toBe(0);
+    expect((await connectWhatsApp(w)).json).toMatchObject({ status: 'connected' });
+    expect((await connect(w, '--channel', 'sms', '--account-sid', twilio.accountSid, '--auth-token', twilio.authToken, '--from', twilio.from, '--base-url', twilio.baseUrl)).json).toMatchObject({ status: 'connected' });
     const email = await connect(w, '--channel', 'email', '--smtp-host', '127.0.0.1', '--smtp-port', String(smtp.port), '--smtp-secure', 'false', '--smtp-user', smtp.user, '--smtp-password', smtp.password, '--from', 'News <news@shop.test>');
-    expect(email.code).toBe(0);
+    expect(email.json).toMatchObject({ status: 'connected' });
     return email.json;
   }
   const inject = (method: 'GET' | 'POST', url: string, key: string, payload?: Json, headers: Record<string, string> = {}) =>

@@ -62,7 +62,7 @@ export class MessageRejected extends Error {
   }
 }
 
-export interface AdapterOptions extends Pick<ProviderCallOptions, 'outboundPolicy' | 'lookup' | 'timeoutMs'> {}
+export type AdapterOptions = Pick<ProviderCallOptions, 'outboundPolicy' | 'lookup' | 'timeoutMs'>;
 
 /** A channel's adapter: sends one message, answering the provider's message id. */
 export interface MessageSender {

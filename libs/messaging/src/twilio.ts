@@ -24,7 +24,7 @@ export class TwilioAdapter implements MessageSender {
   async send(message: OutgoingMessage, signal: AbortSignal): Promise<{ providerMessageId: string }> {
     const { accountSid, authToken, from, messagingServiceSid } = this.account;
     const call = new ProviderCall('sms (Twilio)', this.account.baseUrl ?? TWILIO_BASE_URL, {
-      ...this.options, credentials: { apiKey: authToken }, timeoutMs: this.options.timeoutMs ?? 30_000,
+      ...this.options, credentials: { apiKey: authToken }, timeoutMs: this.options.timeoutMs ?? 15_000,
     }, signal, readError, 'the message');
     const form = twilioMessageForm({
       to: `+${message.to}`, from, messagingServiceSid,

@@ -53,7 +53,7 @@ export class WhatsAppAdapter implements MessageSender {
 
   private call(signal: AbortSignal): ProviderCall {
     return new ProviderCall('primary_chat (WhatsApp)', this.account.baseUrl ?? WHATSAPP_BASE_URL, {
-      ...this.options, credentials: { accessToken: this.account.accessToken }, timeoutMs: this.options.timeoutMs ?? 30_000,
+      ...this.options, credentials: { accessToken: this.account.accessToken }, timeoutMs: this.options.timeoutMs ?? 15_000,
     }, signal, readError, 'the message');
   }
 
