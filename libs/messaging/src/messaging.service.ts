@@ -1,3 +1,4 @@
+import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { ApiError, likeTerm, newId, OutboundRefused, resolveOutbound, validationFailed, type AppConfig, type FieldErrors, type Plan } from '#libs/core';
 import { forWorkspace, type Orm } from '#libs/db';
 import { IDEMPOTENCY_KEY } from '#libs/renders';
@@ -383,7 +384,14 @@ export class MessagingService {
     }
     em.assign(row, { status: 'sent', providerMessageId: sent.providerMessageId, sentAt: new Date() });
     await em.flush();
-    await this.upsertContact(workspaceId, { waId: channel === 'email' ? null : to, email: channel === 'email' ? to : null, name: null, tags: [], optedIn: true, messaged: true });
+    const contact = { waId: channel === 'email' ? null : to, email: channel === 'email' ? to : null, name: null, tags: [], optedIn: true, messaged: true };
+    try {
+      await this.upsertContact(workspaceId, contact);
+    } catch (err) {
+      // A concurrent send to the same new recipient inserted it first: update that row (the message is sent either way).
+      if (!(err instanceof UniqueConstraintViolationException)) throw err;
+      await this.upsertContact(workspaceId, contact);
+    }
     return { message: this.view(row), replayed: false };
   }
 
