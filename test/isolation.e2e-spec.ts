@@ -9,6 +9,7 @@ import { allWorkspaces, forWorkspace, isWorkspaceOwned, queries, type Orm, type 
 import { OutboxEvent } from '#libs/events';
 import { IntegrationConnection } from '#libs/integrations';
 import { ApiKey } from '#libs/keys';
+import { MessagingContact, MessagingMessage } from '#libs/messaging';
 import { Render } from '#libs/renders';
 import { Template } from '#libs/templates';
 import { WebhookDelivery, WebhookEndpoint } from '#libs/webhooks';
@@ -131,6 +132,22 @@ const OWNED: Owned<object>[] = [
       words: [], audioSec: 1, createdAt: at,
     }),
     change: { audioSec: 99 }, changed: (r) => r.audioSec === 99,
+  }),
+  owned<MessagingMessage>({
+    entity: MessagingMessage, name: 'MessagingMessage',
+    row: (workspaceId) => ({
+      id: newId('message'), workspaceId, channel: 'primary_chat', accountId: '1', recipient: '447700900123', type: 'text', templateName: null, languageCode: null,
+      renderId: null, mediaUrl: null, status: 'sent', providerMessageId: 'wamid.1', idempotencyKey: null, createdAt: at, sentAt: at,
+    }),
+    change: { providerMessageId: 'changed' }, changed: (r) => r.providerMessageId === 'changed',
+  }),
+  owned<MessagingContact>({
+    entity: MessagingContact, name: 'MessagingContact',
+    row: (workspaceId) => ({
+      id: newId('contact'), workspaceId, waId: '447700900123', email: null, name: 'Ada', firstName: 'Ada', lastName: null, tagsText: ',,', optedIn: true, blocked: false,
+      searchText: 'ada', lastMessagedAt: null, createdAt: at,
+    }),
+    change: { blocked: true }, changed: (r) => r.blocked,
   }),
 ];
 

@@ -22,6 +22,7 @@ import { OrganizationModule } from './organization/organization.module.js';
 import { RendersModule } from './renders/renders.module.js';
 import { TemplatesModule } from './templates/templates.module.js';
 import { SheetsModule } from './sheets/sheets.module.js';
+import { MessagingModule } from './messaging/messaging.module.js';
 import { VoiceModule } from './voice/voice.module.js';
 import { WebhooksModule } from './webhooks/webhooks.module.js';
 
@@ -33,7 +34,7 @@ export class ApiModule {
       module: ApiModule,
       imports: [
         InfraModule.forRoot(config), QueueModule.forRoot(config, { producer: true }), PassportModule,
-        FilesModule, HealthModule, KeysModule, AuthModule, CreditsModule, OrganizationModule, WebhooksModule, TemplatesModule, RendersModule, AssetsModule, IntegrationsModule, CaptionsModule, VoiceModule, SheetsModule, ContactsModule, DriveModule, ...extraModules],
+        FilesModule, HealthModule, KeysModule, AuthModule, CreditsModule, OrganizationModule, WebhooksModule, TemplatesModule, RendersModule, AssetsModule, IntegrationsModule, CaptionsModule, VoiceModule, MessagingModule, SheetsModule, ContactsModule, DriveModule, ...extraModules],
       providers: [
         KeyAuthentication, SessionStrategy, SessionGuard,
         { provide: APP_GUARD, useClass: AuthGuard },

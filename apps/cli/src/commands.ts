@@ -1,9 +1,11 @@
 import type { AppServices } from '#libs/app';
 import { DevMessage, ROLES, type Role } from '#libs/auth';
-import { ApiError, type KeyMode, type PlanCode } from '#libs/core';
+import { readFile } from 'node:fs/promises';
+import { ApiError, validationFailed, type KeyMode, type PlanCode } from '#libs/core';
+import { CONNECTABLE_CHANNELS, type ChannelAccount } from '#libs/messaging';
 
 /** What the commands use of the CLI's AppServices (each built on first use: a command builds only what it needs). */
-export type CommandContext = Pick<AppServices, 'config' | 'workspaces' | 'keys' | 'auth' | 'credits' | 'templates' | 'orm' | 'integrations' | 'googleConsent'>;
+export type CommandContext = Pick<AppServices, 'config' | 'workspaces' | 'keys' | 'auth' | 'credits' | 'templates' | 'orm' | 'integrations' | 'googleConsent' | 'messaging'>;
 
 type Flags = Record<string, string>;
 
@@ -32,6 +34,46 @@ export function parseArgs(args: readonly string[], spec: readonly string[]): Fla
     if (required && out[name] === undefined) throw new ApiError('INVALID_REQUEST', `--${name} is required`);
   }
   return out;
+}
+
+/** integration:connect's messaging-provider flags (docs/messaging.md "Connecting"). */
+const MESSAGING_FLAGS = [
+  'channel', 'phone-number-id', 'waba-id', 'display-number', 'account-sid', 'auth-token', 'from', 'messaging-service-sid',
+  'smtp-host', 'smtp-port', 'smtp-secure', 'smtp-user', 'smtp-password',
+] as const;
+
+/** One messaging channel's account from integration:connect's flags; 422 naming every missing flag. */
+function channelAccount(f: Flags): ChannelAccount {
+  const errors: Record<string, string[]> = {};
+  const need = (...names: string[]) => { for (const n of names) if (!f[n]) errors[`--${n}`] = [`is required for --channel ${f.channel}`]; };
+  const baseUrl = f['base-url'] ?? null;
+  if (baseUrl !== null) {
+    let ok = false;
+    try { ok = ['http:', 'https:'].includes(new URL(baseUrl).protocol); } catch { /* reported below */ }
+    if (!ok) errors['--base-url'] = ['must be an absolute http(s) URL'];
+  }
+  let account: ChannelAccount | null = null;
+  if (f.channel === 'primary_chat') {
+    need('access-token', 'phone-number-id', 'waba-id');
+    account = { channel: 'primary_chat', accessToken: f['access-token']!, phoneNumberId: f['phone-number-id']!, wabaId: f['waba-id']!, displayNumber: f['display-number'] ?? null, baseUrl };
+  } else if (f.channel === 'sms') {
+    need('account-sid', 'auth-token');
+    if (!f.from && !f['messaging-service-sid']) errors['--from'] = ['--from (a number) or --messaging-service-sid is required for --channel sms'];
+    account = { channel: 'sms', accountSid: f['account-sid']!, authToken: f['auth-token']!, from: f.from ?? null, messagingServiceSid: f['messaging-service-sid'] ?? null, baseUrl };
+  } else if (f.channel === 'email') {
+    need('smtp-host', 'from');
+    const port = Number(f['smtp-port'] ?? (f['smtp-secure'] === 'true' ? 465 : 587));
+    if (!Number.isInteger(port) || port < 1 || port > 65535) errors['--smtp-port'] = ['must be a port number'];
+    if (f['smtp-secure'] !== undefined && !['true', 'false'].includes(f['smtp-secure'])) errors['--smtp-secure'] = ['must be true or false'];
+    if (baseUrl !== null) errors['--base-url'] = ['the email channel takes --smtp-host and --smtp-port instead'];
+    account = {
+      channel: 'email', host: f['smtp-host']!, port, secure: f['smtp-secure'] === 'true', user: f['smtp-user'] ?? null, password: f['smtp-password'] ?? null, from: f.from!,
+    };
+  } else {
+    errors['--channel'] = [`must be one of ${CONNECTABLE_CHANNELS.join(', ')}`];
+  }
+  if (Object.keys(errors).length || !account) throw validationFailed(errors, 'The channel account is incomplete');
+  return account;
 }
 
 function list(value: string | undefined): string[] | undefined {
@@ -168,9 +210,16 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
   'integration:connect': {
-    flags: ['workspace!', 'provider!', 'api-key', 'access-token', 'refresh-token', 'expires-at', 'engine', 'base-url', 'account-email', 'account-name', 'account', 'code', 'state'],
-    async run(f, { workspaces, integrations, googleConsent }) {
+    flags: ['workspace!', 'provider!', 'api-key', 'access-token', 'refresh-token', 'expires-at', 'engine', 'base-url', 'account-email', 'account-name', 'account', 'code', 'state', ...MESSAGING_FLAGS],
+    async run(f, { workspaces, integrations, googleConsent, messaging }) {
       const ws = await workspaces.get(f.workspace);
+      if (f.channel !== undefined || f.provider === 'messaging-provider') {
+        // One channel account added to (or replaced in) the messaging-provider connection; the answer names the channels, never a secret.
+        if (f.provider !== 'messaging-provider') throw new ApiError('INVALID_REQUEST', '--channel connects messaging-provider only');
+        const row = await messaging.connectChannel(ws.id, channelAccount(f));
+        const channels = Object.keys(integrations.credentialsOf(row).channels ?? {}).sort();
+        return { ...integrations.view(row), channels };
+      }
       if (f.engine !== undefined && f.engine !== 'local' && f.engine !== 'provider') throw new ApiError('INVALID_REQUEST', `--engine must be local or provider (got "${f.engine}")`);
       let credentials: { apiKey?: string; accessToken?: string; refreshToken?: string; expiresAt?: string } = {
         apiKey: f['api-key'], accessToken: f['access-token'], refreshToken: f['refresh-token'], expiresAt: f['expires-at'],
@@ -194,6 +243,20 @@ export const COMMANDS: Record<string, Command> = {
         accountName: f['account-name'] ?? f.account ?? null,
       });
       return integrations.view(row);
+    },
+  },
+  'messaging:contacts:import': {
+    flags: ['workspace!', 'file!'],
+    async run(f, { workspaces, messaging }) {
+      const ws = await workspaces.get(f.workspace);
+      let entries: unknown;
+      try {
+        entries = JSON.parse(await readFile(f.file, 'utf8'));
+      } catch (err) {
+        throw new ApiError('INVALID_REQUEST', `--file must be a readable JSON array of {to?, email?, name?, tags?, optedIn?} (${(err as Error).message})`);
+      }
+      if (!Array.isArray(entries)) throw new ApiError('INVALID_REQUEST', '--file must hold a JSON array of {to?, email?, name?, tags?, optedIn?}');
+      return { workspaceId: ws.id, ...(await messaging.importContacts(ws.id, entries as never[])) };
     },
   },
   'integration:disconnect': {

@@ -14,6 +14,7 @@ import { Render, RenderLifecycle, RendersService, type RendersDeps } from '#libs
 import { createStorage, type StorageDriver } from '#libs/storage';
 import { httpReachability, storedOrHttp, TemplatesService, type AssetChecker } from '#libs/templates';
 import { ContactsService, DriveService, GoogleConsent, GoogleTokens, SheetsService, type SheetsDeps } from '#libs/suite';
+import { MessagingService } from '#libs/messaging';
 import { VoiceService } from '#libs/voice';
 import { WebhookDeliverer, WebhookDispatcher, WebhookEndpoints, WebhookStore } from '#libs/webhooks';
 import { WorkspacesService } from '#libs/workspaces';
@@ -193,6 +194,18 @@ export class AppServices {
   /** The voice-provider routes: ElevenLabs' API or espeak-ng offline, voice-overs into the media library (libs/voice). */
   get voice(): VoiceService {
     return this.once('voice', () => new VoiceService({ integrations: this.integrations, assets: this.assets, storage: this.storage, config: this.config }));
+  }
+
+  /** The messaging-provider routes: channel accounts, WhatsApp Cloud API / Twilio / SMTP adapters, sent messages and contacts (libs/messaging). */
+  get messaging(): MessagingService {
+    return this.once('messaging', () => new MessagingService({
+      orm: this.orm, integrations: this.integrations, config: this.config,
+      render: async (workspaceId, id) => {
+        const row = await forWorkspace(this.orm, workspaceId).findOne(Render, { id });
+        if (!row) throw new ApiError('RENDER_NOT_FOUND', `No render ${id} in this workspace`);
+        return { status: row.status, kind: row.kind, format: row.format, url: row.purgedAt ? null : (this.lifecycle.eventData(row).url as string | null) };
+      },
+    }));
   }
 
   /** workspace-suite's OAuth access tokens, refreshed once for every concurrent caller (libs/suite). */

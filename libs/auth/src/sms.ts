@@ -15,19 +15,39 @@ export interface TwilioSettings {
   baseUrl: string;
 }
 
-/** Twilio's Messages API: POST /2010-04-01/Accounts/{sid}/Messages.json, basic auth, form body. */
+/** Twilio's Messages API: the path of POST /2010-04-01/Accounts/{sid}/Messages.json. */
+export function twilioMessagesPath(accountSid: string): string {
+  return `/2010-04-01/Accounts/${encodeURIComponent(accountSid)}/Messages.json`;
+}
+
+/** Twilio's request headers: basic auth with the account SID and auth token, a form body. */
+export function twilioHeaders(accountSid: string, authToken: string): Record<string, string> {
+  return {
+    authorization: `Basic ${Buffer.from(`${accountSid}:${authToken}`).toString('base64')}`,
+    'content-type': 'application/x-www-form-urlencoded',
+  };
+}
+
+/** One message as Twilio's form: To, From (a number) or MessagingServiceSid, Body, MediaUrl (MMS). */
+export function twilioMessageForm(m: { to: string; from?: string | null; messagingServiceSid?: string | null; body?: string; mediaUrl?: string }): URLSearchParams {
+  const form = new URLSearchParams({ To: m.to });
+  if (m.messagingServiceSid) form.set('MessagingServiceSid', m.messagingServiceSid);
+  else if (m.from) form.set('From', m.from);
+  if (m.body) form.set('Body', m.body);
+  if (m.mediaUrl) form.set('MediaUrl', m.mediaUrl);
+  return form;
+}
+
+/** Twilio's Messages API: POST /2010-04-01/Accounts/{sid}/Messages.json, basic auth, form body (the sign-in codes' sender; the sms channel of libs/messaging shares the wire format above). */
 export class TwilioSmsSender implements SmsSender {
   constructor(private readonly settings: TwilioSettings) {}
 
   async send(to: string, body: string): Promise<void> {
     const { accountSid, authToken, from, baseUrl } = this.settings;
-    const res = await fetch(`${baseUrl.replace(/\/$/, '')}/2010-04-01/Accounts/${encodeURIComponent(accountSid)}/Messages.json`, {
+    const res = await fetch(`${baseUrl.replace(/\/$/, '')}${twilioMessagesPath(accountSid)}`, {
       method: 'POST',
-      headers: {
-        authorization: `Basic ${Buffer.from(`${accountSid}:${authToken}`).toString('base64')}`,
-        'content-type': 'application/x-www-form-urlencoded',
-      },
-      body: new URLSearchParams({ To: to, From: from, Body: body }).toString(),
+      headers: twilioHeaders(accountSid, authToken),
+      body: twilioMessageForm({ to, from, body }).toString(),
       signal: AbortSignal.timeout(10_000),
       redirect: 'error',
     });

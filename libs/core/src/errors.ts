@@ -83,6 +83,12 @@ export const ERROR_STATUS = {
   PROVIDER_UNAVAILABLE: 503,
   /** A connected account's provider answered something this service cannot use (not the audio it asked for, over the size it reads). */
   PROVIDER_ERROR: 502,
+  /** messaging-provider: the messaging provider refused this message (undeliverable number, invalid parameter), in its words. */
+  MESSAGE_REJECTED: 422,
+  /** messaging-provider: the connection holds no account for this channel; connect one (`integration:connect --channel`). */
+  MESSAGING_CHANNEL_NOT_CONNECTED: 409,
+  /** messaging-provider: the plan's messages this month are used up. */
+  LIMIT_MESSAGES: 402,
 } as const satisfies Record<string, number>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -21,6 +21,7 @@ export const ID_PREFIXES = {
   membership: 'mbr',
   connection: 'con',
   recognition: 'rcg',
+  contact: 'ctc',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

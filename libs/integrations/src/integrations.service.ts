@@ -12,6 +12,8 @@ export interface ConnectionCredentials {
   refreshToken?: string;
   /** When the access token expires (ISO 8601), when the provider said. */
   expiresAt?: string;
+  /** messaging-provider: one account per channel (libs/messaging's MessagingChannels). */
+  channels?: Record<string, unknown>;
 }
 
 export interface ConnectInput {
@@ -89,8 +91,8 @@ export class IntegrationsService {
     const engine = input.engine ?? 'provider';
     const errors: Record<string, string[]> = {};
     if (engine === 'local' && !OFFLINE.has(provider)) errors.engine = [`the local engine exists for ${[...OFFLINE].join(', ')} only`];
-    const { apiKey, accessToken } = input.credentials;
-    if (engine === 'provider' && !apiKey && !accessToken) errors.credentials = ['an API key or an access token is required (or --engine local for a speech provider or voice-provider)'];
+    const { apiKey, accessToken, channels } = input.credentials;
+    if (engine === 'provider' && !apiKey && !accessToken && !(channels && Object.keys(channels).length)) errors.credentials = ['an API key or an access token is required (or --engine local for a speech provider or voice-provider)'];
     if (input.baseUrl) {
       let url: URL | null = null;
       try { url = new URL(input.baseUrl); } catch { /* reported below */ }
@@ -143,7 +145,12 @@ export class IntegrationsService {
     if (connection.status === 'reauth_required') {
       throw new ApiError('INTEGRATION_REAUTH_REQUIRED', `The ${provider} account refused this workspace's grant (${connection.lapsedReason ?? 'no reason given'}); connect it again`);
     }
-    return { connection, credentials: JSON.parse(decryptSecret(this.sealKey, connection.credentialsSealed)) as ConnectionCredentials };
+    return { connection, credentials: this.credentialsOf(connection) };
+  }
+
+  /** A connection's credentials unsealed whatever its status (a channel added to a lapsed messaging-provider connection keeps the others). */
+  credentialsOf(connection: IntegrationConnection): ConnectionCredentials {
+    return JSON.parse(decryptSecret(this.sealKey, connection.credentialsSealed)) as ConnectionCredentials;
   }
 
   /** The connection as it is now (another process may have refreshed its token); `usable`'s checks apply. */

@@ -63,7 +63,8 @@ export interface RenderInput {
   overrides: { format?: string; resolution?: string; fps?: number };
 }
 
-const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+/** An Idempotency-Key: 1 to 255 visible ASCII characters (§1.4; also the messaging send's). */
+export const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
 /**
  * Maps a checked request to the service's input, applying the rules that span its parts (§4.1, §7):

@@ -1,0 +1,73 @@
+import { Body, Controller, Get, Headers, Post, Query, Res } from '@nestjs/common';
+import { ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply } from 'fastify';
+import { ok } from '#libs/core';
+import type { UsableConnection } from '#libs/integrations';
+import { DEFAULT_MESSAGING_LIMIT, MessagingService } from '#libs/messaging';
+import { ApiEnvelope, ApiErrors, Integration, Scopes } from '../http/decorators.js';
+import { Connection, Principal, type KeyPrincipal } from '../http/principal.js';
+import {
+  ChannelDto, ListChannelsQueryDto, ListContactsQueryDto, ListTemplatesQueryDto, MessageDto, MessagingAllowanceDto, MessagingContactsPageDto,
+  MessagingTemplateDto, SendMessageDto,
+} from './messaging.dto.js';
+
+const PROVIDER_ERRORS = ['PROVIDER_UNAVAILABLE', 'PROVIDER_ERROR'] as const;
+
+/** §4.5 the messaging-provider rows (docs/messaging.md): WhatsApp Cloud API, Twilio and SMTP channels. */
+@ApiTags('messaging')
+@Controller('v1/integrations/messaging-provider')
+export class MessagingController {
+  constructor(private readonly messaging: MessagingService) {}
+
+  @Get('channels')
+  @Scopes('integrations:read')
+  @Integration('messaging-provider')
+  @ApiOperation({ summary: 'The channels of the messaging-provider connection and what each can send' })
+  @ApiEnvelope(ChannelDto, { isArray: true, paged: false })
+  @ApiErrors('VALIDATION_FAILED')
+  channels(@Connection() use: UsableConnection, @Query() q: ListChannelsQueryDto) {
+    return ok(this.messaging.channels(use, { channel: q.channel, status: q.status ?? 'connected' }));
+  }
+
+  @Get('templates')
+  @Scopes('integrations:read')
+  @Integration('messaging-provider')
+  @ApiOperation({ summary: 'The WhatsApp Business Account\'s message templates (APPROVED by default)' })
+  @ApiEnvelope(MessagingTemplateDto, { isArray: true, paged: false })
+  @ApiErrors('VALIDATION_FAILED', 'MESSAGING_CHANNEL_NOT_CONNECTED', ...PROVIDER_ERRORS)
+  async templates(@Principal() p: KeyPrincipal, @Connection() use: UsableConnection, @Query() q: ListTemplatesQueryDto) {
+    return ok(await this.messaging.templates(p.workspaceId, use, { ...q, status: q.status ?? 'APPROVED', limit: q.limit ?? DEFAULT_MESSAGING_LIMIT }));
+  }
+
+  @Get('contacts')
+  @Scopes('integrations:read')
+  @Integration('messaging-provider')
+  @ApiOperation({ summary: 'The workspace\'s messaging contacts: every recipient messaged, and those imported (messaging:contacts:import)' })
+  @ApiEnvelope(MessagingContactsPageDto)
+  @ApiErrors('VALIDATION_FAILED')
+  async contacts(@Principal() p: KeyPrincipal, @Query() q: ListContactsQueryDto) {
+    return ok(await this.messaging.contacts(p.workspaceId, { tag: q.tag, search: q.search, limit: q.limit ?? DEFAULT_MESSAGING_LIMIT, page: q.page ?? 1 }));
+  }
+
+  @Get('usage')
+  @Scopes('integrations:read')
+  @Integration('messaging-provider')
+  @ApiOperation({ summary: 'Messages sent this month against the plan\'s allowance' })
+  @ApiEnvelope(MessagingAllowanceDto)
+  async usage(@Principal() p: KeyPrincipal) {
+    return ok(await this.messaging.usage(p.workspaceId, p.plan));
+  }
+
+  @Post('messages')
+  @Scopes('integrations:write')
+  @Integration('messaging-provider')
+  @ApiOperation({ summary: 'Send one message (a template with a render as its header, text, media or interactive); 201 with the provider\'s message id, 200 with the stored message when the Idempotency-Key was used before' })
+  @ApiHeader({ name: 'Idempotency-Key', required: false, description: '1 to 255 visible ASCII characters; a retry with it returns the message sent the first time instead of sending again' })
+  @ApiEnvelope(MessageDto, { status: 201 })
+  @ApiErrors('VALIDATION_FAILED', 'INVALID_REQUEST', 'RENDER_NOT_FOUND', 'MESSAGE_REJECTED', 'MESSAGING_CHANNEL_NOT_CONNECTED', 'LIMIT_MESSAGES', ...PROVIDER_ERRORS)
+  async send(@Principal() p: KeyPrincipal, @Connection() use: UsableConnection, @Body() body: SendMessageDto, @Headers('idempotency-key') key: string | undefined, @Res({ passthrough: true }) reply: FastifyReply) {
+    const { message, replayed } = await this.messaging.send(p.workspaceId, p.plan, use, body, key ?? null);
+    if (replayed) reply.status(200);
+    return ok(message, replayed ? `Already sent as ${message.id} (Idempotency-Key); not sent again` : `Sent as ${message.id}`);
+  }
+}

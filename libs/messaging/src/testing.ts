@@ -1,0 +1,212 @@
+import { randomBytes } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { SMTPServer } from 'smtp-server';
+import { LoopbackServer } from '#testing/integrations';
+
+/**
+ * Loopback fakes of the messaging channels' providers, speaking their wire formats (tests only):
+ * WhatsApp Business Cloud API (Graph errors included), Twilio's Messages API, and an SMTP server that
+ * keeps what it received.
+ */
+
+/** `server-error`: 500; `rate-limit`: 429 (Graph code 130429 / Twilio 20429); `malformed`: 200 with a body that is not JSON. */
+export type MessagingFakeFailure = 'server-error' | 'rate-limit' | 'malformed';
+
+export interface FakeCall { method: string; path: string; query: Record<string, string>; headers: IncomingMessage['headers']; body: string }
+
+abstract class FakeHttp {
+  readonly calls: FakeCall[] = [];
+  baseUrl = '';
+  failure: MessagingFakeFailure | null = null;
+  /** How many requests the failure lasts (then the fake answers normally); Infinity: until cleared. */
+  failTimes = Infinity;
+  protected revoked = false;
+  private readonly server = new LoopbackServer((req, res) => void this.receive(req, res));
+
+  revoke(): void {
+    this.revoked = true;
+  }
+
+  async start(): Promise<this> {
+    this.baseUrl = await this.server.start();
+    return this;
+  }
+
+  close(): Promise<void> {
+    return this.server.close();
+  }
+
+  fail(failure: MessagingFakeFailure | null, times = Infinity): void {
+    this.failure = failure;
+    this.failTimes = times;
+  }
+
+  private async receive(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const url = new URL(req.url ?? '/', 'http://fake');
+    const call: FakeCall = { method: req.method ?? 'GET', path: url.pathname, query: Object.fromEntries(url.searchParams), headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
+    this.calls.push(call);
+    const json = (status: number, value: unknown) => void res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(value));
+    if (this.failure && this.failTimes > 0) {
+      this.failTimes--;
+      if (this.failure === 'malformed') return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"messages": [{"id": ');
+      return this.failWith(this.failure, json);
+    }
+    this.handle(call, json);
+  }
+
+  protected abstract failWith(failure: 'server-error' | 'rate-limit', json: (status: number, value: unknown) => void): void;
+  protected abstract handle(call: FakeCall, json: (status: number, value: unknown) => void): void;
+}
+
+export interface FakeTemplate { id: string; name: string; language: string; status: string; category: string; components: { type: string; format?: string; text?: string }[] }
+
+export const FAKE_TEMPLATES: FakeTemplate[] = [
+  { id: '1001', name: 'spring_sale', language: 'en_US', status: 'APPROVED', category: 'MARKETING', components: [{ type: 'HEADER', format: 'IMAGE' }, { type: 'BODY', text: 'Hi {{1}}, use code {{2}} for 20% off.' }, { type: 'FOOTER', text: 'Reply STOP to opt out' }] },
+  { id: '1002', name: 'spring_sale', language: 'es', status: 'APPROVED', category: 'MARKETING', components: [{ type: 'HEADER', format: 'IMAGE' }, { type: 'BODY', text: 'Hola {{1}}, usa el código {{2}}.' }] },
+  { id: '1003', name: 'invoice_ready', language: 'en_US', status: 'APPROVED', category: 'UTILITY', components: [{ type: 'HEADER', format: 'DOCUMENT' }, { type: 'BODY', text: 'Your invoice {{1}} is attached.' }] },
+  { id: '1004', name: 'product_video', language: 'en_US', status: 'APPROVED', category: 'MARKETING', components: [{ type: 'HEADER', format: 'VIDEO' }, { type: 'BODY', text: 'See it in action.' }] },
+  { id: '1005', name: 'thanks_note', language: 'en_US', status: 'APPROVED', category: 'UTILITY', components: [{ type: 'BODY', text: 'Thanks {{1}}!' }] },
+  { id: '1006', name: 'summer_preview', language: 'en_US', status: 'PENDING', category: 'MARKETING', components: [{ type: 'BODY', text: 'Coming soon.' }] },
+  { id: '1007', name: 'login_code', language: 'hi', status: 'APPROVED', category: 'AUTHENTICATION', components: [{ type: 'BODY', text: '{{1}} is your code.' }] },
+];
+
+/** A number WhatsApp cannot deliver to (error 131026). */
+export const UNDELIVERABLE_NUMBER = '15550000026';
+
+/**
+ * WhatsApp Business Cloud API: `Authorization: Bearer`, `POST /v21.0/{phone-number-id}/messages`
+ * (`messaging_product: whatsapp` required), `GET /v21.0/{waba-id}/message_templates` two a page with
+ * `after` cursors; Graph errors `{error: {message, type, code, error_data, fbtrace_id}}`.
+ */
+export class WhatsAppFake extends FakeHttp {
+  readonly accessToken = `EAAG${randomBytes(20).toString('hex')}`;
+  readonly phoneNumberId = '106540352242922';
+  readonly wabaId = '102290129340398';
+  templates: FakeTemplate[] = [...FAKE_TEMPLATES];
+  readonly pageSize = 2;
+
+  /** The message bodies received. */
+  get sent(): Record<string, unknown>[] {
+    return this.calls.filter((c) => c.method === 'POST' && c.path.endsWith('/messages')).map((c) => JSON.parse(c.body) as Record<string, unknown>);
+  }
+
+  protected failWith(failure: 'server-error' | 'rate-limit', json: (status: number, value: unknown) => void): void {
+    if (failure === 'rate-limit') return json(429, { error: { message: '(#130429) Rate limit hit', type: 'OAuthException', code: 130429, error_data: { details: 'Cloud API message throughput has been reached.' }, fbtrace_id: 'Az8or2yhqkZfEZ-_4Qn_Bam' } });
+    json(500, { error: { message: 'An unknown error has occurred.', type: 'OAuthException', code: 1, fbtrace_id: 'A1b2' } });
+  }
+
+  protected handle(call: FakeCall, json: (status: number, value: unknown) => void): void {
+    const graph = (status: number, code: number, message: string, details?: string) =>
+      json(status, { error: { message, type: 'OAuthException', code, ...(details ? { error_data: { messaging_product: 'whatsapp', details } } : {}), fbtrace_id: 'AbCdEf' } });
+    if (this.revoked || call.headers.authorization !== `Bearer ${this.accessToken}`) {
+      return graph(401, 190, 'Error validating access token: Session has expired on Friday, 27-Nov-26 05:00:00 PST.');
+    }
+    if (call.method === 'GET' && call.path === `/v21.0/${this.wabaId}/message_templates`) {
+      const start = call.query.after ? Number(Buffer.from(call.query.after, 'base64').toString()) : 0;
+      const page = this.templates.slice(start, start + this.pageSize);
+      const next = start + this.pageSize < this.templates.length ? Buffer.from(String(start + this.pageSize)).toString('base64') : null;
+      return json(200, {
+        data: page,
+        paging: { cursors: { before: Buffer.from(String(start)).toString('base64'), after: next ?? 'END' }, ...(next ? { next: `${this.baseUrl}/v21.0/${this.wabaId}/message_templates?after=${next}` } : {}) },
+      });
+    }
+    if (call.method === 'POST' && call.path === `/v21.0/${this.phoneNumberId}/messages`) {
+      let body: Record<string, unknown>;
+      try { body = JSON.parse(call.body) as Record<string, unknown>; } catch { return graph(400, 100, 'Invalid parameter', 'The request body is not JSON'); }
+      if (body.messaging_product !== 'whatsapp') return graph(400, 100, '(#100) The parameter messaging_product is required.');
+      if (typeof body.to !== 'string' || !/^\d+$/.test(body.to)) return graph(400, 131009, '(#131009) Parameter value is not valid', 'Recipient phone number is not valid');
+      if (body.to === UNDELIVERABLE_NUMBER) return graph(400, 131026, 'Message Undeliverable.', 'Unable to deliver message. The recipient may not have WhatsApp or has not accepted the newest terms of service.');
+      if (body.type === 'template') {
+        const t = body.template as { name?: string; language?: { code?: string } };
+        if (!this.templates.some((x) => x.name === t.name && x.language === t.language?.code && x.status === 'APPROVED')) {
+          return graph(404, 132001, '(#132001) Template name does not exist in the translation', `template name (${t.name}) does not exist in ${t.language?.code}`);
+        }
+      }
+      return json(200, { messaging_product: 'whatsapp', contacts: [{ input: body.to, wa_id: body.to }], messages: [{ id: `wamid.${randomBytes(12).toString('hex')}` }] });
+    }
+    graph(400, 100, `Unsupported ${call.method} request. Object with ID does not exist`);
+  }
+}
+
+/** A number Twilio refuses as invalid (error 21211). */
+export const INVALID_SMS_NUMBER = '15005550001';
+
+/**
+ * Twilio's Messages API: Basic auth, `POST /2010-04-01/Accounts/{sid}/Messages.json` form-encoded,
+ * 201 with the message resource; errors `{code, message, more_info, status}`.
+ */
+export class TwilioFake extends FakeHttp {
+  readonly accountSid = `AC${randomBytes(16).toString('hex')}`;
+  readonly authToken = randomBytes(16).toString('hex');
+  readonly from = '+15017122661';
+
+  /** The forms received. */
+  get sent(): Record<string, string>[] {
+    return this.calls.filter((c) => c.method === 'POST').map((c) => Object.fromEntries(new URLSearchParams(c.body)));
+  }
+
+  protected failWith(failure: 'server-error' | 'rate-limit', json: (status: number, value: unknown) => void): void {
+    if (failure === 'rate-limit') return json(429, { code: 20429, message: 'Too Many Requests', more_info: 'https://www.twilio.com/docs/errors/20429', status: 429 });
+    json(500, { code: 20500, message: 'Internal Server Error', more_info: 'https://www.twilio.com/docs/errors/20500', status: 500 });
+  }
+
+  protected handle(call: FakeCall, json: (status: number, value: unknown) => void): void {
+    const error = (status: number, code: number, message: string) => json(status, { code, message, more_info: `https://www.twilio.com/docs/errors/${code}`, status });
+    const basic = `Basic ${Buffer.from(`${this.accountSid}:${this.authToken}`).toString('base64')}`;
+    if (this.revoked || call.headers.authorization !== basic) return error(401, 20003, 'Authenticate');
+    if (call.method !== 'POST' || call.path !== `/2010-04-01/Accounts/${this.accountSid}/Messages.json`) return error(404, 20404, 'The requested resource was not found');
+    if (!String(call.headers['content-type']).startsWith('application/x-www-form-urlencoded')) return error(400, 21601, 'Body must be form-encoded');
+    const form = new URLSearchParams(call.body);
+    const to = form.get('To') ?? '';
+    if (!/^\+\d{8,15}$/.test(to) || to === `+${INVALID_SMS_NUMBER}`) return error(400, 21211, `The 'To' number ${to} is not a valid phone number.`);
+    if (!form.get('From') && !form.get('MessagingServiceSid')) return error(400, 21603, "A 'From' or 'MessagingServiceSid' parameter is required to send a message.");
+    if (!form.get('Body') && !form.get('MediaUrl')) return error(400, 21602, 'Message body is required.');
+    json(201, {
+      sid: `SM${randomBytes(16).toString('hex')}`, account_sid: this.accountSid, to, from: form.get('From'), body: form.get('Body') ?? '',
+      status: 'queued', num_media: form.get('MediaUrl') ? '1' : '0', direction: 'outbound-api', api_version: '2010-04-01',
+    });
+  }
+}
+
+export interface ReceivedMail { from: string; to: string[]; raw: string }
+
+/** An SMTP server on 127.0.0.1 (AUTH PLAIN/LOGIN without TLS, as a local relay allows) keeping every message; `reject` refuses recipients with 550. */
+export class SmtpFake {
+  readonly user = 'mailer';
+  readonly password = randomBytes(12).toString('hex');
+  readonly received: ReceivedMail[] = [];
+  port = 0;
+  /** Recipients answered `550 5.1.1 mailbox unavailable`. */
+  readonly reject = new Set<string>();
+  private readonly server = new SMTPServer({
+    secure: false, hideSTARTTLS: true, allowInsecureAuth: true, authMethods: ['PLAIN', 'LOGIN'], logger: false,
+    onAuth: (auth, _session, done) => (auth.username === this.user && auth.password === this.password ? done(null, { user: auth.username }) : done(Object.assign(new Error('5.7.8 Authentication credentials invalid'), { responseCode: 535 }))),
+    onRcptTo: (address, _session, done) => (this.reject.has(address.address) ? done(Object.assign(new Error(`5.1.1 <${address.address}>: mailbox unavailable`), { responseCode: 550 })) : done()),
+    onData: (stream, session, done) => {
+      const chunks: Buffer[] = [];
+      stream.on('data', (c: Buffer) => chunks.push(c));
+      stream.on('end', () => {
+        this.received.push({ from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '', to: session.envelope.rcptTo.map((r) => r.address), raw: Buffer.concat(chunks).toString('utf8') });
+        done();
+      });
+    },
+  });
+
+  async start(): Promise<this> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    this.port = (this.server.server.address() as AddressInfo).port;
+    return this;
+  }
+
+  close(): Promise<void> {
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+/** A received message's decoded text (quoted-printable soft breaks and escapes undone). */
+export function decodeMail(raw: string): string {
+  return raw.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+}
