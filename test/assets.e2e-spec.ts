@@ -11,7 +11,7 @@ import { createStorage, type StorageDriver } from '#libs/storage';
 import { openAppDatabase } from '#libs/app';
 import { pngBomb, sampleMedia, silentMp3 } from '#testing/media';
 import { createWorkerApp } from '../apps/worker/src/app.js';
-import { multipart, queueEvents, secondApi, startApi, testContext, type TestApi } from './harness.js';
+import { multipart, queueEvents, secondApi, startApi, storedKey, testContext, type TestApi } from './harness.js';
 import { until } from './render-helpers.js';
 
 // Issue 14, the media library: contract §2 (Asset), §3 (Asset status), §4.4 (list, upload, delete),
@@ -90,9 +90,12 @@ describe('assets (§4.4)', () => {
     expect(id).toMatch(/^ast_/);
     const ready = await settled(id);
     expect(ready).toMatchObject({
-      id, type: 'image', scope: 'workspace', name: 'poster.png', description: 'Our poster', url, mimeType: 'image/png', sizeBytes: png.length,
+      id, type: 'image', scope: 'workspace', name: 'poster.png', description: 'Our poster', mimeType: 'image/png', sizeBytes: png.length,
       width: 640, height: 400, durationSec: null, tags: ['brand', 'summer'], folder: 'campaigns/2026', status: 'ready', error: null,
     });
+    // The same file (on S3 each read signs a fresh URL: its X-Amz-Date moves with the clock).
+    expect(storedKey(api.config, url)).toMatch(new RegExp(`^a/${id}/[\\w-]+\\.png$`));
+    expect(storedKey(api.config, ready.url as string)).toBe(storedKey(api.config, url));
     const file = await fetchUrl(url);
     expect(file.statusCode).toBe(200);
     expect(file.rawPayload.equals(png)).toBe(true);

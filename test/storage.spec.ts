@@ -250,6 +250,8 @@ describe.each(DRIVERS)('storage conformance: %s driver', (_name, make) => {
       const source = new PassThrough();
       const writing = rejection(storage.put('library/clip.mp4', source));
       source.write(randomBytes(sent));
+      // Fail it once the driver reads it (it has its error listener then), however long its setup takes.
+      while (source.listenerCount('error') === 0) await new Promise((r) => setTimeout(r, 5));
       setTimeout(() => source.destroy(new Error('upstream reset')), 50);
       expect(await writing).toMatchObject({ message: 'upstream reset' });
       expect(await text(await storage.read('library/clip.mp4'))).toBe('old');
