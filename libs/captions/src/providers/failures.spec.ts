@@ -100,7 +100,8 @@ describe.each(PROVIDERS)('$provider failures', ({ provider, start, polls, authWo
     const controller = new AbortController();
     const reason = new Error('cancelled while polling');
     const running = run({ pollIntervalMs: 20 }, controller.signal);
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    // Polling has begun once the fake has seen a few polls (speech-gamma decodes with ffmpeg first: slower under load).
+    for (const until = Date.now() + 10_000; fake.requests.length <= 2 && Date.now() < until;) await new Promise((resolve) => setTimeout(resolve, 10));
     const pollsSoFar = fake.requests.length;
     expect(pollsSoFar).toBeGreaterThan(2);
     controller.abort(reason);
