@@ -27,9 +27,7 @@ if [ $# -eq 0 ]; then
   # The committed OpenAPI document against Redocly's recommended rules (redocly.yaml): errors fail the run.
   node node_modules/@redocly/cli/bin/cli.js lint --format=stylish openapi.json || { echo "lint: openapi.json breaks redocly.yaml's rules (npx redocly lint openapi.json)" >&2; status=1; }
 fi
-# Two test files at a time: most of the e2e files wait (timers, workers, Chromium) more than they
-# compute, so two overlap well on two cores; a run under twice this load passed with it (2026-11-27).
-node --experimental-vm-modules node_modules/jest/bin/jest.js --ci --maxWorkers=2 --json --outputFile="$work/jest.json" "$@" || status=1
+node --experimental-vm-modules node_modules/jest/bin/jest.js --ci --json --outputFile="$work/jest.json" "$@" || status=1
 # One plain closing line for CI readers: "tests: N passed, N failed".
 [ -f "$work/jest.json" ] && node -e '
   const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
