@@ -27,7 +27,9 @@ if [ $# -eq 0 ]; then
   # The committed OpenAPI document against Redocly's recommended rules (redocly.yaml): errors fail the run.
   node node_modules/@redocly/cli/bin/cli.js lint --format=stylish openapi.json || { echo "lint: openapi.json breaks redocly.yaml's rules (npx redocly lint openapi.json)" >&2; status=1; }
 fi
-node --experimental-vm-modules node_modules/jest/bin/jest.js --ci --json --outputFile="$work/jest.json" "$@" || status=1
+# Two worker processes, each restarted after a file once it holds over 1.5 GB: one in-band process
+# (jest's choice for one worker) gathered what ~160 files leave behind and ran out of heap (2026-11-27).
+node --experimental-vm-modules node_modules/jest/bin/jest.js --ci --maxWorkers=2 --workerIdleMemoryLimit=1536MB --json --outputFile="$work/jest.json" "$@" || status=1
 # One plain closing line for CI readers: "tests: N passed, N failed".
 [ -f "$work/jest.json" ] && node -e '
   const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
