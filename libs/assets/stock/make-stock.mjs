@@ -20,23 +20,13 @@ import { fileURLToPath } from 'node:url';
 import { deflateSync } from 'node:zlib';
 import sharp from 'sharp';
 import compressWoff2 from 'wawoff2/compress.js';
+// Node 24 strips the types of the shared generator (mulberry32: the same dots every run).
+import { seeded as random } from '../../core/src/random.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const out = join(here, 'files');
 const templateMedia = join(here, '..', '..', 'templates', 'seed', 'media');
 const ROBOTO = '/usr/share/fonts/truetype/roboto/unhinted/RobotoTTF';
-
-/** Mulberry32: a small seeded generator, so dots and particles land in the same places every run. */
-function random(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const svg = (w, h, body, defs = '') =>
   `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}">${defs ? `<defs>${defs}</defs>` : ''}${body}</svg>`;

@@ -11,3 +11,4 @@ export * from './secrets.js';
 export * from './ssrf.js';
 export * from './outbound-http.js';
 export * from './repo-folder.js';
+export * from './random.js';

@@ -13,21 +13,11 @@ import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
+// Node 24 strips the types of the shared generator (mulberry32: the same dots every run).
+import { seeded as random } from '../../core/src/random.ts';
 
 const out = join(dirname(fileURLToPath(import.meta.url)), 'media');
 mkdirSync(out, { recursive: true });
-
-/** Mulberry32: a small seeded generator, so windows and stars land in the same places every run. */
-function random(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const svg = (w, h, body, defs = '') =>
   `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}"><defs>${defs}</defs>${body}</svg>`;

@@ -169,14 +169,3 @@ export const f = {
   color: (key: string, label: string, defaultValue: string, o: FieldOptions = {}) => field('color', key, label, defaultValue, o, 'Style'),
 };
 
-/** A seeded pseudo-random sequence (mulberry32), so generated decorations are the same on every start. */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}

@@ -1,5 +1,6 @@
 import type { LibrarySeed } from '../templates.service.js';
-import { circle, f, image, rect, richText, scrim, seeded, stock, svgLayer, track, type View } from './build.js';
+import { seeded } from '#libs/core';
+import { circle, f, image, rect, richText, scrim, stock, svgLayer, track, type View } from './build.js';
 
 /** Still templates of the shared library (png, jpeg, pdf). Every clip starts at 0: a still is the first frame. */
 export function imageSeeds(): LibrarySeed[] {
