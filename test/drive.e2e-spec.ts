@@ -330,8 +330,11 @@ describe('workspace-suite drive (§4.5)', () => {
     await connect(full, google);
     const plan = PLANS.pro;
     const filler = await new AssetsService(orm, storage).reserve(full.workspaceId, plan, { name: 'filler.mp4', type: 'video', mimeType: 'video/mp4', ext: 'mp4', reserveBytes: plan.storageBytes - 10 });
+    const before = google.apiCalls.length;
     const over = await inject('POST', `${BASE}/files/${green}/import`, full.liveKey, {});
     expect([over.statusCode, over.json().code]).toEqual([402, 'LIMIT_STORAGE']);
+    // Refused on files.get's announced size: the bytes were never downloaded.
+    expect(google.apiCalls.slice(before).map((r) => r.query.alt ?? 'metadata')).toEqual(['metadata']);
     expect(await assetCount(full)).toBe(1);
     await new AssetsService(orm, storage).discard(filler);
     expect(driveTemps()).toEqual([]);

@@ -186,6 +186,16 @@ export class AssetsService {
   // --- uploads (the API) -------------------------------------------------------------------------
 
   /**
+   * 402 LIMIT_STORAGE now if `bytes` cannot fit, before a transfer whose size is announced (a Drive
+   * import): nothing is fetched for a file that could not be kept. Not a reservation: `reserve`, once
+   * the bytes are here, decides under the lock.
+   */
+  async assertRoom(workspaceId: string, plan: Plan, bytes: number): Promise<void> {
+    const used = await this.usedBytes(workspaceId);
+    if (used + bytes > plan.storageBytes) throw storageFull(plan, used, bytes);
+  }
+
+  /**
    * The record of an upload, `uploading`, holding `reserveBytes` of the plan's storage allowance
    * (402 LIMIT_STORAGE when they do not fit). The workspace's row is locked first (PostgreSQL: a row
    * lock; SQLite: the write lock), so concurrent uploads are counted one after another and the
@@ -196,11 +206,7 @@ export class AssetsService {
     return retryBusy(() => forWorkspace(this.orm, workspaceId).fork().transactional(async (em) => {
       await lockWorkspace(em, workspaceId);
       const used = await this.usedBytes(workspaceId, em);
-      if (used + upload.reserveBytes > plan.storageBytes) {
-        throw new ApiError('LIMIT_STORAGE', `The ${plan.name} plan allows ${formatBytes(plan.storageBytes)} of stored media and the workspace uses ${formatBytes(used)}; this upload needs ${formatBytes(upload.reserveBytes)}. Delete assets or change plan`, {
-          data: { limitBytes: plan.storageBytes, usedBytes: used, neededBytes: upload.reserveBytes },
-        });
-      }
+      if (used + upload.reserveBytes > plan.storageBytes) throw storageFull(plan, used, upload.reserveBytes);
       const fileKey = assetKey(id, `.${upload.ext}`);
       const row = em.create(Asset, {
         id, workspaceId, type: upload.type, status: 'uploading', name: upload.name, description: null, folder: null, tags: [],
@@ -318,4 +324,10 @@ function formatBytes(n: number): string {
   if (n >= 1024 ** 3) return `${(n / 1024 ** 3).toFixed(n % 1024 ** 3 === 0 ? 0 : 1)} GB`;
   if (n >= 1024 ** 2) return `${(n / 1024 ** 2).toFixed(1)} MB`;
   return `${n} bytes`;
+}
+
+function storageFull(plan: Plan, used: number, needed: number): ApiError {
+  return new ApiError('LIMIT_STORAGE', `The ${plan.name} plan allows ${formatBytes(plan.storageBytes)} of stored media and the workspace uses ${formatBytes(used)}; this upload needs ${formatBytes(needed)}. Delete assets or change plan`, {
+    data: { limitBytes: plan.storageBytes, usedBytes: used, neededBytes: needed },
+  });
 }

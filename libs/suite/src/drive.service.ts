@@ -169,8 +169,8 @@ export class DriveService {
   /**
    * A Drive file into the media library (§4.4's rules): `files.get` (unknown → 404 FILE_NOT_FOUND;
    * a Google-native document or a folder → 422; over ASSET_MAX_BYTES → 413), `alt=media` streamed
-   * to a temporary file, typed by its bytes (422 UNSUPPORTED_ASSET), the storage allowance reserved
-   * (402 LIMIT_STORAGE), stored. Answers the record, `processing`; the caller queues its processing.
+   * to a temporary file (402 LIMIT_STORAGE first when the announced size cannot fit), typed by its
+   * bytes (422 UNSUPPORTED_ASSET), the storage allowance reserved (402 LIMIT_STORAGE), stored. Answers the record, `processing`; the caller queues its processing.
    */
   async importFile(workspaceId: string, plan: Plan, use: UsableConnection, fileId: string, input: { folder: string | null; tags: string | null }): Promise<Asset> {
     checkId(fileId);
@@ -189,6 +189,7 @@ export class DriveService {
       });
     }
     if (meta.sizeBytes !== null && meta.sizeBytes > maxBytes) throw tooLarge(maxBytes);
+    if (meta.sizeBytes !== null) await assets.assertRoom(workspaceId, plan, meta.sizeBytes);
     return this.withTemp(async (tmp) => {
       const session = new GoogleSession(this.deps.tokens, use, this.deps);
       let saved;
