@@ -30,3 +30,19 @@ export class LoopbackServer {
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
   }
 }
+
+/** A fake's view of one request: its URL (path, query) and its whole body. */
+export interface ReceivedRequest {
+  method: string;
+  url: URL;
+  query: Record<string, string>;
+  body: Buffer;
+}
+
+/** Reads a request to a loopback fake whole (the fakes' bodies are small). */
+export async function receive(req: IncomingMessage): Promise<ReceivedRequest> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const url = new URL(req.url ?? '/', 'http://fake');
+  return { method: req.method ?? 'GET', url, query: Object.fromEntries(url.searchParams), body: Buffer.concat(chunks) };
+}

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { LoopbackServer } from '#testing/integrations';
+import { LoopbackServer, receive } from '#testing/integrations';
 import { columnLetters, parseA1 } from './a1.js';
 import { codeChallenge } from './consent.js';
 import type { GoogleContactGroup, GooglePerson } from './contacts.js';
@@ -198,13 +198,10 @@ export class GoogleFake {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const raw = Buffer.concat(chunks);
+    const { method, url, query, body: raw } = await receive(req);
     const body = raw.toString('utf8');
-    const url = new URL(req.url ?? '/', 'http://fake');
     const record: FakeGoogleRequest = {
-      method: req.method ?? 'GET', path: url.pathname, query: Object.fromEntries(url.searchParams), authorization: req.headers.authorization, bodyBytes: raw.length, headers: req.headers,
+      method, path: url.pathname, query, authorization: req.headers.authorization, bodyBytes: raw.length, headers: req.headers,
     };
     if (body && String(req.headers['content-type']).startsWith('application/x-www-form-urlencoded')) record.form = Object.fromEntries(new URLSearchParams(body));
     else if (body && String(req.headers['content-type']).startsWith('application/json')) {

@@ -5,7 +5,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { LoopbackServer } from '#testing/integrations';
+import { LoopbackServer, receive } from '#testing/integrations';
 
 /**
  * A loopback fake of ElevenLabs' API, speaking its wire format for tests: the `xi-api-key` header,
@@ -74,11 +74,8 @@ export class ElevenLabsFake {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const url = new URL(req.url ?? '/', 'http://fake');
-    const record: FakeVoiceRequest = { method: req.method ?? 'GET', path: url.pathname, query: Object.fromEntries(url.searchParams) };
-    const body = Buffer.concat(chunks);
+    const { method, url, query, body } = await receive(req);
+    const record: FakeVoiceRequest = { method, path: url.pathname, query };
     if (body.length) {
       try {
         record.json = JSON.parse(body.toString('utf8')) as FakeVoiceRequest['json'];
