@@ -12,3 +12,4 @@ export * from './ssrf.js';
 export * from './outbound-http.js';
 export * from './repo-folder.js';
 export * from './random.js';
+export * from './scavenge.js';

@@ -2,13 +2,16 @@ import { Readable } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
 import type { Multipart } from '@fastify/multipart';
 import { assetName, tidyUploadFields, UPLOAD_FIELDS, type Asset, type AssetsService } from '#libs/assets';
-import { ApiError, dependencyUnavailable, validationFailed, type AppConfig, type FieldErrors, type Plan } from '#libs/core';
+import { ApiError, dependencyUnavailable, scavenger, validationFailed, type AppConfig, type FieldErrors, type Plan } from '#libs/core';
 import { ACCEPTED_ASSET_FORMATS, ASSET_HEAD_BYTES, detectAssetType } from '#libs/media';
 import type { JobQueues } from '#libs/queue';
 import type { StorageDriver } from '#libs/storage';
 
 /** Multipart framing and the text fields around a file: what a request may hold beyond the file's bytes. */
 const FRAMING_ALLOWANCE = 64 * 1024;
+
+/** How often an upload's dead socket buffers are collected (libs/core scavenge.ts). */
+const SCAVENGE_EVERY_BYTES = 16 * 1024 * 1024;
 
 /** The leading bytes of a stream (up to `n`), and a stream of all of its bytes (those first). */
 async function peek(stream: Readable, n: number): Promise<{ head: Buffer; all: Readable }> {
@@ -26,10 +29,14 @@ async function peek(stream: Readable, n: number): Promise<{ head: Buffer; all: R
     size += next.value.length;
   }
   const head = Buffer.concat(chunks);
+  const passed = scavenger(SCAVENGE_EVERY_BYTES);
   async function* rest(): AsyncGenerator<Buffer> {
     yield head;
     if (done) return;
-    for (let next = await it.next(); !next.done; next = await it.next()) yield next.value;
+    for (let next = await it.next(); !next.done; next = await it.next()) {
+      passed(next.value.length);
+      yield next.value;
+    }
   }
   return { head, all: Readable.from(rest(), { objectMode: false }) };
 }
