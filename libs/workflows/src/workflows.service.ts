@@ -1,5 +1,5 @@
 import { MikroORM, type EntityManager, type FilterQuery } from '@mikro-orm/core';
-import { ApiError, newId, orderBy, validationFailed, type KeyMode, type ListQuery, type Plan } from '#libs/core';
+import { ApiError, likeTerm, monthStart, newId, orderBy, validationFailed, type KeyMode, type ListQuery, type Plan } from '#libs/core';
 import { forWorkspace, type Orm } from '#libs/db';
 import { writeEvent } from '#libs/events';
 import type { IntegrationsService } from '#libs/integrations';
@@ -63,10 +63,6 @@ export interface RowView {
 }
 
 const ACTIVE: RunStatus[] = ['queued', 'running'];
-
-function monthStart(now = new Date()): Date {
-  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
-}
 
 export function workflowView(w: Workflow): WorkflowView {
   const d = w.definition;
@@ -173,7 +169,7 @@ export class WorkflowsService {
   }
 
   async list(workspaceId: string, q: ListQuery): Promise<{ rows: WorkflowView[]; total: number }> {
-    const where: FilterQuery<Workflow> = q.search ? { name: { $like: `%${q.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%` } } : {};
+    const where: FilterQuery<Workflow> = q.search ? { name: { $ilike: likeTerm(q.search) } } : {};
     const [rows, total] = await forWorkspace(this.deps.orm, workspaceId).findAndCount(Workflow, where, { orderBy: orderBy(q) as never, limit: q.limit, offset: q.offset });
     return { rows: rows.map(workflowView), total };
   }

@@ -85,7 +85,7 @@ export class UpdateWorkflowDto {
 /** Start a run. */
 export class RunWorkflowDto {
   @ApiPropertyOptional({
-    type: 'array', items: { type: 'object', additionalProperties: { oneOf: [{ type: 'string' }, { type: 'number' }, { type: 'boolean' }], nullable: true } }, maxItems: MAX_RUN_ROWS,
+    type: 'array', items: { type: 'object', additionalProperties: { oneOf: [{ type: 'string', nullable: true }, { type: 'number' }, { type: 'boolean' }] } }, maxItems: MAX_RUN_ROWS,
     example: [{ Name: 'Ada', Phone: '+44 7700 900123' }], description: 'A posted-rows workflow\'s rows, each keyed by column; a sheet workflow takes none (it reads its sheet)',
   })
   @MayOmit() @IsArray() @ArrayMinSize(1) @ArrayMaxSize(MAX_RUN_ROWS) @Satisfies('cellRows', cellRows, 'rows must be objects of cells (string, number, boolean or null)') rows?: Record<string, string | number | boolean | null>[];
