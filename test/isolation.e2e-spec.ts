@@ -153,7 +153,7 @@ const OWNED: Owned<object>[] = [
   }),
   owned<Workflow>({
     entity: Workflow, name: 'Workflow',
-    row: (workspaceId) => ({ id: newId('workflow'), workspaceId, name: 'w', definition: DEFINITION, createdAt: at, updatedAt: at }),
+    row: (workspaceId) => ({ id: newId('workflow'), workspaceId, name: 'w', searchText: 'w', definition: DEFINITION, createdAt: at, updatedAt: at }),
     change: { name: 'changed' }, changed: (r) => r.name === 'changed',
   }),
   owned<WorkflowRun>({

@@ -164,6 +164,28 @@ describe('workflows', () => {
     expect([idle.statusCode, idle.json().message, idle.json().data.round]).toEqual([202, 'Every row is done; nothing to run again', 2]);
   }, 400_000);
 
+  it('an outage mid-row (Sheets answering 500 to every try of a write-back) runs the row\'s job again: one render, one message, the cell written', async () => {
+    const spreadsheetId = sheet(1);
+    const id = await define(ws, sheetWorkflow(spreadsheetId));
+    const [before, sent] = [await renders(ws), wa.sent.length];
+    // The write-back's three tries (SheetsService's own retries) fail: 503 PROVIDER_UNAVAILABLE, the job runs again 2 s later.
+    google.failOn = (r) => r.method === 'PUT';
+    google.failure = 'server-error';
+    google.failTimes = 3;
+    try {
+      const runId = (await inject('POST', `${BASE}/${id}/runs`, ws.liveKey)).json().data.id as string;
+      expect(await settled(ws, id, runId, 60_000)).toMatchObject({ status: 'completed', progress: { done: 1, failed: 0 } });
+      const [row] = await allRows(ws, id, runId);
+      expect(row).toMatchObject({ status: 'done', attempts: 2, steps: [{ type: 'writeBack', status: 'done' }, { type: 'message', status: 'done' }] });
+      expect([await renders(ws) - before, wa.sent.length - sent]).toEqual([1, 1]);
+      expect(google.grid(spreadsheetId, 'Contacts')[1]![3]).toBe(row!.outputUrl);
+    } finally {
+      google.failOn = null;
+      google.failure = null;
+      google.failTimes = Infinity;
+    }
+  }, 90_000);
+
   it('a column the mapping names missing from the live sheet: the run is refused (422 by path) before anything is rendered', async () => {
     const spreadsheetId = sheet(3);
     const id = await define(ws, sheetWorkflow(spreadsheetId));
@@ -199,6 +221,8 @@ describe('workflows', () => {
     expect([unpublished.statusCode, unpublished.json().code]).toEqual([409, 'TEMPLATE_NOT_PUBLISHED']);
     const noSheet = await inject('POST', BASE, ws.liveKey, sheetWorkflow('nosuchsheet'));
     expect([noSheet.statusCode, noSheet.json().code]).toEqual([404, 'SPREADSHEET_NOT_FOUND']);
+    const noTab = await inject('POST', BASE, ws.liveKey, sheetWorkflow(spreadsheetId, { source: { type: 'sheet', spreadsheetId, tab: 'Elsewhere' } }));
+    expect([noTab.statusCode, errorsOf(noTab)]).toEqual([422, ['source.tab']]);
     const sms = await inject('POST', BASE, ws.liveKey, { name: 'x', source: { type: 'rows' }, templateId, mapping: { NAME: 'Name' }, steps: [{ type: 'message', channel: 'sms', to: 'Phone' }] });
     expect([sms.statusCode, sms.json().code]).toEqual([409, 'MESSAGING_CHANNEL_NOT_CONNECTED']);
     const bare = (await api.cli('workspace:create', '--name', 'Bare', '--plan', 'pro')).json as Ws;
@@ -221,6 +245,9 @@ describe('workflows', () => {
       const res = await inject(method, path, bare.liveKey, method === 'PATCH' ? { name: 'x' } : undefined);
       expect([method, path, res.statusCode, res.json().code]).toEqual([method, path, 404, 'WORKFLOW_NOT_FOUND']);
     }
+    // §6: the new event names can be subscribed to.
+    const hook = await inject('POST', '/v1/webhooks', ws.liveKey, { url: 'http://127.0.0.1:9/hook', events: ['workflow.run.started', 'workflow.run.completed'] });
+    expect([hook.statusCode, hook.json().data.events]).toEqual([201, ['workflow.run.started', 'workflow.run.completed']]);
     const deleted = await inject('DELETE', `${BASE}/${id}`, ws.liveKey);
     expect([deleted.statusCode, deleted.json().data]).toEqual([200, null]);
     expect((await inject('GET', `${BASE}/${id}`, ws.liveKey)).json().code).toBe('WORKFLOW_NOT_FOUND');

@@ -12,6 +12,8 @@ export const Workflow = defineEntity({
     id: p.string().primary().length(32),
     workspaceId: p.string().length(32),
     name: p.string().length(200),
+    /** The name lower-cased: what `search` matches (likeTerm), alike on both databases. */
+    searchText: p.string().length(200),
     definition: p.json<WorkflowDefinition>(),
     createdAt: p.datetime(),
     updatedAt: p.datetime(),

@@ -153,9 +153,20 @@ export class WorkflowsService {
   }
 
   private async headerRow(workspaceId: string, plan: Plan, src: SheetSource): Promise<string[]> {
+    return (await this.readSheet(workspaceId, plan, src, true)).headers;
+  }
+
+  /** The source tab (or its header row alone); a tab Google cannot find is 422 on `source.tab`. */
+  private async readSheet(workspaceId: string, plan: Plan, src: SheetSource, headerOnly: boolean): Promise<ReturnType<typeof sheetRows>> {
     const use = await this.deps.integrations.use(workspaceId, plan, 'workspace-suite');
-    const read = await this.deps.sheets.read(use, src.spreadsheetId, { range: sourceRange(src, true), as: 'values', renderOption: 'FORMATTED_VALUE' });
-    return sheetRows('values' in read ? read.values : [], src.headerRow).headers;
+    try {
+      const read = await this.deps.sheets.read(use, src.spreadsheetId, { range: sourceRange(src, headerOnly), as: 'values', renderOption: 'FORMATTED_VALUE' });
+      return sheetRows('values' in read ? read.values : [], src.headerRow);
+    } catch (err) {
+      const refused = err instanceof ApiError && err.code === 'VALIDATION_FAILED' ? err.extras.errors?.['query.range'] : undefined;
+      if (refused) throw validationFailed({ 'source.tab': refused }, `The spreadsheet has no tab "${src.tab}" to read`);
+      throw err;
+    }
   }
 
   async define(workspaceId: string, plan: Plan, input: DefinitionInput): Promise<WorkflowView> {
@@ -163,13 +174,13 @@ export class WorkflowsService {
     await this.check(workspaceId, plan, def);
     const em = forWorkspace(this.deps.orm, workspaceId);
     const now = new Date();
-    const row = em.create(Workflow, { id: newId('workflow'), workspaceId, name: input.name.trim(), definition: def, createdAt: now, updatedAt: now });
+    const row = em.create(Workflow, { id: newId('workflow'), workspaceId, name: input.name.trim(), searchText: input.name.trim().toLowerCase(), definition: def, createdAt: now, updatedAt: now });
     await em.flush();
     return workflowView(row);
   }
 
   async list(workspaceId: string, q: ListQuery): Promise<{ rows: WorkflowView[]; total: number }> {
-    const where: FilterQuery<Workflow> = q.search ? { name: { $ilike: likeTerm(q.search) } } : {};
+    const where: FilterQuery<Workflow> = q.search ? { searchText: { $like: likeTerm(q.search) } } : {};
     const [rows, total] = await forWorkspace(this.deps.orm, workspaceId).findAndCount(Workflow, where, { orderBy: orderBy(q) as never, limit: q.limit, offset: q.offset });
     return { rows: rows.map(workflowView), total };
   }
@@ -198,7 +209,7 @@ export class WorkflowsService {
     const def = this.normalise(merged);
     await this.check(workspaceId, plan, def);
     const em = forWorkspace(this.deps.orm, workspaceId);
-    em.assign(row, { name: merged.name.trim(), definition: def, updatedAt: new Date() });
+    em.assign(row, { name: merged.name.trim(), searchText: merged.name.trim().toLowerCase(), definition: def, updatedAt: new Date() });
     await em.flush();
     return workflowView(row);
   }
@@ -240,9 +251,7 @@ export class WorkflowsService {
     let headers: string[] | null = null;
     if (def.source.type === 'sheet') {
       if (posted !== undefined) throw validationFailed({ rows: ['this workflow reads its rows from its sheet; post no rows'] });
-      const use = await this.deps.integrations.use(workspaceId, plan, 'workspace-suite');
-      const read = await this.deps.sheets.read(use, def.source.spreadsheetId, { range: sourceRange(def.source), as: 'values', renderOption: 'FORMATTED_VALUE' });
-      const grid = sheetRows('values' in read ? read.values : [], def.source.headerRow);
+      const grid = await this.readSheet(workspaceId, plan, def.source, false);
       headers = grid.headers;
       checkColumns(def, headers, `the header row (row ${def.source.headerRow}) of ${def.source.tab}`);
       rows = grid.rows;

@@ -1,11 +1,11 @@
 import { Migration } from '@mikro-orm/migrations';
 
-export class Migration20261127082309 extends Migration {
+export class Migration20261127084203 extends Migration {
 
-  override name = 'Migration20261127082309';
+  override name = 'Migration20261127084203';
 
   override up(): void | Promise<void> {
-    this.addSql(`create table \`workflow\` (\`id\` text not null primary key, \`workspace_id\` text not null, \`name\` text not null, \`definition\` json not null, \`created_at\` datetime not null, \`updated_at\` datetime not null);`);
+    this.addSql(`create table \`workflow\` (\`id\` text not null primary key, \`workspace_id\` text not null, \`name\` text not null, \`search_text\` text not null, \`definition\` json not null, \`created_at\` datetime not null, \`updated_at\` datetime not null);`);
     this.addSql(`create index \`workflow_workspace_id_created_at_index\` on \`workflow\` (\`workspace_id\`, \`created_at\`);`);
 
     this.addSql(`create table \`workflow_row\` (\`id\` text not null primary key, \`workspace_id\` text not null, \`run_id\` text not null, \`position\` integer not null, \`sheet_row\` integer null, \`values\` json not null, \`status\` text not null, \`render_id\` text null, \`output_url\` text null, \`steps\` json not null, \`error\` json null, \`attempts\` integer not null, \`updated_at\` datetime not null);`);

@@ -1,11 +1,11 @@
 import { Migration } from '@mikro-orm/migrations';
 
-export class Migration20261127082310 extends Migration {
+export class Migration20261127084203 extends Migration {
 
-  override name = 'Migration20261127082310';
+  override name = 'Migration20261127084203';
 
   override up(): void | Promise<void> {
-    this.addSql(`create table "workflow" ("id" varchar(32) not null, "workspace_id" varchar(32) not null, "name" varchar(200) not null, "definition" jsonb not null, "created_at" timestamptz not null, "updated_at" timestamptz not null, primary key ("id"));`);
+    this.addSql(`create table "workflow" ("id" varchar(32) not null, "workspace_id" varchar(32) not null, "name" varchar(200) not null, "search_text" varchar(200) not null, "definition" jsonb not null, "created_at" timestamptz not null, "updated_at" timestamptz not null, primary key ("id"));`);
     this.addSql(`create index "workflow_workspace_id_created_at_index" on "workflow" ("workspace_id", "created_at");`);
 
     this.addSql(`create table "workflow_row" ("id" varchar(32) not null, "workspace_id" varchar(32) not null, "run_id" varchar(32) not null, "position" int not null, "sheet_row" int null, "values" jsonb not null, "status" varchar(16) not null, "render_id" varchar(32) null, "output_url" text null, "steps" jsonb not null, "error" jsonb null, "attempts" int not null, "updated_at" timestamptz not null, primary key ("id"));`);
