@@ -1,5 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { INestApplicationContext } from '@nestjs/common';
+import { getFlowProducerToken } from '@nestjs/bullmq';
+import type { FlowProducer } from 'bullmq';
+import { WORKFLOW_FLOWS } from '#libs/queue';
 import { openAppDatabase } from '#libs/app';
 import { newId } from '#libs/core';
 import { CreditsService } from '#libs/credits';
@@ -12,7 +15,7 @@ import { LoopbackServer } from '#testing/integrations';
 import { UNDELIVERABLE_NUMBER, WhatsAppFake } from '#testing/messaging';
 import { startGoogleFake, type GoogleFake } from '#testing/suite';
 import { createWorkerApp } from '../apps/worker/src/app.js';
-import { startApi, type TestApi } from './harness.js';
+import { secondApi, startApi, type TestApi } from './harness.js';
 import { until } from './render-helpers.js';
 
 // Workflows (issue 17 "Workflows", docs/workflows.md): contract §7 (402 FEATURE_WORKFLOWSENABLED,
@@ -185,6 +188,22 @@ describe('workflows', () => {
       google.failTimes = Infinity;
     }
   }, 90_000);
+
+  it('Redis lost before the flow is added: 503 DEPENDENCY_UNAVAILABLE, no run left behind (the month\'s count unspent)', async () => {
+    const id = await define(ws, { name: 'Outage', source: { type: 'rows' }, templateId, mapping: { NAME: 'Name' }, steps: [] });
+    const other = await secondApi(api);
+    try {
+      await other.get<FlowProducer>(getFlowProducerToken(WORKFLOW_FLOWS)).disconnect();
+      const res = await other.inject({ method: 'POST', url: `/api${BASE}/${id}/runs`, headers: { 'x-api-key': ws.liveKey }, payload: { rows: [{ Name: 'A' }] } });
+      expect([res.statusCode, res.json().code, res.headers['retry-after']]).toEqual([503, 'DEPENDENCY_UNAVAILABLE', '5']);
+      expect(await forWorkspace(orm, ws.workspaceId).count(WorkflowRun, { workflowId: id })).toBe(0);
+    } finally {
+      await other.close();
+    }
+    const healthy = await inject('POST', `${BASE}/${id}/runs`, ws.liveKey, { rows: [{ Name: 'A' }] });
+    expect(healthy.statusCode).toBe(202);
+    await settled(ws, id, healthy.json().data.id as string, 30_000);
+  });
 
   it('a column the mapping names missing from the live sheet: the run is refused (422 by path) before anything is rendered', async () => {
     const spreadsheetId = sheet(3);

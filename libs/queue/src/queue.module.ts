@@ -26,7 +26,8 @@ export class QueueModule {
         BullModule.forRoot({ connection: bullConnection(config), prefix: bullPrefix(config) }),
         BullModule.registerQueue(...QUEUE_NAMES.map((name) => ({ name, ...connection }))),
         BullModule.registerFlowProducer({ name: VIDEO_FLOWS }),
-        BullModule.registerFlowProducer({ name: WORKFLOW_FLOWS }),
+        // The API starts workflow runs: like its queues, a flow that cannot be added while Redis is down fails at once (503).
+        BullModule.registerFlowProducer({ name: WORKFLOW_FLOWS, ...connection }),
       ],
       providers: [
         {

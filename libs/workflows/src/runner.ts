@@ -81,7 +81,17 @@ export class WorkflowRunner {
     const row = await em.findOne(WorkflowRow, { id: rowId });
     if (!row) return { status: 'gone' };
     if (!claimed && row.status !== 'running') return { status: row.status };
-    if (run.status === 'queued') await em.nativeUpdate(WorkflowRun, { id: runId, status: 'queued' }, { status: 'running', startedAt: now });
+    // The round's first row: the run is running, and says so (status and event in one transaction, once).
+    if (run.status === 'queued') {
+      await em.transactional(async (tx) => {
+        const startedAt = run.startedAt ?? now;
+        if (await tx.nativeUpdate(WorkflowRun, { id: runId, status: 'queued' }, { status: 'running', startedAt })) {
+          await writeEvent(tx, run.workspaceId, 'workflow.run.started', {
+            id: runId, workflowId: run.workflowId, status: 'running', round: run.round, totalRows: run.totalRows, createdAt: run.createdAt.toISOString(), startedAt: startedAt.toISOString(),
+          });
+        }
+      });
+    }
     em.assign(row, { attempts: row.attempts + 1 });
     await em.flush();
 

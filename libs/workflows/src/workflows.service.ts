@@ -1,7 +1,6 @@
 import { MikroORM, type EntityManager, type FilterQuery } from '@mikro-orm/core';
 import { ApiError, likeTerm, monthStart, newId, orderBy, validationFailed, type KeyMode, type ListQuery, type Plan } from '#libs/core';
 import { forWorkspace, type Orm } from '#libs/db';
-import { writeEvent } from '#libs/events';
 import type { IntegrationsService } from '#libs/integrations';
 import type { MessagingService } from '#libs/messaging';
 import type { SheetsService } from '#libs/suite';
@@ -234,8 +233,8 @@ export class WorkflowsService {
   /**
    * POST …/runs: the plan's gates (402 FEATURE_WORKFLOWSENABLED at the route, LIMIT_WORKFLOWMAXSTEPS,
    * LIMIT_WORKFLOWRUNS), the rows (the live sheet, or `rows` posted) checked against every column the
-   * definition names (422, nothing rendered), then the run and its rows stored with
-   * `workflow.run.started` in one transaction, and one flow enqueued.
+   * definition names (422, nothing rendered), then the run and its rows stored in one transaction,
+   * and one flow enqueued (`workflow.run.started` is written when its first row starts).
    */
   async start(workspaceId: string, plan: Plan, mode: KeyMode, workflowId: string, posted: Record<string, Cell>[] | undefined): Promise<RunView> {
     const workflow = await this.find(workspaceId, workflowId);
@@ -277,7 +276,6 @@ export class WorkflowsService {
         id: rowIds[i]!, workspaceId, runId, position: i, sheetRow: r.sheetRow, values: r.values, status: 'pending', renderId: null, outputUrl: null, steps: [], error: null, attempts: 0, updatedAt: now,
       }));
       await tx.flush();
-      await writeEvent(tx, workspaceId, 'workflow.run.started', { id: runId, workflowId, status: 'queued', round: 1, totalRows: rows.length, createdAt: now.toISOString() });
       return created;
     });
     try {
@@ -352,7 +350,6 @@ export class WorkflowsService {
     await em.transactional(async (tx) => {
       await tx.nativeUpdate(WorkflowRun, { id: runId }, { status: 'queued', round, cancelRequested: false, completedAt: null, planCode: plan.code });
       await tx.nativeUpdate(WorkflowRow, { id: { $in: again } }, { status: 'pending', error: null, updatedAt: new Date() });
-      await writeEvent(tx, workspaceId, 'workflow.run.started', { id: runId, workflowId, status: 'queued', round, totalRows: run.totalRows, rows: again.length, createdAt: run.createdAt.toISOString() });
     });
     await this.deps.enqueue(runId, round, again);
     return { run: await runView(this.deps.orm, await em.fork().findOneOrFail(WorkflowRun, { id: runId })), rows: again.length };
