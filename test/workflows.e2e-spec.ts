@@ -217,6 +217,9 @@ describe('workflows', () => {
     expect(res.json().errors['mapping.NAME'][0]).toMatch(/column "Name" is not in the header row \(row 1\) of Contacts/);
     expect([await renders(ws), wa.sent.length]).toEqual([before, sent]);
     expect(await forWorkspace(orm, ws.workspaceId).count(WorkflowRun, { workflowId: id })).toBe(0);
+    // A sheet workflow reads its rows: posted ones are refused.
+    const posted = await inject('POST', `${BASE}/${id}/runs`, ws.liveKey, { rows: [{ Name: 'A' }] });
+    expect([posted.statusCode, errorsOf(posted)]).toEqual([422, ['rows']]);
   });
 
   it('definitions: every rule answers 422 by path, the template 404/409, accounts 409; list, get, patch, delete; another workspace sees nothing', async () => {
@@ -230,6 +233,7 @@ describe('workflows', () => {
     await bad(sheetWorkflow(spreadsheetId, { mapping: { NAME: 'Nom' } }), ['mapping.NAME']);
     await bad(sheetWorkflow(spreadsheetId, { steps: [{ type: 'message', channel: 'primary_chat', to: 'Phone' }] }), ['steps[0].templateName']);
     await bad(sheetWorkflow(spreadsheetId, { steps: [{ type: 'fax' }, { type: 'message', channel: 'pigeon', to: 'Phone' }] }), ['steps[0].type', 'steps[1].channel']);
+    await bad(sheetWorkflow(spreadsheetId, { steps: [{ type: 'writeBack', column: 'Link', folderId: 'abc' }] }), ['steps[0].folderId']);
     await bad({ name: 'x', source: { type: 'rows' }, templateId, mapping: { NAME: 'Name' }, steps: [{ type: 'writeBack', column: 'Link' }], extra: 1 }, ['extra']);
     await bad({ name: 'x', source: { type: 'rows' }, templateId, mapping: { NAME: 'Name' }, steps: [{ type: 'writeBack', column: 'Link' }] }, ['steps[0].type']);
     await bad({ name: 'x', source: { type: 'sheet', headerRow: 0 }, templateId, mapping: { NAME: 'Name' }, steps: [] }, ['source.headerRow', 'source.spreadsheetId']);
@@ -366,6 +370,8 @@ describe('workflows', () => {
     const id = await define(ws, { name: 'Cancel me', source: { type: 'rows' }, templateId, mapping: { NAME: 'Name' }, steps: [] });
     const n = 120;
     const runId = (await inject('POST', `${BASE}/${id}/runs`, ws.liveKey, { rows: Array.from({ length: n }, (_, i) => ({ Name: `P${i}` })) })).json().data.id as string;
+    const active = await Promise.all([inject('DELETE', `${BASE}/${id}`, ws.liveKey), inject('POST', `${BASE}/${id}/runs/${runId}/rerun`, ws.liveKey)]);
+    expect(active.map((r) => [r.statusCode, r.json().code])).toEqual([[409, 'WORKFLOW_RUN_ACTIVE'], [409, 'WORKFLOW_RUN_ACTIVE']]);
     const cancel = await inject('POST', `${BASE}/${id}/runs/${runId}/cancel`, ws.liveKey);
     expect([cancel.statusCode, cancel.json().data.cancelRequested]).toEqual([202, true]);
     const run = await settled(ws, id, runId, 60_000) as { status: string; progress: Record<string, number> };

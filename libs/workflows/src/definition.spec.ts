@@ -1,5 +1,5 @@
 import { ApiError, PLANS } from '#libs/core';
-import { cellRange, checkColumns, checkDefinition, checkStepCeiling, sheetRows, sourceRange, type WorkflowDefinition } from './definition.js';
+import { cellRange, checkColumns, checkDefinition, checkStepCeiling, normaliseSteps, sheetRows, sourceRange, type WorkflowDefinition } from './definition.js';
 
 // docs/workflows.md "Rules": what a definition can be refused for without the template, the sheet or a provider.
 
@@ -35,6 +35,11 @@ describe('workflow definitions', () => {
       ],
     }), FIELDS));
     expect(Object.keys(errors).sort()).toEqual(['steps[0].type', 'steps[1].templateName', 'steps[2].subject', 'steps[2].text', 'steps[2].variables.one', 'steps[3].folderId']);
+  });
+
+  it('stores a step\'s own fields only; another type\'s field is refused by path', () => {
+    expect(normaliseSteps([{ type: 'upload' }, { type: 'writeBack', column: 'Link', caption: undefined }])).toEqual([{ type: 'upload', folderId: null }, { type: 'writeBack', column: 'Link' }]);
+    expect(Object.keys(errorsOf(() => normaliseSteps([{ type: 'writeBack', column: 'Link', folderId: 'f' }, { type: 'upload', to: 'Phone' }])))).toEqual(['steps[0].folderId', 'steps[1].to']);
   });
 
   it('counts the render and each step against the plan (pro: 20)', () => {

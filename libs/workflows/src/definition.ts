@@ -84,6 +84,33 @@ export interface RowError {
   step: string;
 }
 
+/** The fields each step type takes (besides `type`). */
+const STEP_FIELDS: Record<StepType, readonly string[]> = {
+  writeBack: ['column'],
+  message: ['channel', 'to', 'messageType', 'templateName', 'languageCode', 'variables', 'subject', 'caption', 'text'],
+  upload: ['folderId'],
+};
+
+/** Steps as given → as stored: only their type's fields; another type's field is 422 by path (never stored silently). */
+export function normaliseSteps(steps: readonly object[]): WorkflowStep[] {
+  const errors: FieldErrors = {};
+  const out = steps.map((step, i) => {
+    const raw = step as Record<string, unknown>;
+    const type = raw.type as StepType;
+    const fields = STEP_FIELDS[type] ?? [];
+    const picked: Record<string, unknown> = { type };
+    for (const [key, value] of Object.entries(raw)) {
+      if (key === 'type' || value === undefined) continue;
+      if (fields.includes(key)) picked[key] = value;
+      else (errors[`steps[${i}].${key}`] ??= []).push(`is not a field of a ${type} step (its fields: ${fields.join(', ')})`);
+    }
+    if (type === 'upload') picked.folderId ??= null;
+    return picked as unknown as WorkflowStep;
+  });
+  if (Object.keys(errors).length) throw validationFailed(errors, 'A step holds fields of another type');
+  return out;
+}
+
 /** Rows a run may hold (one sheet read, one flow). */
 export const MAX_RUN_ROWS = 10_000;
 /** Steps a definition may hold at all (the plan's ceiling is lower: 402 LIMIT_WORKFLOWMAXSTEPS). */

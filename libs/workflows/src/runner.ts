@@ -36,8 +36,12 @@ function transient(err: unknown): boolean {
   return !(err instanceof ApiError) || TRANSIENT.has(err.code);
 }
 
+const log = new Logger('workflows');
+
+/** A failure as a row records it; a fault of ours is logged here (the row shows only its code). */
 function failure(err: unknown): { code: string; message: string } {
   if (err instanceof ApiError || err instanceof RenderFailed) return { code: err.code, message: err.message };
+  log.warn(`a workflow step failed unexpectedly: ${(err as Error)?.message ?? String(err)}`);
   return { code: 'INTERNAL_ERROR', message: 'The step failed unexpectedly' };
 }
 
@@ -58,8 +62,6 @@ function uploadName(renderId: string, url: string): string {
  * the run settled once its rows have run.
  */
 export class WorkflowRunner {
-  private readonly log = new Logger('workflows');
-
   constructor(private readonly deps: RunnerDeps) {}
 
   /**
@@ -129,8 +131,9 @@ export class WorkflowRunner {
         outcome = { type: step.type, status: 'done', result };
       } catch (err) {
         if (transient(err) && !lastAttempt) throw err;
-        outcome = { type: step.type, status: 'failed', error: failure(err) };
-        firstError ??= { ...failure(err), step: `steps[${i}]` };
+        const error = failure(err);
+        outcome = { type: step.type, status: 'failed', error };
+        firstError ??= { ...error, step: `steps[${i}]` };
       }
       await this.record(row, i, outcome);
     }
@@ -232,7 +235,7 @@ export class WorkflowRunner {
       await writeEvent(tx, run.workspaceId, 'workflow.run.completed', { ...view });
       return true;
     });
-    if (settled) this.log.log(`workflow run ${runId} ${status}`);
+    if (settled) log.log(`workflow run ${runId} ${status}`);
     return { status };
   }
 }

@@ -6,7 +6,7 @@ import type { MessagingService } from '#libs/messaging';
 import type { SheetsService } from '#libs/suite';
 import type { TemplatesService } from '#libs/templates';
 import {
-  checkColumns, checkDefinition, checkStepCeiling, MAX_RUN_ROWS, sheetRows, sourceRange, type Cell, type SheetSource, type SourceRow, type WorkflowDefinition,
+  checkColumns, checkDefinition, checkStepCeiling, MAX_RUN_ROWS, normaliseSteps, sheetRows, sourceRange, type Cell, type SheetSource, type SourceRow, type WorkflowDefinition,
 } from './definition.js';
 import { ROW_STATUSES, Workflow, WorkflowRow, WorkflowRun, type RowStatus, type RunStatus } from './entities.js';
 
@@ -115,12 +115,7 @@ export class WorkflowsService {
     const source: WorkflowDefinition['source'] = s.type === 'sheet'
       ? { type: 'sheet', spreadsheetId: s.spreadsheetId ?? '', tab: s.tab ?? 'Sheet1', headerRow: s.headerRow ?? 1 }
       : { type: 'rows' };
-    const steps = input.steps.map((step) => {
-      const raw = step as Record<string, unknown>;
-      if (raw.type === 'upload') return { type: 'upload' as const, folderId: (raw.folderId as string | undefined) ?? null };
-      return raw as unknown as WorkflowDefinition['steps'][number];
-    });
-    return { source, templateId: input.templateId, mapping: input.mapping, steps };
+    return { source, templateId: input.templateId, mapping: input.mapping, steps: normaliseSteps(input.steps) };
   }
 
   /**
