@@ -12,7 +12,7 @@ import { MessagingMessage } from '#libs/messaging';
 import { Render } from '#libs/renders';
 import { WorkflowRow, WorkflowRun, type WorkflowDefinition } from '#libs/workflows';
 import { LoopbackServer } from '#testing/integrations';
-import { UNDELIVERABLE_NUMBER, WhatsAppFake } from '#testing/messaging';
+import { decodeMail, SmtpFake, UNDELIVERABLE_NUMBER, WhatsAppFake } from '#testing/messaging';
 import { startGoogleFake, type GoogleFake } from '#testing/suite';
 import { createWorkerApp } from '../apps/worker/src/app.js';
 import { secondApi, startApi, type TestApi } from './harness.js';
@@ -33,6 +33,7 @@ describe('workflows', () => {
   let orm: Orm;
   let google: GoogleFake;
   let wa: WhatsAppFake;
+  let smtp: SmtpFake;
   let ws: Ws;
   let templateId: string;
   /** Serves the API's stored files on a real port (PUBLIC_URL): the upload step downloads the render's URL as Drive would be handed it. */
@@ -41,7 +42,7 @@ describe('workflows', () => {
   });
 
   beforeAll(async () => {
-    [google, wa] = await Promise.all([startGoogleFake(), new WhatsAppFake().start()]);
+    [google, wa, smtp] = await Promise.all([startGoogleFake(), new WhatsAppFake().start(), new SmtpFake().start()]);
     const publicUrl = await files.start();
     api = await startApi({ GOOGLE_CLIENT_ID: google.clientId, GOOGLE_CLIENT_SECRET: google.clientSecret, PUBLIC_URL: publicUrl, WORKFLOW_CONCURRENCY: '8' });
     worker = await createWorkerApp(api.config);
@@ -53,7 +54,7 @@ describe('workflows', () => {
     await orm.close(true);
     await worker.close();
     await api.close();
-    await Promise.all([google.close(), wa.close(), files.close()]);
+    await Promise.all([google.close(), wa.close(), smtp.close(), files.close()]);
   });
 
   const create = async (plan = 'pro') => {
@@ -390,6 +391,22 @@ describe('workflows', () => {
     const events = await forWorkspace(orm, ws.workspaceId).find(OutboxEvent, { type: 'workflow.run.completed' });
     expect(events.find((e) => e.data.id === runId)?.data).toMatchObject({ status: 'cancelled' });
   }, 120_000);
+
+  it('an email step: each row\'s render by email to the address in its column, with the subject (the one send path, libs/messaging)', async () => {
+    const email = await api.cli('integration:connect', '--workspace', ws.workspaceId, '--provider', 'messaging-provider', '--channel', 'email', '--smtp-host', '127.0.0.1',
+      '--smtp-port', String(smtp.port), '--smtp-secure', 'false', '--smtp-user', smtp.user, '--smtp-password', smtp.password, '--from', 'Cards <cards@shop.test>');
+    expect(email.code).toBe(0);
+    const id = await define(ws, { name: 'Mail', source: { type: 'rows' }, templateId, mapping: { NAME: 'Name' }, steps: [{ type: 'message', channel: 'email', to: 'Email', subject: 'Your card' }] });
+    const before = smtp.received.length;
+    const runId = (await inject('POST', `${BASE}/${id}/runs`, ws.liveKey, { rows: [{ Name: 'Ada', Email: 'ada@example.com' }, { Name: 'Bo', Email: 'not-an-address' }] })).json().data.id as string;
+    expect(await settled(ws, id, runId, 60_000)).toMatchObject({ status: 'completed', progress: { done: 1, failed: 1 } });
+    const [ada, bo] = await allRows(ws, id, runId);
+    expect(bo).toMatchObject({ status: 'failed', error: { code: 'VALIDATION_FAILED', step: 'steps[0]' } });
+    const mails = smtp.received.slice(before);
+    expect(mails.map((m) => m.to)).toEqual([['ada@example.com']]);
+    expect(decodeMail(mails[0]!.raw)).toContain('Subject: Your card');
+    expect(decodeMail(mails[0]!.raw)).toContain(String(ada!.outputUrl));
+  }, 60_000);
 
   it('upload step: each render into the Drive folder, named by its render; a rerun of an upload begun before finds its file', async () => {
     const folder = (await inject('POST', '/v1/integrations/workspace-suite/drive/folders', ws.liveKey, { name: 'Cards' })).json().data.id as string;
