@@ -190,20 +190,25 @@ describe('workflows', () => {
     }
   }, 90_000);
 
-  it('Redis lost before the flow is added: 503 DEPENDENCY_UNAVAILABLE, no run left behind (the month\'s count unspent)', async () => {
+  it('Redis lost before the flow is added: 503 DEPENDENCY_UNAVAILABLE; no run left behind (the month\'s count unspent), a rerun undone', async () => {
     const id = await define(ws, { name: 'Outage', source: { type: 'rows' }, templateId, mapping: { NAME: 'Name' }, steps: [] });
+    const healthy = await inject('POST', `${BASE}/${id}/runs`, ws.liveKey, { rows: [{ Name: 'A' }, { Name: null }] });
+    expect(healthy.statusCode).toBe(202);
+    const runId = healthy.json().data.id as string;
+    expect(await settled(ws, id, runId, 30_000)).toMatchObject({ status: 'completed', round: 1, progress: { done: 1, failed: 1 } });
     const other = await secondApi(api);
     try {
       await other.get<FlowProducer>(getFlowProducerToken(WORKFLOW_FLOWS)).disconnect();
-      const res = await other.inject({ method: 'POST', url: `/api${BASE}/${id}/runs`, headers: { 'x-api-key': ws.liveKey }, payload: { rows: [{ Name: 'A' }] } });
-      expect([res.statusCode, res.json().code, res.headers['retry-after']]).toEqual([503, 'DEPENDENCY_UNAVAILABLE', '5']);
-      expect(await forWorkspace(orm, ws.workspaceId).count(WorkflowRun, { workflowId: id })).toBe(0);
+      const post = (url: string, payload?: Json) => other.inject({ method: 'POST', url: `/api${url}`, headers: { 'x-api-key': ws.liveKey }, ...(payload ? { payload } : {}) });
+      for (const res of [await post(`${BASE}/${id}/runs`, { rows: [{ Name: 'B' }] }), await post(`${BASE}/${id}/runs/${runId}/rerun`)]) {
+        expect([res.statusCode, res.json().code, res.headers['retry-after']]).toEqual([503, 'DEPENDENCY_UNAVAILABLE', '5']);
+      }
+      expect(await forWorkspace(orm, ws.workspaceId).count(WorkflowRun, { workflowId: id })).toBe(1);
+      const run = (await inject('GET', `${BASE}/${id}/runs/${runId}`, ws.liveKey)).json().data;
+      expect(run).toMatchObject({ status: 'completed', round: 1, progress: { done: 1, failed: 1, pending: 0 } });
     } finally {
       await other.close();
     }
-    const healthy = await inject('POST', `${BASE}/${id}/runs`, ws.liveKey, { rows: [{ Name: 'A' }] });
-    expect(healthy.statusCode).toBe(202);
-    await settled(ws, id, healthy.json().data.id as string, 30_000);
   });
 
   it('a column the mapping names missing from the live sheet: the run is refused (422 by path) before anything is rendered', async () => {

@@ -273,6 +273,8 @@ export class WorkflowsService {
       await tx.flush();
       return created;
     });
+    // The run as stored (read before the workers can take a row): queued, every row pending.
+    const view = await runView(this.deps.orm, run);
     try {
       await this.deps.enqueue(runId, 1, rowIds);
     } catch (err) {
@@ -283,7 +285,7 @@ export class WorkflowsService {
       });
       throw err;
     }
-    return runView(this.deps.orm, run);
+    return view;
   }
 
   private async findRun(workspaceId: string, workflowId: string, runId: string): Promise<WorkflowRun> {
@@ -339,14 +341,29 @@ export class WorkflowsService {
     if (ACTIVE.includes(run.status)) throw new ApiError('WORKFLOW_RUN_ACTIVE', `Run ${runId} is ${run.status}; rerun it once it has settled`);
     checkStepCeiling(plan, run.definition);
     const em = forWorkspace(this.deps.orm, workspaceId);
-    const again = (await em.find(WorkflowRow, { runId, status: { $in: ['failed', 'cancelled'] } }, { fields: ['id'], orderBy: { position: 'asc' } })).map((r) => r.id);
+    const rows = await em.find(WorkflowRow, { runId, status: { $in: ['failed', 'cancelled'] } }, { fields: ['id', 'status'], orderBy: { position: 'asc' } });
+    const again = rows.map((r) => r.id);
     if (!again.length) return { run: await runView(this.deps.orm, run), rows: 0 };
     const round = run.round + 1;
+    // The rows keep their last `error` until they run again.
     await em.transactional(async (tx) => {
       await tx.nativeUpdate(WorkflowRun, { id: runId }, { status: 'queued', round, cancelRequested: false, completedAt: null, planCode: plan.code });
-      await tx.nativeUpdate(WorkflowRow, { id: { $in: again } }, { status: 'pending', error: null, updatedAt: new Date() });
+      await tx.nativeUpdate(WorkflowRow, { id: { $in: again } }, { status: 'pending', updatedAt: new Date() });
     });
-    await this.deps.enqueue(runId, round, again);
-    return { run: await runView(this.deps.orm, await em.fork().findOneOrFail(WorkflowRun, { id: runId })), rows: again.length };
+    const view = await runView(this.deps.orm, await em.fork().findOneOrFail(WorkflowRun, { id: runId }));
+    try {
+      await this.deps.enqueue(runId, round, again);
+    } catch (err) {
+      // No flow: the run is as it was (settled, its rows failed or cancelled), so it can be rerun later.
+      await em.transactional(async (tx) => {
+        await tx.nativeUpdate(WorkflowRun, { id: runId }, { status: run.status, round: run.round, cancelRequested: run.cancelRequested, completedAt: run.completedAt ?? null, planCode: run.planCode });
+        for (const status of ['failed', 'cancelled'] as const) {
+          const ids = rows.filter((r) => r.status === status).map((r) => r.id);
+          if (ids.length) await tx.nativeUpdate(WorkflowRow, { id: { $in: ids } }, { status });
+        }
+      });
+      throw err;
+    }
+    return { run: view, rows: again.length };
   }
 }
