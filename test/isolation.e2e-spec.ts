@@ -13,6 +13,7 @@ import { MessagingContact, MessagingMessage } from '#libs/messaging';
 import { Render } from '#libs/renders';
 import { Template } from '#libs/templates';
 import { WebhookDelivery, WebhookEndpoint } from '#libs/webhooks';
+import { Workflow, WorkflowRow, WorkflowRun, type WorkflowDefinition } from '#libs/workflows';
 import { testContext, type TestContext } from './harness.js';
 
 // Workspace isolation by construction (docs/architecture.md "Workspace isolation"): a query on a
@@ -20,6 +21,7 @@ import { testContext, type TestContext } from './harness.js';
 // workspaces' rows; forWorkspace sees one workspace, allWorkspaces every one (the opt-out).
 
 const at = new Date('2026-11-22T10:00:00.000Z');
+const DEFINITION: WorkflowDefinition = { source: { type: 'rows' }, templateId: 'tpl_1', mapping: {}, steps: [] };
 
 /** Per entity a workspace owns: a row of a workspace, and a change to make with nativeUpdate. */
 interface Owned<T extends object> {
@@ -148,6 +150,27 @@ const OWNED: Owned<object>[] = [
       searchText: 'ada', lastMessagedAt: null, createdAt: at,
     }),
     change: { blocked: true }, changed: (r) => r.blocked,
+  }),
+  owned<Workflow>({
+    entity: Workflow, name: 'Workflow',
+    row: (workspaceId) => ({ id: newId('workflow'), workspaceId, name: 'w', searchText: 'w', definition: DEFINITION, createdAt: at, updatedAt: at }),
+    change: { name: 'changed' }, changed: (r) => r.name === 'changed',
+  }),
+  owned<WorkflowRun>({
+    entity: WorkflowRun, name: 'WorkflowRun',
+    row: (workspaceId) => ({
+      id: newId('workflowRun'), workspaceId, workflowId: newId('workflow'), status: 'queued', definition: DEFINITION, mode: 'live', planCode: 'pro', headers: null,
+      totalRows: 1, round: 1, cancelRequested: false, createdAt: at, startedAt: null, completedAt: null,
+    }),
+    change: { cancelRequested: true }, changed: (r) => r.cancelRequested,
+  }),
+  owned<WorkflowRow>({
+    entity: WorkflowRow, name: 'WorkflowRow',
+    row: (workspaceId) => ({
+      id: newId('workflowRow'), workspaceId, runId: newId('workflowRun'), position: 0, sheetRow: null, values: {}, status: 'pending', renderId: null, outputUrl: null,
+      steps: [], error: null, attempts: 0, updatedAt: at,
+    }),
+    change: { attempts: 9 }, changed: (r) => r.attempts === 9,
   }),
 ];
 

@@ -142,4 +142,27 @@ describe('the answers of the main routes match openapi.json (issue 21)', () => {
     await conforms('GET', '/v1/transcriptions', '/v1/transcriptions', 200);
     await conforms('GET', '/health/ready', '/health/ready', 200, { headers: {} });
   });
+
+  it('workflows: define, get, list, patch, run posted rows, its runs and rows, rerun, cancel refused, delete (docs/workflows.md)', async () => {
+    const edit = { timeline: { tracks: [{ clips: [{ asset: { type: 'text', text: '{{ NAME }}' }, start: 0, length: 1 }] }] }, output: { format: 'png', size: { width: 64, height: 32 } } };
+    const imported = await inject('POST', '/v1/templates/import', { payload: { name: 'Flow', categoryId: 'social-media', edit, fields: [{ key: 'NAME', type: 'text', required: true }] } });
+    const templateId = imported.json().data.id as string;
+    expect((await api.cli('template:publish', '--id', templateId)).code).toBe(0);
+    const created = await conforms('POST', '/v1/workflows', '/v1/workflows', 201, { payload: { name: 'Flow', source: { type: 'rows' }, templateId, mapping: { NAME: 'Name' }, steps: [] } });
+    const id = (created.data as Json).id as string;
+    await conforms('GET', `/v1/workflows/${id}`, '/v1/workflows/{id}', 200);
+    await conforms('GET', '/v1/workflows', '/v1/workflows', 200);
+    await conforms('PATCH', `/v1/workflows/${id}`, '/v1/workflows/{id}', 200, { payload: { name: 'Flow 2' } });
+    const run = (await conforms('POST', `/v1/workflows/${id}/runs`, '/v1/workflows/{id}/runs', 202, { payload: { rows: [{ Name: 'Ada' }, { Name: null }] } })).data as Json;
+    const runPath = `/v1/workflows/${id}/runs/${run.id as string}`;
+    for (let i = 0; i < 300 && ((await inject('GET', runPath)).json().data as Json).status !== 'completed'; i++) await new Promise((r) => setTimeout(r, 100));
+    await conforms('GET', runPath, '/v1/workflows/{id}/runs/{runId}', 200);
+    await conforms('GET', `/v1/workflows/${id}/runs`, '/v1/workflows/{id}/runs', 200);
+    const rows = await conforms('GET', `${runPath}/rows`, '/v1/workflows/{id}/runs/{runId}/rows', 200);
+    expect((rows.data as Json[]).map((r) => r.status)).toEqual(['done', 'failed']);
+    expect((await inject('POST', `${runPath}/cancel`)).json()).toMatchObject({ success: false, code: 'ALREADY_SETTLED' });
+    await conforms('POST', `${runPath}/rerun`, '/v1/workflows/{id}/runs/{runId}/rerun', 202);
+    for (let i = 0; i < 300 && ((await inject('GET', runPath)).json().data as Json).status !== 'completed'; i++) await new Promise((r) => setTimeout(r, 100));
+    await conforms('DELETE', `/v1/workflows/${id}`, '/v1/workflows/{id}', 200);
+  });
 });

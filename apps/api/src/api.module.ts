@@ -25,6 +25,7 @@ import { SheetsModule } from './sheets/sheets.module.js';
 import { MessagingModule } from './messaging/messaging.module.js';
 import { VoiceModule } from './voice/voice.module.js';
 import { WebhooksModule } from './webhooks/webhooks.module.js';
+import { WorkflowsModule } from './workflows/workflows.module.js';
 
 @Module({})
 export class ApiModule {
@@ -34,7 +35,7 @@ export class ApiModule {
       module: ApiModule,
       imports: [
         InfraModule.forRoot(config), QueueModule.forRoot(config, { producer: true }), PassportModule,
-        FilesModule, HealthModule, KeysModule, AuthModule, CreditsModule, OrganizationModule, WebhooksModule, TemplatesModule, RendersModule, AssetsModule, IntegrationsModule, CaptionsModule, VoiceModule, MessagingModule, SheetsModule, ContactsModule, DriveModule, ...extraModules],
+        FilesModule, HealthModule, KeysModule, AuthModule, CreditsModule, OrganizationModule, WebhooksModule, TemplatesModule, RendersModule, AssetsModule, IntegrationsModule, CaptionsModule, VoiceModule, MessagingModule, SheetsModule, ContactsModule, DriveModule, WorkflowsModule, ...extraModules],
       providers: [
         KeyAuthentication, SessionStrategy, SessionGuard,
         { provide: APP_GUARD, useClass: AuthGuard },

@@ -1,5 +1,5 @@
 import { Logger, Module, type BeforeApplicationShutdown, type DynamicModule, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
-import { InjectFlowProducer } from '@nestjs/bullmq';
+import { InjectFlowProducer, OnQueueEvent, QueueEventsHost, QueueEventsListener } from '@nestjs/bullmq';
 import type { FlowProducer } from 'bullmq';
 import type { Redis } from 'ioredis';
 import sharp from 'sharp';
@@ -9,11 +9,12 @@ import { AutoCaptions, TranscriptionRunner, TranscriptionsService } from '#libs/
 import type { AppConfig } from '#libs/core';
 import { CreditsService } from '#libs/credits';
 import { JobQueues, queueOf, QueueModule, SCHEDULES, VIDEO_FLOWS } from '#libs/queue';
-import { RedisKeys } from '#libs/redis';
+import { OutageLog, RedisKeys } from '#libs/redis';
 import { RenderLifecycle } from '#libs/renders';
 import { FontCatalog, StillEngine, storageAwareFetcher } from '#libs/still';
 import type { StorageDriver } from '#libs/storage';
 import { WebhookDeliverer, WebhookDispatcher } from '#libs/webhooks';
+import { WorkflowRunner } from '#libs/workflows';
 import { AssetsProcessor } from './processors/assets.processor.js';
 import { CaptionsProcessor } from './processors/captions.processor.js';
 import { checkHandlers, configuredProcessor } from './processors/queue-processor.js';
@@ -21,8 +22,20 @@ import { StillsProcessor } from './processors/stills.processor.js';
 import { SystemProcessor } from './processors/system.processor.js';
 import { VideosProcessor } from './processors/videos.processor.js';
 import { WebhooksProcessor } from './processors/webhooks.processor.js';
+import { WorkflowsProcessor } from './processors/workflows.processor.js';
 import { ORM, REDIS, STORAGE, WORKER_CONFIG } from './tokens.js';
 import { VideoEngineHolder } from './videos/engine.holder.js';
+
+/** Finished still jobs, which a workflow row's render waits on as the API's still requests do (one listener per worker). */
+@QueueEventsListener('stills')
+class StillEvents extends QueueEventsHost {
+  private readonly outages = new OutageLog('queue-events:stills');
+
+  @OnQueueEvent('error')
+  onError(err: Error): void {
+    this.outages.error(err);
+  }
+}
 
 /** How long a stopping worker waits for its running jobs (docker/compose.yaml gives the whole stop 45 s). */
 export const SHUTDOWN_GRACE_MS = 30_000;
@@ -79,6 +92,20 @@ export class WorkerModule implements OnApplicationBootstrap, BeforeApplicationSh
         { provide: AssetsProcessor, useClass: configuredProcessor(AssetsProcessor, 'assets', { concurrency: config.assets.concurrency }) },
         { provide: CaptionsProcessor, useClass: configuredProcessor(CaptionsProcessor, 'captions', { concurrency: config.captions.concurrency }) },
         {
+          // A workflow row renders as POST /v1/render does (RendersService on this worker's queues), waiting on the stills' completion events.
+          provide: WorkflowRunner,
+          inject: [AppServices, JobQueues, StillEvents],
+          useFactory: (services: AppServices, queues: JobQueues, events: StillEvents) => services.workflowRunner({
+            queues,
+            stillEvents: async () => {
+              await events.queueEvents.waitUntilReady();
+              return events.queueEvents;
+            },
+          }),
+        },
+        StillEvents,
+        { provide: WorkflowsProcessor, useClass: configuredProcessor(WorkflowsProcessor, 'workflows', { concurrency: config.workflowConcurrency }) },
+        {
           provide: VideosProcessor,
           // Not consuming until the engine is up (VideosProcessor starts it); locks as VIDEO_LOCK_MS says.
           useClass: configuredProcessor(VideosProcessor, 'videos', { concurrency: config.video.concurrency, autorun: false, lockDuration: config.video.lockMs, stalledInterval: config.video.lockMs }),
@@ -87,7 +114,7 @@ export class WorkerModule implements OnApplicationBootstrap, BeforeApplicationSh
     };
   }
 
-  private readonly processors: (SystemProcessor | WebhooksProcessor | StillsProcessor | VideosProcessor | AssetsProcessor | CaptionsProcessor)[];
+  private readonly processors: (SystemProcessor | WebhooksProcessor | StillsProcessor | VideosProcessor | AssetsProcessor | CaptionsProcessor | WorkflowsProcessor)[];
   private released!: () => void;
   /**
    * Settles once the workers stopped taking jobs and let go of the running ones (beforeApplicationShutdown).
@@ -104,12 +131,13 @@ export class WorkerModule implements OnApplicationBootstrap, BeforeApplicationSh
     videos: VideosProcessor,
     assets: AssetsProcessor,
     captions: CaptionsProcessor,
+    workflows: WorkflowsProcessor,
     private readonly queues: JobQueues,
     @InjectFlowProducer(VIDEO_FLOWS) private readonly flows: FlowProducer,
     private readonly video: VideoEngineHolder,
     private readonly services: AppServices,
   ) {
-    this.processors = [system, webhooks, stills, videos, assets, captions];
+    this.processors = [system, webhooks, stills, videos, assets, captions, workflows];
   }
 
   async onApplicationBootstrap(): Promise<void> {

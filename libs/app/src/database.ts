@@ -11,6 +11,7 @@ import { MessagingContact, MessagingMessage } from '#libs/messaging';
 import { Render } from '#libs/renders';
 import { Template } from '#libs/templates';
 import { WebhookAttempt, WebhookDelivery, WebhookEndpoint } from '#libs/webhooks';
+import { Workflow, WorkflowRow, WorkflowRun } from '#libs/workflows';
 import { Workspace } from '#libs/workspaces';
 
 /**
@@ -22,7 +23,7 @@ import { Workspace } from '#libs/workspaces';
 export const ENTITIES = [
   Workspace, ApiKey, User, Membership, OtpCode, RefreshToken, DevMessage, CreditBalance, LedgerEntry, OutboxEvent,
   WebhookEndpoint, WebhookDelivery, WebhookAttempt, Template, Render, Asset, IntegrationConnection,
-  Transcription, SpeechRecognition, MessagingMessage, MessagingContact,
+  Transcription, SpeechRecognition, MessagingMessage, MessagingContact, Workflow, WorkflowRun, WorkflowRow,
 ] as const;
 
 /** The service's database: every entity mapped, migrations applied (unless `migrate: false`). */

@@ -17,6 +17,7 @@ import { ContactsService, DriveService, GoogleConsent, GoogleTokens, SheetsServi
 import { MessagingService } from '#libs/messaging';
 import { VoiceService } from '#libs/voice';
 import { WebhookDeliverer, WebhookDispatcher, WebhookEndpoints, WebhookStore } from '#libs/webhooks';
+import { WorkflowRunner, WorkflowsService } from '#libs/workflows';
 import { WorkspacesService } from '#libs/workspaces';
 import { openAppDatabase } from './database.js';
 
@@ -118,6 +119,8 @@ export class AppServices {
   private readonly built: Partial<AppServices> = {};
   private rendersService?: RendersService;
   private captionsService?: CaptionsService;
+  private workflowsService?: WorkflowsService;
+  private runner?: WorkflowRunner;
 
   private constructor(
     readonly config: AppConfig,
@@ -302,6 +305,20 @@ export class AppServices {
     }));
   }
 
+  /** Workflows (the API), built once on the first caller's flow producer (libs/workflows, docs/workflows.md). */
+  workflows(enqueue: (runId: string, round: number, rowIds: string[]) => Promise<void>): WorkflowsService {
+    return (this.workflowsService ??= new WorkflowsService({
+      orm: this.orm, templates: this.templates, integrations: this.integrations, sheets: this.sheets, messaging: this.messaging, enqueue,
+    }));
+  }
+
+  /** Workflow rows and runs (the worker): renders through RendersService on the worker's queues, steps through the suite and messaging services. */
+  workflowRunner(queues: RenderQueues): WorkflowRunner {
+    return (this.runner ??= new WorkflowRunner({
+      orm: this.orm, renders: this.renders(queues), integrations: this.integrations, sheets: this.sheets, drive: this.drive, messaging: this.messaging,
+    }));
+  }
+
   /** Releases what was opened: the Redis connection (if one was made) and the database. */
   async close(): Promise<void> {
     this.built.redis?.disconnect();
@@ -310,7 +327,7 @@ export class AppServices {
 }
 
 /** The members a Nest module can provide (`fromServices`). */
-type Member = Exclude<keyof AppServices, 'renders' | 'captions' | 'close'>;
+type Member = Exclude<keyof AppServices, 'renders' | 'captions' | 'workflows' | 'workflowRunner' | 'close'>;
 
 /**
  * One member of the process's AppServices as a Nest factory provider, under its class (the compiler

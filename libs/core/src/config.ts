@@ -30,6 +30,8 @@ export interface AppConfig {
   webhookConcurrency: number;
   /** Stills a worker draws at once (libvips uses the cores within each). */
   stillConcurrency: number;
+  /** Workflow rows a worker runs at once (each waits on its render and its providers). */
+  workflowConcurrency: number;
   /** The video engine (Remotion + Chromium) in workers: `auto` starts it when Chromium is found. */
   video: { engine: 'auto' | 'on' | 'off'; browserExecutable?: string; bundleDir: string; concurrency: number; lockMs: number; licenseKey?: string; chunkFrames: number; chunkMinFrames: number };
   /** Operator setting: multiplies every plan's per-minute rate (self-hosters with bigger machines; benchmarks). */
@@ -295,6 +297,7 @@ export function loadConfig(rawEnv: Env = process.env): AppConfig {
     workerConcurrency: integer(env, 'WORKER_CONCURRENCY', 2, 1, 64),
     webhookConcurrency: integer(env, 'WEBHOOK_CONCURRENCY', 50, 1, 1000),
     stillConcurrency: integer(env, 'STILL_CONCURRENCY', DEFAULT_STILL_CONCURRENCY, 1, 64),
+    workflowConcurrency: integer(env, 'WORKFLOW_CONCURRENCY', 8, 1, 64),
     video: {
       engine: oneOf(env, 'VIDEO_ENGINE', ['auto', 'on', 'off'] as const, 'auto'),
       ...(env.BROWSER_EXECUTABLE ? { browserExecutable: env.BROWSER_EXECUTABLE } : {}),

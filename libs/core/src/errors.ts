@@ -89,6 +89,11 @@ export const ERROR_STATUS = {
   MESSAGING_CHANNEL_NOT_CONNECTED: 409,
   /** messaging-provider: the plan's messages this month are used up. */
   LIMIT_MESSAGES: 402,
+  /** workflows: no workflow (or run of it) with this id in this workspace. */
+  WORKFLOW_NOT_FOUND: 404,
+  WORKFLOW_RUN_NOT_FOUND: 404,
+  /** workflows: the run (or a run of the workflow) is still queued or running: cancel it or wait for it first. */
+  WORKFLOW_RUN_ACTIVE: 409,
 } as const satisfies Record<string, number>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -22,6 +22,9 @@ export const ID_PREFIXES = {
   connection: 'con',
   recognition: 'rcg',
   contact: 'ctc',
+  workflow: 'wfl',
+  workflowRun: 'wfr',
+  workflowRow: 'wrw',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

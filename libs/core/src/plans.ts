@@ -89,6 +89,11 @@ export function rateLimitFor(plan: Plan, mode: KeyMode): number {
   return mode === 'test' ? Math.max(1, Math.floor(plan.ratePerMinute / 2)) : plan.ratePerMinute;
 }
 
+/** The first instant of the calendar month (UTC) that a plan's monthly allowances count in. */
+export function monthStart(now = new Date()): Date {
+  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
+}
+
 /** Boolean features a route can require; each maps to its 402 FEATURE_* code. */
 export const PLAN_FEATURES = {
   videoEnabled: 'FEATURE_VIDEOENABLED',

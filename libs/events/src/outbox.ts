@@ -9,6 +9,7 @@ const outbox = queries<Tables<typeof OutboxEvent>>();
 export const EVENT_TYPES = [
   'render.queued', 'render.started', 'render.completed', 'render.failed', 'render.cancelled',
   'template.published', 'asset.ready', 'asset.failed', 'credits.low', 'credits.exhausted', 'subscription.updated', 'payment.captured',
+  'workflow.run.started', 'workflow.run.completed',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -17,6 +17,8 @@ describe('job payloads', () => {
     'video.render': { renderId: 'rnd_1' },
     'video.chunk': { renderId: 'rnd_1', token: 'a'.repeat(24), index: 0, from: 0, to: 599, totalFrames: 1200 },
     'video.combine': { renderId: 'rnd_1', token: 'a'.repeat(24) },
+    'workflow.row': { runId: 'wfr_1', rowId: 'wrw_1' },
+    'workflow.run': { runId: 'wfr_1' },
   };
 
   it.each(ALL_JOBS)('accepts a well-formed %s payload as it is', (name) => {

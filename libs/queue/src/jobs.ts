@@ -13,6 +13,11 @@ export const QUEUES = {
   assets: ['asset.process'],
   /** Transcriptions (docs/captions.md): a recording read, recognised (or found in the cache), cut into cues. */
   captions: ['transcription.run'],
+  /**
+   * Workflow runs (docs/workflows.md): a flow per run, a `workflow.row` child per row (its render, then
+   * its steps) under one `workflow.run` parent that settles the run once every row has.
+   */
+  workflows: ['workflow.row', 'workflow.run'],
 } as const;
 
 export type QueueName = keyof typeof QUEUES;
@@ -32,6 +37,10 @@ export interface JobPayloads {
   'asset.process': { assetId: string };
   /** Runs one transcription (the record holds the source and the settings). */
   'transcription.run': { transcriptionId: string };
+  /** One row of a workflow run: its render and its steps, each skipped when already done (libs/workflows). */
+  'workflow.row': { runId: string; rowId: string };
+  /** Settles a workflow run once its rows have run (the flow's parent). */
+  'workflow.run': { runId: string };
   /** Fans undispatched outbox events out into deliveries. */
   'webhooks.dispatch': Record<string, never>;
   /** One attempt of one delivery; BullMQ retries it on the §6 schedule. */
@@ -86,6 +95,8 @@ export interface JobResults {
   'video.render': { status: string };
   'video.chunk': VideoChunkResult;
   'video.combine': { status: string };
+  'workflow.row': { status: string };
+  'workflow.run': { status: string };
 }
 
 /** A stored chunk (libs/video VideoChunk with storage keys for files), or why there is none. */
@@ -106,6 +117,9 @@ type Check = (d: Record<string, unknown>, fail: (why: string) => never) => void;
 
 const renderId: Check = (d, fail) => {
   if (typeof d.renderId !== 'string' || !d.renderId.startsWith('rnd_')) fail('renderId must be a render id');
+};
+const runId: Check = (d, fail) => {
+  if (typeof d.runId !== 'string' || !d.runId.startsWith('wfr_')) fail('runId must be a workflow run id');
 };
 const chunkToken: Check = (d, fail) => {
   renderId(d, fail);
@@ -147,6 +161,11 @@ const CHECKS: { readonly [N in JobName]: Check } = {
     if ((d.to as number) < (d.from as number)) fail('to must not be before from');
   },
   'video.combine': chunkToken,
+  'workflow.row': (d, fail) => {
+    runId(d, fail);
+    if (typeof d.rowId !== 'string' || !d.rowId.startsWith('wrw_')) fail('rowId must be a workflow row id');
+  },
+  'workflow.run': runId,
   'still.render': (d, fail) => {
     const edit = d.edit as Record<string, unknown> | null;
     if (typeof edit !== 'object' || edit === null || typeof edit.timeline !== 'object' || typeof edit.output !== 'object') fail('edit must be an edit spec');

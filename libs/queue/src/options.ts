@@ -14,6 +14,9 @@ export const VIDEO_ATTEMPTS = 3;
 /** Runs of a transcription before an outage fails it. */
 export const TRANSCRIPTION_ATTEMPTS = 3;
 
+/** Runs of a workflow row before its failure is recorded (its steps are skipped once done, so a rerun repeats nothing). */
+export const WORKFLOW_ROW_ATTEMPTS = 3;
+
 /** How long the API waits for a synchronous still before it answers 504 RENDER_TIMEOUT. */
 export const STILL_TIMEOUT_MS = 60_000;
 
@@ -46,6 +49,10 @@ export const JOB_OPTIONS: { readonly [N in JobName]: Readonly<JobsOptions> } = {
   // A chunk that gives up fails its render's combine job, which settles the render once.
   'video.chunk': { ...KEEP, ...videoRuns, failParentOnFailure: true },
   'video.combine': { ...KEEP, ...videoRuns },
+  // A row's steps are idempotent (docs/workflows.md), so an outage or a dead worker runs it again; a
+  // row that gives up is recorded failed by the run's parent, which runs whatever its children did.
+  'workflow.row': { ...KEEP, attempts: WORKFLOW_ROW_ATTEMPTS, backoff: { type: 'exponential', delay: 2000 }, ignoreDependencyOnFailure: true },
+  'workflow.run': { ...KEEP, attempts: 3, backoff: { type: 'exponential', delay: 2000 } },
 };
 
 /** Worker settings of a queue that do not depend on the deployment's configuration. */
@@ -59,6 +66,7 @@ export const QUEUE_WORKER_SETTINGS: { readonly [Q in QueueName]: Partial<WorkerO
   videos: { maxStalledCount: VIDEO_ATTEMPTS - 1 },
   assets: {},
   captions: {},
+  workflows: {},
 };
 
 /** Recurring jobs, one schedule per deployment whatever the number of workers. */

@@ -7,6 +7,8 @@ import { bullConnection, bullPrefix, JobQueues, producerConnection } from './que
 
 /** The flow producer of chunked video renders (`@InjectFlowProducer(VIDEO_FLOWS)`). */
 export const VIDEO_FLOWS = 'video-flows';
+/** The flow producer of workflow runs (`@InjectFlowProducer(WORKFLOW_FLOWS)`). */
+export const WORKFLOW_FLOWS = 'workflow-flows';
 
 /**
  * Every queue of the deployment, registered once (BullModule) for the application that imports it
@@ -24,6 +26,8 @@ export class QueueModule {
         BullModule.forRoot({ connection: bullConnection(config), prefix: bullPrefix(config) }),
         BullModule.registerQueue(...QUEUE_NAMES.map((name) => ({ name, ...connection }))),
         BullModule.registerFlowProducer({ name: VIDEO_FLOWS }),
+        // The API starts workflow runs: like its queues, a flow that cannot be added while Redis is down fails at once (503).
+        BullModule.registerFlowProducer({ name: WORKFLOW_FLOWS, ...connection }),
       ],
       providers: [
         {
