@@ -1,6 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { IsString, Length, MaxLength } from 'class-validator';
 import { CreditsBalanceDto } from '../credits/credits.dto.js';
+import { MayOmit } from '../http/validation.js';
 
 export class SendOtpDto {
   @ApiProperty({ example: '+4915112345678', description: 'International form; spaces, dashes and brackets are ignored' })
@@ -13,7 +14,8 @@ export class VerifyOtpDto {
 }
 
 export class RefreshDto {
-  @ApiProperty({ example: 'rt_…' }) @IsString() @MaxLength(200) refreshToken!: string;
+  @ApiProperty({ example: 'rt_…', required: false, description: 'Required unless X-Service-Client: dashboard sends the refresh cookie' })
+  @MayOmit() @IsString() @MaxLength(200) refreshToken?: string;
 }
 
 export class OtpSentDto {
@@ -23,7 +25,8 @@ export class OtpSentDto {
 
 export class TokensDto {
   @ApiProperty({ description: 'Access token (JWT, 12 h)' }) token!: string;
-  @ApiProperty({ description: 'Refresh token (60 days, rotated on use)' }) refreshToken!: string;
+  @ApiProperty({ description: 'Refresh token (60 days, rotated on use); absent with X-Service-Client: dashboard (it is in the HttpOnly cookie)', required: false })
+  refreshToken?: string;
 }
 
 class SessionUserDto {
@@ -49,3 +52,4 @@ export class SessionDto extends TokensDto {
   @ApiProperty({ type: PlanDto }) plan!: PlanDto;
   @ApiProperty({ type: CreditsBalanceDto, description: 'The credit balance (GET /credits)' }) credits!: CreditsBalanceDto;
 }
+
