@@ -83,6 +83,25 @@ describe('dashboard sessions on /v1 routes', () => {
     expect((await api.app.inject({ method: 'GET', url: '/api/organization/members', headers: as(owner) })).statusCode).toBe(200);
   });
 
+  it('GET /auth/memberships lists the user\'s workspaces with role, plan and suspension, without X-Service-Org; nobody else\'s', async () => {
+    const second = (await api.cli('workspace:create', '--name', 'Side project', '--plan', 'starter')).json as { workspaceId: string };
+    const stranger = (await api.cli('workspace:create', '--name', 'Not mine')).json as { workspaceId: string };
+    expect((await api.cli('user:create', '--phone', '+4915100004002', '--workspace', second.workspaceId, '--role', 'owner')).code).toBe(0);
+    expect((await api.cli('user:create', '--phone', '+4915100004009', '--workspace', stranger.workspaceId, '--role', 'owner')).code).toBe(0);
+    expect((await api.cli('workspace:suspend', '--workspace', second.workspaceId)).code).toBe(0);
+    const res = await api.app.inject({ method: 'GET', url: '/api/auth/memberships', headers: { authorization: `Bearer ${member}` } });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().data).toEqual([
+      { id: ws.workspaceId, name: 'Dash', role: 'member', plan: { code: 'pro', name: 'Pro' }, suspended: false },
+      { id: second.workspaceId, name: 'Side project', role: 'owner', plan: { code: 'starter', name: 'Starter' }, suspended: true },
+    ]);
+    // The switcher's choice is then the X-Service-Org of the other routes.
+    expect((await api.app.inject({ method: 'GET', url: '/api/v1/render', headers: { authorization: `Bearer ${member}`, 'x-service-org': second.workspaceId } })).json().code).toBe('ORG_SUSPENDED');
+    const anonymous = await api.app.inject({ method: 'GET', url: '/api/auth/memberships' });
+    expect([anonymous.statusCode, anonymous.json().code]).toEqual([401, 'SESSION_REQUIRED']);
+    expect((await api.app.inject({ method: 'GET', url: '/api/auth/memberships', headers: { 'x-api-key': ws.liveKey } })).json().code).toBe('SESSION_REQUIRED');
+  });
+
   describe('the refresh token in an HttpOnly cookie (X-Service-Client: dashboard)', () => {
     const dashboard = { 'x-service-client': 'dashboard' };
     const cookieOf = (res: { headers: Record<string, unknown> }) => String(res.headers['set-cookie'] ?? '');

@@ -1,4 +1,4 @@
-import { Body, Controller, HttpCode, Inject, Post, Req, Res } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Inject, Post, Req, Res } from '@nestjs/common';
 import { ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AuthService } from '#libs/auth';
@@ -7,7 +7,7 @@ import { CreditsService } from '#libs/credits';
 import { ApiEnvelope, ApiErrors, Public, Session } from '../http/decorators.js';
 import { SessionUser, type SessionPrincipal } from '../http/principal.js';
 import { APP_CONFIG } from '../infra/tokens.js';
-import { OtpSentDto, RefreshDto, SendOtpDto, SessionDto, TokensDto, VerifyOtpDto } from './auth.dto.js';
+import { MembershipDto, OtpSentDto, RefreshDto, SendOtpDto, SessionDto, TokensDto, VerifyOtpDto } from './auth.dto.js';
 import { handOut, presentedRefreshToken, setRefreshCookie } from './refresh-cookie.js';
 
 const CLIENT_HEADER_DOC = {
@@ -67,6 +67,17 @@ export class AuthController {
   async refresh(@Body() body: RefreshDto, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply) {
     const tokens = await this.auth.refresh(presentedRefreshToken(req, body?.refreshToken));
     return ok(handOut(req, reply, this.config, tokens), 'Session refreshed');
+  }
+
+  @Get('memberships')
+  @Session({ workspace: false })
+  @ApiOperation({ summary: 'The signed-in user\'s workspaces with role and plan (the dashboard\'s workspace switcher; no X-Service-Org)' })
+  @ApiEnvelope(MembershipDto, { isArray: true, paged: false })
+  async memberships(@SessionUser() session: SessionPrincipal) {
+    return ok((await this.auth.memberships(session.userId)).map(({ role, workspace }) => {
+      const plan = PLANS[workspace.plan as PlanCode] ?? PLANS.free;
+      return { id: workspace.id, name: workspace.name, role, plan: { code: plan.code, name: plan.name }, suspended: workspace.suspendedAt !== null };
+    }));
   }
 
   @Post('sign-out')

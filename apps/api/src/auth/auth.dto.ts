@@ -53,3 +53,12 @@ export class SessionDto extends TokensDto {
   @ApiProperty({ type: CreditsBalanceDto, description: 'The credit balance (GET /credits)' }) credits!: CreditsBalanceDto;
 }
 
+
+/** One workspace of the signed-in user (GET /auth/memberships). */
+export class MembershipDto {
+  @ApiProperty({ example: 'ws_01JD3Q4Z5X6Y7W8V9T0S1R2Q3P', description: 'Send it as X-Service-Org' }) id!: string;
+  @ApiProperty() name!: string;
+  @ApiProperty({ enum: ['owner', 'member'] }) role!: string;
+  @ApiProperty({ type: PlanDto }) plan!: PlanDto;
+  @ApiProperty({ description: 'A suspended workspace answers 403 ORG_SUSPENDED' }) suspended!: boolean;
+}
