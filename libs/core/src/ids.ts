@@ -22,6 +22,8 @@ export const ID_PREFIXES = {
   connection: 'con',
   recognition: 'rcg',
   contact: 'ctc',
+  campaign: 'cmp',
+  recipient: 'rcp',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;
