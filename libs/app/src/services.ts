@@ -14,7 +14,7 @@ import { Render, RenderLifecycle, RendersService, type RendersDeps } from '#libs
 import { createStorage, type StorageDriver } from '#libs/storage';
 import { httpReachability, storedOrHttp, TemplatesService, type AssetChecker } from '#libs/templates';
 import { ContactsService, DriveService, GoogleConsent, GoogleTokens, SheetsService, type SheetsDeps } from '#libs/suite';
-import { MessagingService } from '#libs/messaging';
+import { CampaignsService, MessagingService } from '#libs/messaging';
 import { VoiceService } from '#libs/voice';
 import { WebhookDeliverer, WebhookDispatcher, WebhookEndpoints, WebhookStore } from '#libs/webhooks';
 import { WorkspacesService } from '#libs/workspaces';
@@ -118,6 +118,7 @@ export class AppServices {
   private readonly built: Partial<AppServices> = {};
   private rendersService?: RendersService;
   private captionsService?: CaptionsService;
+  private campaignsService?: CampaignsService;
 
   private constructor(
     readonly config: AppConfig,
@@ -200,6 +201,8 @@ export class AppServices {
   get messaging(): MessagingService {
     return this.once('messaging', () => new MessagingService({
       orm: this.orm, integrations: this.integrations, config: this.config,
+      timeoutMs: this.config.messaging.timeoutMs, retryDelaysMs: this.config.messaging.retryDelaysMs,
+      statusCallbackUrl: (workspaceId, provider) => `${this.config.publicUrl}${this.config.prefix ? `/${this.config.prefix}` : ''}/v1/integrations/messaging-provider/status/${provider}/${workspaceId}`,
       render: async (workspaceId, id) => {
         const row = await forWorkspace(this.orm, workspaceId).findOne(Render, { id });
         if (!row) throw new ApiError('RENDER_NOT_FOUND', `No render ${id} in this workspace`);
@@ -299,6 +302,13 @@ export class AppServices {
   captions(enqueue: (transcriptionId: string) => Promise<void>): CaptionsService {
     return (this.captionsService ??= new CaptionsService({
       integrations: this.integrations, transcriptions: this.transcriptions, engines: this.speechEngines, sources: captionSources(this.assets, this.orm), enqueue,
+    }));
+  }
+
+  /** Broadcast campaigns (libs/messaging), built once on the first caller's queue: the API creates them, the worker runs them. */
+  campaigns(enqueue: (campaignId: string, workspaceId: string, runners: number) => Promise<void>): CampaignsService {
+    return (this.campaignsService ??= new CampaignsService({
+      orm: this.orm, messaging: this.messaging, integrations: this.integrations, redis: this.redis, redisKeys: this.redisKeys, enqueue,
     }));
   }
 

@@ -89,6 +89,10 @@ export const ERROR_STATUS = {
   MESSAGING_CHANNEL_NOT_CONNECTED: 409,
   /** messaging-provider: the plan's messages this month are used up. */
   LIMIT_MESSAGES: 402,
+  /** messaging-provider: no campaign of this id in this workspace. */
+  CAMPAIGN_NOT_FOUND: 404,
+  /** A provider's status callback whose signature (or verify token) does not match the connected account's secret: nothing was recorded. */
+  INVALID_SIGNATURE: 403,
 } as const satisfies Record<string, number>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -13,6 +13,8 @@ export const QUEUES = {
   assets: ['asset.process'],
   /** Transcriptions (docs/captions.md): a recording read, recognised (or found in the cache), cut into cues. */
   captions: ['transcription.run'],
+  /** Broadcast campaigns (docs/messaging.md "Campaigns"): a few runners per campaign share its recipients across the workers. */
+  campaigns: ['campaign.send'],
 } as const;
 
 export type QueueName = keyof typeof QUEUES;
@@ -32,6 +34,8 @@ export interface JobPayloads {
   'asset.process': { assetId: string };
   /** Runs one transcription (the record holds the source and the settings). */
   'transcription.run': { transcriptionId: string };
+  /** One runner of a campaign: sends its queued recipients at the campaign's rate until none is left. */
+  'campaign.send': { campaignId: string; workspaceId: string; runner: number };
   /** Fans undispatched outbox events out into deliveries. */
   'webhooks.dispatch': Record<string, never>;
   /** One attempt of one delivery; BullMQ retries it on the §6 schedule. */
@@ -80,6 +84,7 @@ export interface JobResults {
   'transcriptions.sweep': { requeued: number; failed: number };
   'asset.process': { status: string };
   'transcription.run': { status: string };
+  'campaign.send': { sent: number; status: string };
   'webhooks.dispatch': { deliveries: number };
   'webhooks.deliver': { outcome: string };
   'still.render': StillRenderResult;
@@ -135,6 +140,11 @@ const CHECKS: { readonly [N in JobName]: Check } = {
   },
   'transcription.run': (d, fail) => {
     if (typeof d.transcriptionId !== 'string' || !d.transcriptionId.startsWith('trs_')) fail('transcriptionId must be a transcription id');
+  },
+  'campaign.send': (d, fail) => {
+    if (typeof d.campaignId !== 'string' || !d.campaignId.startsWith('cmp_')) fail('campaignId must be a campaign id');
+    if (typeof d.workspaceId !== 'string' || !d.workspaceId.startsWith('org_')) fail('workspaceId must be a workspace id');
+    if (!Number.isInteger(d.runner) || (d.runner as number) < 0) fail('runner must be a non-negative integer');
   },
   'webhooks.dispatch': () => undefined,
   'webhooks.deliver': (d, fail) => {

@@ -119,6 +119,16 @@ export class RedisKeys {
   videoSlots(workspaceId: string): string {
     return `${this.prefix}:{ws:${workspaceId}}:video:slots`;
   }
+
+  /** A campaign's sends in its last second, across every worker (a sorted set scored by send time; libs/messaging RateLimiter). */
+  campaignRate(campaignId: string): string {
+    return `${this.prefix}:campaign:${campaignId}:rate`;
+  }
+
+  /** Set, with a short TTL refreshed while it runs, by one campaign runner: the recipients it claimed are in flight, not lost. */
+  campaignRunner(token: string): string {
+    return `${this.prefix}:campaign:runner:${token}`;
+  }
 }
 
 /**

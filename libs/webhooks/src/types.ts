@@ -4,6 +4,8 @@ import type { EventType } from '#libs/events';
 export const WEBHOOK_EVENTS = [
   'render.queued', 'render.started', 'render.completed', 'render.failed', 'render.cancelled',
   'template.published', 'asset.ready', 'asset.failed', 'credits.low', 'credits.exhausted', 'subscription.updated', 'payment.captured',
+  // House event (docs/messaging.md "Campaigns").
+  'campaign.completed',
 ] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 

@@ -1,0 +1,42 @@
+import type { Redis } from 'ioredis';
+
+/**
+ * A sliding-window log in Redis, one per campaign: a send is granted when fewer than `limit` were
+ * granted in the last window, as Redis' own clock tells (one script, atomic across every worker).
+ * Answers 0 (granted) or the milliseconds until the oldest grant leaves the window.
+ */
+const ACQUIRE = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local window = tonumber(ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[1]) then
+  redis.call('ZADD', KEYS[1], now, ARGV[3])
+  redis.call('PEXPIRE', KEYS[1], window * 2)
+  return 0
+end
+local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+return math.max(1, tonumber(oldest[2]) + window - now + 1)
+`;
+
+/**
+ * The window is a second plus a margin: a grant reaches the provider a few milliseconds later, and
+ * those delays vary, so without it `limit + 1` sends could land in one second at the provider.
+ */
+export const RATE_WINDOW_MS = 1_020;
+
+export class RateLimiter {
+  private seq = 0;
+
+  constructor(private readonly redis: Redis, private readonly key: string, private readonly perSecond: number, private readonly tag: string) {}
+
+  /** Waits for a grant (polling no faster than every 5 ms and no slower than every 50 ms). */
+  async acquire(signal?: AbortSignal): Promise<void> {
+    for (;;) {
+      signal?.throwIfAborted();
+      const wait = Number(await this.redis.eval(ACQUIRE, 1, this.key, String(this.perSecond), String(RATE_WINDOW_MS), `${this.tag}:${this.seq++}`));
+      if (wait === 0) return;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(50, Math.max(5, wait))));
+    }
+  }
+}
