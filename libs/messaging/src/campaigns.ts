@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import { UniqueConstraintViolationException, type EntityManager } from '@mikro-orm/core';
 import type { Redis } from 'ioredis';
 import { ApiError, newId, PLANS, validationFailed, type FieldErrors, type ListQuery, type ListSpec, type Plan, type PlanCode } from '#libs/core';
 import { forWorkspace, queries, type Orm, type Tables } from '#libs/db';
@@ -195,9 +195,9 @@ export class CampaignsService {
     return { rows: rows.map(recipientView), total };
   }
 
-  private async view(row: MessagingCampaign): Promise<CampaignView> {
+  /** The campaign as the API shows it; `em`: the caller's transaction (SQLite has one connection: a statement outside it would wait for it). */
+  private async view(row: MessagingCampaign, em: EntityManager = forWorkspace(this.deps.orm, row.workspaceId)): Promise<CampaignView> {
     const progress = Object.fromEntries(RECIPIENT_STATUSES.map((s) => [s, 0])) as CampaignProgress;
-    const em = forWorkspace(this.deps.orm, row.workspaceId);
     const counts = await recipients.all(em, (db) => db.selectFrom('messaging_campaign_recipient')
       .select((eb) => ['status', eb.fn.countAll<number | string>().as('n')])
       .where('workspace_id', '=', row.workspaceId).where('campaign_id', '=', row.id).groupBy('status'));
@@ -226,7 +226,11 @@ export class CampaignsService {
     const alive = redisKeys.campaignRunner(token);
     await redis.set(alive, '1', 'PX', RUNNER_TTL_MS);
     const beat = setInterval(() => void redis.set(alive, '1', 'PX', RUNNER_TTL_MS).catch(() => undefined), 1_000);
-    const limiter = new RateLimiter(redis, redisKeys.campaignRate(campaignId), campaign.rateLimitPerSecond, token);
+    // Two windows of the same rate: `pace` before a recipient is claimed (runners do not claim what they
+    // cannot send yet), `calls` right before each provider attempt (what the provider sees: the time a
+    // claim and its database writes take varies, so sends paced at the claim alone can bunch up).
+    const pace = new RateLimiter(redis, `${redisKeys.campaignRate(campaignId)}:pace`, campaign.rateLimitPerSecond, token);
+    const calls = new RateLimiter(redis, `${redisKeys.campaignRate(campaignId)}:calls`, campaign.rateLimitPerSecond, token);
     const cache: SendCache = {};
     let sent = 0;
     try {
@@ -234,10 +238,10 @@ export class CampaignsService {
       for (;;) {
         signal?.throwIfAborted();
         if (await this.hasQueued(workspaceId, campaignId)) {
-          await limiter.acquire(signal);
+          await pace.acquire(signal);
           const r = await this.claim(workspaceId, campaignId, token);
           if (r) {
-            if (await this.sendOne(campaign, plan, r, token, limiter, cache)) sent++;
+            if (await this.sendOne(campaign, plan, r, token, calls, cache)) sent++;
           }
           continue;
         }
@@ -285,7 +289,7 @@ export class CampaignsService {
     try {
       const use = await this.deps.integrations.use(workspaceId, plan, 'messaging-provider');
       const prepared = await this.deps.messaging.prepare(workspaceId, use, this.sendInput(campaign, { to: r.recipient, variables: r.variables }), cache);
-      const { message } = await this.deps.messaging.deliver(workspaceId, plan, use, prepared, r.id, { pace: () => limiter.acquire(), reference: r.id });
+      const { message } = await this.deps.messaging.deliver(workspaceId, plan, use, prepared, r.id, { beforeAttempt: () => limiter.acquire(), reference: r.id });
       if (message.status === 'sending') {
         await em.nativeUpdate(CampaignRecipient, mine, { status: 'unknown', errorCode: 'OUTCOME_UNKNOWN', reason: UNKNOWN_REASON, messageId: message.id, attempts: r.attempts + 1, updatedAt: new Date() });
         return false;
@@ -348,7 +352,7 @@ export class CampaignsService {
       const changed = await tx.nativeUpdate(MessagingCampaign, { id: campaignId, status: 'sending' }, { status: 'completed', completedAt: new Date() });
       if (!changed) return;
       const row = await tx.findOneOrFail(MessagingCampaign, { id: campaignId });
-      const view = await this.view(row);
+      const view = await this.view(row, tx);
       await writeEvent(tx, workspaceId, 'campaign.completed', { ...view });
     });
   }

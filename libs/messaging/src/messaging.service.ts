@@ -47,8 +47,8 @@ export interface PreparedMessage {
 }
 
 export interface DeliverOptions {
-  /** Awaited before each retry of an unavailable provider (a campaign's rate limiter). */
-  pace?: () => Promise<void>;
+  /** Awaited right before each provider attempt, retries included (a campaign's rate limiter). */
+  beforeAttempt?: () => Promise<void>;
   /** Our reference the provider echoes in its status callbacks (WhatsApp's biz_opaque_callback_data). */
   reference?: string;
 }
@@ -408,7 +408,7 @@ export class MessagingService {
   /**
    * Sends a prepared message once: the allowance, the Idempotency-Key claimed by inserting the
    * message row (`sending`) before the provider is called (a twin finds it and is answered with it:
-   * `replayed`), the provider call (unavailable ones retried; `pace` waits before each retry), the
+   * `replayed`), the provider call (unavailable ones retried; `beforeAttempt` waits before each), the
    * stored record and the contact. A failed send deletes the row, so the key can be used again.
    */
   async deliver(workspaceId: string, plan: Plan, use: UsableConnection, prepared: PreparedMessage, idempotencyKey: string | null, opts: DeliverOptions = {}): Promise<{ message: MessageView; replayed: boolean }> {
@@ -437,7 +437,7 @@ export class MessagingService {
         ...(opts.reference ? { reference: opts.reference } : {}),
         ...(channel === 'sms' && this.deps.statusCallbackUrl ? { statusCallback: this.deps.statusCallbackUrl(workspaceId, 'twilio') } : {}),
       };
-      sent = await this.guard(use, (signal) => adapter.send(message, signal), opts.pace);
+      sent = await this.guard(use, (signal) => adapter.send(message, signal), opts.beforeAttempt);
     } catch (err) {
       await em.nativeDelete(MessagingMessage, { id: row.id });
       throw err;
@@ -514,11 +514,11 @@ export class MessagingService {
   }
 
   /** One provider call with its failures as the API's answers; unavailable ones retried after the configured waits. */
-  private async guard<T>(use: UsableConnection, work: (signal: AbortSignal) => Promise<T>, pace?: () => Promise<void>): Promise<T> {
+  private async guard<T>(use: UsableConnection, work: (signal: AbortSignal) => Promise<T>, beforeAttempt?: () => Promise<void>): Promise<T> {
     const delays = this.deps.retryDelaysMs ?? [500, 2000];
     for (let attempt = 0; ; attempt++) {
       try {
-        if (attempt > 0 && pace) await pace();
+        await beforeAttempt?.();
         return await work(new AbortController().signal);
       } catch (err) {
         if (err instanceof MessageRejected) {

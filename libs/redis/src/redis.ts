@@ -120,7 +120,7 @@ export class RedisKeys {
     return `${this.prefix}:{ws:${workspaceId}}:video:slots`;
   }
 
-  /** A campaign's sends in its last second, across every worker (a sorted set scored by send time; libs/messaging RateLimiter). */
+  /** The prefix of a campaign's rate windows (`:pace`, `:calls`): its grants in the last second across every worker (sorted sets; libs/messaging RateLimiter). */
   campaignRate(campaignId: string): string {
     return `${this.prefix}:campaign:${campaignId}:rate`;
   }
