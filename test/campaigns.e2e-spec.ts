@@ -423,7 +423,6 @@ describe('messaging campaigns and status callbacks (§4.5 Broadcast)', () => {
     expect(await allWorkspaces(orm).fork().count(MessagingMessage, { workspaceId: ws.workspaceId, recipient: { $in: numbers }, status: 'sent' })).toBe(N);
     expect(b.proc.exitCode).toBeNull();
     const span = (Math.max(...calls.map((c) => c.at)) - Math.min(...calls.map((c) => c.at))) / 1000;
-    // eslint-disable-next-line no-console
     console.log(`campaign: ${N} messages over ${span.toFixed(1)} s at the provider (${(N / span).toFixed(1)}/s, busiest second ${busiest}); completed ${elapsed.toFixed(1)} s after the request`);
   }, 120_000);
 });

@@ -1,5 +1,5 @@
-import { Body, Controller, Get, Headers, HttpCode, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
-import { ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
+import { Controller, Get, Headers, HttpCode, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { ApiBody, ApiConsumes, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ok, type AppConfig } from '#libs/core';
 import { StatusCallbacks } from '#libs/messaging';
@@ -21,7 +21,7 @@ export class StatusCallbacksController {
   @Get('whatsapp/:workspaceId')
   @Public()
   @ApiOperation({ summary: 'Meta\'s webhook verification: answers hub.challenge (text/plain) when hub.verify_token is the connected account\'s' })
-  @ApiProduces('text/plain')
+  @ApiResponse({ status: 200, description: 'hub.challenge, as sent', content: { 'text/plain': { schema: { type: 'string', example: '1158201444' } } } })
   @ApiErrors('INVALID_SIGNATURE')
   async verifyWhatsApp(@Param('workspaceId') workspaceId: string, @Query() q: Record<string, unknown>, @Res() reply: FastifyReply) {
     const text = (k: string) => (typeof q[k] === 'string' ? q[k] : undefined);
@@ -33,20 +33,24 @@ export class StatusCallbacksController {
   @Public()
   @HttpCode(200)
   @ApiOperation({ summary: 'WhatsApp Cloud API status webhooks (X-Hub-Signature-256 over the raw body): sent, delivered, read, failed' })
+  // The body is Meta's, read only once its signature over the raw bytes holds: no DTO shapes it first.
+  @ApiBody({ schema: { type: 'object', description: 'Meta\'s webhook: {object: whatsapp_business_account, entry: [{changes: [{field: messages, value: {statuses: [{id, status, timestamp, recipient_id, biz_opaque_callback_data?, errors?}]}}]}]}' } })
   @ApiEnvelope(StatusCallbackResultDto)
   @ApiErrors('INVALID_SIGNATURE')
-  async whatsApp(@Param('workspaceId') workspaceId: string, @Req() req: FastifyRequest, @Headers('x-hub-signature-256') signature: string | undefined, @Body() body: unknown) {
-    return ok(await this.callbacks.whatsApp(workspaceId, rawBodyOf(req), signature, body));
+  async whatsApp(@Param('workspaceId') workspaceId: string, @Req() req: FastifyRequest, @Headers('x-hub-signature-256') signature: string | undefined) {
+    return ok(await this.callbacks.whatsApp(workspaceId, rawBodyOf(req), signature, req.body));
   }
 
   @Post('twilio/:workspaceId')
   @Public()
   @HttpCode(200)
   @ApiOperation({ summary: 'Twilio status callbacks (form-encoded; X-Twilio-Signature over PUBLIC_URL + the path and the sorted parameters)' })
+  @ApiConsumes('application/x-www-form-urlencoded')
+  @ApiBody({ schema: { type: 'object', additionalProperties: { type: 'string' }, description: 'Twilio\'s status callback: MessageSid, MessageStatus, ErrorCode, AccountSid, From, To…' } })
   @ApiEnvelope(StatusCallbackResultDto)
   @ApiErrors('INVALID_SIGNATURE')
-  async twilio(@Param('workspaceId') workspaceId: string, @Req() req: FastifyRequest, @Headers('x-twilio-signature') signature: string | undefined, @Body() body: unknown) {
-    const form = body && typeof body === 'object' ? (body as Record<string, string>) : {};
+  async twilio(@Param('workspaceId') workspaceId: string, @Req() req: FastifyRequest, @Headers('x-twilio-signature') signature: string | undefined) {
+    const form = req.body && typeof req.body === 'object' ? (req.body as Record<string, string>) : {};
     const url = `${this.config.publicUrl}${req.url}`;
     return ok(await this.callbacks.twilio(workspaceId, url, signature, form));
   }
