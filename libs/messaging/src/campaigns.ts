@@ -230,7 +230,7 @@ export class CampaignsService {
     // cannot send yet), `calls` right before each provider attempt (what the provider sees: the time a
     // claim and its database writes take varies, so sends paced at the claim alone can bunch up).
     const pace = new RateLimiter(redis, `${redisKeys.campaignRate(campaignId)}:pace`, campaign.rateLimitPerSecond, token);
-    const calls = new RateLimiter(redis, `${redisKeys.campaignRate(campaignId)}:calls`, campaign.rateLimitPerSecond, token);
+    const calls = new RateLimiter(redis, `${redisKeys.campaignRate(campaignId)}:calls`, campaign.rateLimitPerSecond, token, true);
     const cache: SendCache = {};
     let sent = 0;
     try {

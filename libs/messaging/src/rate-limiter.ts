@@ -32,7 +32,8 @@ const STALE_GRANT_MS = 25;
 export class RateLimiter {
   private seq = 0;
 
-  constructor(private readonly redis: Redis, private readonly key: string, private readonly perSecond: number, private readonly tag: string) {}
+  /** `dropStale`: a grant whose reply was held up on our side is not used (the limiter right before a provider call). */
+  constructor(private readonly redis: Redis, private readonly key: string, private readonly perSecond: number, private readonly tag: string, private readonly dropStale = false) {}
 
   /** Waits for a grant (polling no faster than every 5 ms and no slower than every 50 ms). */
   async acquire(signal?: AbortSignal): Promise<void> {
@@ -40,7 +41,7 @@ export class RateLimiter {
       signal?.throwIfAborted();
       const asked = Date.now();
       const wait = Number(await this.redis.eval(ACQUIRE, 1, this.key, String(this.perSecond), String(RATE_WINDOW_MS), `${this.tag}:${this.seq++}`));
-      if (wait === 0 && Date.now() - asked <= STALE_GRANT_MS) return;
+      if (wait === 0 && (!this.dropStale || Date.now() - asked <= STALE_GRANT_MS)) return;
       if (wait === 0) continue;
       await new Promise((resolve) => setTimeout(resolve, Math.min(50, Math.max(5, wait))));
     }
