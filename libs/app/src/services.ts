@@ -308,7 +308,8 @@ export class AppServices {
   /** Broadcast campaigns (libs/messaging), built once on the first caller's queue: the API creates them, the worker runs them. */
   campaigns(enqueue: (campaignId: string, workspaceId: string, runners: number) => Promise<void>): CampaignsService {
     return (this.campaignsService ??= new CampaignsService({
-      orm: this.orm, messaging: this.messaging, integrations: this.integrations, redis: this.redis, redisKeys: this.redisKeys, enqueue,
+      orm: this.orm, messaging: this.messaging, integrations: this.integrations, redis: this.redis, redisKeys: this.redisKeys,
+      attemptTimeoutMs: this.config.messaging.timeoutMs, enqueue,
     }));
   }
 

@@ -82,6 +82,8 @@ export interface CampaignsDeps {
   integrations: IntegrationsService;
   redis: Redis;
   redisKeys: RedisKeys;
+  /** The longest one provider attempt may take (MESSAGING_TIMEOUT_MS): how long an unfinished call counts in the rate. */
+  attemptTimeoutMs: number;
   /** Adds the campaign's runner jobs (libs/queue `campaign.send`, one job id per runner). */
   enqueue: (campaignId: string, workspaceId: string, runners: number) => Promise<void>;
 }
@@ -226,11 +228,15 @@ export class CampaignsService {
     const alive = redisKeys.campaignRunner(token);
     await redis.set(alive, '1', 'PX', RUNNER_TTL_MS);
     const beat = setInterval(() => void redis.set(alive, '1', 'PX', RUNNER_TTL_MS).catch(() => undefined), 1_000);
-    // Two windows of the same rate: `pace` before a recipient is claimed (runners do not claim what they
-    // cannot send yet), `calls` right before each provider attempt (what the provider sees: the time a
-    // claim and its database writes take varies, so sends paced at the claim alone can bunch up).
-    const pace = new RateLimiter(redis, `${redisKeys.campaignRate(campaignId)}:pace`, campaign.rateLimitPerSecond, token);
-    const calls = new RateLimiter(redis, `${redisKeys.campaignRate(campaignId)}:calls`, campaign.rateLimitPerSecond, token, true);
+    // Two windows of the same rate, each counting a grant until a second after its work ended: `calls`
+    // around each provider attempt (retries included), so what the provider receives in any one second
+    // stays within the rate however long a busy worker delays a request after its grant; `pace` around
+    // the whole of one recipient (claim, checks, every attempt), so a runner claims only what it can send
+    // at once: the calls window then has room (but for retries) and a claimed recipient does not wait
+    // with its message row written (a crash there would leave it `unknown`).
+    const attemptMs = this.deps.attemptTimeoutMs + 5_000;
+    const pace = new RateLimiter(redis, `${redisKeys.campaignRate(campaignId)}:pace`, campaign.rateLimitPerSecond, token, attemptMs * 4);
+    const calls = new RateLimiter(redis, `${redisKeys.campaignRate(campaignId)}:calls`, campaign.rateLimitPerSecond, token, attemptMs);
     const cache: SendCache = {};
     let sent = 0;
     try {
@@ -238,11 +244,10 @@ export class CampaignsService {
       for (;;) {
         signal?.throwIfAborted();
         if (await this.hasQueued(workspaceId, campaignId)) {
-          await pace.acquire(signal);
-          const r = await this.claim(workspaceId, campaignId, token);
-          if (r) {
-            if (await this.sendOne(campaign, plan, r, token, calls, cache)) sent++;
-          }
+          await pace.around(async () => {
+            const r = await this.claim(workspaceId, campaignId, token);
+            if (r && (await this.sendOne(campaign, plan, r, token, calls, cache))) sent++;
+          }, signal);
           continue;
         }
         if (await this.recover(workspaceId, campaignId)) continue;
@@ -289,7 +294,7 @@ export class CampaignsService {
     try {
       const use = await this.deps.integrations.use(workspaceId, plan, 'messaging-provider');
       const prepared = await this.deps.messaging.prepare(workspaceId, use, this.sendInput(campaign, { to: r.recipient, variables: r.variables }), cache);
-      const { message } = await this.deps.messaging.deliver(workspaceId, plan, use, prepared, r.id, { beforeAttempt: () => limiter.acquire(), reference: r.id });
+      const { message } = await this.deps.messaging.deliver(workspaceId, plan, use, prepared, r.id, { around: (attempt) => limiter.around(attempt), reference: r.id });
       if (message.status === 'sending') {
         await em.nativeUpdate(CampaignRecipient, mine, { status: 'unknown', errorCode: 'OUTCOME_UNKNOWN', reason: UNKNOWN_REASON, messageId: message.id, attempts: r.attempts + 1, updatedAt: new Date() });
         return false;

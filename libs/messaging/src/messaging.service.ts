@@ -47,8 +47,8 @@ export interface PreparedMessage {
 }
 
 export interface DeliverOptions {
-  /** Awaited right before each provider attempt, retries included (a campaign's rate limiter). */
-  beforeAttempt?: () => Promise<void>;
+  /** Wraps each provider attempt, retries included (a campaign's rate limiter: RateLimiter.around). */
+  around?: <T>(attempt: () => Promise<T>) => Promise<T>;
   /** Our reference the provider echoes in its status callbacks (WhatsApp's biz_opaque_callback_data). */
   reference?: string;
 }
@@ -408,7 +408,7 @@ export class MessagingService {
   /**
    * Sends a prepared message once: the allowance, the Idempotency-Key claimed by inserting the
    * message row (`sending`) before the provider is called (a twin finds it and is answered with it:
-   * `replayed`), the provider call (unavailable ones retried; `beforeAttempt` waits before each), the
+   * `replayed`), the provider call (unavailable ones retried; `around` wraps each attempt), the
    * stored record and the contact. A failed send deletes the row, so the key can be used again.
    */
   async deliver(workspaceId: string, plan: Plan, use: UsableConnection, prepared: PreparedMessage, idempotencyKey: string | null, opts: DeliverOptions = {}): Promise<{ message: MessageView; replayed: boolean }> {
@@ -437,14 +437,15 @@ export class MessagingService {
         ...(opts.reference ? { reference: opts.reference } : {}),
         ...(channel === 'sms' && this.deps.statusCallbackUrl ? { statusCallback: this.deps.statusCallbackUrl(workspaceId, 'twilio') } : {}),
       };
-      sent = await this.guard(use, (signal) => adapter.send(message, signal), opts.beforeAttempt);
+      sent = await this.guard(use, (signal) => adapter.send(message, signal), opts.around);
     } catch (err) {
       await em.nativeDelete(MessagingMessage, { id: row.id });
       throw err;
     }
-    // A status callback may have come first (it finds the row by the provider's id only once it is recorded).
-    em.assign(row, { status: 'sent', providerMessageId: sent.providerMessageId, sentAt: new Date() });
-    await em.flush();
+    // `sent` only from `sending`: a status callback that came first (found by its reference) may have moved it on.
+    const moved = await em.nativeUpdate(MessagingMessage, { id: row.id, status: 'sending' }, { status: 'sent', providerMessageId: sent.providerMessageId, sentAt: new Date() });
+    if (!moved) await em.nativeUpdate(MessagingMessage, { id: row.id }, { providerMessageId: sent.providerMessageId });
+    await em.refresh(row);
     const contact = { waId: channel === 'email' ? null : to, email: channel === 'email' ? to : null, name: null, tags: [], optedIn: true, messaged: true };
     try {
       await this.upsertContact(workspaceId, contact);
@@ -514,12 +515,12 @@ export class MessagingService {
   }
 
   /** One provider call with its failures as the API's answers; unavailable ones retried after the configured waits. */
-  private async guard<T>(use: UsableConnection, work: (signal: AbortSignal) => Promise<T>, beforeAttempt?: () => Promise<void>): Promise<T> {
+  private async guard<T>(use: UsableConnection, work: (signal: AbortSignal) => Promise<T>, around?: <R>(attempt: () => Promise<R>) => Promise<R>): Promise<T> {
     const delays = this.deps.retryDelaysMs ?? [500, 2000];
     for (let attempt = 0; ; attempt++) {
       try {
-        await beforeAttempt?.();
-        return await work(new AbortController().signal);
+        const once = () => work(new AbortController().signal);
+        return await (around ? around(once) : once());
       } catch (err) {
         if (err instanceof MessageRejected) {
           throw new ApiError('MESSAGE_REJECTED', err.message, { data: { providerCode: err.providerCode } });

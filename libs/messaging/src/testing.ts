@@ -68,10 +68,12 @@ abstract class FakeHttp {
   }
 
   private async receive(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    // When the request arrived (before its body is read): the provider's clock for rate checks.
+    const at = Date.now();
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const url = new URL(req.url ?? '/', 'http://fake');
-    const call: FakeCall = { method: req.method ?? 'GET', path: url.pathname, query: Object.fromEntries(url.searchParams), headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() };
+    const call: FakeCall = { method: req.method ?? 'GET', path: url.pathname, query: Object.fromEntries(url.searchParams), headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at };
     this.calls.push(call);
     if (this.holding) return void this.held.push(() => this.answer(call, res));
     this.answer(call, res);
