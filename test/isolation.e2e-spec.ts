@@ -9,7 +9,7 @@ import { allWorkspaces, forWorkspace, isWorkspaceOwned, queries, type Orm, type 
 import { OutboxEvent } from '#libs/events';
 import { IntegrationConnection } from '#libs/integrations';
 import { ApiKey } from '#libs/keys';
-import { MessagingContact, MessagingMessage } from '#libs/messaging';
+import { CampaignRecipient, MessagingCampaign, MessagingContact, MessagingMessage } from '#libs/messaging';
 import { Render } from '#libs/renders';
 import { Template } from '#libs/templates';
 import { WebhookDelivery, WebhookEndpoint } from '#libs/webhooks';
@@ -139,7 +139,7 @@ const OWNED: Owned<object>[] = [
     entity: MessagingMessage, name: 'MessagingMessage',
     row: (workspaceId) => ({
       id: newId('message'), workspaceId, channel: 'primary_chat', accountId: '1', recipient: '447700900123', type: 'text', templateName: null, languageCode: null,
-      renderId: null, mediaUrl: null, status: 'sent', providerMessageId: 'wamid.1', idempotencyKey: null, createdAt: at, sentAt: at,
+      renderId: null, mediaUrl: null, status: 'sent', providerMessageId: 'wamid.1', idempotencyKey: null, createdAt: at, sentAt: at, error: null, statusAt: null,
     }),
     change: { providerMessageId: 'changed' }, changed: (r) => r.providerMessageId === 'changed',
   }),
@@ -169,6 +169,22 @@ const OWNED: Owned<object>[] = [
     row: (workspaceId) => ({
       id: newId('workflowRow'), workspaceId, runId: newId('workflowRun'), position: 0, sheetRow: null, values: {}, status: 'pending', renderId: null, outputUrl: null,
       steps: [], error: null, attempts: 0, updatedAt: at,
+    }),
+    change: { attempts: 9 }, changed: (r) => r.attempts === 9,
+  }),
+  owned<MessagingCampaign>({
+    entity: MessagingCampaign, name: 'MessagingCampaign',
+    row: (workspaceId) => ({
+      id: newId('campaign'), workspaceId, name: 'c', channel: 'primary_chat', templateName: 't', languageCode: null, renderId: null, mediaUrl: null,
+      commonVariables: {}, rateLimitPerSecond: 3, total: 1, status: 'sending', idempotencyKey: null, createdAt: at, completedAt: null,
+    }),
+    change: { name: 'changed' }, changed: (r) => r.name === 'changed',
+  }),
+  owned<CampaignRecipient>({
+    entity: CampaignRecipient, name: 'CampaignRecipient',
+    row: (workspaceId) => ({
+      id: newId('recipient'), workspaceId, campaignId: newId('campaign'), position: 0, recipient: '447700900123', name: null, variables: null, status: 'queued',
+      errorCode: null, reason: null, providerMessageId: null, messageId: null, claimedBy: null, attempts: 0, updatedAt: at, sentAt: null,
     }),
     change: { attempts: 9 }, changed: (r) => r.attempts === 9,
   }),

@@ -271,9 +271,11 @@ describe('messaging-provider (§4.5)', () => {
     expect(res.statusCode).toBe(201);
     expect(res.json().data).toMatchObject({ channel: 'sms', to: '14155550142', accountId: twilio.from });
     expect(String(res.json().data.providerMessageId)).toMatch(/^SM[0-9a-f]{32}$/);
-    expect(twilio.sent.at(-1)).toEqual({ To: '+14155550142', From: twilio.from, Body: 'Your code ships today' });
+    // Each sms asks Twilio to post its status back (docs/messaging.md "Status callbacks").
+    const statusCallback = `${api.config.publicUrl}/api/v1/integrations/messaging-provider/status/twilio/${ws.workspaceId}`;
+    expect(twilio.sent.at(-1)).toEqual({ To: '+14155550142', From: twilio.from, Body: 'Your code ships today', StatusCallback: statusCallback });
     expect((await send({ to: '14155550142', channel: 'sms', type: 'image', mediaUrl: IMG, caption: 'New in' })).statusCode).toBe(201);
-    expect(twilio.sent.at(-1)).toEqual({ To: '+14155550142', From: twilio.from, Body: 'New in', MediaUrl: IMG });
+    expect(twilio.sent.at(-1)).toEqual({ To: '+14155550142', From: twilio.from, Body: 'New in', MediaUrl: IMG, StatusCallback: statusCallback });
     const refused = await send({ to: INVALID_SMS_NUMBER, channel: 'sms', type: 'text', text: 'x' });
     expect([refused.statusCode, refused.json().code, refused.json().data]).toEqual([422, 'MESSAGE_REJECTED', { providerCode: '21211' }]);
     expect(refused.json().message).toMatch(/is not a valid phone number/);

@@ -6,6 +6,7 @@ import type { RawServerDefault } from 'fastify';
 import { newId, type AppConfig } from '#libs/core';
 import { ApiModule } from './api.module.js';
 import { MAX_JSON_DEPTH, clientErrorHandler, frameworkError, jsonNestsDeeperThan, refuseNul, tooDeep } from './http/client-errors.js';
+import { keepRawBody, parseForm } from './http/raw-body.js';
 import { validationPipe } from './http/validation.js';
 import { mountOpenApi } from './openapi.js';
 
@@ -38,10 +39,20 @@ export async function createApiApp(config: AppConfig, opts: { extraModules?: Typ
   // A body nested deeper than MAX_JSON_DEPTH is refused before parsing (400), so no DTO recurses through it.
   const json = fastify.getDefaultJsonParser('error', 'error');
   app.useBodyParser<RawServerDefault>('application/json', { bodyLimit: config.bodyLimitBytes }, (req, body, done) => {
+    keepRawBody(req, body);
     const text = body.toString('utf8');
     if (body.length === 0) done(null, undefined);
     else if (jsonNestsDeeperThan(text, MAX_JSON_DEPTH)) done(tooDeep(), undefined);
     else void json(req, text, done);
+  });
+  // Form bodies only where a provider posts them (Twilio's status callbacks), the bytes kept for the signature.
+  app.useBodyParser<RawServerDefault>('application/x-www-form-urlencoded', { bodyLimit: 64 * 1024 }, (req, body, done) => {
+    try {
+      keepRawBody(req, body);
+      done(null, parseForm(req.url ?? '', body));
+    } catch (err) {
+      done(err as Error, undefined);
+    }
   });
   // Uploads (POST /v1/assets) stream their parts; each route sets its limits (apps/api/src/assets/upload.ts).
   await app.register(fastifyMultipart as never, { throwFileSizeLimit: true });

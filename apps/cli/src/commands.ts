@@ -38,7 +38,7 @@ export function parseArgs(args: readonly string[], spec: readonly string[]): Fla
 
 /** integration:connect's messaging-provider flags (docs/messaging.md "Connecting"). */
 const MESSAGING_FLAGS = [
-  'channel', 'phone-number-id', 'waba-id', 'display-number', 'account-sid', 'auth-token', 'from', 'messaging-service-sid',
+  'channel', 'phone-number-id', 'waba-id', 'display-number', 'app-secret', 'verify-token', 'account-sid', 'auth-token', 'from', 'messaging-service-sid',
   'smtp-host', 'smtp-port', 'smtp-secure', 'smtp-user', 'smtp-password',
 ] as const;
 
@@ -55,7 +55,8 @@ function channelAccount(f: Flags): ChannelAccount {
   let account: ChannelAccount | null = null;
   if (f.channel === 'primary_chat') {
     need('access-token', 'phone-number-id', 'waba-id');
-    account = { channel: 'primary_chat', accessToken: f['access-token']!, phoneNumberId: f['phone-number-id']!, wabaId: f['waba-id']!, displayNumber: f['display-number'] ?? null, baseUrl };
+    account = { channel: 'primary_chat', accessToken: f['access-token']!, phoneNumberId: f['phone-number-id']!, wabaId: f['waba-id']!, displayNumber: f['display-number'] ?? null, baseUrl,
+      appSecret: f['app-secret'] ?? null, verifyToken: f['verify-token'] ?? null };
   } else if (f.channel === 'sms') {
     need('account-sid', 'auth-token');
     if (!f.from && !f['messaging-service-sid']) errors['--from'] = ['--from (a number) or --messaging-service-sid is required for --channel sms'];

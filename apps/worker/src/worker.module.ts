@@ -8,7 +8,8 @@ import { AssetsService } from '#libs/assets';
 import { AutoCaptions, TranscriptionRunner, TranscriptionsService } from '#libs/captions';
 import type { AppConfig } from '#libs/core';
 import { CreditsService } from '#libs/credits';
-import { JobQueues, queueOf, QueueModule, SCHEDULES, VIDEO_FLOWS } from '#libs/queue';
+import { CampaignsService } from '#libs/messaging';
+import { enqueueCampaignRunners, JobQueues, queueOf, QueueModule, SCHEDULES, VIDEO_FLOWS } from '#libs/queue';
 import { OutageLog, RedisKeys } from '#libs/redis';
 import { RenderLifecycle } from '#libs/renders';
 import { RenderFeed } from '#libs/events';
@@ -17,6 +18,7 @@ import type { StorageDriver } from '#libs/storage';
 import { WebhookDeliverer, WebhookDispatcher } from '#libs/webhooks';
 import { WorkflowRunner } from '#libs/workflows';
 import { AssetsProcessor } from './processors/assets.processor.js';
+import { CampaignsProcessor } from './processors/campaigns.processor.js';
 import { CaptionsProcessor } from './processors/captions.processor.js';
 import { checkHandlers, configuredProcessor } from './processors/queue-processor.js';
 import { StillsProcessor } from './processors/stills.processor.js';
@@ -108,6 +110,12 @@ export class WorkerModule implements OnApplicationBootstrap, BeforeApplicationSh
         StillEvents,
         { provide: WorkflowsProcessor, useClass: configuredProcessor(WorkflowsProcessor, 'workflows', { concurrency: config.workflowConcurrency }) },
         {
+          provide: CampaignsService,
+          inject: [AppServices, JobQueues],
+          useFactory: (services: AppServices, queues: JobQueues) => services.campaigns((campaignId, workspaceId, runners) => enqueueCampaignRunners(queues, campaignId, workspaceId, runners)),
+        },
+        { provide: CampaignsProcessor, useClass: configuredProcessor(CampaignsProcessor, 'campaigns', { concurrency: config.messaging.campaignConcurrency }) },
+        {
           provide: VideosProcessor,
           // Not consuming until the engine is up (VideosProcessor starts it); locks as VIDEO_LOCK_MS says.
           useClass: configuredProcessor(VideosProcessor, 'videos', { concurrency: config.video.concurrency, autorun: false, lockDuration: config.video.lockMs, stalledInterval: config.video.lockMs }),
@@ -116,7 +124,7 @@ export class WorkerModule implements OnApplicationBootstrap, BeforeApplicationSh
     };
   }
 
-  private readonly processors: (SystemProcessor | WebhooksProcessor | StillsProcessor | VideosProcessor | AssetsProcessor | CaptionsProcessor | WorkflowsProcessor)[];
+  private readonly processors: (SystemProcessor | WebhooksProcessor | StillsProcessor | VideosProcessor | AssetsProcessor | CaptionsProcessor | WorkflowsProcessor | CampaignsProcessor)[];
   private released!: () => void;
   /**
    * Settles once the workers stopped taking jobs and let go of the running ones (beforeApplicationShutdown).
@@ -134,12 +142,13 @@ export class WorkerModule implements OnApplicationBootstrap, BeforeApplicationSh
     assets: AssetsProcessor,
     captions: CaptionsProcessor,
     workflows: WorkflowsProcessor,
+    campaigns: CampaignsProcessor,
     private readonly queues: JobQueues,
     @InjectFlowProducer(VIDEO_FLOWS) private readonly flows: FlowProducer,
     private readonly video: VideoEngineHolder,
     private readonly services: AppServices,
   ) {
-    this.processors = [system, webhooks, stills, videos, assets, captions, workflows];
+    this.processors = [system, webhooks, stills, videos, assets, captions, workflows, campaigns];
   }
 
   async onApplicationBootstrap(): Promise<void> {

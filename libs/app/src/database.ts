@@ -7,7 +7,7 @@ import { openDatabase, ormOptions, type Orm } from '#libs/db';
 import { OutboxEvent } from '#libs/events';
 import { IntegrationConnection } from '#libs/integrations';
 import { ApiKey } from '#libs/keys';
-import { MessagingContact, MessagingMessage } from '#libs/messaging';
+import { CampaignRecipient, MessagingCampaign, MessagingContact, MessagingMessage } from '#libs/messaging';
 import { Render } from '#libs/renders';
 import { Template } from '#libs/templates';
 import { WebhookAttempt, WebhookDelivery, WebhookEndpoint } from '#libs/webhooks';
@@ -24,6 +24,7 @@ export const ENTITIES = [
   Workspace, ApiKey, User, Membership, OtpCode, RefreshToken, DevMessage, CreditBalance, LedgerEntry, OutboxEvent,
   WebhookEndpoint, WebhookDelivery, WebhookAttempt, Template, Render, Asset, IntegrationConnection,
   Transcription, SpeechRecognition, MessagingMessage, MessagingContact, Workflow, WorkflowRun, WorkflowRow,
+  Transcription, SpeechRecognition, MessagingMessage, MessagingContact, MessagingCampaign, CampaignRecipient,
 ] as const;
 
 /** The service's database: every entity mapped, migrations applied (unless `migrate: false`). */

@@ -15,7 +15,7 @@ import { Render, RenderLifecycle, RendersService, type RendersDeps } from '#libs
 import { createStorage, type StorageDriver } from '#libs/storage';
 import { httpReachability, storedOrHttp, TemplatesService, type AssetChecker } from '#libs/templates';
 import { ContactsService, DriveService, GoogleConsent, GoogleTokens, SheetsService, type SheetsDeps } from '#libs/suite';
-import { MessagingService } from '#libs/messaging';
+import { CampaignsService, MessagingService } from '#libs/messaging';
 import { VoiceService } from '#libs/voice';
 import { WebhookDeliverer, WebhookDispatcher, WebhookEndpoints, WebhookStore } from '#libs/webhooks';
 import { WorkflowRunner, WorkflowsService } from '#libs/workflows';
@@ -122,6 +122,7 @@ export class AppServices {
   private captionsService?: CaptionsService;
   private workflowsService?: WorkflowsService;
   private runner?: WorkflowRunner;
+  private campaignsService?: CampaignsService;
 
   private constructor(
     readonly config: AppConfig,
@@ -204,6 +205,8 @@ export class AppServices {
   get messaging(): MessagingService {
     return this.once('messaging', () => new MessagingService({
       orm: this.orm, integrations: this.integrations, config: this.config,
+      timeoutMs: this.config.messaging.timeoutMs, retryDelaysMs: this.config.messaging.retryDelaysMs,
+      statusCallbackUrl: (workspaceId, provider) => `${this.config.publicUrl}${this.config.prefix ? `/${this.config.prefix}` : ''}/v1/integrations/messaging-provider/status/${provider}/${workspaceId}`,
       render: async (workspaceId, id) => {
         const row = await forWorkspace(this.orm, workspaceId).findOne(Render, { id });
         if (!row) throw new ApiError('RENDER_NOT_FOUND', `No render ${id} in this workspace`);
@@ -322,6 +325,14 @@ export class AppServices {
   workflowRunner(queues: RenderQueues): WorkflowRunner {
     return (this.runner ??= new WorkflowRunner({
       orm: this.orm, renders: this.renders(queues), integrations: this.integrations, sheets: this.sheets, drive: this.drive, messaging: this.messaging,
+    }));
+  }
+
+  /** Broadcast campaigns (libs/messaging), built once on the first caller's queue: the API creates them, the worker runs them. */
+  campaigns(enqueue: (campaignId: string, workspaceId: string, runners: number) => Promise<void>): CampaignsService {
+    return (this.campaignsService ??= new CampaignsService({
+      orm: this.orm, messaging: this.messaging, integrations: this.integrations, redis: this.redis, redisKeys: this.redisKeys,
+      attemptTimeoutMs: this.config.messaging.timeoutMs, enqueue,
     }));
   }
 

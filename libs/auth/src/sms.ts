@@ -29,12 +29,13 @@ export function twilioHeaders(accountSid: string, authToken: string): Record<str
 }
 
 /** One message as Twilio's form: To, From (a number) or MessagingServiceSid, Body, MediaUrl (MMS). */
-export function twilioMessageForm(m: { to: string; from?: string | null; messagingServiceSid?: string | null; body?: string; mediaUrl?: string }): URLSearchParams {
+export function twilioMessageForm(m: { to: string; from?: string | null; messagingServiceSid?: string | null; body?: string; mediaUrl?: string; statusCallback?: string }): URLSearchParams {
   const form = new URLSearchParams({ To: m.to });
   if (m.messagingServiceSid) form.set('MessagingServiceSid', m.messagingServiceSid);
   else if (m.from) form.set('From', m.from);
   if (m.body) form.set('Body', m.body);
   if (m.mediaUrl) form.set('MediaUrl', m.mediaUrl);
+  if (m.statusCallback) form.set('StatusCallback', m.statusCallback);
   return form;
 }
 

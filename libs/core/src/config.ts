@@ -50,6 +50,12 @@ export interface AppConfig {
   captions: { concurrency: number; pollIntervalMs: number; providerTimeoutMs: number };
   /** workspace-suite (Google's APIs): the OAuth client, its endpoints, one call's budget (docs/suite.md). */
   google: GoogleConfig;
+  /**
+   * messaging-provider (docs/messaging.md): one provider attempt's time limit (MESSAGING_TIMEOUT_MS), the
+   * waits before retrying an unavailable provider (MESSAGING_RETRY_DELAYS_MS, comma-separated ms), and
+   * the campaign runners a worker runs at once (CAMPAIGN_CONCURRENCY).
+   */
+  messaging: { timeoutMs: number; retryDelaysMs: number[]; campaignConcurrency: number };
 }
 
 export interface GoogleConfig {
@@ -123,6 +129,17 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
     throw new ConfigError(name, `must be an integer from ${min} to ${max} (got "${raw}")`);
   }
   return Number(raw);
+}
+
+/** Comma-separated waits in ms (at most 5, each up to a minute). */
+function delays(env: Env, name: string, fallback: number[]): number[] {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const parts = raw.split(',').map((x) => x.trim());
+  if (parts.length > 5 || parts.some((x) => !/^\d{1,5}$/.test(x) || Number(x) > 60_000)) {
+    throw new ConfigError(name, `must be up to 5 comma-separated waits in ms, each at most 60000 (got "${raw}")`);
+  }
+  return parts.map(Number);
 }
 
 function bool(env: Env, name: string, fallback: boolean): boolean {
@@ -340,6 +357,11 @@ export function loadConfig(rawEnv: Env = process.env): AppConfig {
       authUrl: baseUrl('GOOGLE_OAUTH_AUTH_URL', env.GOOGLE_OAUTH_AUTH_URL || 'https://accounts.google.com/o/oauth2/v2/auth', { path: true }),
       redirectUri: baseUrl('GOOGLE_OAUTH_REDIRECT_URI', env.GOOGLE_OAUTH_REDIRECT_URI || 'http://127.0.0.1', { path: true }),
       timeoutMs: integer(env, 'GOOGLE_TIMEOUT_MS', 30_000, 100, 600_000),
+    },
+    messaging: {
+      timeoutMs: integer(env, 'MESSAGING_TIMEOUT_MS', 15_000, 100, 120_000),
+      retryDelaysMs: delays(env, 'MESSAGING_RETRY_DELAYS_MS', [500, 2000]),
+      campaignConcurrency: integer(env, 'CAMPAIGN_CONCURRENCY', 2, 1, 32),
     },
   };
 }

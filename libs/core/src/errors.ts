@@ -94,6 +94,10 @@ export const ERROR_STATUS = {
   WORKFLOW_RUN_NOT_FOUND: 404,
   /** workflows: the run (or a run of the workflow) is still queued or running: cancel it or wait for it first. */
   WORKFLOW_RUN_ACTIVE: 409,
+  /** messaging-provider: no campaign of this id in this workspace. */
+  CAMPAIGN_NOT_FOUND: 404,
+  /** A provider's status callback whose signature (or verify token) does not match the connected account's secret: nothing was recorded. */
+  INVALID_SIGNATURE: 403,
 } as const satisfies Record<string, number>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -25,6 +25,8 @@ export const ID_PREFIXES = {
   workflow: 'wfl',
   workflowRun: 'wfr',
   workflowRow: 'wrw',
+  campaign: 'cmp',
+  recipient: 'rcp',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -22,6 +22,10 @@ export interface WhatsAppAccount {
   wabaId: string;
   displayNumber: string | null;
   baseUrl: string | null;
+  /** The Meta app's secret: status webhooks are signed with it (X-Hub-Signature-256). */
+  appSecret?: string | null;
+  /** What Meta sends as hub.verify_token when the webhook is subscribed. */
+  verifyToken?: string | null;
 }
 
 /** Twilio Messages API: a from number or a messaging service. */

@@ -1,8 +1,12 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
 import { workspaceFilter } from '#libs/db';
 
-/** Where a sent message stands: `sending` claims its Idempotency-Key while the provider is called; `sent` once it accepted it. */
-export type MessageStatus = 'sending' | 'sent';
+/**
+ * Where a sent message stands: `sending` claims its Idempotency-Key while the provider is called; `sent`
+ * once it accepted it; then `delivered`, `read` or `failed` as the provider's status callbacks say
+ * (never backwards: STATUS_RANK).
+ */
+export type MessageStatus = 'sending' | 'sent' | 'delivered' | 'read' | 'failed';
 
 /** One message sent to one recipient through the messaging-provider connection (docs/messaging.md). */
 export const MessagingMessage = defineEntity({
@@ -10,7 +14,7 @@ export const MessagingMessage = defineEntity({
   tableName: 'messaging_message',
   filters: workspaceFilter(),
   uniques: [{ properties: ['workspaceId', 'idempotencyKey'] }],
-  indexes: [{ properties: ['workspaceId', 'createdAt'] }],
+  indexes: [{ properties: ['workspaceId', 'createdAt'] }, { properties: ['workspaceId', 'providerMessageId'] }],
   properties: {
     id: p.string().primary().length(32),
     workspaceId: p.string().length(32),
@@ -28,6 +32,10 @@ export const MessagingMessage = defineEntity({
     idempotencyKey: p.string().length(255).nullable(),
     createdAt: p.datetime(),
     sentAt: p.datetime().nullable(),
+    /** A `failed` status callback's reason, in the provider's words (with its code). */
+    error: p.text().nullable(),
+    /** When the last status callback moved it. */
+    statusAt: p.datetime().nullable(),
   },
 });
 export type MessagingMessage = InferEntity<typeof MessagingMessage>;
@@ -58,3 +66,71 @@ export const MessagingContact = defineEntity({
   },
 });
 export type MessagingContact = InferEntity<typeof MessagingContact>;
+
+/** A campaign's life: `sending` while any recipient is queued or being sent; `completed` once none is. */
+export type CampaignStatus = 'sending' | 'completed';
+
+/** A broadcast (§4.5 "Broadcast"): one template to up to 5,000 recipients at `rateLimitPerSecond` (docs/messaging.md "Campaigns"). */
+export const MessagingCampaign = defineEntity({
+  name: 'MessagingCampaign',
+  tableName: 'messaging_campaign',
+  filters: workspaceFilter(),
+  uniques: [{ properties: ['workspaceId', 'idempotencyKey'] }],
+  indexes: [{ properties: ['workspaceId', 'createdAt'] }],
+  properties: {
+    id: p.string().primary().length(32),
+    workspaceId: p.string().length(32),
+    name: p.string().length(200),
+    channel: p.string().length(16),
+    templateName: p.string().length(512),
+    languageCode: p.string().length(16).nullable(),
+    renderId: p.string().length(32).nullable(),
+    mediaUrl: p.text().nullable(),
+    commonVariables: p.json<Record<string, string>>(),
+    rateLimitPerSecond: p.integer(),
+    total: p.integer(),
+    status: p.string().length(16).$type<CampaignStatus>(),
+    idempotencyKey: p.string().length(255).nullable(),
+    createdAt: p.datetime(),
+    completedAt: p.datetime().nullable(),
+  },
+});
+export type MessagingCampaign = InferEntity<typeof MessagingCampaign>;
+
+/**
+ * Where one recipient of a campaign stands: `queued` → `sending` (claimed by one runner) → `sent` |
+ * `failed` (with the reason) | `unknown` (its worker died while the provider was being called: not
+ * resent, docs/decisions.md); then `delivered`, `read` or `failed` from the provider's status callbacks.
+ */
+export type RecipientStatus = 'queued' | 'sending' | 'sent' | 'delivered' | 'read' | 'failed' | 'unknown';
+
+export const CampaignRecipient = defineEntity({
+  name: 'CampaignRecipient',
+  tableName: 'messaging_campaign_recipient',
+  filters: workspaceFilter(),
+  uniques: [{ properties: ['campaignId', 'position'] }],
+  indexes: [{ properties: ['campaignId', 'status'] }],
+  properties: {
+    id: p.string().primary().length(32),
+    workspaceId: p.string().length(32),
+    campaignId: p.string().length(32),
+    /** Its index in the request's `recipients`. */
+    position: p.integer(),
+    /** As given; it is cleaned when sent (the send path's rules). */
+    recipient: p.string().length(320),
+    name: p.string().length(200).nullable(),
+    variables: p.json<Record<string, string>>().nullable(),
+    status: p.string().length(16).$type<RecipientStatus>(),
+    /** Why it failed (or why its outcome is unknown): the API error's code and words. */
+    errorCode: p.string().length(48).nullable(),
+    reason: p.text().nullable(),
+    providerMessageId: p.string().length(200).nullable(),
+    messageId: p.string().length(32).nullable(),
+    /** The runner that claimed it (its liveness key in Redis says whether it still runs). */
+    claimedBy: p.string().length(64).nullable(),
+    attempts: p.integer(),
+    updatedAt: p.datetime(),
+    sentAt: p.datetime().nullable(),
+  },
+});
+export type CampaignRecipient = InferEntity<typeof CampaignRecipient>;

@@ -5,3 +5,6 @@ export * from './whatsapp.js';
 export * from './twilio.js';
 export * from './email.js';
 export * from './messaging.service.js';
+export * from './campaigns.js';
+export * from './rate-limiter.js';
+export * from './status-callbacks.js';

@@ -1,5 +1,5 @@
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
-import { ApiError, likeTerm, newId, OutboundRefused, resolveOutbound, validationFailed, type AppConfig, type FieldErrors, type Plan } from '#libs/core';
+import { ApiError, likeTerm, monthStart, newId, OutboundRefused, resolveOutbound, validationFailed, type AppConfig, type FieldErrors, type Plan } from '#libs/core';
 import { forWorkspace, type Orm } from '#libs/db';
 import { IDEMPOTENCY_KEY } from '#libs/renders';
 import { ProviderError, type IntegrationConnection, type IntegrationsService, type UsableConnection } from '#libs/integrations';
@@ -24,6 +24,33 @@ export interface MessagingDeps {
   lookup?: AdapterOptions['lookup'];
   /** Waits between attempts of a provider call that was unavailable (429, 5xx, timeout). */
   retryDelaysMs?: number[];
+  /** One provider attempt's time limit (15 s unless set). */
+  timeoutMs?: number;
+  /** Where a provider posts a message's status (Twilio's StatusCallback); unset: none is asked for. */
+  statusCallbackUrl?: (workspaceId: string, provider: 'twilio') => string;
+}
+
+/** What the recipients of one campaign share while they are checked: the provider's templates, the media already checked. */
+export interface SendCache {
+  templates?: ProviderTemplate[];
+  media?: Map<string, { url: string }>;
+}
+
+/** A message checked by `prepare`, ready for `deliver`. */
+export interface PreparedMessage {
+  channel: ConnectableChannel;
+  account: ChannelAccount;
+  outgoing: OutgoingMessage;
+  languageCode: string | null;
+  mediaUrl: string | null;
+  renderId: string | null;
+}
+
+export interface DeliverOptions {
+  /** Wraps each provider attempt, retries included (a campaign's rate limiter: RateLimiter.around). */
+  around?: <T>(attempt: () => Promise<T>) => Promise<T>;
+  /** Our reference the provider echoes in its status callbacks (WhatsApp's biz_opaque_callback_data). */
+  reference?: string;
 }
 
 /** §2 Messaging channel. */
@@ -131,10 +158,6 @@ function identifierOf(account: ChannelAccount): string | null {
   return account.from;
 }
 
-function monthStart(now = new Date()): Date {
-  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
-}
-
 /**
  * The messaging-provider routes' service (§4.5, docs/messaging.md): channel accounts kept sealed in the
  * workspace's one messaging-provider connection, the channels' adapters (WhatsApp Cloud API, Twilio,
@@ -144,7 +167,7 @@ export class MessagingService {
   constructor(private readonly deps: MessagingDeps) {}
 
   private adapterOptions(): AdapterOptions {
-    return { outboundPolicy: this.deps.config.env === 'production' ? 'production' : 'development', lookup: this.deps.lookup };
+    return { outboundPolicy: this.deps.config.env === 'production' ? 'production' : 'development', lookup: this.deps.lookup, ...(this.deps.timeoutMs ? { timeoutMs: this.deps.timeoutMs } : {}) };
   }
 
   channelsOf(use: UsableConnection): MessagingChannels {
@@ -294,15 +317,23 @@ export class MessagingService {
    * §4.5 Send one message: the body checked against the channel (422 naming the field, before any
    * send), the Idempotency-Key's message answered again instead of a second send (`replayed`), the
    * plan's allowance (402 LIMIT_MESSAGES), then the adapter (retried while unavailable), the stored
-   * record and the recipient upserted into the contacts.
+   * record and the recipient upserted into the contacts. A campaign's recipients go through the same
+   * two halves (`prepare`, `deliver`).
    */
   async send(workspaceId: string, plan: Plan, use: UsableConnection, input: SendInput, idempotencyKey: string | null): Promise<{ message: MessageView; replayed: boolean }> {
-    const em = forWorkspace(this.deps.orm, workspaceId);
     if (idempotencyKey !== null && !IDEMPOTENCY_KEY.test(idempotencyKey)) throw validationFailed({ 'headers.idempotency-key': ['must be 1 to 255 visible ASCII characters'] });
     if (idempotencyKey) {
-      const before = await em.findOne(MessagingMessage, { idempotencyKey });
+      const before = await forWorkspace(this.deps.orm, workspaceId).findOne(MessagingMessage, { idempotencyKey });
       if (before) return { message: this.view(before), replayed: true };
     }
+    return this.deliver(workspaceId, plan, use, await this.prepare(workspaceId, use, input), idempotencyKey);
+  }
+
+  /**
+   * The checks of one message, sending nothing: 422 naming the field (or 404 for another workspace's
+   * render). `cache` keeps the provider's templates and the media checked across the recipients of a campaign.
+   */
+  async prepare(workspaceId: string, use: UsableConnection, input: SendInput, cache: SendCache = {}): Promise<PreparedMessage> {
     const channel = input.channel ?? 'primary_chat';
     const type = (input.type ?? 'template') as MessageType;
     if (!isConnectable(channel)) throw new ApiError('MESSAGING_CHANNEL_NOT_CONNECTED', `No ${channel} account can be connected on this deployment (primary_chat, sms and email can)`);
@@ -324,21 +355,16 @@ export class MessagingService {
     if (input.caption !== undefined && input.caption.length > MAX_CAPTION) fail('caption', `must be at most ${MAX_CAPTION} characters`);
     if (Object.keys(errors).length) throw validationFailed(errors);
 
-    const limit = MESSAGES_PER_MONTH[plan.code];
-    if (limit !== null && (await this.sentThisMonth(workspaceId)) >= limit) {
-      throw new ApiError('LIMIT_MESSAGES', `The ${plan.name} plan's ${limit} messages this month are used up; upgrade or wait for next month`);
-    }
-
     const outgoing: OutgoingMessage = { to: to!, type, ...(channel === 'email' ? { subject: input.subject!.trim() } : {}) };
     let languageCode: string | null = null;
     let mediaUrl: string | null = null;
     if (type === 'template') {
-      const t = await this.pickTemplate(use, input);
+      const t = await this.pickTemplate(use, input, cache);
       languageCode = t.language;
       const format = t.headerFormat ? HEADER_MEDIA[t.headerFormat] : undefined;
       let header: MediaPart | undefined;
       if (format) {
-        const media = await this.media(workspaceId, input, format, `the template's approved header is ${t.headerFormat}`);
+        const media = await this.media(workspaceId, input, format, `the template's approved header is ${t.headerFormat}`, cache);
         mediaUrl = media.url;
         header = { type: format, url: media.url, ...(format === 'document' ? { filename: input.headerFilename ?? filenameOfUrl(media.url) } : {}) };
       } else if (input.mediaUrl !== undefined || input.renderId !== undefined) {
@@ -352,7 +378,7 @@ export class MessagingService {
     } else if (type === 'interactive') {
       outgoing.interactive = checkInteractive(input.interactive);
     } else {
-      const media = await this.media(workspaceId, input, type as MediaType, `the message's type is ${type}`);
+      const media = await this.media(workspaceId, input, type as MediaType, `the message's type is ${type}`, cache);
       mediaUrl = media.url;
       outgoing.media = {
         type: type as MediaType, url: media.url,
@@ -360,11 +386,36 @@ export class MessagingService {
         ...(type === 'document' ? { filename: input.headerFilename ?? filenameOfUrl(media.url) } : {}),
       };
     }
+    return { channel, account, outgoing, languageCode, mediaUrl, renderId: input.renderId ?? null };
+  }
 
-    // Claim the Idempotency-Key (a concurrent twin finds this row), then send.
+  /** Messages this month against the plan's allowance: 402 LIMIT_MESSAGES when `adding` more would pass it. */
+  async checkAllowance(workspaceId: string, plan: Plan, adding = 1): Promise<void> {
+    const limit = MESSAGES_PER_MONTH[plan.code];
+    if (limit === null) return;
+    const used = await this.sentThisMonth(workspaceId);
+    if (used + adding > limit) {
+      throw new ApiError('LIMIT_MESSAGES', adding === 1
+        ? `The ${plan.name} plan's ${limit} messages this month are used up; upgrade or wait for next month`
+        : `The ${plan.name} plan allows ${limit} messages this month and ${used} are used: ${adding} more do not fit; upgrade or send fewer`);
+    }
+  }
+
+  /**
+   * Sends a prepared message once: the allowance, the Idempotency-Key claimed by inserting the
+   * message row (`sending`) before the provider is called (a twin finds it and is answered with it:
+   * `replayed`), the provider call (unavailable ones retried; `around` wraps each attempt), the
+   * stored record and the contact. A failed send deletes the row, so the key can be used again.
+   */
+  async deliver(workspaceId: string, plan: Plan, use: UsableConnection, prepared: PreparedMessage, idempotencyKey: string | null, opts: DeliverOptions = {}): Promise<{ message: MessageView; replayed: boolean }> {
+    const em = forWorkspace(this.deps.orm, workspaceId);
+    await this.checkAllowance(workspaceId, plan);
+    const { channel, account, outgoing } = prepared;
+    const to = outgoing.to;
     const row = em.create(MessagingMessage, {
-      id: newId('message'), workspaceId, channel, accountId: accountIdOf(account), recipient: to!, type, templateName: outgoing.template?.name ?? null,
-      languageCode, renderId: input.renderId ?? null, mediaUrl, status: 'sending', providerMessageId: null, idempotencyKey, createdAt: new Date(), sentAt: null,
+      id: newId('message'), workspaceId, channel, accountId: accountIdOf(account), recipient: to, type: outgoing.type, templateName: outgoing.template?.name ?? null,
+      languageCode: prepared.languageCode, renderId: prepared.renderId, mediaUrl: prepared.mediaUrl, status: 'sending', providerMessageId: null, idempotencyKey,
+      createdAt: new Date(), sentAt: null, error: null, statusAt: null,
     });
     try {
       await em.flush();
@@ -377,13 +428,20 @@ export class MessagingService {
     let sent: { providerMessageId: string };
     try {
       const adapter = this.adapter(account);
-      sent = await this.guard(use, (signal) => adapter.send(outgoing, signal));
+      const message: OutgoingMessage = {
+        ...outgoing,
+        ...(opts.reference ? { reference: opts.reference } : {}),
+        ...(channel === 'sms' && this.deps.statusCallbackUrl ? { statusCallback: this.deps.statusCallbackUrl(workspaceId, 'twilio') } : {}),
+      };
+      sent = await this.guard(use, (signal) => adapter.send(message, signal), opts.around);
     } catch (err) {
       await em.nativeDelete(MessagingMessage, { id: row.id });
       throw err;
     }
-    em.assign(row, { status: 'sent', providerMessageId: sent.providerMessageId, sentAt: new Date() });
-    await em.flush();
+    // `sent` only from `sending`: a status callback that came first (found by its reference) may have moved it on.
+    const moved = await em.nativeUpdate(MessagingMessage, { id: row.id, status: 'sending' }, { status: 'sent', providerMessageId: sent.providerMessageId, sentAt: new Date() });
+    if (!moved) await em.nativeUpdate(MessagingMessage, { id: row.id }, { providerMessageId: sent.providerMessageId });
+    await em.refresh(row);
     const contact = { waId: channel === 'email' ? null : to, email: channel === 'email' ? to : null, name: null, tags: [], optedIn: true, messaged: true };
     try {
       await this.upsertContact(workspaceId, contact);
@@ -396,9 +454,10 @@ export class MessagingService {
   }
 
   /** The template a send names: known (422), in one language or the one asked for (422), approved (422). */
-  private async pickTemplate(use: UsableConnection, input: SendInput): Promise<ProviderTemplate> {
+  private async pickTemplate(use: UsableConnection, input: SendInput, cache: SendCache): Promise<ProviderTemplate> {
     if (!input.templateName?.trim()) throw validationFailed({ templateName: ['is required for template messages'] });
-    const named = (await this.providerTemplates(use)).filter((t) => t.name === input.templateName);
+    cache.templates ??= await this.providerTemplates(use);
+    const named = cache.templates.filter((t) => t.name === input.templateName);
     if (!named.length) throw validationFailed({ templateName: [`no template named "${input.templateName}" on the connected WhatsApp Business Account`] });
     const languages = named.map((t) => t.language);
     let chosen: ProviderTemplate | undefined;
@@ -418,7 +477,16 @@ export class MessagingService {
    * The media of a message: `mediaUrl` (taking precedence; SSRF rules; its type from its extension) or
    * a finished render of this workspace (404 RENDER_NOT_FOUND otherwise), of the type `want`.
    */
-  private async media(workspaceId: string, input: SendInput, want: MediaType, because: string): Promise<{ url: string }> {
+  private async media(workspaceId: string, input: SendInput, want: MediaType, because: string, cache: SendCache): Promise<{ url: string }> {
+    const key = `${want}\u0000${input.mediaUrl ?? ''}\u0000${input.renderId ?? ''}`;
+    const known = cache.media?.get(key);
+    if (known) return known;
+    const media = await this.checkMedia(workspaceId, input, want, because);
+    (cache.media ??= new Map()).set(key, media);
+    return media;
+  }
+
+  private async checkMedia(workspaceId: string, input: SendInput, want: MediaType, because: string): Promise<{ url: string }> {
     if (input.mediaUrl !== undefined) {
       try {
         await resolveOutbound(input.mediaUrl, this.adapterOptions().outboundPolicy, this.deps.lookup);
@@ -443,11 +511,12 @@ export class MessagingService {
   }
 
   /** One provider call with its failures as the API's answers; unavailable ones retried after the configured waits. */
-  private async guard<T>(use: UsableConnection, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  private async guard<T>(use: UsableConnection, work: (signal: AbortSignal) => Promise<T>, around?: <R>(attempt: () => Promise<R>) => Promise<R>): Promise<T> {
     const delays = this.deps.retryDelaysMs ?? [500, 2000];
     for (let attempt = 0; ; attempt++) {
       try {
-        return await work(new AbortController().signal);
+        const once = () => work(new AbortController().signal);
+        return await (around ? around(once) : once());
       } catch (err) {
         if (err instanceof MessageRejected) {
           throw new ApiError('MESSAGE_REJECTED', err.message, { data: { providerCode: err.providerCode } });

@@ -38,6 +38,10 @@ export interface OutgoingMessage {
   interactive?: InteractiveMessage;
   /** Email only. */
   subject?: string;
+  /** WhatsApp: echoed back in the message's status webhooks (`biz_opaque_callback_data`). */
+  reference?: string;
+  /** Twilio: where it posts the message's status (`StatusCallback`). */
+  statusCallback?: string;
 }
 
 /** A message template of the provider (§2 Messaging template, without our usage count). */

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
@@ -10,10 +10,11 @@ import { LoopbackServer } from '#testing/integrations';
  * keeps what it received.
  */
 
-/** `server-error`: 500; `rate-limit`: 429 (Graph code 130429 / Twilio 20429); `malformed`: 200 with a body that is not JSON. */
-export type MessagingFakeFailure = 'server-error' | 'rate-limit' | 'malformed';
+/** `server-error`: 500; `rate-limit`: 429 (Graph code 130429 / Twilio 20429); `malformed`: 200 with a body that is not JSON; `hang`: never answered. */
+export type MessagingFakeFailure = 'server-error' | 'rate-limit' | 'malformed' | 'hang';
 
-export interface FakeCall { method: string; path: string; query: Record<string, string>; headers: IncomingMessage['headers']; body: string }
+/** One request received; `at` is when it arrived (ms since the epoch). */
+export interface FakeCall { method: string; path: string; query: Record<string, string>; headers: IncomingMessage['headers']; body: string; at: number }
 
 abstract class FakeHttp {
   readonly calls: FakeCall[] = [];
@@ -21,8 +22,30 @@ abstract class FakeHttp {
   failure: MessagingFakeFailure | null = null;
   /** How many requests the failure lasts (then the fake answers normally); Infinity: until cleared. */
   failTimes = Infinity;
+  /** Only requests to paths like this fail (null: every request). */
+  failPath: RegExp | null = null;
   protected revoked = false;
+  /** While true, requests are received (and counted) but answered only on `release()`. */
+  private holding = false;
+  private readonly held: (() => void)[] = [];
+  private readonly hung: ServerResponse[] = [];
   private readonly server = new LoopbackServer((req, res) => void this.receive(req, res));
+
+  /** Requests received and not yet answered (`hold`). */
+  get heldCount(): number {
+    return this.held.length;
+  }
+
+  /** From now on, answers wait until `release()`. */
+  hold(): void {
+    this.holding = true;
+  }
+
+  /** Answers every held request, and the next ones at once. */
+  release(): void {
+    this.holding = false;
+    for (const answer of this.held.splice(0)) answer();
+  }
 
   revoke(): void {
     this.revoked = true;
@@ -34,30 +57,40 @@ abstract class FakeHttp {
   }
 
   close(): Promise<void> {
+    for (const res of this.hung.splice(0)) res.destroy();
     return this.server.close();
   }
 
-  fail(failure: MessagingFakeFailure | null, times = Infinity): void {
+  fail(failure: MessagingFakeFailure | null, times = Infinity, path: RegExp | null = null): void {
     this.failure = failure;
     this.failTimes = times;
+    this.failPath = path;
   }
 
   private async receive(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    // When the request arrived (before its body is read): the provider's clock for rate checks.
+    const at = Date.now();
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const url = new URL(req.url ?? '/', 'http://fake');
-    const call: FakeCall = { method: req.method ?? 'GET', path: url.pathname, query: Object.fromEntries(url.searchParams), headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
+    const call: FakeCall = { method: req.method ?? 'GET', path: url.pathname, query: Object.fromEntries(url.searchParams), headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at };
     this.calls.push(call);
+    if (this.holding) return void this.held.push(() => this.answer(call, res));
+    this.answer(call, res);
+  }
+
+  private answer(call: FakeCall, res: ServerResponse): void {
     const json = (status: number, value: unknown) => void res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(value));
-    if (this.failure && this.failTimes > 0) {
+    if (this.failure && this.failTimes > 0 && (!this.failPath || this.failPath.test(call.path))) {
       this.failTimes--;
       if (this.failure === 'malformed') return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"messages": [{"id": ');
+      if (this.failure === 'hang') return void this.hung.push(res);
       return this.failWith(this.failure, json);
     }
     this.handle(call, json);
   }
 
-  protected abstract failWith(failure: 'server-error' | 'rate-limit', json: (status: number, value: unknown) => void): void;
+  protected abstract failWith(failure: 'server-error' | 'rate-limit' | 'hang', json: (status: number, value: unknown) => void): void;
   protected abstract handle(call: FakeCall, json: (status: number, value: unknown) => void): void;
 }
 
@@ -93,7 +126,53 @@ export class WhatsAppFake extends FakeHttp {
     return this.calls.filter((c) => c.method === 'POST' && c.path.endsWith('/messages')).map((c) => JSON.parse(c.body) as Record<string, unknown>);
   }
 
-  protected failWith(failure: 'server-error' | 'rate-limit', json: (status: number, value: unknown) => void): void {
+  /**
+   * Where the app's webhook is subscribed (as in Meta's dashboard): after each accepted message the
+   * fake posts its `statuses` there, signed with the app secret (X-Hub-Signature-256), like Meta does.
+   */
+  statusWebhook: { url: string; appSecret: string; statuses: ('sent' | 'delivered' | 'read')[] } | null = null;
+  /** The webhook posts made: their HTTP status (0: not answered). */
+  readonly webhookAnswers: number[] = [];
+  /** The messages accepted (answered 200), with the id given and the reference they carried. */
+  readonly accepted: { id: string; to: string; reference: string | null }[] = [];
+
+  /** A status webhook body of the Cloud API for one message. */
+  statusBody(id: string, to: string, status: string, reference?: string, error?: { code: number; title: string; details: string }): Record<string, unknown> {
+    return {
+      object: 'whatsapp_business_account',
+      entry: [{
+        id: this.wabaId,
+        changes: [{
+          field: 'messages',
+          value: {
+            messaging_product: 'whatsapp', metadata: { display_phone_number: '15550100', phone_number_id: this.phoneNumberId },
+            statuses: [{
+              id, status, timestamp: String(Math.floor(Date.now() / 1000)), recipient_id: to,
+              ...(reference ? { biz_opaque_callback_data: reference } : {}),
+              ...(status === 'sent' ? { conversation: { id: 'c1', origin: { type: 'marketing' } }, pricing: { billable: true, pricing_model: 'CBP', category: 'marketing' } } : {}),
+              ...(error ? { errors: [{ code: error.code, title: error.title, message: error.title, error_data: { details: error.details } }] } : {}),
+            }],
+          },
+        }],
+      }],
+    };
+  }
+
+  private emitStatuses(id: string, body: Record<string, unknown>): void {
+    const hook = this.statusWebhook;
+    if (!hook) return;
+    void (async () => {
+      for (const status of hook.statuses) {
+        const raw = Buffer.from(JSON.stringify(this.statusBody(id, String(body.to), status, typeof body.biz_opaque_callback_data === 'string' ? body.biz_opaque_callback_data : undefined)));
+        const signature = `sha256=${createHmac('sha256', hook.appSecret).update(raw).digest('hex')}`;
+        const res = await fetch(hook.url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-hub-signature-256': signature }, body: raw }).catch(() => null);
+        this.webhookAnswers.push(res?.status ?? 0);
+        await res?.arrayBuffer().catch(() => undefined);
+      }
+    })();
+  }
+
+  protected failWith(failure: 'server-error' | 'rate-limit' | 'hang', json: (status: number, value: unknown) => void): void {
     if (failure === 'rate-limit') return json(429, { error: { message: '(#130429) Rate limit hit', type: 'OAuthException', code: 130429, error_data: { details: 'Cloud API message throughput has been reached.' }, fbtrace_id: 'Az8or2yhqkZfEZ-_4Qn_Bam' } });
     json(500, { error: { message: 'An unknown error has occurred.', type: 'OAuthException', code: 1, fbtrace_id: 'A1b2' } });
   }
@@ -125,7 +204,10 @@ export class WhatsAppFake extends FakeHttp {
           return graph(404, 132001, '(#132001) Template name does not exist in the translation', `template name (${t.name}) does not exist in ${t.language?.code}`);
         }
       }
-      return json(200, { messaging_product: 'whatsapp', contacts: [{ input: body.to, wa_id: body.to }], messages: [{ id: `wamid.${randomBytes(12).toString('hex')}` }] });
+      const id = `wamid.${randomBytes(12).toString('hex')}`;
+      this.accepted.push({ id, to: String(body.to), reference: typeof body.biz_opaque_callback_data === 'string' ? body.biz_opaque_callback_data : null });
+      json(200, { messaging_product: 'whatsapp', contacts: [{ input: body.to, wa_id: body.to }], messages: [{ id }] });
+      return this.emitStatuses(id, body);
     }
     graph(400, 100, `Unsupported ${call.method} request. Object with ID does not exist`);
   }
@@ -148,7 +230,7 @@ export class TwilioFake extends FakeHttp {
     return this.calls.filter((c) => c.method === 'POST').map((c) => Object.fromEntries(new URLSearchParams(c.body)));
   }
 
-  protected failWith(failure: 'server-error' | 'rate-limit', json: (status: number, value: unknown) => void): void {
+  protected failWith(failure: 'server-error' | 'rate-limit' | 'hang', json: (status: number, value: unknown) => void): void {
     if (failure === 'rate-limit') return json(429, { code: 20429, message: 'Too Many Requests', more_info: 'https://www.twilio.com/docs/errors/20429', status: 429 });
     json(500, { code: 20500, message: 'Internal Server Error', more_info: 'https://www.twilio.com/docs/errors/20500', status: 500 });
   }

@@ -29,7 +29,7 @@ export class TwilioAdapter implements MessageSender {
     const form = twilioMessageForm({
       to: `+${message.to}`, from, messagingServiceSid,
       body: message.type === 'text' ? message.text : message.media?.caption,
-      mediaUrl: message.media?.url,
+      mediaUrl: message.media?.url, statusCallback: message.statusCallback,
     });
     const answer = await call.send({ method: 'POST', path: twilioMessagesPath(accountSid), headers: twilioHeaders(accountSid, authToken), body: Buffer.from(form.toString()) });
     const body = parseJson(answer.body);

@@ -120,7 +120,7 @@ function mediaObject(part: MediaPart, withCaption: boolean): Record<string, stri
 
 /** Our checked message as the Cloud API's body. */
 export function whatsAppPayload(m: OutgoingMessage): Record<string, unknown> {
-  const base = { messaging_product: 'whatsapp', recipient_type: 'individual', to: m.to, type: m.type };
+  const base = { messaging_product: 'whatsapp', recipient_type: 'individual', to: m.to, type: m.type, ...(m.reference ? { biz_opaque_callback_data: m.reference } : {}) };
   if (m.type === 'template' && m.template) {
     const components: Record<string, unknown>[] = [];
     const header = m.template.header;

@@ -18,6 +18,8 @@ export const QUEUES = {
    * its steps) under one `workflow.run` parent that settles the run once every row has.
    */
   workflows: ['workflow.row', 'workflow.run'],
+  /** Broadcast campaigns (docs/messaging.md "Campaigns"): a few runners per campaign share its recipients across the workers. */
+  campaigns: ['campaign.send'],
 } as const;
 
 export type QueueName = keyof typeof QUEUES;
@@ -41,6 +43,8 @@ export interface JobPayloads {
   'workflow.row': { runId: string; rowId: string };
   /** Settles a workflow run once its rows have run (the flow's parent). */
   'workflow.run': { runId: string };
+  /** One runner of a campaign: sends its queued recipients at the campaign's rate until none is left. */
+  'campaign.send': { campaignId: string; workspaceId: string; runner: number };
   /** Fans undispatched outbox events out into deliveries. */
   'webhooks.dispatch': Record<string, never>;
   /** One attempt of one delivery; BullMQ retries it on the §6 schedule. */
@@ -89,6 +93,7 @@ export interface JobResults {
   'transcriptions.sweep': { requeued: number; failed: number };
   'asset.process': { status: string };
   'transcription.run': { status: string };
+  'campaign.send': { sent: number; status: string };
   'webhooks.dispatch': { deliveries: number };
   'webhooks.deliver': { outcome: string };
   'still.render': StillRenderResult;
@@ -149,6 +154,11 @@ const CHECKS: { readonly [N in JobName]: Check } = {
   },
   'transcription.run': (d, fail) => {
     if (typeof d.transcriptionId !== 'string' || !d.transcriptionId.startsWith('trs_')) fail('transcriptionId must be a transcription id');
+  },
+  'campaign.send': (d, fail) => {
+    if (typeof d.campaignId !== 'string' || !d.campaignId.startsWith('cmp_')) fail('campaignId must be a campaign id');
+    if (typeof d.workspaceId !== 'string' || !d.workspaceId.startsWith('org_')) fail('workspaceId must be a workspace id');
+    if (!Number.isInteger(d.runner) || (d.runner as number) < 0) fail('runner must be a non-negative integer');
   },
   'webhooks.dispatch': () => undefined,
   'webhooks.deliver': (d, fail) => {

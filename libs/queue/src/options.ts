@@ -40,6 +40,8 @@ export const JOB_OPTIONS: { readonly [N in JobName]: Readonly<JobsOptions> } = {
   'asset.process': { ...KEEP, attempts: 3, backoff: { type: 'exponential', delay: 2000 } },
   // A provider outage (5xx, 429, timeout) or a crash runs it again, 5 s then 10 s later; then it fails.
   'transcription.run': { ...KEEP, attempts: TRANSCRIPTION_ATTEMPTS, backoff: { type: 'exponential', delay: 5000 } },
+  // A runner that failed on our side (the database, Redis) runs again; recipients it claimed are settled by the rule of docs/decisions.md.
+  'campaign.send': { ...KEEP, attempts: 5, backoff: { type: 'fixed', delay: 2000 } },
   'webhooks.dispatch': KEEP,
   // BullMQ's retries carry the §6 schedule (the webhooks worker's custom backoff below).
   'webhooks.deliver': { ...KEEP, attempts: DELIVERY_ATTEMPTS, backoff: { type: 'custom' } },
@@ -67,6 +69,8 @@ export const QUEUE_WORKER_SETTINGS: { readonly [Q in QueueName]: Partial<WorkerO
   assets: {},
   captions: {},
   workflows: {},
+  // A runner whose worker died runs again elsewhere (the campaign's other runners usually finish it first).
+  campaigns: { maxStalledCount: 5 },
 };
 
 /** Recurring jobs, one schedule per deployment whatever the number of workers. */

@@ -78,3 +78,8 @@ export class JobQueues {
     return { name, queueName: queueOf(name), data: validatePayload(name, data), opts: { ...JOB_OPTIONS[name], ...rest }, ...(children ? { children } : {}) };
   }
 }
+
+/** A campaign's runner jobs (`campaign.send`), one job id each, so a second add of the same runner is a no-op. */
+export async function enqueueCampaignRunners(queues: JobQueues, campaignId: string, workspaceId: string, runners: number): Promise<void> {
+  await queues.addBulk('campaign.send', Array.from({ length: runners }, (_, runner) => ({ data: { campaignId, workspaceId, runner }, jobId: `${campaignId}-${runner}` })));
+}

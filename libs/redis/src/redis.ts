@@ -134,6 +134,16 @@ export class RedisKeys {
   videoSlots(workspaceId: string): string {
     return `${this.prefix}:{ws:${workspaceId}}:video:slots`;
   }
+
+  /** The prefix of a campaign's rate windows (`:pace`, `:calls`): its grants in the last second across every worker (sorted sets; libs/messaging RateLimiter). */
+  campaignRate(campaignId: string): string {
+    return `${this.prefix}:campaign:${campaignId}:rate`;
+  }
+
+  /** Set, with a short TTL refreshed while it runs, by one campaign runner: the recipients it claimed are in flight, not lost. */
+  campaignRunner(token: string): string {
+    return `${this.prefix}:campaign:runner:${token}`;
+  }
 }
 
 /**

@@ -5,6 +5,8 @@ export const WEBHOOK_EVENTS = [
   'render.queued', 'render.started', 'render.completed', 'render.failed', 'render.cancelled',
   'template.published', 'asset.ready', 'asset.failed', 'credits.low', 'credits.exhausted', 'subscription.updated', 'payment.captured',
   'workflow.run.started', 'workflow.run.completed',
+  // House event (docs/messaging.md "Campaigns").
+  'campaign.completed',
 ] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 

@@ -1,13 +1,13 @@
-import { Body, Controller, Get, Headers, Post, Query, Res } from '@nestjs/common';
+import { Body, Controller, Get, Headers, Param, Post, Query, Res } from '@nestjs/common';
 import { ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { ok } from '#libs/core';
+import { ok, paged, pagination, parseListQuery } from '#libs/core';
 import type { UsableConnection } from '#libs/integrations';
-import { DEFAULT_MESSAGING_LIMIT, MessagingService } from '#libs/messaging';
-import { ApiEnvelope, ApiErrors, Integration, Scopes } from '../http/decorators.js';
+import { CampaignsService, DEFAULT_MESSAGING_LIMIT, MessagingService, RECIPIENT_LIST } from '#libs/messaging';
+import { ApiEnvelope, ApiErrors, ApiListQuery, Integration, Scopes } from '../http/decorators.js';
 import { Connection, Principal, type KeyPrincipal } from '../http/principal.js';
 import {
-  ChannelDto, ListChannelsQueryDto, ListContactsQueryDto, ListTemplatesQueryDto, MessageDto, MessagingAllowanceDto, MessagingContactsPageDto,
+  CampaignDto, CampaignRecipientDto, ChannelDto, CreateCampaignDto, ListChannelsQueryDto, ListContactsQueryDto, ListTemplatesQueryDto, MessageDto, MessagingAllowanceDto, MessagingContactsPageDto,
   MessagingTemplateDto, SendMessageDto,
 } from './messaging.dto.js';
 
@@ -17,7 +17,7 @@ const PROVIDER_ERRORS = ['PROVIDER_UNAVAILABLE', 'PROVIDER_ERROR'] as const;
 @ApiTags('messaging')
 @Controller('v1/integrations/messaging-provider')
 export class MessagingController {
-  constructor(private readonly messaging: MessagingService) {}
+  constructor(private readonly messaging: MessagingService, private readonly campaigns: CampaignsService) {}
 
   @Get('channels')
   @Scopes('integrations:read')
@@ -69,5 +69,39 @@ export class MessagingController {
     const { message, replayed } = await this.messaging.send(p.workspaceId, p.plan, use, body, key ?? null);
     if (replayed) reply.status(200);
     return ok(message, replayed ? `Already sent as ${message.id} (Idempotency-Key); not sent again` : `Sent as ${message.id}`);
+  }
+
+  @Post('campaigns')
+  @Scopes('integrations:write')
+  @Integration('messaging-provider')
+  @ApiOperation({ summary: 'Broadcast a template to up to 5,000 recipients at rateLimitPerSecond; 202 with the campaign (every recipient checked first), 200 with the stored one for a used Idempotency-Key' })
+  @ApiHeader({ name: 'Idempotency-Key', required: false, description: '1 to 255 visible ASCII characters; a retry with it returns the campaign made the first time instead of broadcasting again' })
+  @ApiEnvelope(CampaignDto, { status: 202 })
+  @ApiErrors('VALIDATION_FAILED', 'INVALID_REQUEST', 'RENDER_NOT_FOUND', 'MESSAGING_CHANNEL_NOT_CONNECTED', 'LIMIT_MESSAGES', ...PROVIDER_ERRORS)
+  async broadcast(@Principal() p: KeyPrincipal, @Connection() use: UsableConnection, @Body() body: CreateCampaignDto, @Headers('idempotency-key') key: string | undefined, @Res({ passthrough: true }) reply: FastifyReply) {
+    const { campaign, replayed } = await this.campaigns.create(p.workspaceId, p.plan, use, body, key ?? null);
+    reply.status(replayed ? 200 : 202);
+    return ok(campaign, replayed ? `Already created as ${campaign.id} (Idempotency-Key); not broadcast again` : `Campaign ${campaign.id}: ${campaign.total} recipients queued`);
+  }
+
+  @Get('campaigns/:id')
+  @Scopes('integrations:read')
+  @ApiOperation({ summary: 'A campaign and its progress (recipients by status)' })
+  @ApiEnvelope(CampaignDto)
+  @ApiErrors('CAMPAIGN_NOT_FOUND')
+  async campaign(@Principal() p: KeyPrincipal, @Param('id') id: string) {
+    return ok(await this.campaigns.get(p.workspaceId, id));
+  }
+
+  @Get('campaigns/:id/recipients')
+  @Scopes('integrations:read')
+  @ApiOperation({ summary: 'A campaign\'s recipients and how each send went (filter by status)' })
+  @ApiListQuery(RECIPIENT_LIST)
+  @ApiEnvelope(CampaignRecipientDto, { isArray: true })
+  @ApiErrors('CAMPAIGN_NOT_FOUND', 'INVALID_LIST_QUERY')
+  async recipients(@Principal() p: KeyPrincipal, @Param('id') id: string, @Query() raw: Record<string, unknown>) {
+    const q = parseListQuery(RECIPIENT_LIST, raw);
+    const { rows, total } = await this.campaigns.recipients(p.workspaceId, id, q);
+    return paged(rows, pagination(q, total));
   }
 }

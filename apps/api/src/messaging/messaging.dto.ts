@@ -1,7 +1,10 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsIn, IsInt, IsObject, IsString, Max, MaxLength, Min } from 'class-validator';
-import { CHANNEL_NAMES, DEFAULT_MESSAGING_LIMIT, INTERACTIVE_TYPES, MAX_MESSAGING_LIMIT, MEDIA_TYPES, MESSAGE_TYPES, type InteractiveMessage } from '#libs/messaging';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsInt, IsObject, IsString, Max, MaxLength, Min, ValidateNested } from 'class-validator';
+import {
+  CHANNEL_NAMES, DEFAULT_CAMPAIGN_RATE, DEFAULT_MESSAGING_LIMIT, INTERACTIVE_TYPES, MAX_CAMPAIGN_RATE, MAX_MESSAGING_LIMIT, MAX_RECIPIENTS, MEDIA_TYPES, MESSAGE_TYPES,
+  RECIPIENT_STATUSES, type InteractiveMessage,
+} from '#libs/messaging';
 import { MaxJsonLength, MayOmit, Satisfies } from '../http/validation.js';
 
 // The messaging-provider rows of §4.5 and the §2 shapes (Messaging channel, template, contact, allowance); docs/messaging.md.
@@ -146,8 +149,80 @@ export class MessageDto {
   @ApiProperty({ nullable: true, type: String }) languageCode!: string | null;
   @ApiProperty({ nullable: true, type: String }) renderId!: string | null;
   @ApiProperty({ nullable: true, type: String }) mediaUrl!: string | null;
-  @ApiProperty({ enum: ['sent'] }) status!: string;
+  @ApiProperty({ enum: ['sending', 'sent', 'delivered', 'read', 'failed'], description: 'sent when the provider took it; delivered, read or failed as its status callbacks say' }) status!: string;
   @ApiProperty({ nullable: true, type: String, example: 'wamid.HBgLMTY1MDUwNzY1MjAVAgARGBI5QTNDQTVCM0Q0Q0Q2RTY3RTcA' }) providerMessageId!: string | null;
   @ApiProperty({ format: 'date-time' }) createdAt!: string;
   @ApiProperty({ nullable: true, type: String, format: 'date-time' }) sentAt!: string | null;
+}
+
+/** One recipient of a broadcast. */
+export class CampaignRecipientInputDto {
+  @ApiProperty({ example: '+44 7700 900123', description: 'Phone number in international form (cleaned as for a single send)' }) @IsString() @MaxLength(320) to!: string;
+  @ApiPropertyOptional({ maxLength: 200 }) @MayOmit() @IsString() @MaxLength(200) name?: string;
+  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' }, example: { 1: 'Ada' }, description: 'Body variables by slot number, over commonVariables' })
+  @MayOmit() @IsObject() @Satisfies('stringValues', stringValues, 'variables must map slot numbers to strings (up to 1,024 characters)') variables?: Record<string, string>;
+}
+
+/** §4.5 Broadcast (body). */
+export class CreateCampaignDto {
+  @ApiProperty({ description: 'An APPROVED template of the primary_chat (WhatsApp) channel' }) @IsString() @MaxLength(512) templateName!: string;
+  @ApiProperty({ type: [CampaignRecipientInputDto], maxItems: MAX_RECIPIENTS, description: `Up to ${MAX_RECIPIENTS.toLocaleString('en')} recipients` })
+  @IsArray() @ArrayMinSize(1) @ArrayMaxSize(MAX_RECIPIENTS) @ValidateNested({ each: true }) @Type(() => CampaignRecipientInputDto) recipients!: CampaignRecipientInputDto[];
+  @ApiPropertyOptional({ maxLength: 200, description: 'Default: "Broadcast <date> UTC"' }) @MayOmit() @IsString() @MaxLength(200) name?: string;
+  @ApiPropertyOptional({ example: 'en_US', description: 'Needed only when the template name exists in several languages' }) @MayOmit() @IsString() @MaxLength(16) languageCode?: string;
+  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' }, example: { 2: 'SPRING20' }, description: 'Body variables by slot number shared by every recipient' })
+  @MayOmit() @IsObject() @Satisfies('stringValues', stringValues, 'commonVariables must map slot numbers to strings (up to 1,024 characters)') commonVariables?: Record<string, string>;
+  @ApiPropertyOptional({ description: 'A finished render of this workspace: the template\'s media header' }) @MayOmit() @IsString() @MaxLength(32) renderId?: string;
+  @ApiPropertyOptional({ description: 'Public URL ending in the file\'s extension; takes precedence over renderId' }) @MayOmit() @IsString() @MaxLength(2048) mediaUrl?: string;
+  @ApiPropertyOptional({ minimum: 1, maximum: MAX_CAMPAIGN_RATE, default: DEFAULT_CAMPAIGN_RATE, description: 'Messages a second, across every worker' })
+  @MayOmit() @IsInt() @Min(1) @Max(MAX_CAMPAIGN_RATE) rateLimitPerSecond?: number;
+}
+
+export class CampaignProgressDto {
+  @ApiProperty() queued!: number;
+  @ApiProperty() sending!: number;
+  @ApiProperty() sent!: number;
+  @ApiProperty() delivered!: number;
+  @ApiProperty() read!: number;
+  @ApiProperty() failed!: number;
+  @ApiProperty({ description: 'Its worker stopped while the provider was being called: not resent (docs/messaging.md)' }) unknown!: number;
+}
+
+/** A broadcast campaign and its progress. */
+export class CampaignDto {
+  @ApiProperty({ example: 'cmp_01J…' }) id!: string;
+  @ApiProperty() name!: string;
+  @ApiProperty({ enum: ['primary_chat'] }) channel!: string;
+  @ApiProperty() templateName!: string;
+  @ApiProperty({ nullable: true, type: String }) languageCode!: string | null;
+  @ApiProperty({ nullable: true, type: String }) renderId!: string | null;
+  @ApiProperty({ nullable: true, type: String }) mediaUrl!: string | null;
+  @ApiProperty() rateLimitPerSecond!: number;
+  @ApiProperty({ enum: ['sending', 'completed'] }) status!: string;
+  @ApiProperty() total!: number;
+  @ApiProperty({ type: CampaignProgressDto }) progress!: CampaignProgressDto;
+  @ApiProperty({ format: 'date-time' }) createdAt!: string;
+  @ApiProperty({ nullable: true, type: String, format: 'date-time' }) completedAt!: string | null;
+}
+
+/** One recipient of a campaign and how its send went. */
+export class CampaignRecipientDto {
+  @ApiProperty({ example: 'rcp_01J…' }) id!: string;
+  @ApiProperty({ description: 'Its index in the request\'s recipients' }) position!: number;
+  @ApiProperty() to!: string;
+  @ApiProperty({ nullable: true, type: String }) name!: string | null;
+  @ApiProperty({ enum: RECIPIENT_STATUSES }) status!: string;
+  @ApiProperty({ nullable: true, type: String, description: 'Why it failed: the error code (MESSAGE_REJECTED, PROVIDER_UNAVAILABLE, MESSAGE_FAILED, OUTCOME_UNKNOWN…)' }) errorCode!: string | null;
+  @ApiProperty({ nullable: true, type: String }) reason!: string | null;
+  @ApiProperty({ nullable: true, type: String }) providerMessageId!: string | null;
+  @ApiProperty({ nullable: true, type: String }) messageId!: string | null;
+  @ApiProperty() attempts!: number;
+  @ApiProperty({ format: 'date-time' }) updatedAt!: string;
+  @ApiProperty({ nullable: true, type: String, format: 'date-time' }) sentAt!: string | null;
+}
+
+/** What a status callback recorded. */
+export class StatusCallbackResultDto {
+  @ApiProperty({ description: 'Statuses in the callback' }) received!: number;
+  @ApiProperty({ description: 'Statuses matched to a message of this workspace' }) recorded!: number;
 }
