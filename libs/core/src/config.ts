@@ -48,6 +48,8 @@ export interface AppConfig {
   captions: { concurrency: number; pollIntervalMs: number; providerTimeoutMs: number };
   /** workspace-suite (Google's APIs): the OAuth client, its endpoints, one call's budget (docs/suite.md). */
   google: GoogleConfig;
+  /** DASHBOARD_DIR: the built dashboard (index.html + assets/) served at `/`; unset: apps/dashboard/dist of this checkout. */
+  dashboardDir: string | null;
 }
 
 export interface GoogleConfig {
@@ -330,6 +332,7 @@ export function loadConfig(rawEnv: Env = process.env): AppConfig {
       // The whole of one provider call, polls included.
       providerTimeoutMs: integer(env, 'SPEECH_PROVIDER_TIMEOUT_MS', 10 * 60_000, 1000, 3 * 3600_000),
     },
+    dashboardDir: env.DASHBOARD_DIR ? resolve(env.DASHBOARD_DIR) : null,
     google: {
       clientId: env.GOOGLE_CLIENT_ID || null,
       clientSecret: env.GOOGLE_CLIENT_SECRET || null,
