@@ -105,7 +105,8 @@ export function TemplatePage({ id }: { id: string }) {
     const mine = ++seq.current;
     const timer = setTimeout(() => {
       void previewing.run(async () => {
-        const r = await unwrap(api.POST('/v1/render', { params: { header: { 'X-Render-Mode': 'test' } as never }, body: { templateId: t.id, values: filled(values) } }));
+        // X-Service-Mode: test makes the session's call a test key's: free, watermarked (decisions.md "Sessions (dashboard)").
+        const r = await unwrap(api.POST('/v1/render', { headers: { 'x-service-mode': 'test' }, body: { templateId: t.id, values: filled(values) } }));
         if (mine === seq.current && r.url) setPreview(r.url);
       });
     }, 600);
