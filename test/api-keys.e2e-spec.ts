@@ -76,10 +76,12 @@ describe('API keys: authentication in the §7 order', () => {
     }
   });
 
-  it('401 NO_API_KEY, naming the mistake, when a session token is sent to a key route', async () => {
+  it('a bearer value that is not a key is read as a session (issue 18): 401 INVALID_TOKEN; the key-only /v1/keys/current answers NO_API_KEY', async () => {
     const res = await get(api.app, '/v1/keys/current', { authorization: 'Bearer eyJhbGciOi.x.y' });
     expect(res.statusCode).toBe(401);
     expect(res.json()).toMatchObject({ code: 'NO_API_KEY', message: expect.stringContaining('session token') });
+    const render = await get(api.app, '/v1/render', { authorization: 'Bearer eyJhbGciOi.x.y', 'x-service-org': 'ws_x' });
+    expect([render.statusCode, render.json().code]).toEqual([401, 'INVALID_TOKEN']);
   });
 
   it('401 INVALID_API_KEY for unknown and malformed keys', async () => {

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { PATH_METADATA, ROUTE_ARGS_METADATA } from '@nestjs/common/constants.js';
 import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum.js';
 import { buildOpenApiDocument } from '../apps/api/src/openapi.js';
+import { ROLE_SCOPES } from '#libs/auth';
 import { AUTH_META } from '../apps/api/src/http/decorators.js';
 import { startApi, type TestApi } from './harness.js';
 import { routeHandlers, routeOf } from './route-walk.js';
@@ -84,10 +85,80 @@ describe('every route declares who may call it (STYLE.md; §5)', () => {
   it('documents each key route\'s security and error codes', () => {
     const doc = buildOpenApiDocument(api.app, { prefix: 'api' });
     const op = doc.paths['/v1/keys/current'].get!;
-    expect(op.security).toEqual(expect.arrayContaining([{ apiKey: [] }, { bearerKey: [] }]));
+    // The key-only route: a session is not among its schemes.
+    expect(op.security).toEqual([{ apiKey: [] }, { bearerKey: [] }]);
     expect(Object.keys(op.responses).sort()).toEqual(['200', '401', '402', '403', '429', '503']);
     expect(JSON.stringify(op.responses['403'])).toContain('IP_NOT_ALLOWED');
     // Redis or the database down (decisions.md "HTTP and errors").
     expect(JSON.stringify(op.responses['503'])).toContain('DEPENDENCY_UNAVAILABLE');
+  });
+});
+
+/**
+ * Issue 18: every key route also serves a dashboard session with X-Service-Org, the member's role
+ * standing in for scopes (decisions.md "Sessions (dashboard)"). Each key route found in the
+ * controllers' metadata is called with a key holding every scope and with sessions: an owner's
+ * session gets the key's answer, a member's too unless the route needs a scope members lack (403
+ * ROLE_REQUIRED), no X-Service-Org is 422, another workspace's user 403 NOT_A_MEMBER.
+ */
+describe('sessions on every key route (issue 18; §5 session tokens)', () => {
+  let api: TestApi;
+  let ws: { workspaceId: string; liveKey: string };
+  const tokens: Record<'owner' | 'member' | 'outsider', string> = { owner: '', member: '', outsider: '' };
+
+  async function signIn(phone: string): Promise<string> {
+    expect((await api.app.inject({ method: 'POST', url: '/api/auth/send-otp', payload: { phone } })).statusCode).toBe(200);
+    const otp = (await api.cli('otp:last', '--phone', phone)).json.code as string;
+    return (await api.app.inject({ method: 'POST', url: '/api/auth/verify-otp', payload: { phone, otp } })).json().data.token as string;
+  }
+
+  beforeAll(async () => {
+    // The key's plan rate would stop a walk of every route within the minute.
+    api = await startApi({ RATE_LIMIT_MULTIPLIER: '1000' });
+    ws = (await api.cli('workspace:create', '--name', 'Walk', '--plan', 'enterprise')).json as typeof ws;
+    const other = (await api.cli('workspace:create', '--name', 'Elsewhere')).json as { workspaceId: string };
+    expect((await api.cli('user:create', '--phone', '+4915100003001', '--workspace', ws.workspaceId, '--role', 'owner')).code).toBe(0);
+    expect((await api.cli('user:create', '--phone', '+4915100003002', '--workspace', ws.workspaceId, '--role', 'member')).code).toBe(0);
+    expect((await api.cli('user:create', '--phone', '+4915100003003', '--workspace', other.workspaceId, '--role', 'owner')).code).toBe(0);
+    tokens.owner = await signIn('+4915100003001');
+    tokens.member = await signIn('+4915100003002');
+    tokens.outsider = await signIn('+4915100003003');
+  });
+  afterAll(() => api.close());
+
+  it('an owner\'s session gets what a key gets; a member\'s too, within the member\'s scopes; no header 422; a non-member 403', async () => {
+    const doc = buildOpenApiDocument(api.app, { prefix: 'api' });
+    const walked: string[] = [];
+    const problems: string[] = [];
+    for (const { ctrl, handler } of routeHandlers(api.app)) {
+      const { method, path, auth } = routeOf(ctrl, handler);
+      if (auth?.kind !== 'key' || !auth.sessions) continue;
+      const label = `${method} ${path}`;
+      walked.push(label);
+      const url = `/api${path.replace(/\{\w+\}/g, 'x1')}`;
+      const call = async (headers: Record<string, string>) => {
+        const res = await api.app.inject({ method: method.toUpperCase() as 'GET', url, headers, ...(method === 'get' || method === 'head' ? {} : { payload: {} }) });
+        return { status: res.statusCode, code: (res.json() as { code?: string }).code ?? null, errors: (res.json() as { errors?: object }).errors };
+      };
+      const session = (who: keyof typeof tokens) => ({ authorization: `Bearer ${tokens[who]}`, 'x-service-org': ws.workspaceId });
+      const byKey = await call({ 'x-api-key': ws.liveKey });
+      const expectSame = (who: string, got: { status: number; code: string | null }) => {
+        if (got.status !== byKey.status || got.code !== byKey.code) problems.push(`${label}: ${who} ${got.status} ${got.code}, key ${byKey.status} ${byKey.code}`);
+      };
+      expectSame('owner', await call(session('owner')));
+      const member = await call(session('member'));
+      if (auth.scopes.every((s) => ROLE_SCOPES.member.has(s))) expectSame('member', member);
+      else if (member.status !== 403 || member.code !== 'ROLE_REQUIRED') problems.push(`${label}: member ${member.status} ${member.code}, not 403 ROLE_REQUIRED`);
+      const noOrg = await call({ authorization: `Bearer ${tokens.owner}` });
+      if (noOrg.status !== 422 || !noOrg.errors || !('headers.x-service-org' in noOrg.errors)) problems.push(`${label}: no X-Service-Org ${noOrg.status} ${noOrg.code}`);
+      const outsider = await call(session('outsider'));
+      if (outsider.status !== 403 || outsider.code !== 'NOT_A_MEMBER') problems.push(`${label}: a non-member ${outsider.status} ${outsider.code}`);
+      // OpenAPI: the route names the session schemes beside the key's.
+      const security = (doc.paths[path] as Record<string, { security?: unknown[] }>)[method]?.security ?? [];
+      if (!JSON.stringify(security).includes('{"session":[],"org":[]}')) problems.push(`${label}: OpenAPI security lacks the session`);
+    }
+    expect(walked.length).toBeGreaterThan(50);
+    expect(walked).toEqual(expect.arrayContaining(['post /v1/render', 'get /v1/render', 'get /v1/templates', 'post /v1/assets', 'post /v1/webhooks']));
+    expect(problems).toEqual([]);
   });
 });

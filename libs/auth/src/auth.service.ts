@@ -18,6 +18,8 @@ export const SESSION_LIMITS = {
   /** Sign-in codes sent per phone and per client address, per window. */
   sendPerPhone: { count: 5, windowSec: 900 },
   sendPerAddress: { count: 20, windowSec: 3600 },
+  /** Requests a user's sessions make, per minute (instead of the workspace's API meter). */
+  requestsPerUser: { count: 600, windowSec: 60 },
 } as const;
 
 export interface SessionTokens {
@@ -61,8 +63,8 @@ export class AuthService {
    */
   async sendOtp(rawPhone: string, clientAddress: string): Promise<{ sent: true; expiresInSec: number }> {
     const phone = this.phone(rawPhone);
-    await this.limit(this.keys.otpSends('phone', phone), SESSION_LIMITS.sendPerPhone, 'this phone number');
-    await this.limit(this.keys.otpSends('ip', clientAddress), SESSION_LIMITS.sendPerAddress, 'this address');
+    await this.limit(this.keys.otpSends('phone', phone), SESSION_LIMITS.sendPerPhone, 'Too many sign-in codes requested for this phone number');
+    await this.limit(this.keys.otpSends('ip', clientAddress), SESSION_LIMITS.sendPerAddress, 'Too many sign-in codes requested for this address');
     const em = this.orm.em.fork();
     const user = await em.findOne(User, { phone });
     if (user) {
@@ -150,6 +152,11 @@ export class AuthService {
     return sub;
   }
 
+  /** Counts one request of the user's sessions: 429 RATE_LIMIT_EXCEEDED (with Retry-After) beyond SESSION_LIMITS.requestsPerUser. */
+  countRequest(userId: string): Promise<void> {
+    return this.limit(this.keys.sessionRequests(userId), SESSION_LIMITS.requestsPerUser, `More than ${SESSION_LIMITS.requestsPerUser.count} requests a minute from this account`);
+  }
+
   /** The caller's membership of a workspace; 403 NOT_A_MEMBER otherwise (also for unknown workspaces). */
   async member(userId: string, workspaceId: string): Promise<SessionMember> {
     const em = forWorkspace(this.orm, workspaceId);
@@ -207,12 +214,12 @@ export class AuthService {
     return hmacHex(this.otpKey, `${phone}:${code}`);
   }
 
-  private async limit(key: string, rule: { count: number; windowSec: number }, what: string): Promise<void> {
+  private async limit(key: string, rule: { count: number; windowSec: number }, refusal: string): Promise<void> {
     const [[, n], [, ttl]] = (await this.redis.multi().incr(key).ttl(key).exec()) as [[null, number], [null, number]];
     if (ttl < 0) await this.redis.expire(key, rule.windowSec);
     if (n > rule.count) {
       const retry = ttl > 0 ? ttl : rule.windowSec;
-      throw new ApiError('RATE_LIMIT_EXCEEDED', `Too many sign-in codes requested for ${what}; try again in ${retry} s`, { headers: { 'retry-after': String(retry) } });
+      throw new ApiError('RATE_LIMIT_EXCEEDED', `${refusal}; try again in ${retry} s`, { headers: { 'retry-after': String(retry) } });
     }
   }
 }

@@ -87,6 +87,11 @@ export class RedisKeys {
     return `${this.prefix}:{user:${userId}}:sesv`;
   }
 
+  /** Requests of a user's sessions in the current minute (a fixed window, expiring). */
+  sessionRequests(userId: string): string {
+    return `${this.prefix}:{user:${userId}}:sesreq`;
+  }
+
   otpSends(kind: 'phone' | 'ip', value: string): string {
     return `${this.prefix}:otp:${kind}:${value}`;
   }

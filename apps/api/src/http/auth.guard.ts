@@ -1,18 +1,23 @@
 import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, PLAN_FEATURES, type PlanFeature } from '#libs/core';
+import { ROLE_SCOPES } from '#libs/auth';
+import { ApiError, PLAN_FEATURES, validationFailed, type KeyMode, type Plan, type PlanFeature } from '#libs/core';
 import { IntegrationsService, type IntegrationProvider } from '#libs/integrations';
 import { AUTH_META, FEATURE_META, INTEGRATION_META, type RouteAuth } from './decorators.js';
 import { KeyAuthentication } from './key-auth.js';
+import type { SessionPrincipal } from './principal.js';
 import { SessionGuard } from './session.strategy.js';
+
+type KeyRoute = Extract<RouteAuth, { kind: 'key' }>;
 
 /**
  * Authenticates every route by its declaration: @Public() passes; @Session() runs the passport
  * `session` strategy; @Scopes() needs an API key (KeyAuthentication: §7 order, then the plan's rate
- * limit and monthly allowance), then @RequireFeature's plan feature (402), then @Integration's
- * connected account (402/409). A route that declares
- * none is refused: a programming error, which the route-walk test also fails on.
+ * limit and monthly allowance) or a dashboard session with X-Service-Org whose member's role grants
+ * the scopes; then @RequireFeature's plan feature (402), then @Integration's connected account
+ * (402/409). A route that declares none is refused: a programming error, which the route-walk test
+ * also fails on.
  */
 @Injectable()
 export class AuthGuard implements CanActivate {
@@ -34,11 +39,38 @@ export class AuthGuard implements CanActivate {
       req.sessionRoute = auth;
       return (await this.sessions.canActivate(ctx)) as boolean;
     }
-    const { plan, workspaceId } = await this.keys.authenticate(req, http.getResponse<FastifyReply>(), auth);
+    const { plan, workspaceId } = auth.sessions && this.keys.carriesSession(req)
+      ? await this.sessionOnKeyRoute(ctx, req, auth)
+      : await this.keys.authenticate(req, http.getResponse<FastifyReply>(), auth);
     const feature = this.reflector.getAllAndOverride<PlanFeature | undefined>(FEATURE_META, targets);
     if (feature && !plan[feature]) throw new ApiError(PLAN_FEATURES[feature], `The ${plan.name} plan does not include ${feature.replace(/Enabled$/, '')}`);
     const provider = this.reflector.getAllAndOverride<IntegrationProvider | undefined>(INTEGRATION_META, targets);
     if (provider) req.integration = await this.integrations.use(workspaceId, plan, provider);
     return true;
   }
+
+  /**
+   * A dashboard session on a key route: the session strategy (token, X-Service-Org, membership,
+   * suspension, the account's request ceiling), then the role's scopes (403 ROLE_REQUIRED), then the
+   * mode of X-Service-Mode (live by default). The principal is the key route's, so services see
+   * the same workspace, plan and mode as with a key. Not metered against the workspace's plan rate
+   * or monthly allowance (decisions.md "Sessions (dashboard)").
+   */
+  private async sessionOnKeyRoute(ctx: ExecutionContext, req: FastifyRequest, route: KeyRoute): Promise<{ plan: Plan; workspaceId: string }> {
+    req.sessionRoute = { kind: 'session', workspace: true };
+    await this.sessions.canActivate(ctx);
+    const session = req.session as SessionPrincipal;
+    const scopes = ROLE_SCOPES[session.role];
+    const missing = route.scopes.filter((s) => !scopes.has(s));
+    if (missing.length) throw new ApiError('ROLE_REQUIRED', `A ${session.role} of this workspace may not use ${missing.join(', ')}; an owner may`);
+    const mode = sessionMode(req.headers['x-service-mode']);
+    req.principal = { kind: 'session', userId: session.userId, role: session.role, workspaceId: session.workspaceId, plan: session.plan, mode, scopes };
+    return session;
+  }
+}
+
+/** X-Service-Mode of a session on a key route: `live` (default) or `test` (free, watermarked renders, as a test key). */
+function sessionMode(header: string | string[] | undefined): KeyMode {
+  if (header === undefined || header === 'live' || header === 'test') return header ?? 'live';
+  throw validationFailed({ 'headers.x-service-mode': ['must be live or test'] }, 'X-Service-Mode must be live or test');
 }

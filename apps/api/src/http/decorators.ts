@@ -1,6 +1,7 @@
 import { applyDecorators, SetMetadata, type Type } from '@nestjs/common';
 import { ApiBearerAuth, ApiExtension, ApiExtraModels, ApiQuery, ApiResponse, ApiSecurity, getSchemaPath } from '@nestjs/swagger';
 import { ERROR_STATUS, PLAN_FEATURES, type ErrorCode, type ListSpec, type PlanFeature, type Scope } from '#libs/core';
+import { ROLE_SCOPES } from '#libs/auth';
 import type { IntegrationProvider } from '#libs/integrations';
 
 export const AUTH_META = 'mr:auth';
@@ -13,7 +14,8 @@ const API_RESPONSE_META = 'swagger/apiResponse';
 /** How a route authenticates; every route declares one (a test walks them all). */
 export type RouteAuth =
   | { kind: 'public' }
-  | { kind: 'key'; scopes: readonly Scope[] }
+  /** `sessions`: a dashboard session may call it too, its member's role standing in for scopes. */
+  | { kind: 'key'; scopes: readonly Scope[]; sessions: boolean }
   | { kind: 'session'; role?: 'owner'; workspace: boolean };
 
 /** The §7 auth failures of a key route, in the order they are checked, plus the meter's refusals. */
@@ -70,22 +72,42 @@ export function Public(): MethodDecorator {
 }
 
 /**
- * A route for API keys holding every scope named (none named: any valid key). Carries the
- * OpenAPI security and the auth error codes with it.
+ * The failures of a dashboard session on a key route (decisions.md "Sessions (dashboard)"): its
+ * token, X-Service-Org and membership (suspension and outages are in KEY_AUTH_ERRORS), the mode
+ * header, the account's request ceiling.
+ */
+const SESSION_ON_KEY_ROUTE_ERRORS: readonly ErrorCode[] = ['TOKEN_EXPIRED', 'INVALID_TOKEN', 'VALIDATION_FAILED', 'NOT_A_MEMBER'];
+
+/**
+ * A route for API keys holding every scope named (none named: any valid key), and for dashboard
+ * sessions (X-Service-Org) whose member's role grants those scopes (ROLE_SCOPES; else 403
+ * ROLE_REQUIRED). Carries the OpenAPI security and the auth error codes with it.
  */
 export function Scopes(...scopes: Scope[]) {
+  const ownersOnly = scopes.some((s) => !ROLE_SCOPES.member.has(s));
   return applyDecorators(
-    SetMetadata(AUTH_META, { kind: 'key', scopes } satisfies RouteAuth),
+    SetMetadata(AUTH_META, { kind: 'key', scopes, sessions: true } satisfies RouteAuth),
     ApiSecurity('apiKey'),
     ApiBearerAuth('bearerKey'),
+    ApiSecurity({ session: [], org: [] }),
     ApiExtension('x-required-scopes', scopes),
+    ApiErrors(...KEY_AUTH_ERRORS, ...SESSION_ON_KEY_ROUTE_ERRORS, ...(ownersOnly ? (['ROLE_REQUIRED'] as const) : [])),
+  );
+}
+
+/** A route about the calling API key itself (`GET /v1/keys/current`): keys only, a session token is 401 NO_API_KEY. */
+export function KeyOnly() {
+  return applyDecorators(
+    SetMetadata(AUTH_META, { kind: 'key', scopes: [], sessions: false } satisfies RouteAuth),
+    ApiSecurity('apiKey'),
+    ApiBearerAuth('bearerKey'),
     ApiErrors(...KEY_AUTH_ERRORS),
   );
 }
 
 /** The failures of a session route, in the order they are checked. */
 export const SESSION_AUTH_ERRORS: readonly ErrorCode[] = [
-  'SESSION_REQUIRED', 'TOKEN_EXPIRED', 'INVALID_TOKEN', 'VALIDATION_FAILED', 'NOT_A_MEMBER', 'ORG_SUSPENDED', 'DEPENDENCY_UNAVAILABLE',
+  'SESSION_REQUIRED', 'TOKEN_EXPIRED', 'INVALID_TOKEN', 'RATE_LIMIT_EXCEEDED', 'VALIDATION_FAILED', 'NOT_A_MEMBER', 'ORG_SUSPENDED', 'DEPENDENCY_UNAVAILABLE',
 ];
 
 /**

@@ -69,12 +69,23 @@ export class KeyAuthentication {
     return ok;
   }
 
+  /**
+   * True when the request presents a dashboard session instead of a key: no x-api-key and a bearer
+   * value that is not shaped like a key (decisions.md "Sessions"). The key path reads one header more.
+   */
+  carriesSession(req: FastifyRequest): boolean {
+    if (req.headers['x-api-key']) return false;
+    const token = bearerToken(req.headers.authorization);
+    return token !== null && !looksLikeApiKey(token);
+  }
+
   private rawKey(req: FastifyRequest): string | null {
     const header = req.headers['x-api-key'];
     if (typeof header === 'string' && header) return header.trim();
     const token = bearerToken(req.headers.authorization);
     if (!token) return null;
     if (!looksLikeApiKey(token)) {
+      // Only routes that refuse sessions (@KeyOnly) get here with one.
       throw new ApiError('NO_API_KEY', 'This endpoint takes an API key (pk_live_… or pk_test_…); a session token was sent');
     }
     return token;

@@ -3,15 +3,21 @@ import type { FastifyRequest } from 'fastify';
 import { ApiError, type KeyMode, type Plan } from '#libs/core';
 import type { UsableConnection } from '#libs/integrations';
 
-/** Who is calling: the API key's workspace, mode and plan (set by AuthGuard). */
-export interface KeyPrincipal {
-  kind: 'key';
-  keyId: string;
+interface KeyRouteCaller {
   workspaceId: string;
   mode: KeyMode;
   plan: Plan;
   scopes: ReadonlySet<string>;
 }
+
+/**
+ * Who is calling a key route (set by AuthGuard): an API key, or a dashboard session standing in for
+ * one (its member's role gives the scopes, X-Service-Mode the mode). Services read only the
+ * workspace, plan and mode, the same for both.
+ */
+export type KeyPrincipal =
+  | (KeyRouteCaller & { kind: 'key'; keyId: string })
+  | (KeyRouteCaller & { kind: 'session'; userId: string; role: 'owner' | 'member' });
 
 /** Who is calling on a session route: the user, and the workspace named by X-Service-Org. */
 export interface SessionPrincipal {

@@ -21,8 +21,9 @@ declare module 'fastify' {
 /**
  * Dashboard sessions as a passport strategy (`session`): `Authorization: Bearer <session token>`,
  * then, unless the route says `workspace: false`, membership of the workspace named by
- * X-Service-Org (an owner where the route says so). An API key here is refused (SESSION_REQUIRED),
- * as is a session token on a key route (NO_API_KEY, KeyAuthentication). Failures are the §7 and
+ * X-Service-Org (an owner where the route says so); each request counts toward the account's
+ * ceiling (SESSION_LIMITS.requestsPerUser, 429). An API key here is refused (SESSION_REQUIRED). The
+ * global AuthGuard also runs it for a session on a key route (`@Scopes`). Failures are the §7 and
  * house codes, in the order of SESSION_AUTH_ERRORS.
  */
 @Injectable()
@@ -41,6 +42,7 @@ export class SessionStrategy extends PassportStrategy(Strategy, 'session') {
     }
     if (looksLikeApiKey(token)) throw new ApiError('SESSION_REQUIRED', 'This endpoint takes a dashboard session token; an API key was sent');
     const userId = await this.sessions.authenticate(token);
+    await this.sessions.countRequest(userId);
     if (!route.workspace) return { kind: 'session', userId, workspaceId: '', role: 'member', plan: PLANS.free };
     const org = req.headers['x-service-org'];
     if (typeof org !== 'string' || !org) {

@@ -2,7 +2,7 @@ import { Body, Controller, Delete, Get, Param, Post, Query } from '@nestjs/commo
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiError, ok, paged, pagination, parseListQuery, type ListSpec } from '#libs/core';
 import { KeysService, type ApiKey } from '#libs/keys';
-import { ApiEnvelope, ApiErrors, ApiListQuery, Scopes, Session } from '../http/decorators.js';
+import { ApiEnvelope, ApiErrors, ApiListQuery, KeyOnly, Session } from '../http/decorators.js';
 import { Principal, SessionUser, type KeyPrincipal, type SessionPrincipal } from '../http/principal.js';
 import { CreatedKeyDto, CreateKeyDto, CurrentKeyDto, KeyDto, RevokedKeyDto } from './keys.dto.js';
 
@@ -25,11 +25,11 @@ export class KeysController {
   constructor(private readonly keys: KeysService) {}
 
   @Get('current')
-  @Scopes()
+  @KeyOnly()
   @ApiOperation({ summary: 'The calling API key and its workspace (any valid key)' })
   @ApiEnvelope(CurrentKeyDto)
   async current(@Principal() principal: KeyPrincipal) {
-    const key = await this.keys.findById(principal.workspaceId, principal.keyId);
+    const key = principal.kind === 'key' ? await this.keys.findById(principal.workspaceId, principal.keyId) : null;
     if (!key) throw new ApiError('INVALID_API_KEY', 'The API key is not valid');
     return ok({
       id: key.id,
