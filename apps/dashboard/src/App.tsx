@@ -57,7 +57,7 @@ export function App() {
   const [starting, setStarting] = useState(true);
   const token = useSyncExternalStore(session.subscribe, () => session.token);
   const workspaceId = useSyncExternalStore(session.subscribe, () => session.workspaceId);
-  const { path } = useLocation();
+  const { path, visit } = useLocation();
 
   // A page load tries the refresh first (a session survives a reload where the refresh token can be read).
   useEffect(() => {
@@ -108,7 +108,7 @@ export function App() {
         </div>
       </header>
       <main id="main" key={workspace.id}>
-        <Page path={path} />
+        <Page key={visit} path={path} />
       </main>
     </MeContext.Provider>
   );

@@ -1,6 +1,7 @@
 import { useRef, useState, type DragEvent } from 'react';
 import { api, envelope, API_BASE, ApiFailure, sessionHeaders } from '../api/client';
 import type { components } from '../api/schema';
+import { usePollWhile } from '../live';
 import { bytes, Empty, ErrorNote, Loading, Status, useAction, useLoad } from '../ui';
 
 type Asset = components['schemas']['AssetDto'];
@@ -56,6 +57,8 @@ export function MediaPage() {
   const [status, setStatus] = useState('');
   const [search, setSearch] = useState('');
   const list = useAssets(scope, type, search, status);
+  // Uploads are processed by a worker (thumbnails, probing): shown live until they are ready or failed.
+  usePollWhile(list.data?.data.some((a) => a.status === 'processing' || a.status === 'uploading') ?? false, list.reload);
   const [uploads, setUploads] = useState<Upload[]>([]);
   const [over, setOver] = useState(false);
   const input = useRef<HTMLInputElement>(null);

@@ -1,11 +1,12 @@
 import { api, API_BASE, unwrap } from '../api/client';
-import { useRenderUpdates, SETTLED } from '../live';
+import { SETTLED, usePollWhile } from '../live';
 import { Link } from '../router';
 import { age, bytes, CopyButton, ErrorNote, Loading, Status, useAction, useLoad } from '../ui';
 
 export function RenderPage({ id }: { id: string }) {
   const loaded = useLoad(() => unwrap(api.GET('/v1/render/{id}', { params: { path: { id } } })), [id]);
-  const [render] = useRenderUpdates(loaded.data ? [loaded.data] : []);
+  const render = loaded.data;
+  usePollWhile(render !== undefined && !SETTLED.has(render.status), loaded.reload);
   const cancel = useAction();
   if (loaded.error) return <ErrorNote error={loaded.error} />;
   if (!render) return <Loading what="Loading the render" />;
@@ -91,7 +92,7 @@ export function RenderPage({ id }: { id: string }) {
       </div>
       <ErrorNote error={cancel.error} />
       <h2>Record</h2>
-      <pre className="json">{JSON.stringify(render, null, 2)}</pre>
+      <pre className="json" tabIndex={0} aria-label="The render record">{JSON.stringify(render, null, 2)}</pre>
     </section>
   );
 }

@@ -2,7 +2,7 @@ import { useEffect, useState } from 'react';
 import { api, envelope } from '../api/client';
 import { Link, navigate, useLocation } from '../router';
 import { age, Empty, ErrorNote, Loading, Status, useLoad } from '../ui';
-import { useRenderUpdates } from '../live';
+import { SETTLED, usePollWhile } from '../live';
 
 const STATUSES = ['queued', 'rendering', 'saving', 'done', 'failed', 'cancelled'] as const;
 type Status = (typeof STATUSES)[number];
@@ -37,7 +37,8 @@ export function RendersPage() {
       ),
     [status, kind, templateId, page],
   );
-  const renders = useRenderUpdates(list.data?.data ?? []);
+  const renders = list.data?.data ?? [];
+  usePollWhile(renders.some((r) => !SETTLED.has(r.status)), list.reload);
   const [now, setNow] = useState(Date.now());
   useEffect(() => {
     const t = setInterval(() => setNow(Date.now()), 10_000);
