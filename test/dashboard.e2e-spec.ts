@@ -1,3 +1,4 @@
+/// <reference lib="dom" />
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
