@@ -82,4 +82,75 @@ describe('dashboard sessions on /v1 routes', () => {
     // Another account of the same workspace is not held back.
     expect((await api.app.inject({ method: 'GET', url: '/api/organization/members', headers: as(owner) })).statusCode).toBe(200);
   });
+
+  it('GET /auth/memberships lists the user\'s workspaces with role, plan and suspension, without X-Service-Org; nobody else\'s', async () => {
+    const second = (await api.cli('workspace:create', '--name', 'Side project', '--plan', 'starter')).json as { workspaceId: string };
+    const stranger = (await api.cli('workspace:create', '--name', 'Not mine')).json as { workspaceId: string };
+    expect((await api.cli('user:create', '--phone', '+4915100004002', '--workspace', second.workspaceId, '--role', 'owner')).code).toBe(0);
+    expect((await api.cli('user:create', '--phone', '+4915100004009', '--workspace', stranger.workspaceId, '--role', 'owner')).code).toBe(0);
+    expect((await api.cli('workspace:suspend', '--workspace', second.workspaceId)).code).toBe(0);
+    const res = await api.app.inject({ method: 'GET', url: '/api/auth/memberships', headers: { authorization: `Bearer ${member}` } });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().data).toEqual([
+      { id: ws.workspaceId, name: 'Dash', role: 'member', plan: { code: 'pro', name: 'Pro' }, suspended: false },
+      { id: second.workspaceId, name: 'Side project', role: 'owner', plan: { code: 'starter', name: 'Starter' }, suspended: true },
+    ]);
+    // The switcher's choice is then the X-Service-Org of the other routes.
+    expect((await api.app.inject({ method: 'GET', url: '/api/v1/render', headers: { authorization: `Bearer ${member}`, 'x-service-org': second.workspaceId } })).json().code).toBe('ORG_SUSPENDED');
+    const anonymous = await api.app.inject({ method: 'GET', url: '/api/auth/memberships' });
+    expect([anonymous.statusCode, anonymous.json().code]).toEqual([401, 'SESSION_REQUIRED']);
+    expect((await api.app.inject({ method: 'GET', url: '/api/auth/memberships', headers: { 'x-api-key': ws.liveKey } })).json().code).toBe('SESSION_REQUIRED');
+  });
+
+  describe('the refresh token in an HttpOnly cookie (X-Service-Client: dashboard)', () => {
+    const dashboard = { 'x-service-client': 'dashboard' };
+    const cookieOf = (res: { headers: Record<string, unknown> }) => String(res.headers['set-cookie'] ?? '');
+    const valueOf = (setCookie: string) => /^service_refresh=([^;]*)/.exec(setCookie)?.[1] ?? null;
+    const refresh = (headers: Record<string, string>, payload: object = {}) => api.app.inject({ method: 'POST', url: '/api/auth/refresh', headers, payload });
+    let cookie = '';
+
+    it('verify-otp sets it (HttpOnly, SameSite=Strict, on /api/auth, 60 days; not Secure in development over http) and leaves it out of the body', async () => {
+      const phone = '+4915100004004';
+      expect((await api.cli('user:create', '--phone', phone, '--workspace', ws.workspaceId)).code).toBe(0);
+      await api.app.inject({ method: 'POST', url: '/api/auth/send-otp', payload: { phone } });
+      const otp = (await api.cli('otp:last', '--phone', phone)).json.code as string;
+      const res = await api.app.inject({ method: 'POST', url: '/api/auth/verify-otp', headers: dashboard, payload: { phone, otp } });
+      expect(res.statusCode).toBe(200);
+      expect(res.json().data.token.split('.')).toHaveLength(3);
+      expect(res.json().data).not.toHaveProperty('refreshToken');
+      const set = cookieOf(res);
+      expect(set.split('; ').slice(1).sort()).toEqual(['HttpOnly', 'Max-Age=5184000', 'Path=/api/auth', 'SameSite=Strict']);
+      expect(valueOf(set)).toMatch(/^rt_/);
+      cookie = `service_refresh=${valueOf(set)}`;
+      // Without the header the answer is as before: the refresh token in the body, no cookie.
+      await api.app.inject({ method: 'POST', url: '/api/auth/send-otp', payload: { phone } });
+      const plain = await api.app.inject({ method: 'POST', url: '/api/auth/verify-otp', payload: { phone, otp: (await api.cli('otp:last', '--phone', phone)).json.code as string } });
+      expect(plain.json().data.refreshToken).toMatch(/^rt_/);
+      expect(plain.headers['set-cookie']).toBeUndefined();
+    });
+
+    it('refresh takes the cookie only with the header (CSRF), rotates it, and a reused cookie revokes the family', async () => {
+      // The cookie alone (what a cross-site form could send) is not enough.
+      const alone = await refresh({ cookie });
+      expect([alone.statusCode, alone.json().code, Object.keys(alone.json().errors)]).toEqual([422, 'VALIDATION_FAILED', ['refreshToken']]);
+      const noCookie = await refresh(dashboard);
+      expect([noCookie.statusCode, noCookie.json().code]).toEqual([401, 'INVALID_REFRESH_TOKEN']);
+      const first = await refresh({ ...dashboard, cookie: `theme=dark; ${cookie}` });
+      expect(first.statusCode).toBe(200);
+      expect(first.json().data).not.toHaveProperty('refreshToken');
+      const rotated = `service_refresh=${valueOf(cookieOf(first))}`;
+      expect(rotated).not.toBe(cookie);
+      expect((await api.app.inject({ method: 'GET', url: '/api/v1/render', headers: as(first.json().data.token) })).statusCode).toBe(200);
+      // Reuse of the rotated-out cookie: the whole family goes (reuse detection unchanged).
+      expect((await refresh({ ...dashboard, cookie })).json().code).toBe('INVALID_REFRESH_TOKEN');
+      expect((await refresh({ ...dashboard, cookie: rotated })).json().code).toBe('INVALID_REFRESH_TOKEN');
+    });
+
+    it('sign-out clears the cookie', async () => {
+      const res = await api.app.inject({ method: 'POST', url: '/api/auth/sign-out', headers: { ...dashboard, authorization: `Bearer ${member}` }, payload: {} });
+      expect(res.statusCode).toBe(200);
+      expect(cookieOf(res)).toMatch(/^service_refresh=; Path=\/api\/auth; Max-Age=0; HttpOnly; SameSite=Strict/);
+      member = await signIn('+4915100004002');
+    });
+  });
 });

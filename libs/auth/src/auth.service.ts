@@ -168,11 +168,25 @@ export class AuthService {
 
   /** The workspace a fresh sign-in lands in: the oldest membership, owners first. */
   async defaultMembership(userId: string): Promise<SessionMember> {
-    // A user's memberships span workspaces: read across them, for this user only.
-    const all = await allWorkspaces(this.orm).find(Membership, { userId }, { orderBy: { createdAt: 'asc', id: 'asc' } });
+    const all = await this.membershipsOf(userId);
     const pick = all.find((m) => m.role === 'owner') ?? all[0];
     if (!pick) throw new ApiError('NOT_A_MEMBER', 'This account belongs to no workspace');
     return this.member(userId, pick.workspaceId);
+  }
+
+  /** Every workspace of the user with the role held there, oldest membership first (the dashboard's switcher). */
+  async memberships(userId: string): Promise<SessionMember[]> {
+    const all = await this.membershipsOf(userId);
+    const workspaces = new Map((await this.orm.em.fork().find(Workspace, { id: { $in: all.map((m) => m.workspaceId) } })).map((w) => [w.id, w]));
+    return all.flatMap((m) => {
+      const workspace = workspaces.get(m.workspaceId);
+      return workspace ? [{ userId, role: m.role, workspace }] : [];
+    });
+  }
+
+  private membershipsOf(userId: string): Promise<Membership[]> {
+    // A user's memberships span workspaces: read across them, for this user only.
+    return allWorkspaces(this.orm).find(Membership, { userId }, { orderBy: { createdAt: 'asc', id: 'asc' } });
   }
 
   async members(workspaceId: string): Promise<{ membership: Membership; user: User }[]> {

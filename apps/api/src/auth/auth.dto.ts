@@ -1,6 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { IsString, Length, MaxLength } from 'class-validator';
 import { CreditsBalanceDto } from '../credits/credits.dto.js';
+import { MayOmit } from '../http/validation.js';
 
 export class SendOtpDto {
   @ApiProperty({ example: '+4915112345678', description: 'International form; spaces, dashes and brackets are ignored' })
@@ -13,7 +14,8 @@ export class VerifyOtpDto {
 }
 
 export class RefreshDto {
-  @ApiProperty({ example: 'rt_…' }) @IsString() @MaxLength(200) refreshToken!: string;
+  @ApiProperty({ example: 'rt_…', required: false, description: 'Required unless X-Service-Client: dashboard sends the refresh cookie' })
+  @MayOmit() @IsString() @MaxLength(200) refreshToken?: string;
 }
 
 export class OtpSentDto {
@@ -23,7 +25,8 @@ export class OtpSentDto {
 
 export class TokensDto {
   @ApiProperty({ description: 'Access token (JWT, 12 h)' }) token!: string;
-  @ApiProperty({ description: 'Refresh token (60 days, rotated on use)' }) refreshToken!: string;
+  @ApiProperty({ description: 'Refresh token (60 days, rotated on use); absent with X-Service-Client: dashboard (it is in the HttpOnly cookie)', required: false })
+  refreshToken?: string;
 }
 
 class SessionUserDto {
@@ -48,4 +51,14 @@ export class SessionDto extends TokensDto {
   @ApiProperty({ type: SessionOrgDto }) organization!: SessionOrgDto;
   @ApiProperty({ type: PlanDto }) plan!: PlanDto;
   @ApiProperty({ type: CreditsBalanceDto, description: 'The credit balance (GET /credits)' }) credits!: CreditsBalanceDto;
+}
+
+
+/** One workspace of the signed-in user (GET /auth/memberships). */
+export class MembershipDto {
+  @ApiProperty({ example: 'ws_01JD3Q4Z5X6Y7W8V9T0S1R2Q3P', description: 'Send it as X-Service-Org' }) id!: string;
+  @ApiProperty() name!: string;
+  @ApiProperty({ enum: ['owner', 'member'] }) role!: string;
+  @ApiProperty({ type: PlanDto }) plan!: PlanDto;
+  @ApiProperty({ description: 'A suspended workspace answers 403 ORG_SUSPENDED' }) suspended!: boolean;
 }
