@@ -100,6 +100,8 @@ describe('the web dashboard in a browser', () => {
     const ws = (await api.cli('workspace:create', '--name', 'Northwind', '--plan', 'pro')).json as { workspaceId: string; liveKey: string };
     liveKey = ws.liveKey;
     expect((await api.cli('user:create', '--phone', PHONE, '--workspace', ws.workspaceId, '--role', 'owner')).code).toBe(0);
+    const other = (await api.cli('workspace:create', '--name', 'Southwind', '--plan', 'free')).json as { workspaceId: string };
+    expect((await api.cli('user:create', '--phone', PHONE, '--workspace', other.workspaceId, '--role', 'member')).code).toBe(0);
     browser = await chromium.launch({ executablePath: CHROMIUM });
     context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     page = await context.newPage();
@@ -138,7 +140,14 @@ describe('the web dashboard in a browser', () => {
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { level: 1, name: 'Renders' }).waitFor();
     await page.getByText('No renders yet').waitFor();
-    await expect(page.getByText('Northwind').isVisible()).resolves.toBe(true);
+    await expect(page.getByLabel('Workspace').inputValue()).resolves.toBe(await page.evaluate(() => localStorage.getItem('mr.workspace')));
+    // No token in storage a script could read: the access token is in memory, the refresh token an HttpOnly cookie.
+    const stored = await page.evaluate(() => JSON.stringify({ ...localStorage, ...sessionStorage }) + document.cookie);
+    expect(stored).not.toMatch(/rt_|eyJ/);
+    expect((await context.cookies()).find((c) => c.name === 'service_refresh')).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/api/auth' });
+    // A reload keeps the session: one silent refresh through the cookie.
+    await page.reload();
+    await page.getByRole('heading', { level: 1, name: 'Renders' }).waitFor();
   });
 
   it('creates a key (shown once, it works), then revokes it (it stops working)', async () => {
@@ -279,9 +288,29 @@ describe('the web dashboard in a browser', () => {
     await page.setViewportSize({ width: 1280, height: 800 });
   }, 60_000);
 
+  it('switches workspace: the pages show the other workspace\'s data (X-Service-Org)', async () => {
+    await open('Renders');
+    await page.locator('[data-status="done"]').first().waitFor();
+    const switcher = page.getByLabel('Workspace');
+    await expect(switcher.locator('option').allTextContents()).resolves.toEqual(['Northwind (owner)', 'Southwind (member)']);
+    await switcher.selectOption({ label: 'Southwind (member)' });
+    await page.getByText('No renders yet').waitFor();
+    await switcher.selectOption({ label: 'Northwind (owner)' });
+    await page.locator('[data-status="done"]').first().waitFor();
+  });
+
   it('signs out everywhere: the token stops working and the app asks to sign in', async () => {
+    const seen = page.waitForRequest((r) => r.url().includes('/api/v1/render'));
+    await open('Templates');
+    await open('Renders');
+    const headers = (await seen).headers();
+    const asBefore = () => fetch(`${base}/api/v1/render`, { headers: { authorization: headers.authorization!, 'x-service-org': headers['x-service-org']! } });
+    expect((await asBefore()).status).toBe(200);
     await page.getByRole('button', { name: 'Sign out everywhere' }).click();
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    const after = await asBefore();
+    expect([after.status, ((await after.json()) as { code: string }).code]).toEqual([401, 'INVALID_TOKEN']);
+    expect((await context.cookies()).find((c) => c.name === 'service_refresh')).toBeUndefined();
     await page.reload();
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
   });

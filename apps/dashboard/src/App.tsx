@@ -1,6 +1,6 @@
 import { useEffect, useState, useSyncExternalStore } from 'react';
 import { api, envelope, refreshSession, session } from './api/client';
-import { MeContext, preferredWorkspace, rememberWorkspace, SignIn, WorkspaceSwitcher, type Me } from './auth';
+import { loadMe, MeContext, preferredWorkspace, rememberWorkspace, SignIn, WorkspaceSwitcher, type Me } from './auth';
 import { Link, navigate, useLocation } from './router';
 import { CreditsPage } from './pages/Credits';
 import { IntegrationsPage } from './pages/Integrations';
@@ -58,28 +58,39 @@ export function App() {
   const token = useSyncExternalStore(session.subscribe, () => session.token);
   const workspaceId = useSyncExternalStore(session.subscribe, () => session.workspaceId);
   const { path, visit } = useLocation();
+  const signedIn = (found: Me) => {
+    const ws = preferredWorkspace(found.workspaces);
+    if (ws) rememberWorkspace(ws.id);
+    setMe(found);
+  };
 
-  // A page load tries the refresh first (a session survives a reload where the refresh token can be read).
+  // A page load tries the refresh cookie first: a session survives a reload without a token in storage.
   useEffect(() => {
-    void refreshSession().finally(() => setStarting(false));
+    void (async () => {
+      try {
+        if (await refreshSession()) signedIn(await loadMe());
+      } catch {
+        session.clear();
+      } finally {
+        setStarting(false);
+      }
+    })();
   }, []);
   useEffect(() => {
     if (!token) setMe(null);
   }, [token]);
 
   if (starting) return <p className="muted">Loading…</p>;
-  if (!token || !me) {
+  if (!token || !me) return <SignIn onSignedIn={signedIn} />;
+  const workspace = me.workspaces.find((w) => w.id === workspaceId) ?? me.workspaces[0];
+  if (!workspace) {
     return (
-      <SignIn
-        onSignedIn={(signedIn) => {
-          const ws = preferredWorkspace(signedIn.workspaces);
-          if (ws) rememberWorkspace(ws.id);
-          setMe(signedIn);
-        }}
-      />
+      <main id="main" className="signin">
+        <h1>No workspace</h1>
+        <p>This account belongs to no workspace yet: ask a workspace owner to add your number.</p>
+      </main>
     );
   }
-  const workspace = me.workspaces.find((w) => w.id === workspaceId) ?? me.workspaces[0]!;
   const signOut = async () => {
     await envelope(api.POST('/auth/sign-out')).catch(() => undefined);
     session.clear();

@@ -1,17 +1,18 @@
 // Sign-in (phone → code → workspace), the signed-in user and their workspaces, sign-out everywhere.
-import { createContext, useContext, useState, type FormEvent, type ReactNode } from 'react';
-import { api, session, unwrap } from './api/client';
+import { createContext, useContext, useState, type FormEvent } from 'react';
+import { api, CLIENT_HEADER, session, unwrap } from './api/client';
+import type { components } from './api/schema';
 import { ErrorNote, useAction } from './ui';
 
-export interface Workspace {
-  id: string;
-  name: string;
-  role: string;
-}
+export type Workspace = components['schemas']['MembershipDto'];
 
 export interface Me {
-  user: { id: string; phone: string; name: string | null };
   workspaces: Workspace[];
+}
+
+/** The signed-in user's workspaces (GET /auth/memberships): the switcher's list. */
+export async function loadMe(): Promise<Me> {
+  return { workspaces: await unwrap(api.GET('/auth/memberships')) };
 }
 
 export const MeContext = createContext<{ me: Me; workspace: Workspace; switchTo: (id: string) => void; signOut: () => Promise<void> } | null>(null);
@@ -51,9 +52,9 @@ export function SignIn({ onSignedIn }: { onSignedIn: (me: Me) => void }) {
   const verify = (e: FormEvent) => {
     e.preventDefault();
     void run(async () => {
-      const data = await unwrap(api.POST('/auth/verify-otp', { body: { phone, otp } }));
-      session.set({ token: data.token, refreshToken: data.refreshToken });
-      onSignedIn({ user: data.user, workspaces: [data.organization] });
+      const data = await unwrap(api.POST('/auth/verify-otp', { body: { phone, otp }, headers: CLIENT_HEADER }));
+      session.set({ token: data.token });
+      onSignedIn(await loadMe());
     });
   };
 
@@ -99,14 +100,11 @@ export function WorkspaceSwitcher() {
       <select value={workspace.id} onChange={(e) => switchTo(e.target.value)}>
         {me.workspaces.map((w) => (
           <option key={w.id} value={w.id}>
-            {w.name} ({w.role})
+            {w.name} ({w.role}
+            {w.suspended ? ', suspended' : ''})
           </option>
         ))}
       </select>
     </label>
   );
-}
-
-export function SessionProvider({ value, children }: { value: NonNullable<React.ContextType<typeof MeContext>>; children: ReactNode }) {
-  return <MeContext.Provider value={value}>{children}</MeContext.Provider>;
 }

@@ -22,14 +22,18 @@ export class ApiFailure extends Error {
 export const API_BASE = '/api';
 
 interface SessionState {
-  /** Access token: memory only (docs/decisions.md "Dashboard"). */
+  /** Access token (12 h): in memory only, regained after a reload by one refresh (docs/decisions.md "Dashboard"). */
   token: string | null;
-  /** Refresh token: memory only; a reload signs in again. */
-  refreshToken: string | null;
   workspaceId: string | null;
 }
 
-const state: SessionState = { token: null, refreshToken: null, workspaceId: null };
+/**
+ * The refresh token is never seen by this code: with this header the API keeps it in an HttpOnly,
+ * SameSite=Strict cookie on /api/auth (decisions.md "Sessions (dashboard)").
+ */
+export const CLIENT_HEADER = { 'x-service-client': 'dashboard' } as const;
+
+const state: SessionState = { token: null, workspaceId: null };
 const listeners = new Set<() => void>();
 
 export const session = {
@@ -44,7 +48,7 @@ export const session = {
     for (const l of listeners) l();
   },
   clear() {
-    session.set({ token: null, refreshToken: null });
+    session.set({ token: null });
   },
   subscribe(l: () => void) {
     listeners.add(l);
@@ -54,19 +58,19 @@ export const session = {
 
 let refreshing: Promise<boolean> | null = null;
 
-/** Rotates the refresh token for a new access token; false when the session is over. */
+/** Rotates the refresh cookie for a new access token; false when there is no session (or it is over). */
 export function refreshSession(): Promise<boolean> {
   refreshing ??= (async () => {
     try {
-      if (!state.refreshToken) return false;
       const res = await fetch(`${API_BASE}/auth/refresh`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ refreshToken: state.refreshToken }),
+        headers: { 'content-type': 'application/json', ...CLIENT_HEADER },
+        body: '{}',
+        credentials: 'same-origin',
       });
       if (!res.ok) return false;
-      const body = (await res.json()) as { data: { token: string; refreshToken: string } };
-      session.set({ token: body.data.token, refreshToken: body.data.refreshToken });
+      const body = (await res.json()) as { data: { token: string } };
+      session.set({ token: body.data.token });
       return true;
     } catch {
       return false;
