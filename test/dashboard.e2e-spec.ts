@@ -15,7 +15,7 @@ import { createStorage } from '#libs/storage';
 import { createWorkerApp } from '../apps/worker/src/app.js';
 import { dashboardDir } from '../apps/api/src/dashboard/serve.js';
 import { startApi, type TestApi } from './harness.js';
-import { seedStockItems } from './render-helpers.js';
+import { seedStockItems, until } from './render-helpers.js';
 
 // Issue 18: the web dashboard driven in Debian's Chromium (chromium-headless-shell, never a downloaded
 // browser) against the real API and worker: sign-in by a code from the development outbox (§5 "Session
@@ -183,6 +183,7 @@ describe('the web dashboard in a browser', () => {
     const log = page.getByRole('list', { name: 'Deliveries' });
     await log.getByText('HTTP 200', { exact: true }).waitFor({ timeout: 15_000 });
     await expect(log.textContent()).resolves.toMatch(/succeeded.*test/);
+    await expect(log.getByRole('button', { name: 'Redeliver' }).count()).resolves.toBe(0); // a test event is not redelivered
     await accessible('webhooks');
     await screenshot('webhooks');
   });
@@ -236,6 +237,20 @@ describe('the web dashboard in a browser', () => {
     expect(played.width).toBe(160);
     expect(played.time).toBeGreaterThan(0);
   }, 120_000);
+
+  it('redelivers a render event from the delivery log', async () => {
+    await open('Webhooks');
+    const log = page.getByRole('list', { name: 'Deliveries' });
+    const completed = log.locator('li[data-delivery]', { hasText: 'render.completed' }).first();
+    await until(async () => {
+      await open('Webhooks');
+      return (await completed.count()) > 0;
+    }, 'a render.completed delivery', 15_000);
+    const before = received.length;
+    await completed.getByRole('button', { name: 'Redeliver' }).click();
+    await until(async () => received.length > before, 'the redelivery', 15_000);
+    expect(received.at(-1)).toContain('render.completed');
+  });
 
   it('uploads a picture by drag and drop and uses it in a template field', async () => {
     const red = await sharp({ create: { width: 64, height: 64, channels: 3, background: '#ff0000' } }).png().toBuffer();

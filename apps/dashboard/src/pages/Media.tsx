@@ -39,15 +39,25 @@ function Thumb({ a }: { a: Asset }) {
   return <div className="thumb">{src && a.status === 'ready' ? <img src={src} alt="" loading="lazy" /> : <span className="muted">{a.type}</span>}</div>;
 }
 
-function useAssets(scope: 'workspace' | 'global', type: string, search: string, status = '') {
+function useAssets(scope: 'workspace' | 'global', type: string, search: string, status = '', folder = '', tags = '') {
   return useLoad(
     () =>
       envelope(
         api.GET('/v1/assets', {
-          params: { query: { scope, limit: 100, ...(type ? { type } : {}), ...(search ? { search } : {}), ...(status ? { status: status as 'ready' } : {}) } },
+          params: {
+            query: {
+              scope,
+              limit: 100,
+              ...(type ? { type } : {}),
+              ...(search ? { search } : {}),
+              ...(status ? { status: status as 'ready' } : {}),
+              ...(folder ? { folder } : {}),
+              ...(tags ? { tags } : {}),
+            },
+          },
         }),
       ),
-    [scope, type, search, status],
+    [scope, type, search, status, folder, tags],
   );
 }
 
@@ -56,7 +66,9 @@ export function MediaPage() {
   const [type, setType] = useState('');
   const [status, setStatus] = useState('');
   const [search, setSearch] = useState('');
-  const list = useAssets(scope, type, search, status);
+  const [folder, setFolder] = useState('');
+  const [tags, setTags] = useState('');
+  const list = useAssets(scope, type, search, status, folder.trim(), tags.replace(/\s+/g, ''));
   // Uploads are processed by a worker (thumbnails, probing): shown live until they are ready or failed.
   usePollWhile(list.data?.data.some((a) => a.status === 'processing' || a.status === 'uploading') ?? false, list.reload);
   const [uploads, setUploads] = useState<Upload[]>([]);
@@ -125,6 +137,14 @@ export function MediaPage() {
               <option key={t}>{t}</option>
             ))}
           </select>
+        </label>
+        <label>
+          Folder
+          <input value={folder} onChange={(e) => setFolder(e.target.value)} />
+        </label>
+        <label>
+          Tags
+          <input value={tags} onChange={(e) => setTags(e.target.value)} placeholder="logo,brand" />
         </label>
         <label>
           Status

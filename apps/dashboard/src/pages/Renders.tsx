@@ -13,13 +13,20 @@ export function RendersPage() {
   const kind = query.get('kind') ?? '';
   const templateId = query.get('templateId') ?? '';
   const page = Number(query.get('page') ?? 1);
-  const set = (k: string, v: string) => {
+  const sort = query.get('sort') ?? 'createdAt';
+  const order = query.get('order') ?? 'desc';
+  const from = query.get('createdFrom') ?? '';
+  const to = query.get('createdTo') ?? '';
+  const setAll = (changes: Record<string, string>) => {
     const q = new URLSearchParams(query);
-    if (v) q.set(k, v);
-    else q.delete(k);
-    if (k !== 'page') q.delete('page');
+    for (const [k, v] of Object.entries(changes)) {
+      if (v) q.set(k, v);
+      else q.delete(k);
+    }
+    if (!('page' in changes)) q.delete('page');
     navigate(`/?${q}`, true);
   };
+  const set = (k: string, v: string) => setAll({ [k]: v });
   const list = useLoad(
     () =>
       envelope(
@@ -31,11 +38,15 @@ export function RendersPage() {
               ...(status ? { status: status as Status } : {}),
               ...(kind ? { kind: kind as 'image' | 'video' } : {}),
               ...(templateId ? { templateId } : {}),
+              ...(from ? { createdFrom: from } : {}),
+              ...(to ? { createdTo: to } : {}),
+              sort: sort as 'createdAt',
+              order: order as 'desc',
             },
           },
         }),
       ),
-    [status, kind, templateId, page],
+    [status, kind, templateId, page, sort, order, from, to],
   );
   const renders = list.data?.data ?? [];
   usePollWhile(renders.some((r) => !SETTLED.has(r.status)), list.reload);
@@ -70,6 +81,24 @@ export function RendersPage() {
         <label>
           Template id
           <input value={templateId} onChange={(e) => set('templateId', e.target.value.trim())} placeholder="tpl_…" />
+        </label>
+        <label>
+          Created from
+          <input type="date" value={from} onChange={(e) => set('createdFrom', e.target.value)} />
+        </label>
+        <label>
+          to
+          <input type="date" value={to} onChange={(e) => set('createdTo', e.target.value)} />
+        </label>
+        <label>
+          Sort
+          <select value={`${sort} ${order}`} onChange={(e) => setAll({ sort: e.target.value.split(' ')[0]!, order: e.target.value.split(' ')[1]! })}>
+            <option value="createdAt desc">newest</option>
+            <option value="createdAt asc">oldest</option>
+            <option value="completedAt desc">recently finished</option>
+            <option value="credits desc">most credits</option>
+            <option value="fileSizeBytes desc">largest</option>
+          </select>
         </label>
       </form>
       <ErrorNote error={list.error} />

@@ -23,9 +23,11 @@ function Deliveries({ endpoint, version }: { endpoint: string; version: number }
             <span className="muted">
               {d.attempts} attempt{d.attempts === 1 ? '' : 's'} · {age(d.createdAt)}
             </span>{' '}
-            <button type="button" disabled={redeliver.busy} onClick={() => void redeliver.run(async () => (await unwrap(api.POST('/v1/webhooks/{id}/deliveries/{deliveryId}/redeliver', { params: { path: { id: endpoint, deliveryId: d.id } } })), log.reload()))}>
-              Redeliver
-            </button>
+            {!d.test && (
+              <button type="button" disabled={redeliver.busy} onClick={() => void redeliver.run(async () => (await unwrap(api.POST('/v1/webhooks/{id}/deliveries/{deliveryId}/redeliver', { params: { path: { id: endpoint, deliveryId: d.id } } })), log.reload()))}>
+                Redeliver
+              </button>
+            )}
             {d.log.length > 0 && (
               <ol className="attempts">
                 {d.log.map((a) => (
