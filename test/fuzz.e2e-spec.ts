@@ -35,7 +35,8 @@ describe('bad input never answers 5xx (issue 21)', () => {
     const doc = buildOpenApiDocument(api.app, { prefix: 'api' }) as unknown as OpenApiDoc;
     schemas = doc.components?.schemas ?? {};
     // Every route of the controllers' metadata (as test/routes.e2e-spec.ts walks them): a new route is fuzzed without being listed.
-    routes = [...routeHandlers(api.app)].map(({ ctrl, handler }) => {
+    // An event stream never ends (its bad inputs: test/render-events.e2e-spec.ts).
+    routes = [...routeHandlers(api.app)].filter(({ ctrl, handler }) => !routeOf(ctrl, handler).stream).map(({ ctrl, handler }) => {
       const { method, path, auth } = routeOf(ctrl, handler);
       return { method, path, auth: auth?.kind ?? 'public', ...operationShape(doc, method, path) };
     });

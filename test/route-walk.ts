@@ -2,7 +2,7 @@ import { RequestMethod } from '@nestjs/common';
 import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants.js';
 import { ModulesContainer } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { AUTH_META, type RouteAuth } from '../apps/api/src/http/decorators.js';
+import { AUTH_META, STREAM_META, type RouteAuth } from '../apps/api/src/http/decorators.js';
 
 export type Controller = new (...a: unknown[]) => object;
 
@@ -21,10 +21,13 @@ export function* routeHandlers(app: NestFastifyApplication): Generator<{ ctrl: C
   }
 }
 
-/** A handler's method, its path as OpenAPI writes it (`/v1/render/{id}`, no prefix) and who may call it. */
-export function routeOf(ctrl: Controller, handler: object): { method: string; path: string; auth: RouteAuth | undefined } {
+/**
+ * A handler's method, its path as OpenAPI writes it (`/v1/render/{id}`, no prefix), who may call it,
+ * and whether it answers a never-ending event stream (a caller that waits for the end skips it).
+ */
+export function routeOf(ctrl: Controller, handler: object): { method: string; path: string; auth: RouteAuth | undefined; stream: boolean } {
   const path = `/${Reflect.getMetadata(PATH_METADATA, ctrl)}/${Reflect.getMetadata(PATH_METADATA, handler)}`.replace(/\/+/g, '/').replace(/\/$/, '').replace(/:(\w+)/g, '{$1}');
   const method = RequestMethod[Reflect.getMetadata(METHOD_METADATA, handler) as number].toLowerCase();
   const auth = (Reflect.getMetadata(AUTH_META, handler) ?? Reflect.getMetadata(AUTH_META, ctrl)) as RouteAuth | undefined;
-  return { method, path, auth };
+  return { method, path, auth, stream: Reflect.getMetadata(STREAM_META, handler) === true };
 }

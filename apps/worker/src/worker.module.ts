@@ -11,6 +11,7 @@ import { CreditsService } from '#libs/credits';
 import { JobQueues, queueOf, QueueModule, SCHEDULES, VIDEO_FLOWS } from '#libs/queue';
 import { RedisKeys } from '#libs/redis';
 import { RenderLifecycle } from '#libs/renders';
+import { RenderFeed } from '#libs/events';
 import { FontCatalog, StillEngine, storageAwareFetcher } from '#libs/still';
 import type { StorageDriver } from '#libs/storage';
 import { WebhookDeliverer, WebhookDispatcher } from '#libs/webhooks';
@@ -58,6 +59,7 @@ export class WorkerModule implements OnApplicationBootstrap, BeforeApplicationSh
         fromServices(RedisKeys, 'redisKeys'), fromServices(CreditsService, 'credits'), fromServices(RenderLifecycle, 'lifecycle'),
         fromServices(WebhookDeliverer, 'webhookDeliverer'), fromServices(WebhookDispatcher, 'webhookDispatcher'), fromServices(AssetsService, 'assets'),
         fromServices(TranscriptionRunner, 'transcriptionRunner'), fromServices(AutoCaptions, 'autoCaptions'), fromServices(TranscriptionsService, 'transcriptions'),
+        fromServices(RenderFeed, 'renderFeed'),
         { provide: FontCatalog, useFactory: () => FontCatalog.system() },
         {
           provide: VideoEngineHolder,

@@ -5,6 +5,7 @@ import { AuthService, FanoutSmsSender, OutboxSmsSender, TwilioSmsSender, type Sm
 import { AutoCaptions, CaptionsService, createSpeechEngines, requireSpeech, TranscriptionRunner, TranscriptionsService, type SourceLookup, type SpeechEngines, type StoredSources } from '#libs/captions';
 import { ApiError, CursorCodec, deriveKey, type AppConfig } from '#libs/core';
 import { CreditsService } from '#libs/credits';
+import { RenderFeed } from '#libs/events';
 import { forWorkspace, type Orm } from '#libs/db';
 import { IntegrationsService } from '#libs/integrations';
 import { KeyAuthenticator, KeysService, RequestMeter } from '#libs/keys';
@@ -279,7 +280,12 @@ export class AppServices {
   }
 
   get webhookDispatcher(): WebhookDispatcher {
-    return this.once('webhookDispatcher', () => new WebhookDispatcher(this.orm, this.webhookStore, this.redis, this.config));
+    return this.once('webhookDispatcher', () => new WebhookDispatcher(this.orm, this.webhookStore, this.redis, this.config, this.renderFeed));
+  }
+
+  /** The live feed of render events and progress (Redis pub/sub; the API's streams subscribe to it). */
+  get renderFeed(): RenderFeed {
+    return this.once('renderFeed', () => new RenderFeed(this.redis, this.redisKeys));
   }
 
   /** Renders (the API), built once on the first caller's queues. */
@@ -304,6 +310,7 @@ export class AppServices {
 
   /** Releases what was opened: the Redis connection (if one was made) and the database. */
   async close(): Promise<void> {
+    this.built.renderFeed?.close();
     this.built.redis?.disconnect();
     await this.orm.close(true);
   }

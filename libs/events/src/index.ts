@@ -1,2 +1,3 @@
 export * from './outbox-event.entity.js';
 export * from './outbox.js';
+export * from './render-feed.js';

@@ -92,6 +92,16 @@ export class RedisKeys {
     return `${this.prefix}:{user:${userId}}:sesreq`;
   }
 
+  /** The pub/sub channel of a workspace's render feed (libs/events RenderFeed). */
+  renderFeed(workspaceId: string): string {
+    return `${this.prefix}:{ws:${workspaceId}}:feed`;
+  }
+
+  /** Held for a moment after a render's progress figure went out on the feed (the throttle). */
+  renderFeedThrottle(workspaceId: string, renderId: string): string {
+    return `${this.prefix}:{ws:${workspaceId}}:feed:p:${renderId}`;
+  }
+
   otpSends(kind: 'phone' | 'ip', value: string): string {
     return `${this.prefix}:otp:${kind}:${value}`;
   }

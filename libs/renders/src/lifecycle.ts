@@ -203,13 +203,14 @@ export class RenderLifecycle {
     return !row || row.cancelRequested || TERMINAL_STATUSES.includes(row.status);
   }
 
-  /** `rendering` with progress 0..1, rising only (a late, lower figure of another chunk changes nothing). */
-  async progress(id: string, progress: number): Promise<void> {
-    await allWorkspaces(this.orm).nativeUpdate(
+  /** `rendering` with progress 0..1, rising only (a late, lower figure of another chunk changes nothing); true when it moved. */
+  async progress(id: string, progress: number): Promise<boolean> {
+    const moved = await allWorkspaces(this.orm).nativeUpdate(
       Render,
       { id, status: { $in: ['fetching', 'rendering'] }, progress: { $lt: progress } },
       { status: 'rendering', progress: Math.round(progress * 1000) / 1000, updatedAt: new Date() },
     );
+    return moved > 0;
   }
 
   /** `saving`: the renderer is done and the files are being stored (only while working). */

@@ -2,6 +2,7 @@ import type { MikroORM } from '@mikro-orm/core';
 import type { Redis } from 'ioredis';
 import { newId, PLANS, type AppConfig, type PlanCode } from '#libs/core';
 import { forWorkspace } from '#libs/db';
+import type { RenderFeed } from '#libs/events';
 import { Workspace } from '#libs/workspaces';
 import { DeliveryAllowance } from './allowance.js';
 import { WebhookEndpoint } from './entities.js';
@@ -23,6 +24,8 @@ export class WebhookDispatcher {
     /** Takes the monthly allowance (one script call per workspace per batch). */
     private readonly redis: Redis,
     config: Pick<AppConfig, 'redisPrefix'>,
+    /** Where each batch's render events are announced live (GET /v1/renders/events); best effort. */
+    private readonly feed?: RenderFeed,
   ) {
     this.allowance = new DeliveryAllowance(config.redisPrefix, (ws, since) => store.countUsed(ws, since));
   }
@@ -78,6 +81,8 @@ export class WebhookDispatcher {
     const ids = stored.filter((d) => d.state === 'pending').map((d) => d.id);
     if (ids.length) await enqueue(ids);
     await store.stampDispatched(events.map((e) => e.id), new Date());
+    // After the stamp: a stream resuming from the outbox (Last-Event-ID) reads only dispatched events, so none falls between.
+    await this.feed?.announce(events).catch(() => undefined);
     return { events: events.length, deliveries: ids.length };
   }
 

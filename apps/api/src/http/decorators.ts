@@ -7,6 +7,8 @@ import type { IntegrationProvider } from '#libs/integrations';
 export const AUTH_META = 'mr:auth';
 export const FEATURE_META = 'mr:feature';
 export const INTEGRATION_META = 'mr:integration';
+/** Marks a route that answers a never-ending text/event-stream (tests that call every route leave it to its own test). */
+export const STREAM_META = 'mr:stream';
 const ERRORS_META = 'mr:errors';
 /** The @nestjs/swagger metadata key of ApiResponse. */
 const API_RESPONSE_META = 'swagger/apiResponse';
@@ -198,6 +200,14 @@ export function ApiEnvelope(dto: Type | null, opts: EnvelopeOptions = {}) {
 /** Documents a success answer that is not the envelope (the Shotstack door answers in Shotstack's shapes). */
 export function ApiRaw(dto: Type, opts: { status?: number; description?: string } = {}) {
   return applyDecorators(ApiExtraModels(dto), ApiResponse({ status: opts.status ?? 200, description: opts.description ?? 'Success', schema: { $ref: getSchemaPath(dto) } }));
+}
+
+/** Documents a server-sent event stream (text/event-stream) and marks the route as one (STREAM_META). */
+export function ApiEventStream(description: string) {
+  return applyDecorators(
+    SetMetadata(STREAM_META, true),
+    ApiResponse({ status: 200, description, content: { 'text/event-stream': { schema: { type: 'string', description: 'Server-sent events: `id:` (render events), `event:` (the type), `data:` (the event envelope as JSON); `:` comment lines are heartbeats' } } } }),
+  );
 }
 
 /**

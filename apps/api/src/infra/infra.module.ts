@@ -5,6 +5,7 @@ import { AuthService } from '#libs/auth';
 import { TranscriptionsService } from '#libs/captions';
 import { CursorCodec, type AppConfig } from '#libs/core';
 import { CreditsService } from '#libs/credits';
+import { RenderFeed } from '#libs/events';
 import { IntegrationsService } from '#libs/integrations';
 import { KeyAuthenticator, KeysService, RequestMeter } from '#libs/keys';
 import { RedisKeys } from '#libs/redis';
@@ -21,6 +22,7 @@ const PROVIDED = [
   fromServices(AuthService, 'auth'), fromServices(CreditsService, 'credits'), fromServices(TemplatesService, 'templates'),
   fromServices(WebhookEndpoints, 'webhookEndpoints'), fromServices(AssetsService, 'assets'),
   fromServices(IntegrationsService, 'integrations'), fromServices(TranscriptionsService, 'transcriptions'),
+  fromServices(RenderFeed, 'renderFeed'),
 ];
 
 /**

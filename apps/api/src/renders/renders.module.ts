@@ -4,6 +4,8 @@ import { AppServices } from '#libs/app';
 import { JobQueues } from '#libs/queue';
 import { OutageLog } from '#libs/redis';
 import { RendersService } from '#libs/renders';
+import { RenderEventsController } from './render-events.controller.js';
+import { RenderEventStreams } from './render-events.js';
 import { RendersController } from './renders.controller.js';
 import { ShotstackController, ShotstackStageController } from './shotstack.controller.js';
 
@@ -20,9 +22,10 @@ class StillEvents extends QueueEventsHost {
 }
 
 @Module({
-  controllers: [RendersController, ShotstackController, ShotstackStageController],
+  controllers: [RendersController, RenderEventsController, ShotstackController, ShotstackStageController],
   providers: [
     StillEvents,
+    RenderEventStreams,
     {
       provide: RendersService,
       inject: [AppServices, JobQueues, StillEvents],

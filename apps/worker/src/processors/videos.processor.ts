@@ -8,6 +8,7 @@ import type { Orm } from '#libs/db';
 import { JobQueues, VIDEO_ATTEMPTS, VIDEO_FLOWS, type JobPayloads, type TypedJob } from '#libs/queue';
 import { RedisKeys } from '#libs/redis';
 import { RenderLifecycle } from '#libs/renders';
+import { RenderFeed } from '#libs/events';
 import type { StorageDriver } from '#libs/storage';
 import { ORM, REDIS, STORAGE, WORKER_CONFIG } from '../tokens.js';
 import { VideoEngineHolder } from '../videos/engine.holder.js';
@@ -39,9 +40,10 @@ export class VideosProcessor extends QueueProcessor<'videos'> implements OnAppli
     private readonly lifecycle: RenderLifecycle,
     private readonly engine: VideoEngineHolder,
     autoCaptions: AutoCaptions,
+    feed: RenderFeed,
   ) {
     super();
-    this.deps = { orm, engine, storage, lifecycle, redis, keys, queues, flows, config, autoCaptions };
+    this.deps = { orm, engine, storage, lifecycle, redis, keys, queues, flows, config, autoCaptions, feed };
     this.jobs = { render: new VideoRenderJob(this.deps), chunk: new VideoChunkJob(this.deps), combine: new VideoCombineJob(this.deps) };
   }
 

@@ -14,6 +14,7 @@ import { assertTiming, outputFps, type EditSpec } from '#libs/edit-spec';
 import { VIDEO_ATTEMPTS, type JobPayloads, type JobQueues, type JobResults, type TypedJob, type VideoChunkResult } from '#libs/queue';
 import type { RedisKeys } from '#libs/redis';
 import { renderError, TERMINAL_STATUSES, type Render, type RenderLifecycle, type RenderStatus } from '#libs/renders';
+import type { RenderFeed } from '#libs/events';
 import { outputKey, type StorageDriver } from '#libs/storage';
 import { planChunks, VideoRenderCancelled, type VideoChunk, type VideoEngine, type VideoOutput } from '#libs/video';
 import { Workspace } from '#libs/workspaces';
@@ -58,6 +59,8 @@ export interface VideoJobDeps {
   config: { video: Pick<AppConfig['video'], 'chunkFrames' | 'chunkMinFrames'> };
   /** Transcribes `alias://` captions before a render is drawn (libs/captions). */
   autoCaptions: AutoCaptions;
+  /** The live feed of the workspace's renders: progress figures (libs/events). */
+  feed: RenderFeed;
 }
 
 /** How the videos processor runs a job: its payload, the BullMQ job and lock token, and the run number. */
@@ -110,9 +113,14 @@ class VideoJobBase {
     return { signal: abort.signal, stop: () => clearInterval(watch) };
   }
 
-  /** Progress 0..1 on the record (rising only), status `rendering`; a failed write is only a lost figure. */
-  protected writeProgress(id: string, progress: number): void {
-    void this.deps.lifecycle.progress(id, progress).catch(() => undefined);
+  /**
+   * Progress 0..1 on the record (rising only), status `rendering`, and on the workspace's live feed
+   * when it moved (throttled per render); a failed write is only a lost figure.
+   */
+  protected writeProgress(row: Pick<Render, 'id' | 'workspaceId'>, progress: number): void {
+    void this.deps.lifecycle.progress(row.id, progress)
+      .then((moved) => (moved ? this.deps.feed.progress(row.workspaceId, row.id, progress) : false))
+      .catch(() => undefined);
   }
 
   /** `saving`: the output, poster and thumbnail stored, then `done` (credits captured, event written). */
@@ -238,7 +246,7 @@ export class VideoRenderJob extends VideoJobBase {
           if (now - lastWrite < 500 && progress < 1) return;
           lastWrite = now;
           stage = 'rendering';
-          this.writeProgress(row.id, progress);
+          this.writeProgress(row, progress);
         },
       });
       files.push(out.file, out.posterFile, ...(out.thumbnailFile ? [out.thumbnailFile] : []));
@@ -304,7 +312,7 @@ export class VideoChunkJob extends VideoJobBase {
           lastWrite = now;
           void redis.hset(progressKey, String(data.index), String(Math.round(p * frames)))
             .then(() => redis.hvals(progressKey))
-            .then((done) => this.writeProgress(row.id, (0.9 * done.reduce((sum, v) => sum + Number(v), 0)) / data.totalFrames))
+            .then((done) => this.writeProgress(row, (0.9 * done.reduce((sum, v) => sum + Number(v), 0)) / data.totalFrames))
             .catch(() => undefined);
         },
       });
@@ -368,7 +376,7 @@ export class VideoCombineJob extends VideoJobBase {
       const out = await engine.combine(row.edit as unknown as EditSpec, chunks, {
         outputDir: join(dir, 'out'),
         signal: cancel.signal,
-        onProgress: (p) => this.writeProgress(row.id, 0.9 + 0.1 * p),
+        onProgress: (p) => this.writeProgress(row, 0.9 + 0.1 * p),
       });
       files.push(out.file, out.posterFile, ...(out.thumbnailFile ? [out.thumbnailFile] : []));
       if (cancel.signal.aborted) throw new VideoRenderCancelled();
