@@ -217,14 +217,31 @@ describe('the web dashboard in a browser', () => {
     await accessible('renders');
   });
 
-  it('watches a video\'s progress to done in the gallery and plays it', async () => {
-    const created = await keyApi('/v1/render', { method: 'POST', body: JSON.stringify({ edit: tinyVideo(2) }) });
+  it('watches a video\'s progress to done in the gallery, live from the render event stream, and plays it', async () => {
+    const feed = page.waitForResponse((r) => r.url().endsWith('/api/v1/renders/events') && r.status() === 200);
+    await open('Renders');
+    await feed;
+    // Everything the gallery shows in flight is settled: nothing polls; what follows comes through the stream.
+    await page.evaluate(() => {
+      const seen: string[] = [];
+      (window as unknown as { seen: string[] }).seen = seen;
+      new MutationObserver(() => {
+        for (const card of document.querySelectorAll('[data-render]')) {
+          const p = card.querySelector('progress');
+          seen.push(`${card.getAttribute('data-render')} ${card.getAttribute('data-status')} ${p ? p.value : ''}`);
+        }
+      }).observe(document.querySelector('main')!, { subtree: true, childList: true, attributes: true });
+    });
+    const created = await keyApi('/v1/render', { method: 'POST', body: JSON.stringify({ edit: tinyVideo(8) }) });
     expect(created.status).toBe(202);
     const id = ((await created.json()) as { data: { id: string } }).data.id;
-    await open('Renders');
     const card = page.locator(`[data-render="${id}"]`);
-    await expect(card.getAttribute('data-status')).resolves.toMatch(/queued|fetching|rendering|saving|done/);
     await page.locator(`[data-render="${id}"][data-status="done"]`).waitFor({ timeout: 90_000 });
+    const seen = (await page.evaluate(() => (window as unknown as { seen: string[] }).seen)).filter((l) => l.startsWith(id));
+    const figures = seen.map((l) => Number(l.split(' ')[2])).filter((p) => p > 0 && p < 1);
+    console.log(`dashboard: ${id} went ${[...new Set(seen.map((l) => l.split(' ')[1]))].join(' → ')}, progress ${[...new Set(figures)].join(', ')}`);
+    expect(seen[0]).toMatch(/ (queued|fetching|rendering)/);
+    expect(figures.length).toBeGreaterThan(0);
     await card.getByRole('link').click();
     const video = page.getByLabel('Rendered video');
     await video.waitFor();

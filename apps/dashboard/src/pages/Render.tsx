@@ -1,12 +1,11 @@
 import { api, API_BASE, unwrap } from '../api/client';
-import { SETTLED, usePollWhile } from '../live';
+import { SETTLED, useLiveRenders } from '../live';
 import { Link } from '../router';
 import { age, bytes, CopyButton, ErrorNote, Loading, Status, useAction, useLoad } from '../ui';
 
 export function RenderPage({ id }: { id: string }) {
   const loaded = useLoad(() => unwrap(api.GET('/v1/render/{id}', { params: { path: { id } } })), [id]);
-  const render = loaded.data;
-  usePollWhile(render !== undefined && !SETTLED.has(render.status), loaded.reload);
+  const [render] = useLiveRenders(loaded.data ? [loaded.data] : [], loaded.reload, (renderId) => renderId === id);
   const cancel = useAction();
   if (loaded.error) return <ErrorNote error={loaded.error} />;
   if (!render) return <Loading what="Loading the render" />;

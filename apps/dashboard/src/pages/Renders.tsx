@@ -2,7 +2,7 @@ import { useEffect, useState } from 'react';
 import { api, envelope } from '../api/client';
 import { Link, navigate, useLocation } from '../router';
 import { age, Empty, ErrorNote, Loading, Status, useLoad } from '../ui';
-import { SETTLED, usePollWhile } from '../live';
+import { SETTLED, useLiveRenders } from '../live';
 
 const STATUSES = ['queued', 'rendering', 'saving', 'done', 'failed', 'cancelled'] as const;
 type Status = (typeof STATUSES)[number];
@@ -48,8 +48,7 @@ export function RendersPage() {
       ),
     [status, kind, templateId, page, sort, order, from, to],
   );
-  const renders = list.data?.data ?? [];
-  usePollWhile(renders.some((r) => !SETTLED.has(r.status)), list.reload);
+  const renders = useLiveRenders(list.data?.data ?? [], list.reload);
   const [now, setNow] = useState(Date.now());
   useEffect(() => {
     const t = setInterval(() => setNow(Date.now()), 10_000);
@@ -123,7 +122,7 @@ export function RendersPage() {
               </Link>
               <div className="meta">
                 <Status value={r.status} />
-                {(r.status === 'rendering' || r.status === 'queued') && (
+                {!SETTLED.has(r.status) && (
                   <progress max={1} value={r.progress} aria-label={`Progress of ${r.id}`}>
                     {Math.round(r.progress * 100)}%
                   </progress>
