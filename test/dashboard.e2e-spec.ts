@@ -196,7 +196,7 @@ describe('the web dashboard in a browser', () => {
     await page.getByRole('button', { name: 'Publish' }).click();
     await page.getByText('published', { exact: true }).waitFor();
     // The form's live preview: a test-mode still (free, watermarked) of the values as typed.
-    const firstPreview = await page.waitForFunction(() => document.querySelector<HTMLImageElement>('.preview img')?.src.match(/\/files\/.*/)?.[0]);
+    const firstPreview = await page.waitForFunction(() => document.querySelector<HTMLImageElement>('.preview img')?.src.match(/\/files\/.*/)?.[0] ?? '');
     await page.getByRole('textbox', { name: 'Discount', exact: true }).fill('70%');
     await page.waitForFunction((before) => !(document.querySelector<HTMLImageElement>('.preview img')?.src.endsWith(before) ?? true), await firstPreview.jsonValue());
     await accessible('template');
