@@ -1,5 +1,5 @@
 import { useRef, useState, type DragEvent } from 'react';
-import { api, envelope, API_BASE, ApiFailure, sessionHeaders } from '../api/client';
+import { api, envelope, API_BASE, ApiFailure, refreshSession, sessionHeaders } from '../api/client';
 import type { components } from '../api/schema';
 import { usePollWhile } from '../live';
 import { bytes, Empty, ErrorNote, Loading, Status, useAction, useLoad } from '../ui';
@@ -15,15 +15,30 @@ interface Upload {
   done?: boolean;
 }
 
-/** POST /v1/assets through XMLHttpRequest: fetch reports no upload progress. */
-function upload(file: File, onProgress: (loaded: number) => void): Promise<{ id: string }> {
+/** POST /v1/assets through XMLHttpRequest (fetch reports no upload progress); an expired session is refreshed once. */
+async function upload(file: File, onProgress: (loaded: number) => void): Promise<{ id: string }> {
+  try {
+    return await uploadOnce(file, onProgress);
+  } catch (err) {
+    const code = (err as ApiFailure).code;
+    if ((code === 'TOKEN_EXPIRED' || code === 'INVALID_TOKEN') && (await refreshSession())) return uploadOnce(file, onProgress);
+    throw err;
+  }
+}
+
+function uploadOnce(file: File, onProgress: (loaded: number) => void): Promise<{ id: string }> {
   return new Promise((resolve, reject) => {
     const xhr = new XMLHttpRequest();
     xhr.open('POST', `${API_BASE}/v1/assets`);
     for (const [k, v] of Object.entries(sessionHeaders())) xhr.setRequestHeader(k, v);
     xhr.upload.onprogress = (e) => onProgress(e.loaded);
     xhr.onload = () => {
-      const body = JSON.parse(xhr.responseText || '{}') as { data?: { id: string }; code?: string; message?: string };
+      let body: { data?: { id: string }; code?: string; message?: string } = {};
+      try {
+        body = JSON.parse(xhr.responseText || '{}') as typeof body;
+      } catch {
+        // not JSON (a proxy's page): the status says it
+      }
       if (xhr.status < 300 && body.data) resolve(body.data);
       else reject(new ApiFailure(body.code ?? `HTTP_${xhr.status}`, body.message ?? xhr.statusText, xhr.status));
     };
