@@ -341,6 +341,11 @@ describe('the web dashboard in a browser', () => {
     await expect(switcher.locator('option').allTextContents()).resolves.toEqual(['Northwind (owner)', 'Southwind (member)']);
     await switcher.selectOption({ label: 'Southwind (member)' });
     await page.getByText('No renders yet').waitFor();
+    // A member may not create keys: the API's refusal is shown as its message and code.
+    await open('API keys');
+    await page.getByText('Create a key').click();
+    await page.getByRole('button', { name: 'Create key' }).click();
+    await expect(page.getByRole('alert').textContent()).resolves.toContain('ROLE_REQUIRED');
     await switcher.selectOption({ label: 'Northwind (owner)' });
     await page.locator('[data-status="done"]').first().waitFor();
   });
