@@ -65,6 +65,18 @@ describe('dashboard sessions on /v1 routes', () => {
     expect((await api.app.inject({ method: 'GET', url: '/api/v1/webhooks', headers: as(member) })).statusCode).toBe(200);
     const created = await api.app.inject({ method: 'POST', url: '/api/v1/webhooks', headers: as(owner), payload: hook });
     expect(created.statusCode).toBe(201);
+    // The §4.7 twins answer the same: members list, owners change.
+    const twin = await api.app.inject({ method: 'POST', url: '/api/organization/webhooks', headers: as(member), payload: hook });
+    expect([twin.statusCode, twin.json().code]).toEqual([403, 'ROLE_REQUIRED']);
+    const id = created.json().data.id as string;
+    for (const [method, url] of [['PATCH', `/api/organization/webhooks/${id}`], ['POST', `/api/organization/webhooks/${id}/test`], ['DELETE', `/api/organization/webhooks/${id}`]] as const) {
+      expect((await api.app.inject({ method, url, headers: as(member), payload: {} })).json().code).toBe('ROLE_REQUIRED');
+    }
+    expect((await api.app.inject({ method: 'GET', url: '/api/organization/webhooks', headers: as(member) })).json().data.map((w: { id: string }) => w.id)).toEqual([id]);
+    // The dashboard's delivery log and re-enable are the /v1 routes (no twins): a member reads the log, the owner re-enables.
+    expect((await api.app.inject({ method: 'GET', url: `/api/v1/webhooks/${id}/deliveries`, headers: as(member) })).statusCode).toBe(200);
+    const reenabled = await api.app.inject({ method: 'PATCH', url: `/api/v1/webhooks/${id}`, headers: as(owner), payload: { isActive: true } });
+    expect([reenabled.statusCode, reenabled.json().data.isActive]).toEqual([200, true]);
   });
 
   it('a session is counted against its account: beyond 600 requests a minute, 429 RATE_LIMIT_EXCEEDED with Retry-After', async () => {

@@ -10,7 +10,7 @@ import { Asset } from '#libs/assets';
 import { LedgerEntry } from '#libs/credits';
 import { openAppDatabase } from '#libs/app';
 import { allWorkspaces, forWorkspace, type Orm } from '#libs/db';
-import { OutboxEvent } from '#libs/events';
+import { OutboxEvent, PROGRESS_EVERY_MS, RenderFeed, type FeedMessage } from '#libs/events';
 import { createRedis, RedisKeys } from '#libs/redis';
 import { Render } from '#libs/renders';
 import { createWorkerApp } from '../apps/worker/src/app.js';
@@ -146,6 +146,9 @@ describe('video renders through the API and a worker (issue 6)', () => {
   it('§3: the record moves through the states in order, with progress rising while it renders', async () => {
     // Progress is written at most every 500 ms: 10 s of frames (120) keep the render in `rendering`
     // for several writes even on a quick machine (4 s were sometimes drawn within one).
+    // Issue 18: the same moves on the workspace's live feed (what GET /v1/renders/events streams).
+    const feed: FeedMessage[] = [];
+    const unsubscribe = await api.app.get(RenderFeed).subscribe(workspaceId, (m) => feed.push(m));
     const id = (await post(key, { edit: tiny(10) })).json().data.id as string;
     const order = ['queued', 'fetching', 'rendering', 'saving', 'done'];
     const seen: string[] = [];
@@ -164,6 +167,17 @@ describe('video renders through the API and a worker (issue 6)', () => {
     expect(new Set(progress).size).toBeGreaterThan(1);
     expect(progress).toEqual([...progress].sort((a, b) => a - b));
     expect(progress.every((v) => v >= 0 && v <= 1)).toBe(true);
+    await until(async () => feed.some((m) => m.type === 'render.completed' && m.data.id === id), 10_000);
+    unsubscribe();
+    const mine = feed.filter((m) => m.data.id === id);
+    expect(mine.filter((m) => m.id).map((m) => m.type)).toEqual(['render.queued', 'render.started', 'render.completed']);
+    const figures = mine.filter((m) => m.type === 'render.progress');
+    expect(figures.length).toBeGreaterThan(1);
+    const values = figures.map((m) => Number(m.data.progress));
+    expect(values).toEqual([...values].sort((a, b) => a - b));
+    // At most one figure per render each PROGRESS_EVERY_MS (the throttle; a clock tick of slack).
+    const times = figures.map((m) => Date.parse(m.created));
+    expect(times.slice(1).every((t, i) => t - times[i] >= PROGRESS_EVERY_MS - 5)).toBe(true);
   }, 180_000);
 
   it('a gif renders too', async () => {

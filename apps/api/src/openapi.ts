@@ -34,8 +34,11 @@ export function buildOpenApiDocument(app: INestApplication, config: Pick<AppConf
     .addServer(`/${config.prefix}`.replace(/\/$/, ''), 'This deployment')
     .addApiKey({ type: 'apiKey', in: 'header', name: 'x-api-key', description: 'Workspace API key (pk_live_… or pk_test_…)' }, 'apiKey')
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'The same API key as a bearer token' }, 'bearerKey')
-    .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'Dashboard session token' }, 'session')
-    .addApiKey({ type: 'apiKey', in: 'header', name: 'X-Service-Org', description: 'Workspace id for session routes' }, 'org')
+    .addBearerAuth({
+      type: 'http', scheme: 'bearer', bearerFormat: 'JWT',
+      description: 'Dashboard session token (with X-Service-Org). On the key routes the member\'s role stands in for scopes (owner: all; member: every :read, renders:write, templates:write, assets:write; else 403 ROLE_REQUIRED); X-Service-Mode: test makes the call a test key\'s (free, watermarked renders)',
+    }, 'session')
+    .addApiKey({ type: 'apiKey', in: 'header', name: 'X-Service-Org', description: 'Workspace id for a session (GET /auth/memberships lists them)' }, 'org')
     .build();
   const doc = SwaggerModule.createDocument(app, builder, { ignoreGlobalPrefix: true });
   // package.json's "license" (no licence granted yet): change both together.

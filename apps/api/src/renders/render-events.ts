@@ -58,6 +58,8 @@ export class RenderEventStreams implements BeforeApplicationShutdown {
     };
     this.open.add(close);
     res.on('close', close);
+    // A client gone while the subscription or the backlog was awaited: its 'close' has passed.
+    if (res.destroyed || !res.socket || res.socket.destroyed) return close();
     write = (m) => {
       res.write(`${m.id ? `id: ${m.id}\n` : ''}event: ${m.type}\ndata: ${JSON.stringify(m)}\n\n`);
       if (res.writableLength > MAX_UNREAD_BYTES) close();

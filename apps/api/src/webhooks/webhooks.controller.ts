@@ -90,7 +90,10 @@ export class WebhooksController {
   }
 }
 
-/** §4.7: the same endpoints for the dashboard (session + X-Service-Org). */
+/**
+ * §4.7: the same endpoints for the dashboard (session + X-Service-Org). Changing them is an owner's, as
+ * `webhooks:write` on /v1 (ROLE_SCOPES: where the workspace's data is sent); members list them.
+ */
 @ApiTags('organization')
 @Controller('organization/webhooks')
 export class OrganizationWebhooksController {
@@ -107,7 +110,7 @@ export class OrganizationWebhooksController {
   }
 
   @Post()
-  @Session()
+  @Session({ role: 'owner' })
   @ApiOperation({ summary: 'Create an endpoint; the signing secret is in this answer only (data.secret)' })
   @ApiEnvelope(CreatedWebhookEndpointDto, { status: 201, description: 'Created; data.secret is shown this once' })
   @ApiErrors('INVALID_REQUEST', 'VALIDATION_FAILED')
@@ -116,7 +119,7 @@ export class OrganizationWebhooksController {
   }
 
   @Patch(':id')
-  @Session()
+  @Session({ role: 'owner' })
   @ApiOperation({ summary: 'Update an endpoint' })
   @ApiEnvelope(WebhookEndpointDto)
   @ApiErrors('INVALID_REQUEST', 'VALIDATION_FAILED', NOT_FOUND)
@@ -126,7 +129,7 @@ export class OrganizationWebhooksController {
 
   @Post(':id/test')
   @HttpCode(200)
-  @Session()
+  @Session({ role: 'owner' })
   @ApiOperation({ summary: 'Send a test event' })
   @ApiEnvelope(WebhookTestResultDto, { description: 'The test delivery was made; data.ok says whether the endpoint took it' })
   @ApiErrors(NOT_FOUND, 'LIMIT_WEBHOOKDELIVERIES')
@@ -135,7 +138,7 @@ export class OrganizationWebhooksController {
   }
 
   @Delete(':id')
-  @Session()
+  @Session({ role: 'owner' })
   @ApiOperation({ summary: 'Delete an endpoint' })
   @ApiEnvelope(null, { description: 'Deleted' })
   @ApiErrors(NOT_FOUND)
