@@ -300,6 +300,18 @@ describe('the web dashboard in a browser', () => {
     expect([data[0]! > 200, data[1]! < 60, data[2]! < 60]).toEqual([true, true, true]);
   }, 90_000);
 
+  it('archives an own template from the list', async () => {
+    await open('Templates');
+    const card = page.locator('[data-template]', { hasText: 'Sale announcement' });
+    await card.getByText('published', { exact: true }).waitFor();
+    await card.getByRole('button', { name: /^Archive / }).click();
+    await card.waitFor({ state: 'detached' }); // the list leaves archived templates out unless asked
+    await page.getByLabel('Status').selectOption('archived');
+    await card.getByText('archived', { exact: true }).waitFor();
+    await expect(card.getByRole('button', { name: /^Archive / }).count()).resolves.toBe(0);
+    await expect(card.getByRole('button', { name: /^Publish / }).count()).resolves.toBe(1);
+  });
+
   it('shows credits with holds and the ledger, and the connected accounts; every page passes axe at desktop and phone width', async () => {
     await open('Credits');
     await page.locator('[data-kind="image"]').getByText('available').waitFor();

@@ -7,6 +7,7 @@ export function TemplatesPage() {
   const { query } = useLocation();
   const scope = (query.get('scope') ?? 'mine') as 'mine' | 'library';
   const kind = query.get('kind') ?? '';
+  const status = scope === 'mine' ? (query.get('status') ?? '') : '';
   const [search, setSearch] = useState(query.get('search') ?? '');
   const set = (k: string, v: string) => {
     const q = new URLSearchParams(query);
@@ -18,10 +19,18 @@ export function TemplatesPage() {
     () =>
       envelope(
         api.GET('/organization/templates', {
-          params: { query: { scope, limit: 100, ...(kind ? { kind: kind as 'image' | 'video' } : {}), ...(query.get('search') ? { search: query.get('search')! } : {}) } },
+          params: {
+            query: {
+              scope,
+              limit: 100,
+              ...(kind ? { kind: kind as 'image' | 'video' } : {}),
+              ...(status ? { status: status as 'archived' } : {}),
+              ...(query.get('search') ? { search: query.get('search')! } : {}),
+            },
+          },
         }),
       ),
-    [scope, kind, query.get('search')],
+    [scope, kind, status, query.get('search')],
   );
   const act = useAction();
   const duplicate = (id: string) =>
@@ -67,6 +76,17 @@ export function TemplatesPage() {
             <option>video</option>
           </select>
         </label>
+        {scope === 'mine' && (
+          <label>
+            Status
+            <select value={status} onChange={(e) => set('status', e.target.value)}>
+              <option value="">drafts and published</option>
+              <option value="draft">draft</option>
+              <option value="published">published</option>
+              <option value="archived">archived</option>
+            </select>
+          </label>
+        )}
         <button type="submit">Search</button>
       </form>
       <ErrorNote error={list.error ?? act.error} />
