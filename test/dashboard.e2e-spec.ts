@@ -259,10 +259,11 @@ describe('the web dashboard in a browser', () => {
     await open('Webhooks');
     const log = page.getByRole('list', { name: 'Deliveries' });
     const completed = log.locator('li[data-delivery]', { hasText: 'render.completed' }).first();
+    // The dispatcher delivers within a second or so; the log shows what was there when it loaded.
     await until(async () => {
       await open('Webhooks');
-      return (await completed.count()) > 0;
-    }, 'a render.completed delivery', 15_000);
+      return completed.waitFor({ timeout: 3000 }).then(() => true, () => false);
+    }, 'a render.completed delivery', 20_000);
     const before = received.length;
     await completed.getByRole('button', { name: 'Redeliver' }).click();
     await until(async () => received.length > before, 'the redelivery', 15_000);
