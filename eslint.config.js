@@ -5,9 +5,9 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'bench/**', 'scripts/**', '**/*.js', '**/*.mjs', '**/*.cjs'] },
+  { ignores: ['dist/**', 'apps/dashboard/dist/**', 'apps/dashboard/src/api/schema.d.ts', 'node_modules/**', 'coverage/**', 'bench/**', 'scripts/**', '**/*.js', '**/*.mjs', '**/*.cjs'] },
   {
-    files: ['apps/**/*.ts', 'libs/**/*.ts', 'libs/**/*.tsx', 'test/**/*.ts'],
+    files: ['apps/**/*.ts', 'apps/**/*.tsx', 'libs/**/*.ts', 'libs/**/*.tsx', 'test/**/*.ts'],
     extends: [js.configs.recommended, ...tseslint.configs.recommended],
     languageOptions: {
       parserOptions: {

@@ -45,6 +45,8 @@ COPY --from=build --chown=node:node /app/libs/templates/seed/previews ./libs/tem
 # The stock asset library's bundled files (libs/assets/stock/LICENCES.md).
 COPY --from=build --chown=node:node /app/libs/assets/stock/files ./libs/assets/stock/files
 COPY --from=build --chown=node:node /app/package.json /app/openapi.jso[n] ./
+# The web dashboard served at / (built from apps/dashboard by `npm run build`).
+COPY --from=build --chown=node:node /app/apps/dashboard/dist ./apps/dashboard/dist
 
 RUN mkdir -p /data && chown node:node /data
 VOLUME /data

@@ -39,5 +39,6 @@ stop() {
   [ -n "${started_redis:-}" ] && { stop_redis "$redis_dir"; rm -f "$DATA_DIR/local.env"; }
 }
 trap stop EXIT INT TERM
+echo "Dashboard: http://127.0.0.1:${PORT:-3000}/ (sign in with a phone of a user made by: npm run -s cli -- user:create)"
 echo "Try: curl -H \"x-api-key: \$(node -p 'require(\"$DATA_DIR/demo-workspace.json\").liveKey')\" http://127.0.0.1:${PORT:-3000}/${API_PREFIX:-api}/v1/keys/current"
 node dist/apps/api/src/main.js

@@ -5,6 +5,7 @@ import fastifyMultipart from '@fastify/multipart';
 import type { RawServerDefault } from 'fastify';
 import { newId, type AppConfig } from '#libs/core';
 import { ApiModule } from './api.module.js';
+import { mountDashboard } from './dashboard/serve.js';
 import { MAX_JSON_DEPTH, clientErrorHandler, frameworkError, jsonNestsDeeperThan, refuseNul, tooDeep } from './http/client-errors.js';
 import { keepRawBody, parseForm } from './http/raw-body.js';
 import { validationPipe } from './http/validation.js';
@@ -62,6 +63,8 @@ export async function createApiApp(config: AppConfig, opts: { extraModules?: Typ
   });
   fastify.addHook('preValidation', refuseNul);
   mountOpenApi(app, config);
+  // The web dashboard at `/` (apps/dashboard, built by `npm run build`).
+  await mountDashboard(app, config);
   await app.init();
   return app;
 }

@@ -23,8 +23,7 @@ import { Workspace } from '#libs/workspaces';
 export const ENTITIES = [
   Workspace, ApiKey, User, Membership, OtpCode, RefreshToken, DevMessage, CreditBalance, LedgerEntry, OutboxEvent,
   WebhookEndpoint, WebhookDelivery, WebhookAttempt, Template, Render, Asset, IntegrationConnection,
-  Transcription, SpeechRecognition, MessagingMessage, MessagingContact, Workflow, WorkflowRun, WorkflowRow,
-  Transcription, SpeechRecognition, MessagingMessage, MessagingContact, MessagingCampaign, CampaignRecipient,
+  Transcription, SpeechRecognition, MessagingMessage, MessagingContact, MessagingCampaign, CampaignRecipient, Workflow, WorkflowRun, WorkflowRow,
 ] as const;
 
 /** The service's database: every entity mapped, migrations applied (unless `migrate: false`). */

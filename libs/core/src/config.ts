@@ -56,6 +56,8 @@ export interface AppConfig {
    * the campaign runners a worker runs at once (CAMPAIGN_CONCURRENCY).
    */
   messaging: { timeoutMs: number; retryDelaysMs: number[]; campaignConcurrency: number };
+  /** DASHBOARD_DIR: the built dashboard (index.html + assets/) served at `/`; unset: apps/dashboard/dist of this checkout. */
+  dashboardDir: string | null;
 }
 
 export interface GoogleConfig {
@@ -350,6 +352,7 @@ export function loadConfig(rawEnv: Env = process.env): AppConfig {
       // The whole of one provider call, polls included.
       providerTimeoutMs: integer(env, 'SPEECH_PROVIDER_TIMEOUT_MS', 10 * 60_000, 1000, 3 * 3600_000),
     },
+    dashboardDir: env.DASHBOARD_DIR ? resolve(env.DASHBOARD_DIR) : null,
     google: {
       clientId: env.GOOGLE_CLIENT_ID || null,
       clientSecret: env.GOOGLE_CLIENT_SECRET || null,

@@ -1,0 +1,126 @@
+import { useEffect, useState, useSyncExternalStore } from 'react';
+import { api, envelope, refreshSession, session } from './api/client';
+import { loadMe, MeContext, preferredWorkspace, rememberWorkspace, SignIn, WorkspaceSwitcher, type Me } from './auth';
+import { Link, navigate, useLocation } from './router';
+import { CreditsPage } from './pages/Credits';
+import { IntegrationsPage } from './pages/Integrations';
+import { KeysPage } from './pages/Keys';
+import { MediaPage } from './pages/Media';
+import { RenderPage } from './pages/Render';
+import { RendersPage } from './pages/Renders';
+import { TemplatePage } from './pages/Template';
+import { TemplatesPage } from './pages/Templates';
+import { WebhooksPage } from './pages/Webhooks';
+
+const NAV: [string, string][] = [
+  ['/', 'Renders'],
+  ['/templates', 'Templates'],
+  ['/media', 'Media'],
+  ['/keys', 'API keys'],
+  ['/webhooks', 'Webhooks'],
+  ['/credits', 'Credits'],
+  ['/integrations', 'Integrations'],
+];
+
+function Page({ path }: { path: string }) {
+  const [, section, id] = path.split('/');
+  switch (section) {
+    case '':
+    case 'renders':
+      return id ? <RenderPage id={id} /> : <RendersPage />;
+    case 'templates':
+      return id ? <TemplatePage id={id} /> : <TemplatesPage />;
+    case 'media':
+      return <MediaPage />;
+    case 'keys':
+      return <KeysPage />;
+    case 'webhooks':
+      return <WebhooksPage />;
+    case 'credits':
+      return <CreditsPage />;
+    case 'integrations':
+      return <IntegrationsPage />;
+    default:
+      return (
+        <section>
+          <h1>Not found</h1>
+          <p>
+            No page at <code>{path}</code>. <Link to="/">Back to renders</Link>
+          </p>
+        </section>
+      );
+  }
+}
+
+export function App() {
+  const [me, setMe] = useState<Me | null>(null);
+  const [starting, setStarting] = useState(true);
+  const token = useSyncExternalStore(session.subscribe, () => session.token);
+  const workspaceId = useSyncExternalStore(session.subscribe, () => session.workspaceId);
+  const { path, visit } = useLocation();
+  const signedIn = (found: Me) => {
+    const ws = preferredWorkspace(found.workspaces);
+    if (ws) rememberWorkspace(ws.id);
+    setMe(found);
+  };
+
+  // A page load tries the refresh cookie first: a session survives a reload without a token in storage.
+  useEffect(() => {
+    void (async () => {
+      try {
+        if (await refreshSession()) signedIn(await loadMe());
+      } catch {
+        session.clear();
+      } finally {
+        setStarting(false);
+      }
+    })();
+  }, []);
+  useEffect(() => {
+    if (!token) setMe(null);
+  }, [token]);
+
+  if (starting) return <p className="muted">Loading…</p>;
+  if (!token || !me) return <SignIn onSignedIn={signedIn} />;
+  const workspace = me.workspaces.find((w) => w.id === workspaceId) ?? me.workspaces[0];
+  if (!workspace) {
+    return (
+      <main id="main" className="signin">
+        <h1>No workspace</h1>
+        <p>This account belongs to no workspace yet: ask a workspace owner to add your number.</p>
+      </main>
+    );
+  }
+  const signOut = async () => {
+    await envelope(api.POST('/auth/sign-out')).catch(() => undefined);
+    session.clear();
+    navigate('/', true);
+  };
+  const current = '/' + (path.split('/')[1] ?? '');
+
+  return (
+    <MeContext.Provider value={{ me, workspace, switchTo: (id) => (rememberWorkspace(id), navigate('/')), signOut }}>
+      <a className="skip" href="#main">
+        Skip to content
+      </a>
+      <header className="top">
+        <nav aria-label="Main">
+          {NAV.map(([to, label]) => (
+            <Link key={to} to={to} aria-current={(to === '/' ? current === '/' || current === '/renders' : current === to) ? 'page' : undefined}>
+              {label}
+            </Link>
+          ))}
+        </nav>
+        <div className="who">
+          <WorkspaceSwitcher />
+          <button type="button" onClick={() => void signOut()}>
+            Sign out everywhere
+          </button>
+        </div>
+      </header>
+      <main id="main" key={workspace.id}>
+        <Page key={visit} path={path} />
+      </main>
+    </MeContext.Provider>
+  );
+}

@@ -1,0 +1,79 @@
+import { api, envelope, unwrap } from '../api/client';
+import { Empty, ErrorNote, Loading, useLoad } from '../ui';
+
+export function CreditsPage() {
+  const balance = useLoad(() => unwrap(api.GET('/credits')), []);
+  const ledger = useLoad(() => envelope(api.GET('/credits/history', { params: { query: { limit: 100 } } })), []);
+  const b = balance.data;
+  return (
+    <section>
+      <h1>Credits</h1>
+      <ErrorNote error={balance.error} />
+      {!b ? (
+        !balance.error && <Loading what="Loading the balance" />
+      ) : (
+        <>
+          <p className="muted">
+            Plan {b.planCode} · the grant renews {new Date(b.periodEnd).toLocaleDateString()}
+          </p>
+          <div className="cards">
+            {(['image', 'video'] as const).map((kind) => {
+              const k = b.credits[kind];
+              return (
+                <div key={kind} className="card balance" data-kind={kind}>
+                  <h2>{kind}</h2>
+                  <p className="big">{k.available}</p>
+                  <p className="muted">available</p>
+                  <dl className="facts">
+                    <dt>Held by running renders</dt>
+                    <dd>{k.held}</dd>
+                    <dt>Granted this period</dt>
+                    <dd>{k.granted}</dd>
+                    <dt>Used this period</dt>
+                    <dd>{k.used}</dd>
+                    <dt>Top-up</dt>
+                    <dd>{k.topup}</dd>
+                  </dl>
+                </div>
+              );
+            })}
+          </div>
+        </>
+      )}
+      <h2>Ledger</h2>
+      <ErrorNote error={ledger.error} />
+      {!ledger.data ? (
+        !ledger.error && <Loading what="Loading the ledger" />
+      ) : ledger.data.data.length === 0 ? (
+        <Empty>No credit movements yet.</Empty>
+      ) : (
+        <div className="table">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">When</th>
+                <th scope="col">Kind</th>
+                <th scope="col">Reason</th>
+                <th scope="col">Change</th>
+                <th scope="col">Balance after</th>
+                <th scope="col">Render</th>
+              </tr>
+            </thead>
+            <tbody>
+              {ledger.data.data.map((e) => (
+                <tr key={e.id}>
+                  <td>{new Date(e.createdAt).toLocaleString()}</td>
+                  <td>{e.kind}</td>
+                  <td>{e.reason}</td>
+                  <td>{e.amount > 0 ? `+${e.amount}` : e.amount}</td>
+                  <td>{e.balanceAfter}</td>
+                  <td>{e.renderId ? <a href={`/renders/${e.renderId}`}>{e.renderId}</a> : ''}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}

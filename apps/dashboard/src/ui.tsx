@@ -1,0 +1,114 @@
+// Shared pieces of the pages: loading, empty and error states, data loading, small formatters.
+import { useCallback, useEffect, useRef, useState, type ReactNode } from 'react';
+import { ApiFailure } from './api/client';
+
+/** The §7 envelope as a user reads it: the message and its code. */
+export function ErrorNote({ error }: { error: unknown }) {
+  if (!error) return null;
+  const o = error as { code?: unknown; message?: unknown; errors?: Record<string, string[]> };
+  const e = error instanceof ApiFailure ? error : new ApiFailure(String(o.code ?? 'ERROR'), String(o.message ?? error), 0, o.errors);
+  return (
+    <div className="error" role="alert">
+      <strong>{e.message}</strong> <code>{e.code}</code>
+      {e.errors && (
+        <ul>
+          {Object.entries(e.errors).map(([path, msgs]) => (
+            <li key={path}>
+              <code>{path}</code>: {msgs.join('; ')}
+            </li>
+          ))}
+        </ul>
+      )}
+    </div>
+  );
+}
+
+export const Loading = ({ what = 'Loading' }: { what?: string }) => (
+  <p className="muted" role="status" aria-live="polite">
+    {what}…
+  </p>
+);
+
+export const Empty = ({ children }: { children: ReactNode }) => <div className="empty">{children}</div>;
+
+export interface Loaded<T> {
+  data: T | undefined;
+  error: unknown;
+  loading: boolean;
+  reload: () => void;
+}
+
+/** Runs `load` now and whenever `deps` change; `reload()` runs it again. */
+export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
+  const [data, setData] = useState<T>();
+  const [error, setError] = useState<unknown>();
+  const [loading, setLoading] = useState(true);
+  const [tick, setTick] = useState(0);
+  const loadRef = useRef(load);
+  loadRef.current = load;
+  useEffect(() => {
+    let live = true;
+    setLoading(true);
+    loadRef.current().then(
+      (d) => live && (setData(d), setError(undefined), setLoading(false)),
+      (e: unknown) => live && (setError(e), setLoading(false)),
+    );
+    return () => {
+      live = false;
+    };
+  }, [...deps, tick]);
+  const reload = useCallback(() => setTick((t) => t + 1), []);
+  return { data, error, loading, reload };
+}
+
+/** Runs an action, keeping its error and busy state for the button that started it. */
+export function useAction() {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>();
+  const run = useCallback(async <T,>(fn: () => Promise<T>): Promise<T | undefined> => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      return await fn();
+    } catch (e) {
+      setError(e);
+      return undefined;
+    } finally {
+      setBusy(false);
+    }
+  }, []);
+  return { busy, error, run, setError };
+}
+
+export function age(iso: string | null | undefined, now = Date.now()): string {
+  if (!iso) return '';
+  const s = Math.max(0, Math.round((now - Date.parse(iso)) / 1000));
+  if (s < 60) return `${s}s ago`;
+  if (s < 3600) return `${Math.floor(s / 60)} min ago`;
+  if (s < 86400) return `${Math.floor(s / 3600)} h ago`;
+  return `${Math.floor(s / 86400)} d ago`;
+}
+
+export function bytes(n: number | null | undefined): string {
+  if (n == null) return '';
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
+  return `${(n / 1024 / 1024).toFixed(1)} MB`;
+}
+
+export function CopyButton({ text, label = 'Copy' }: { text: string; label?: string }) {
+  const [done, setDone] = useState(false);
+  return (
+    <button
+      type="button"
+      onClick={() => {
+        void navigator.clipboard?.writeText(text).then(() => setDone(true), () => setDone(false));
+      }}
+    >
+      {done ? 'Copied' : label}
+    </button>
+  );
+}
+
+/** A status as a badge (colour and the word: never colour alone). */
+export const Status = ({ value }: { value: string }) => <span className={`badge s-${value}`}>{value}</span>;
