@@ -26,7 +26,8 @@ class Stream {
   status = 0;
   headers: Record<string, string | string[] | undefined> = {};
   private req: ClientRequest | null = null;
-  private ended: Promise<void> = Promise.resolve();
+  /** Settles when the server ends the stream (or the client closed it). */
+  ended: Promise<void> = Promise.resolve();
 
   open(url: string, headers: Record<string, string>): Promise<this> {
     return new Promise((resolve, reject) => {
@@ -176,6 +177,20 @@ describe('GET /v1/renders/events: the workspace\'s render events, live', () => {
     expect(resumed.of('render.completed').map((e) => e.data?.data.id)).toEqual([r2, r3]);
     const bad = await open({ 'x-api-key': a.liveKey, 'last-event-id': 'yesterday' });
     expect([bad.status, bad.events[0].data]).toEqual([422, expect.objectContaining({ code: 'VALIDATION_FAILED', errors: { 'headers.last-event-id': [expect.any(String)] } })]);
+  });
+
+  it('a stream ends after its longest life, so a revoked key stops receiving: its reconnect is refused', async () => {
+    const streamsOf = api.app.get(RenderEventStreams);
+    const made = (await api.cli('key:create', '--workspace', a.workspaceId, '--mode', 'live', '--scopes', 'renders:read')).json as { id: string; key: string };
+    const before = streamsOf.maxLifetimeMs;
+    streamsOf.maxLifetimeMs = 300;
+    const s = await open({ 'x-api-key': made.key });
+    streamsOf.maxLifetimeMs = before;
+    expect(s.status).toBe(200);
+    expect((await api.cli('key:revoke', '--id', made.id)).code).toBe(0);
+    await s.ended;
+    const again = await open({ 'x-api-key': made.key });
+    expect([again.status, again.events[0]?.data]).toEqual([401, expect.objectContaining({ code: 'INVALID_API_KEY' })]);
   });
 
   it('heartbeats, and a client hanging up leaves no listener behind (in the process and in Redis)', async () => {

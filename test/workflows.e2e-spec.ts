@@ -320,6 +320,17 @@ describe('workflows', () => {
     expect(await renders(ws)).toBe(before);
     await em.nativeDelete(WorkflowRun, { workflowId: 'wfl_old' });
 
+    // Deleting a workflow gives no runs back: this month's run records stay (what the allowance counts), older ones go.
+    const doomed = await define(ws, rowsWorkflow(1));
+    const lastMonth = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1) - 86_400_000);
+    await em.insertMany(WorkflowRun, [now, lastMonth].map((at) => ({
+      id: newId('workflowRun'), workspaceId: ws.workspaceId, workflowId: doomed, status: 'completed' as const, definition: def, mode: 'live' as const, planCode: 'pro',
+      headers: null, totalRows: 0, round: 1, cancelRequested: false, createdAt: at, startedAt: at, completedAt: at,
+    })));
+    expect((await inject('DELETE', `${BASE}/${doomed}`, ws.liveKey)).statusCode).toBe(200);
+    expect((await em.find(WorkflowRun, { workflowId: doomed })).map((r) => r.createdAt.getTime())).toEqual([now.getTime()]);
+    await em.nativeDelete(WorkflowRun, { workflowId: doomed });
+
     // §5: reads need renders:read; changes and runs renders:write and integrations:write.
     const reader = (await api.cli('key:create', '--workspace', ws.workspaceId, '--mode', 'live', '--scopes', 'renders:read,renders:write')).json.key as string;
     expect((await inject('GET', `${BASE}/${id}`, reader)).statusCode).toBe(200);

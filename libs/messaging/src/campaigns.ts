@@ -144,7 +144,16 @@ export class CampaignsService {
       if (!twin) throw err;
       return { campaign: await this.view(twin), replayed: true };
     }
-    await this.deps.enqueue(id, workspaceId, CAMPAIGN_RUNNERS);
+    try {
+      await this.deps.enqueue(id, workspaceId, CAMPAIGN_RUNNERS);
+    } catch (err) {
+      // No runners, no campaign: nothing stays `sending` with no one to send it, and the key is free to retry (503).
+      await em.transactional(async (tx) => {
+        await tx.nativeDelete(CampaignRecipient, { campaignId: id });
+        await tx.nativeDelete(MessagingCampaign, { id });
+      });
+      throw err;
+    }
     return { campaign: await this.get(workspaceId, id), replayed: false };
   }
 

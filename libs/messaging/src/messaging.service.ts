@@ -322,6 +322,8 @@ export class MessagingService {
    */
   async send(workspaceId: string, plan: Plan, use: UsableConnection, input: SendInput, idempotencyKey: string | null): Promise<{ message: MessageView; replayed: boolean }> {
     if (idempotencyKey !== null && !IDEMPOTENCY_KEY.test(idempotencyKey)) throw validationFailed({ 'headers.idempotency-key': ['must be 1 to 255 visible ASCII characters'] });
+    // A campaign's recipient sends under its recipient id (campaigns.ts): a client key of that shape could pass for one.
+    if (idempotencyKey?.startsWith('rcp_')) throw validationFailed({ 'headers.idempotency-key': ['must not start with rcp_ (kept for campaign recipients)'] });
     if (idempotencyKey) {
       const before = await forWorkspace(this.deps.orm, workspaceId).findOne(MessagingMessage, { idempotencyKey });
       if (before) return { message: this.view(before), replayed: true };

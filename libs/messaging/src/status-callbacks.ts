@@ -1,5 +1,5 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
-import { ApiError } from '#libs/core';
+import { createHmac } from 'node:crypto';
+import { ApiError, safeEqual } from '#libs/core';
 import type { IntegrationsService } from '#libs/integrations';
 import type { CampaignsService } from './campaigns.js';
 import type { MessagingChannels } from './channels.js';
@@ -11,12 +11,6 @@ export interface ProviderStatus {
   error?: string | null;
   reference?: string | null;
   at?: Date;
-}
-
-function equal(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
 }
 
 /** WhatsApp (Meta) webhooks: `X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the raw body with the app secret>`. */
@@ -93,7 +87,7 @@ export class StatusCallbacks {
   /** Meta's subscription check: answers the challenge when the verify token is the connected account's. */
   async verifyWhatsApp(workspaceId: string, q: { mode?: string; token?: string; challenge?: string }): Promise<string> {
     const account = (await this.channels(workspaceId)).primary_chat;
-    if (q.mode !== 'subscribe' || !q.challenge || !account?.verifyToken || !q.token || !equal(q.token, account.verifyToken)) {
+    if (q.mode !== 'subscribe' || !q.challenge || !account?.verifyToken || !q.token || !safeEqual(q.token, account.verifyToken)) {
       throw new ApiError('INVALID_SIGNATURE', 'hub.verify_token is not this workspace\'s verify token (integration:connect --channel primary_chat --verify-token), or hub.mode is not subscribe');
     }
     return q.challenge;
@@ -102,7 +96,7 @@ export class StatusCallbacks {
   async whatsApp(workspaceId: string, raw: Buffer | undefined, signature: string | undefined, body: unknown): Promise<{ received: number; recorded: number }> {
     const account = (await this.channels(workspaceId)).primary_chat;
     if (!account?.appSecret) throw new ApiError('INVALID_SIGNATURE', 'This workspace\'s primary_chat account has no app secret to check X-Hub-Signature-256 with (integration:connect --channel primary_chat --app-secret)');
-    if (!raw || !signature || !equal(signature, whatsAppSignature(account.appSecret, raw))) {
+    if (!raw || !signature || !safeEqual(signature, whatsAppSignature(account.appSecret, raw))) {
       throw new ApiError('INVALID_SIGNATURE', 'X-Hub-Signature-256 does not match the body signed with the app secret; nothing was recorded');
     }
     return this.fold(workspaceId, whatsAppStatuses(body));
@@ -111,7 +105,7 @@ export class StatusCallbacks {
   async twilio(workspaceId: string, url: string, signature: string | undefined, form: Record<string, string>): Promise<{ received: number; recorded: number }> {
     const account = (await this.channels(workspaceId)).sms;
     if (!account) throw new ApiError('INVALID_SIGNATURE', 'This workspace has no sms (Twilio) account whose auth token could check X-Twilio-Signature');
-    if (!signature || !equal(signature, twilioSignature(account.authToken, url, form))) {
+    if (!signature || !safeEqual(signature, twilioSignature(account.authToken, url, form))) {
       throw new ApiError('INVALID_SIGNATURE', 'X-Twilio-Signature does not match the URL and parameters signed with the auth token; nothing was recorded');
     }
     const status = twilioStatus(form);

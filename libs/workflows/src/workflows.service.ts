@@ -208,7 +208,11 @@ export class WorkflowsService {
     return workflowView(row);
   }
 
-  /** Deletes a workflow with its runs and their rows; 409 while one of its runs is active. */
+  /**
+   * Deletes a workflow with its runs' rows and its older runs; 409 while one of its runs is active.
+   * This month's run records stay (unreachable, the rows' data gone): they are what LIMIT_WORKFLOWRUNS
+   * counts, so deleting and re-creating a workflow gives no runs back.
+   */
   async remove(workspaceId: string, id: string): Promise<void> {
     await this.find(workspaceId, id);
     const em = forWorkspace(this.deps.orm, workspaceId);
@@ -218,7 +222,7 @@ export class WorkflowsService {
     await em.transactional(async (tx) => {
       const runs = (await tx.find(WorkflowRun, { workflowId: id }, { fields: ['id'] })).map((r) => r.id);
       if (runs.length) await tx.nativeDelete(WorkflowRow, { runId: { $in: runs } });
-      await tx.nativeDelete(WorkflowRun, { workflowId: id });
+      await tx.nativeDelete(WorkflowRun, { workflowId: id, createdAt: { $lt: monthStart() } });
       await tx.nativeDelete(Workflow, { id });
     });
   }

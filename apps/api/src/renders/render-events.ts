@@ -14,12 +14,19 @@ const MAX_UNREAD_BYTES = 1 << 20;
  * GET /v1/renders/events (decisions.md "Render event stream"): the workspace's render events and
  * progress as server-sent events, from its RenderFeed channel; on a resume the events after
  * Last-Event-ID first (from the outbox), without repeats; a heartbeat comment every `heartbeatMs`.
- * A closed connection (client abort, a slow reader, shutdown) drops its listener and its timer.
+ * A closed connection (client abort, a slow reader, shutdown, `maxLifetimeMs` reached) drops its
+ * listener and its timers.
  */
 @Injectable()
 export class RenderEventStreams implements BeforeApplicationShutdown {
   /** Between heartbeat comments (proxies close idle connections; EventSource notices a dead one). */
   heartbeatMs = 15_000;
+  /**
+   * A stream's longest life: then it ends and the client reconnects with Last-Event-ID through the
+   * route's authentication again, so a revoked key, a signed-out session, an expired token or a
+   * suspended workspace stops receiving within this time.
+   */
+  maxLifetimeMs = 5 * 60_000;
   private readonly open = new Set<() => void>();
 
   constructor(@Inject(ORM) private readonly orm: Orm, private readonly feed: RenderFeed) {}
@@ -50,8 +57,10 @@ export class RenderEventStreams implements BeforeApplicationShutdown {
       connection: 'close',
     });
     const heartbeat = setInterval(() => res.write(': heartbeat\n\n'), this.heartbeatMs);
+    const lifetime = setTimeout(() => close(), this.maxLifetimeMs);
     const close = () => {
       clearInterval(heartbeat);
+      clearTimeout(lifetime);
       unsubscribe();
       this.open.delete(close);
       if (!res.writableEnded) res.end();
