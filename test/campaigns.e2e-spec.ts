@@ -6,7 +6,9 @@ import { allWorkspaces, type Orm } from '#libs/db';
 import { OutboxEvent } from '#libs/events';
 import { CampaignRecipient, MessagingCampaign, MessagingMessage } from '#libs/messaging';
 import { TwilioFake, UNDELIVERABLE_NUMBER, WhatsAppFake } from '#testing/messaging';
-import { startApi, type TestApi } from './harness.js';
+import { getQueueToken } from '@nestjs/bullmq';
+import type { Queue } from 'bullmq';
+import { secondApi, startApi, type TestApi } from './harness.js';
 
 // Contract §4.5 ("Broadcast (body)": templateName, recipients up to 5,000 each with to / name / variables
 // over commonVariables, name with a default holding the date, languageCode, renderId, mediaUrl,
@@ -126,6 +128,24 @@ describe('messaging campaigns and status callbacks (§4.5 Broadcast)', () => {
     await api?.close();
     await Promise.all([wa?.close(), twilio?.close()]);
   }, 60_000);
+
+  it('Redis lost before the runners are queued: 503 DEPENDENCY_UNAVAILABLE and no campaign left behind (none stuck sending, the key free to retry)', async () => {
+    const other = await secondApi(api);
+    try {
+      await other.get<Queue>(getQueueToken('campaigns')).disconnect();
+      const before = await campaignsOf(ws);
+      const recipientsBefore = await allWorkspaces(orm).fork().count(CampaignRecipient, { workspaceId: ws.workspaceId });
+      const res = await other.inject({
+        method: 'POST', url: `/api${BASE}/campaigns`, headers: { 'x-api-key': ws.liveKey, 'idempotency-key': 'outage-1' },
+        payload: { templateName: 'thanks_note', recipients: [{ to: phone(4242), variables: { 1: 'x' } }] },
+      });
+      expect([res.statusCode, res.json().code]).toEqual([503, 'DEPENDENCY_UNAVAILABLE']);
+      expect(await campaignsOf(ws)).toBe(before);
+      expect(await allWorkspaces(orm).fork().count(CampaignRecipient, { workspaceId: ws.workspaceId })).toBe(recipientsBefore);
+    } finally {
+      await other.close();
+    }
+  });
 
   it('§4.5/§8: 5,001 or 6,000 recipients → 422 on recipients; bad recipients reported by path (recipients[1].to…); nothing stored or sent', async () => {
     const before = wa.sent.length;

@@ -252,6 +252,10 @@ describe('messaging-provider (§4.5)', () => {
     expect(wa.sent.length + twilio.sent.length + smtp.received.length).toBe(calls);
     const bad = await send({ to: '447700900123', type: 'text', text: 'hi' }, ws.liveKey, { 'idempotency-key': 'has space' });
     expect(Object.keys(errorsOf(bad))).toEqual(['headers.idempotency-key']);
+    // rcp_… is a campaign recipient's key: a client's could pass for one.
+    const reserved = await send({ to: '447700900123', type: 'text', text: 'hi' }, ws.liveKey, { 'idempotency-key': 'rcp_01ABC' });
+    expect([reserved.statusCode, Object.keys(errorsOf(reserved))]).toEqual([422, ['headers.idempotency-key']]);
+    expect(await messageCount(ws)).toBe(count);
   });
 
   it('renderId: another workspace\'s → 404 RENDER_NOT_FOUND; unconnected channels → 409', async () => {
