@@ -8,10 +8,13 @@ import type { INestApplicationContext } from '@nestjs/common';
 import AxeBuilder from '@axe-core/playwright';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import sharp from 'sharp';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { openAppDatabase } from '#libs/app';
-import type { Orm } from '#libs/db';
+import { forWorkspace, type Orm } from '#libs/db';
 import { JobQueues } from '#libs/queue';
 import { createStorage } from '#libs/storage';
+import { WebhookEndpoint } from '#libs/webhooks';
 import { createWorkerApp } from '../apps/worker/src/app.js';
 import { dashboardDir } from '../apps/api/src/dashboard/serve.js';
 import { startApi, type TestApi } from './harness.js';
@@ -46,6 +49,7 @@ describe('the web dashboard in a browser', () => {
   let page: Page;
   let base: string;
   let liveKey: string;
+  let workspaceId: string;
   let receiver: Server;
   let receiverUrl: string;
   const received: string[] = [];
@@ -99,6 +103,7 @@ describe('the web dashboard in a browser', () => {
     await seedStockItems(orm, createStorage(api.config), worker.get(JobQueues), ['bg-aurora']);
     const ws = (await api.cli('workspace:create', '--name', 'Northwind', '--plan', 'pro')).json as { workspaceId: string; liveKey: string };
     liveKey = ws.liveKey;
+    workspaceId = ws.workspaceId;
     expect((await api.cli('user:create', '--phone', PHONE, '--workspace', ws.workspaceId, '--role', 'owner')).code).toBe(0);
     const other = (await api.cli('workspace:create', '--name', 'Southwind', '--plan', 'free')).json as { workspaceId: string };
     expect((await api.cli('user:create', '--phone', PHONE, '--workspace', other.workspaceId, '--role', 'member')).code).toBe(0);
@@ -188,6 +193,48 @@ describe('the web dashboard in a browser', () => {
     await screenshot('webhooks');
   });
 
+  it('edits an endpoint\'s settings (PATCH §4.6): the API\'s record changes; a refused url shows the 422 by field', async () => {
+    type Hook = { id: string; url: string; events: string[]; method: string; headers: { key: string; value: string }[] };
+    const made = await keyApi('/v1/webhooks', { method: 'POST', body: JSON.stringify({ url: `${receiverUrl}/second`, events: ['render.failed'], description: 'Second' }) });
+    expect(made.status).toBe(201);
+    const id = ((await made.json()) as { data: Hook }).data.id;
+    const record = async () => ((await (await keyApi(`/v1/webhooks/${id}`)).json()) as { data: Hook }).data;
+    await open('Webhooks');
+    const card = page.locator(`[data-endpoint="${id}"]`);
+    await card.getByText('Edit settings').click();
+    const form = card.getByRole('form');
+    await form.getByLabel('URL').fill(`${receiverUrl}/edited`);
+    await form.getByRole('checkbox', { name: 'render.failed' }).uncheck();
+    await form.getByRole('checkbox', { name: 'asset.failed' }).check();
+    await form.getByLabel('Method').selectOption('PUT');
+    await form.getByLabel(/^Headers/).fill('X-Team: media');
+    await form.getByRole('button', { name: 'Save settings' }).click();
+    await card.getByRole('heading', { name: `${receiverUrl}/edited` }).waitFor();
+    await expect(record()).resolves.toMatchObject({ url: `${receiverUrl}/edited`, events: ['asset.failed'], method: 'PUT', headers: [{ key: 'X-Team', value: 'media' }] });
+    // A url the API refuses: its 422 VALIDATION_FAILED, the message beside the field; the record unchanged.
+    await card.getByText('Edit settings').click();
+    await form.getByLabel('URL').fill('ftp://example.com/hooks');
+    await form.getByRole('button', { name: 'Save settings' }).click();
+    await expect(form.getByRole('alert').textContent()).resolves.toContain('VALIDATION_FAILED');
+    const url = form.getByLabel('URL');
+    await expect(url.getAttribute('aria-invalid')).resolves.toBe('true');
+    await expect(form.locator(`#${(await url.getAttribute('aria-describedby'))!}`).textContent()).resolves.toMatch(/http or https/);
+    await expect(record()).resolves.toMatchObject({ url: `${receiverUrl}/edited` });
+    await accessible('webhooks, editing');
+
+    // Disabled after failures (as the dispatcher leaves it: set here in the database), re-enabled from its card.
+    await forWorkspace(orm, workspaceId).nativeUpdate(WebhookEndpoint, { id }, { isActive: false, disabledAt: new Date(), consecutiveFailures: 20 });
+    await open('Webhooks');
+    await card.getByText('disabled after failures').waitFor();
+    await card.getByRole('button', { name: 'Re-enable' }).click();
+    await card.getByText('active', { exact: true }).waitFor();
+    await expect(card.getByRole('button', { name: 'Re-enable' }).count()).resolves.toBe(0);
+    await expect(record()).resolves.toMatchObject({ isActive: true, disabled: false, consecutiveFailures: 0 });
+    await card.getByRole('button', { name: 'Delete' }).click();
+    await card.waitFor({ state: 'detached' });
+    expect((await keyApi(`/v1/webhooks/${id}`)).status).toBe(404);
+  });
+
   it('renders a still from a duplicated library template and sees it in the gallery', async () => {
     await open('Templates');
     await page.getByRole('button', { name: 'Library' }).click();
@@ -253,6 +300,47 @@ describe('the web dashboard in a browser', () => {
     });
     expect(played.width).toBe(160);
     expect(played.time).toBeGreaterThan(0);
+  }, 120_000);
+
+  it('cancels a running video from its page (credits released), and its copy-as-curl line fetches the render', async () => {
+    // The balance as the Credits page shows it (a session route: GET /credits).
+    const videoCredits = async () => {
+      await open('Credits');
+      const card = page.locator('[data-kind="video"]');
+      await card.getByText('available').waitFor();
+      return { available: Number(await card.locator('.big').textContent()), held: Number(await card.locator('dd').first().textContent()) };
+    };
+    const before = await videoCredits();
+    const created = await keyApi('/v1/render', { method: 'POST', body: JSON.stringify({ edit: tinyVideo(60) }) });
+    expect(created.status).toBe(202);
+    const id = ((await created.json()) as { data: { id: string } }).data.id;
+    expect((await videoCredits()).held).toBeGreaterThan(before.held);
+    await open('Renders');
+    await page.locator(`[data-render="${id}"]`).getByRole('link').click();
+    await page.getByRole('heading', { level: 1 }).getByText('rendering').waitFor({ timeout: 60_000 });
+    await page.getByRole('button', { name: 'Cancel render' }).click();
+    await page.getByRole('heading', { level: 1 }).getByText('cancelled').waitFor({ timeout: 30_000 });
+    await expect(page.getByRole('button', { name: 'Cancel render' }).count()).resolves.toBe(0);
+    const record = (await (await keyApi(`/v1/render/${id}`)).json()) as { data: { status: string } };
+    expect(record.data.status).toBe('cancelled');
+    // Its hold released: the balance as before, the ledger's hold and release for this render.
+    expect(await videoCredits()).toEqual(before);
+    const rows = await page.locator('tr', { hasText: id }).locator('td:nth-child(3)').allTextContents();
+    expect(rows.sort()).toEqual(['hold', 'release']);
+    await open('Renders');
+    await page.locator(`[data-render="${id}"]`).getByRole('link').click();
+    await page.getByRole('heading', { level: 1 }).getByText('cancelled').waitFor();
+
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
+    await page.getByRole('button', { name: 'Copy as curl' }).click();
+    await page.getByRole('button', { name: 'Copied' }).waitFor();
+    const line = await page.evaluate(() => navigator.clipboard.readText());
+    expect(line).toBe(`curl -H "x-api-key: $API_KEY" ${base}/api/v1/render/${id}`);
+    // Run as a user would, the key in the environment: a GET answering this render (§4.1).
+    const { stdout } = await promisify(execFile)('bash', ['-c', `${line} -sS -w '\\n%{http_code} %{method}'`], { env: { PATH: process.env.PATH, API_KEY: liveKey } });
+    const [body, status] = [stdout.slice(0, stdout.lastIndexOf('\n')), stdout.slice(stdout.lastIndexOf('\n') + 1)];
+    expect(status).toBe('200 GET');
+    expect(JSON.parse(body)).toMatchObject({ data: { id, status: 'cancelled' } });
   }, 120_000);
 
   it('redelivers a render event from the delivery log', async () => {

@@ -1,11 +1,126 @@
 import { useState, type FormEvent } from 'react';
-import { api, envelope, unwrap } from '../api/client';
+import { api, ApiFailure, envelope, unwrap } from '../api/client';
 import type { components } from '../api/schema';
 import { age, Empty, ErrorNote, Loading, Status, useAction, useLoad } from '../ui';
 
 type Endpoint = components['schemas']['WebhookEndpointDto'];
 type EventName = components['schemas']['CreateWebhookDto']['events'] extends (infer E)[] | undefined ? E : never;
 const EVENTS: EventName[] = ['render.queued', 'render.started', 'render.completed', 'render.failed', 'render.cancelled', 'template.published', 'asset.ready', 'asset.failed', 'credits.low', 'credits.exhausted'];
+type Update = components['schemas']['UpdateWebhookDto'];
+const METHODS: Endpoint['method'][] = ['POST', 'PUT', 'PATCH', 'GET'];
+const FORMATS: Endpoint['bodyFormat'][] = ['json', 'form', 'multipart', 'none'];
+
+/** The 422's messages for one field: its path and anything under it (`headers` → `headers[1].key`). */
+function FieldErrors({ error, path, id }: { error: unknown; path: string; id: string }) {
+  if (!(error instanceof ApiFailure) || !error.errors) return null;
+  const lines = Object.entries(error.errors).filter(([k]) => k === path || k.startsWith(`${path}[`) || k.startsWith(`${path}.`));
+  if (lines.length === 0) return null;
+  return (
+    <span className="field-error" id={id}>
+      {lines.map(([k, msgs]) => `${k === path ? '' : `${k}: `}${msgs.join('; ')}`).join(' · ')}
+    </span>
+  );
+}
+
+const headerLines = (h: Endpoint['headers']) => h.map((x) => `${x.key}: ${x.value}`).join('\n');
+const parseHeaders = (text: string): NonNullable<Update['headers']> =>
+  text
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l) => {
+      const i = l.indexOf(':');
+      return i < 0 ? { key: l.trim(), value: '' } : { key: l.slice(0, i).trim(), value: l.slice(i + 1).trim() };
+    });
+
+/** An endpoint's settings as the API's PATCH takes them; the 422's `errors` shown beside each field. */
+function EditEndpoint({ e, onSaved }: { e: Endpoint; onSaved: () => void }) {
+  const [url, setUrl] = useState(e.url);
+  const [description, setDescription] = useState(e.description ?? '');
+  const [events, setEvents] = useState<EventName[]>(e.events as EventName[]);
+  const [method, setMethod] = useState(e.method);
+  const [bodyFormat, setBodyFormat] = useState(e.bodyFormat);
+  const [headers, setHeaders] = useState(headerLines(e.headers));
+  const [payloadMode, setPayloadMode] = useState(e.payloadMode);
+  const [payloadTemplate, setPayloadTemplate] = useState(e.payloadTemplate ?? '');
+  const save = useAction();
+  const f = (name: string) => `edit-${e.id}-${name}`;
+  const invalid = (path: string) => save.error instanceof ApiFailure && Object.keys(save.error.errors ?? {}).some((k) => k === path || k.startsWith(`${path}[`) || k.startsWith(`${path}.`));
+  const described = (path: string) => (invalid(path) ? { 'aria-invalid': true, 'aria-describedby': f(`${path}-error`) } : {});
+  const submit = (ev: FormEvent) => {
+    ev.preventDefault();
+    const body: Update = { url, description: description || null, events, method, bodyFormat, headers: parseHeaders(headers), payloadMode, payloadTemplate: payloadTemplate || null };
+    void save.run(async () => (await unwrap(api.PATCH('/organization/webhooks/{id}', { params: { path: { id: e.id } }, body })), onSaved()));
+  };
+  return (
+    <details>
+      <summary>Edit settings</summary>
+      <form className="stack" onSubmit={submit} aria-label={`Settings of ${e.url}`}>
+        <label>
+          URL
+          <input type="url" required value={url} onChange={(x) => setUrl(x.target.value)} {...described('url')} />
+          <FieldErrors error={save.error} path="url" id={f('url-error')} />
+        </label>
+        <label>
+          Description
+          <input value={description} maxLength={200} onChange={(x) => setDescription(x.target.value)} {...described('description')} />
+          <FieldErrors error={save.error} path="description" id={f('description-error')} />
+        </label>
+        <fieldset>
+          <legend>Events</legend>
+          <div className="checks">
+            {EVENTS.map((n) => (
+              <label key={n}>
+                <input type="checkbox" checked={events.includes(n)} onChange={(x) => setEvents(x.target.checked ? [...events, n] : events.filter((y) => y !== n))} /> {n}
+              </label>
+            ))}
+          </div>
+          <FieldErrors error={save.error} path="events" id={f('events-error')} />
+        </fieldset>
+        <label>
+          Method
+          <select value={method} onChange={(x) => setMethod(x.target.value as Endpoint['method'])}>
+            {METHODS.map((m) => (
+              <option key={m}>{m}</option>
+            ))}
+          </select>
+          <FieldErrors error={save.error} path="method" id={f('method-error')} />
+        </label>
+        <label>
+          Body format
+          <select value={bodyFormat} onChange={(x) => setBodyFormat(x.target.value as Endpoint['bodyFormat'])} {...described('bodyFormat')}>
+            {FORMATS.map((m) => (
+              <option key={m}>{m}</option>
+            ))}
+          </select>
+          <FieldErrors error={save.error} path="bodyFormat" id={f('bodyFormat-error')} />
+        </label>
+        <label>
+          Headers (one <code>Name: value</code> a line)
+          <textarea rows={3} value={headers} onChange={(x) => setHeaders(x.target.value)} {...described('headers')} />
+          <FieldErrors error={save.error} path="headers" id={f('headers-error')} />
+        </label>
+        <label>
+          Payload
+          <select value={payloadMode} onChange={(x) => setPayloadMode(x.target.value as Endpoint['payloadMode'])}>
+            <option value="default">default (the event envelope)</option>
+            <option value="custom">custom (a template)</option>
+          </select>
+        </label>
+        {payloadMode === 'custom' && (
+          <label>
+            Payload template (JSON with <code>{'{{variables}}'}</code>)
+            <textarea rows={4} value={payloadTemplate} onChange={(x) => setPayloadTemplate(x.target.value)} {...described('payloadTemplate')} />
+            <FieldErrors error={save.error} path="payloadTemplate" id={f('payloadTemplate-error')} />
+          </label>
+        )}
+        <button type="submit" className="primary" disabled={save.busy}>
+          Save settings
+        </button>
+        <ErrorNote error={save.error} />
+      </form>
+    </details>
+  );
+}
 
 function Deliveries({ endpoint, version }: { endpoint: string; version: number }) {
   const log = useLoad(() => unwrap(api.GET('/v1/webhooks/{id}/deliveries', { params: { path: { id: endpoint }, query: { limit: 20 } } })), [endpoint, version]);
@@ -84,6 +199,7 @@ function EndpointCard({ e, onChange }: { e: Endpoint; onChange: () => void }) {
       </div>
       {tested && <p role="status">{tested}</p>}
       <ErrorNote error={act.error} />
+      <EditEndpoint key={e.updatedAt} e={e} onSaved={onChange} />
       <details open>
         <summary>Delivery log</summary>
         <Deliveries endpoint={id} version={version} />
