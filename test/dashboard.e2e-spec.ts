@@ -330,6 +330,8 @@ describe('the web dashboard in a browser', () => {
     await open('Renders');
     await page.locator(`[data-render="${id}"]`).getByRole('link').click();
     await page.getByRole('heading', { level: 1 }).getByText('cancelled').waitFor();
+    // The timeline from the record's timestamps (the API keeps no per-render event list: decisions.md "Dashboard").
+    await expect(page.locator('.timeline li strong').allTextContents()).resolves.toEqual(['created', 'started', 'cancelled']);
 
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
     await page.getByRole('button', { name: 'Copy as curl' }).click();
