@@ -93,7 +93,9 @@ describe('the answers of the main routes match openapi.json (issue 21)', () => {
     await conforms('PATCH', `/v1/webhooks/${id}`, '/v1/webhooks/{id}', 200, { payload: { description: 'renamed' } });
     await conforms('POST', `/v1/webhooks/${id}/test`, '/v1/webhooks/{id}/test', 200);
     const deliveries = await conforms('GET', `/v1/webhooks/${id}/deliveries`, '/v1/webhooks/{id}/deliveries', 200);
-    expect([(deliveries.data as Json[]).length, deliveries.nextPageToken]).toEqual([1, null]);
+    // The test delivery (the endpoint, subscribed to render events by default, may also get the render
+    // the test before made, when the dispatcher announces it after the endpoint exists).
+    expect([(deliveries.data as Json[]).filter((d) => d.test).length, deliveries.nextPageToken]).toEqual([1, null]);
     await conforms('DELETE', `/v1/webhooks/${id}`, '/v1/webhooks/{id}', 200);
   });
 
