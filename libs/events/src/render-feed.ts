@@ -143,16 +143,18 @@ export async function renderEventsAfter(em: EntityManager, afterId: string, limi
   return rows.map((r) => ({ id: r.id, type: r.type, created: r.createdAt.toISOString(), data: r.data }));
 }
 
-/** A render's events read at most (a render writes five at most: queued, started, and one settle). */
+/** A render's events read at most (a render writes three: queued, started, and one settle). */
 export const RENDER_EVENTS_LIMIT = 20;
+/** How far before the render's creation its events' scan starts: another process's clock may be behind. */
+const CLOCK_SKEW_MS = 60_000;
 
 /**
  * One render's events, oldest first (GET /v1/render/{id}/events), whether dispatched or not. The
- * scan starts at the first event id its creation time allows (ids are ULIDs: time first), so it
- * reads the outbox from the render's birth on, not the workspace's whole history. `em` is the workspace's.
+ * scan starts at the first event id its creation time allows, less a minute of clock skew (ids are
+ * ULIDs: time first), so it reads the outbox from the render's birth on, not the workspace's history. `em` is the workspace's.
  */
 export async function renderEventsOf(em: EntityManager, renderId: string, createdAt: Date, limit = RENDER_EVENTS_LIMIT): Promise<FeedMessage[]> {
-  const from = `${ID_PREFIXES.event}_${ulid(Math.max(0, createdAt.getTime() - 1000)).slice(0, 10)}${'0'.repeat(16)}`;
+  const from = `${ID_PREFIXES.event}_${ulid(Math.max(0, createdAt.getTime() - CLOCK_SKEW_MS)).slice(0, 10)}${'0'.repeat(16)}`;
   const rows = await em.find(
     OutboxEvent,
     { id: { $gte: from }, type: { $like: 'render.%' }, data: { id: renderId } },
