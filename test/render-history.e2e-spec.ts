@@ -90,8 +90,8 @@ describe('a render\'s events and request (GET /v1/render/{id}/events, /edit)', (
     const completed = events.at(-1)!;
     const byEndpoint = Object.fromEntries(completed.deliveries.map((d) => [d.endpointId, d]));
     expect(byEndpoint[ok.id]).toMatchObject({ state: 'succeeded', attempts: 1, lastStatus: 200, redelivery: false });
-    // §6: a 4xx other than 408/429 is not retried.
-    expect(byEndpoint[bad.id]).toMatchObject({ state: 'failed', attempts: 1, lastStatus: 400, redelivery: false });
+    // §6: a 4xx other than 429 is not retried (the delivery log's state: refused).
+    expect(byEndpoint[bad.id]).toMatchObject({ state: 'refused', attempts: 1, lastStatus: 400, redelivery: false });
     const secondEvents = (await get(`/v1/render/${second.id}/events`, { 'x-api-key': a.liveKey })).json().data as EventView[];
     expect(secondEvents.map((e) => e.type)).toEqual(await eventsOf(orm, a.workspaceId, second.id));
     expect(secondEvents.some((e) => events.some((f) => f.id === e.id))).toBe(false);

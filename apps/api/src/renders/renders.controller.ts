@@ -128,7 +128,7 @@ export class RendersController {
   @Get(':id/events')
   @Scopes('renders:read')
   @ApiOperation({ summary: 'A render\'s events (render.queued … render.completed, failed or cancelled), oldest first, each with its webhook deliveries' })
-  @ApiEnvelope(RenderEventDto, { isArray: true })
+  @ApiEnvelope(RenderEventDto, { isArray: true, paged: false })
   @ApiErrors('RENDER_NOT_FOUND')
   async events(@Principal() p: KeyPrincipal, @Param('id') id: string) {
     return ok(await this.renders.events(p.workspaceId, id));
