@@ -302,7 +302,7 @@ describe('the web dashboard in a browser', () => {
     expect(played.time).toBeGreaterThan(0);
   }, 120_000);
 
-  it('cancels a running video from its page (credits released), and its copy-as-curl line fetches the render', async () => {
+  it('cancels a running video from its page (credits released), and its page shows its events and request, and its copy-as-curl line makes it again', async () => {
     // The balance as the Credits page shows it (a session route: GET /credits).
     const videoCredits = async () => {
       await open('Credits');
@@ -330,19 +330,27 @@ describe('the web dashboard in a browser', () => {
     await open('Renders');
     await page.locator(`[data-render="${id}"]`).getByRole('link').click();
     await page.getByRole('heading', { level: 1 }).getByText('cancelled').waitFor();
-    // The timeline from the record's timestamps (the API keeps no per-render event list: decisions.md "Dashboard").
-    await expect(page.locator('.timeline li strong').allTextContents()).resolves.toEqual(['created', 'started', 'cancelled']);
+    // The timeline is the render's events (GET /v1/render/{id}/events), the request the edit it was made from.
+    await page.locator('.timeline li[data-event="render.cancelled"]').waitFor();
+    await expect(page.locator('.timeline > li > strong').allTextContents()).resolves.toEqual(['render.queued', 'render.started', 'render.cancelled']);
+    await page.getByLabel('The request JSON').waitFor();
+    const shown = JSON.parse((await page.getByLabel('The request JSON').textContent()) ?? '') as { edit: { output: unknown } };
+    expect(shown.edit.output).toMatchObject({ format: 'mp4', size: { width: 160 } });
 
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
     await page.getByRole('button', { name: 'Copy as curl' }).click();
     await page.getByRole('button', { name: 'Copied' }).waitFor();
     const line = await page.evaluate(() => navigator.clipboard.readText());
-    expect(line).toBe(`curl -H "x-api-key: $API_KEY" ${base}/api/v1/render/${id}`);
-    // Run as a user would, the key in the environment: a GET answering this render (§4.1).
+    expect(line).toMatch(new RegExp(`^curl -X POST -H "x-api-key: \\$API_KEY" -H "content-type: application/json" --data-raw '.+' ${base}/api/v1/render$`));
+    // Run as a user would, the key in the environment: the same render made again (§4.1: a video, 202), then cancelled.
     const { stdout } = await promisify(execFile)('bash', ['-c', `${line} -sS -w '\\n%{http_code} %{method}'`], { env: { PATH: process.env.PATH, API_KEY: liveKey } });
     const [body, status] = [stdout.slice(0, stdout.lastIndexOf('\n')), stdout.slice(stdout.lastIndexOf('\n') + 1)];
-    expect(status).toBe('200 GET');
-    expect(JSON.parse(body)).toMatchObject({ data: { id, status: 'cancelled' } });
+    expect(status).toBe('202 POST');
+    const again = JSON.parse(body) as { data: { id: string; kind: string; width: number } };
+    expect(again.data).toMatchObject({ kind: 'video', width: 160 });
+    expect(again.data.id).not.toBe(id);
+    const stop = await fetch(`${base}/api/v1/render/${again.data.id}/cancel`, { method: 'POST', headers: { 'x-api-key': liveKey } });
+    expect(stop.status).toBeLessThan(300);
   }, 120_000);
 
   it('redelivers a render event from the delivery log', async () => {

@@ -69,7 +69,7 @@ describe('the answers of the main routes match openapi.json (issue 21)', () => {
     await api.close();
   });
 
-  it('renders: create (a still, done with its url), get, list, estimate, cancel refused', async () => {
+  it('renders: create (a still, done with its url), get, its edit and events, list, estimate, cancel refused', async () => {
     const edit = {
       timeline: { background: '#0B1F3A', tracks: [{ clips: [{ asset: { type: 'shape', shape: 'circle', circle: { radius: 20 } }, start: 0, length: 1 }] }] },
       output: { format: 'png', size: { width: 64, height: 64 } },
@@ -78,6 +78,9 @@ describe('the answers of the main routes match openapi.json (issue 21)', () => {
     const render = created.data as Json;
     expect([render.status, typeof render.url]).toEqual(['done', 'string']);
     expect((await conforms('GET', `/v1/render/${render.id as string}`, '/v1/render/{id}', 200)).data).toEqual(render);
+    expect((await conforms('GET', `/v1/render/${render.id as string}/edit`, '/v1/render/{id}/edit', 200)).data).toMatchObject({ edit: { output: { format: 'png' } } });
+    const events = (await conforms('GET', `/v1/render/${render.id as string}/events`, '/v1/render/{id}/events', 200)).data as Json[];
+    expect(events.at(-1)?.type).toBe('render.completed');
     const list = await conforms('GET', '/v1/render?limit=5', '/v1/render', 200);
     expect(list.pagination).toEqual({ page: 1, limit: 5, total: 1, totalPages: 1 });
     await conforms('POST', '/v1/render/estimate', '/v1/render/estimate', 200, { payload: { edit } });

@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/core';
 import type { Redis } from 'ioredis';
+import { ID_PREFIXES, ulid } from '#libs/core';
 import { logOutages, type RedisKeys } from '#libs/redis';
 import { OutboxEvent } from './outbox-event.entity.js';
 
@@ -137,6 +138,26 @@ export async function renderEventsAfter(em: EntityManager, afterId: string, limi
   const rows = await em.find(
     OutboxEvent,
     { id: { $gt: afterId }, type: { $like: 'render.%' }, dispatchedAt: { $ne: null } },
+    { orderBy: { id: 'asc' }, limit, fields: ['id', 'type', 'createdAt', 'data'] },
+  );
+  return rows.map((r) => ({ id: r.id, type: r.type, created: r.createdAt.toISOString(), data: r.data }));
+}
+
+/** A render's events read at most (a render writes three: queued, started, and one settle). */
+export const RENDER_EVENTS_LIMIT = 20;
+/** How far before the render's creation its events' scan starts: another process's clock may be behind. */
+const CLOCK_SKEW_MS = 60_000;
+
+/**
+ * One render's events, oldest first (GET /v1/render/{id}/events), whether dispatched or not. The
+ * scan starts at the first event id its creation time allows, less a minute of clock skew (ids are
+ * ULIDs: time first), so it reads the outbox from the render's birth on, not the workspace's history. `em` is the workspace's.
+ */
+export async function renderEventsOf(em: EntityManager, renderId: string, createdAt: Date, limit = RENDER_EVENTS_LIMIT): Promise<FeedMessage[]> {
+  const from = `${ID_PREFIXES.event}_${ulid(Math.max(0, createdAt.getTime() - CLOCK_SKEW_MS)).slice(0, 10)}${'0'.repeat(16)}`;
+  const rows = await em.find(
+    OutboxEvent,
+    { id: { $gte: from }, type: { $like: 'render.%' }, data: { id: renderId } },
     { orderBy: { id: 'asc' }, limit, fields: ['id', 'type', 'createdAt', 'data'] },
   );
   return rows.map((r) => ({ id: r.id, type: r.type, created: r.createdAt.toISOString(), data: r.data }));

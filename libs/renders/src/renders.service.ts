@@ -10,12 +10,35 @@ import { isRedisUnavailable } from '#libs/redis';
 import { outputKey, type StorageDriver } from '#libs/storage';
 import { allWorkspaces, forWorkspace } from '#libs/db';
 import { aspectRules, normaliseValues, validateValues, type TemplatesService } from '#libs/templates';
-import { checkCallbackUrl } from '#libs/webhooks';
+import { renderEventsOf } from '#libs/events';
+import { checkCallbackUrl, WebhookDelivery, type DeliveryState } from '#libs/webhooks';
 import { Render, TERMINAL_STATUSES, type RenderStatus } from './entities.js';
 import { renderError, renderFailure } from './errors.js';
 import { purgeExpired, type RenderLifecycle } from './lifecycle.js';
 import { estimate, type Estimate } from './pricing.js';
 import { estimateRequest, parseRenderInput, requestHash, type EstimateQuery, type RenderInput, type RenderRequest } from './request.js';
+
+/** One webhook delivery of a render's event (its summary; the endpoint's delivery log has the attempts). */
+export interface RenderEventDelivery {
+  id: string;
+  endpointId: string;
+  /** A redelivery asked for by the workspace (sequence > 0). */
+  redelivery: boolean;
+  state: DeliveryState;
+  attempts: number;
+  /** The HTTP status of the last attempt (null: none answered yet, or no response). */
+  lastStatus: number | null;
+  createdAt: string;
+  completedAt: string | null;
+}
+
+/** One of a render's events (GET /v1/render/{id}/events). */
+export interface RenderEventView {
+  id: string;
+  type: string;
+  created: string;
+  deliveries: RenderEventDelivery[];
+}
 
 export interface Caller {
   workspaceId: string;
@@ -351,6 +374,33 @@ export class RendersService {
     const row = await forWorkspace(this.deps.orm, workspaceId).findOne(Render, { id });
     if (!row) throw new ApiError('RENDER_NOT_FOUND', `Render ${id} does not exist`);
     return row;
+  }
+
+  /** The normalised edit the render was made from, as a POST /v1/render body (GET /v1/render/{id}/edit). */
+  async edit(workspaceId: string, id: string): Promise<{ edit: Record<string, unknown> }> {
+    return { edit: (await this.get(workspaceId, id)).edit };
+  }
+
+  /**
+   * The render's events, oldest first, each with its webhook deliveries (GET /v1/render/{id}/events):
+   * two indexed reads after the render's, whatever the workspace's history.
+   */
+  async events(workspaceId: string, id: string): Promise<RenderEventView[]> {
+    const render = await this.get(workspaceId, id);
+    const em = forWorkspace(this.deps.orm, workspaceId);
+    const events = await renderEventsOf(em, render.id, render.createdAt);
+    const deliveries = events.length
+      ? await em.find(WebhookDelivery, { eventId: { $in: events.map((e) => e.id!) }, test: false }, {
+        orderBy: { id: 'asc' }, fields: ['id', 'eventId', 'endpointId', 'sequence', 'state', 'attempts', 'lastStatus', 'createdAt', 'completedAt'],
+      })
+      : [];
+    return events.map((e) => ({
+      id: e.id!, type: e.type, created: e.created,
+      deliveries: deliveries.filter((d) => d.eventId === e.id).map((d) => ({
+        id: d.id, endpointId: d.endpointId, redelivery: d.sequence > 0, state: d.state, attempts: d.attempts, lastStatus: d.lastStatus ?? null,
+        createdAt: d.createdAt.toISOString(), completedAt: d.completedAt?.toISOString() ?? null,
+      })),
+    }));
   }
 
   async list(workspaceId: string, q: ListQuery): Promise<{ rows: Render[]; total: number }> {

@@ -5,7 +5,7 @@ import { ok, paged, pagination, parseListQuery, type ListSpec } from '#libs/core
 import { RENDER_KINDS, RENDER_STATUSES, RendersService } from '#libs/renders';
 import { ApiEnvelope, ApiErrors, ApiListQuery, Scopes } from '../http/decorators.js';
 import { Principal, type KeyPrincipal } from '../http/principal.js';
-import { EstimateDto, EstimateGetQueryDto, EstimateQueryDto, RENDER_EXAMPLE, RENDER_VIEW_EXAMPLE, RenderBodyDto, RenderDto, RenderQueryDto, TEMPLATE_ID } from './renders.dto.js';
+import { EstimateDto, EstimateGetQueryDto, EstimateQueryDto, RENDER_EXAMPLE, RENDER_VIEW_EXAMPLE, RenderBodyDto, RenderDto, RenderEditDto, RenderEventDto, RenderQueryDto, TEMPLATE_ID } from './renders.dto.js';
 
 /** List renders (§4.1; sorts of decisions.md "Render record"). */
 export const RENDER_LIST: ListSpec = {
@@ -114,6 +114,24 @@ export class RendersController {
   @ApiErrors('RENDER_NOT_FOUND')
   async get(@Principal() p: KeyPrincipal, @Param('id') id: string) {
     return ok(this.renders.view(await this.renders.get(p.workspaceId, id)));
+  }
+
+  @Get(':id/edit')
+  @Scopes('renders:read')
+  @ApiOperation({ summary: 'The normalised edit a render was made from, as a POST /v1/render body (render it again, or copy it)' })
+  @ApiEnvelope(RenderEditDto)
+  @ApiErrors('RENDER_NOT_FOUND')
+  async edit(@Principal() p: KeyPrincipal, @Param('id') id: string) {
+    return ok(await this.renders.edit(p.workspaceId, id));
+  }
+
+  @Get(':id/events')
+  @Scopes('renders:read')
+  @ApiOperation({ summary: 'A render\'s events (render.queued … render.completed, failed or cancelled), oldest first, each with its webhook deliveries' })
+  @ApiEnvelope(RenderEventDto, { isArray: true, paged: false })
+  @ApiErrors('RENDER_NOT_FOUND')
+  async events(@Principal() p: KeyPrincipal, @Param('id') id: string) {
+    return ok(await this.renders.events(p.workspaceId, id));
   }
 
   @Post(':id/cancel')

@@ -4,7 +4,7 @@ import { IsArray, IsDefined, IsIn, IsInt, IsNumber, IsObject, IsOptional, IsPosi
 import { MAX_OUTPUT_SIDE, OUTPUT_FORMATS, RESOLUTIONS } from '#libs/edit-spec';
 import { RENDER_KINDS, RENDER_STATUSES, type EstimateQuery, type RenderBody, type RenderQuery } from '#libs/renders';
 import type { MergePair } from '#libs/templates';
-import { LIMITS } from '#libs/webhooks';
+import { DELIVERY_STATES, LIMITS } from '#libs/webhooks';
 import { MaxJsonLength, MayOmit, Satisfies } from '../http/validation.js';
 
 /** A template id as the routes take it (`tpl_…`, the library's `tpl_lib_…`). */
@@ -163,3 +163,29 @@ export const RENDER_VIEW_EXAMPLE = {
   expiresAt: '2026-12-27T10:00:00.412Z', error: null, progress: 1, cancelRequested: false, metadata: { order: 7 },
   createdAt: '2026-11-27T10:00:00.000Z', updatedAt: '2026-11-27T10:00:00.412Z', startedAt: '2026-11-27T10:00:00.020Z', completedAt: '2026-11-27T10:00:00.412Z',
 };
+
+/** The normalised edit a render was made from, as a POST /v1/render body (GET /v1/render/{id}/edit). */
+export class RenderEditDto {
+  @ApiProperty({ type: 'object', additionalProperties: true, description: 'The edit spec as rendered: a template\'s values merged, defaults filled in', example: RENDER_EXAMPLE.edit })
+  edit!: Record<string, unknown>;
+}
+
+/** One webhook delivery of a render's event (its summary; GET /v1/webhooks/{id}/deliveries has the attempts). */
+export class RenderEventDeliveryDto {
+  @ApiProperty({ example: 'dlv_01JD3Q4Z5X6Y7W8V9T0S1R2Q3P' }) id!: string;
+  @ApiProperty({ example: 'whk_01JD3Q4Z5X6Y7W8V9T0S1R2Q3P', description: 'The endpoint (a render callback URL is an endpoint of its own, not in the list of GET /v1/webhooks)' }) endpointId!: string;
+  @ApiProperty({ description: 'A redelivery the workspace asked for' }) redelivery!: boolean;
+  @ApiProperty({ enum: DELIVERY_STATES }) state!: string;
+  @ApiProperty() attempts!: number;
+  @ApiProperty({ nullable: true, type: Number, description: 'The HTTP status of the last attempt' }) lastStatus!: number | null;
+  @ApiProperty({ format: 'date-time' }) createdAt!: string;
+  @ApiProperty({ nullable: true, type: String, format: 'date-time' }) completedAt!: string | null;
+}
+
+/** One of a render's §6 events (GET /v1/render/{id}/events). */
+export class RenderEventDto {
+  @ApiProperty({ example: 'evt_01JD3Q4Z5X6Y7W8V9T0S1R2Q3P' }) id!: string;
+  @ApiProperty({ enum: ['render.queued', 'render.started', 'render.completed', 'render.failed', 'render.cancelled'] }) type!: string;
+  @ApiProperty({ format: 'date-time' }) created!: string;
+  @ApiProperty({ type: [RenderEventDeliveryDto], description: 'Its webhook deliveries, oldest first (none when no endpoint subscribes)' }) deliveries!: RenderEventDeliveryDto[];
+}
