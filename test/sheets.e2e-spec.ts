@@ -1,6 +1,7 @@
 import { openAppDatabase } from '#libs/app';
 import { allWorkspaces, type Orm } from '#libs/db';
 import { IntegrationConnection, IntegrationsService } from '#libs/integrations';
+import { OFFLOAD_MIN_BYTES } from '#libs/suite';
 import { startGoogleFake, type GoogleFake } from '#testing/suite';
 import { startApi, type TestApi } from './harness.js';
 
@@ -132,6 +133,22 @@ describe('workspace-suite sheets (§4.5)', () => {
     expect(grid.json().data).toEqual({ range: "'Q1 sales'!A1:B3", values: [['Region', 'Total'], ['North', '1200.5'], ['South', '800']] });
     const rows = await read(ws.liveKey, people, '?range=2:3&as=values');
     expect(rows.json().data.values).toEqual([['Ada', 'ada@example.com', 'Lovelace', 'x', '36']]);
+  });
+
+  it('a large tab (Google answering more than OFFLOAD_MIN_BYTES) is read on an offload thread: the same records and grid, as JSON', async () => {
+    const rows = [['Name', 'Email', 'Score'], ...Array.from({ length: 8000 }, (_, i) => [`Person ${i + 1}`, `p${i + 1}@example.com`, i % 7 === 0 ? '' : String(i / 4)])];
+    const big = google.seed('Big list', [{ title: 'Sheet1', rows }]);
+    expect(Buffer.byteLength(JSON.stringify({ range: "'Sheet1'!A1:C8001", majorDimension: 'ROWS', values: rows }))).toBeGreaterThan(OFFLOAD_MIN_BYTES);
+    const res = await read(ws.liveKey, big);
+    expect([res.statusCode, res.headers['content-type']]).toEqual([200, 'application/json; charset=utf-8']);
+    const body = res.json();
+    expect([body.success, body.message, body.data.range, body.data.headers]).toEqual([true, 'OK', "'Sheet1'!A1:C8001", ['Name', 'Email', 'Score']]);
+    expect(body.data.records).toHaveLength(8000);
+    expect(body.data.records.slice(0, 2)).toEqual([{ Name: 'Person 1', Email: 'p1@example.com', Score: null }, { Name: 'Person 2', Email: 'p2@example.com', Score: '0.25' }]);
+    expect(body.data.records.at(-1)).toEqual({ Name: 'Person 8000', Email: 'p8000@example.com', Score: '1999.75' });
+    const grid = await read(ws.liveKey, big, '?as=values');
+    const values = grid.json().data.values as string[][];
+    expect([values.length, values[0], values[2], values.at(-1)]).toEqual([8001, rows[0], rows[2], rows[8000]]);
   });
 
   it('bad ranges → 422 naming query.range, Google not asked; an unknown tab → 422 from Google\'s own words', async () => {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Redis, RedisOptions } from 'ioredis';
 import { AuthService, FanoutSmsSender, OutboxSmsSender, TwilioSmsSender, type SmsSender } from '#libs/auth';
 import { AutoCaptions, CaptionsService, createSpeechEngines, requireSpeech, TranscriptionRunner, TranscriptionsService, type SourceLookup, type SpeechEngines, type StoredSources } from '#libs/captions';
-import { ApiError, CursorCodec, deriveKey, type AppConfig } from '#libs/core';
+import { ApiError, CursorCodec, deriveKey, OffloadPool, type AppConfig } from '#libs/core';
 import { CreditsService } from '#libs/credits';
 import { RenderFeed } from '#libs/events';
 import { forWorkspace, type Orm } from '#libs/db';
@@ -222,7 +222,12 @@ export class AppServices {
 
   /** The workspace-suite sheets routes: Drive's spreadsheet list and Sheets v4 (libs/suite, docs/suite.md). */
   get sheets(): SheetsService {
-    return this.once('sheets', () => new SheetsService(this.googleDeps));
+    return this.once('sheets', () => new SheetsService({ ...this.googleDeps, offload: this.offload }));
+  }
+
+  /** Worker threads for CPU-heavy transforms of large payloads (a big sheet read), started on first use (libs/core offload.ts). */
+  get offload(): OffloadPool {
+    return this.once('offload', () => new OffloadPool({ threads: this.config.offloadThreads }));
   }
 
   /** The workspace-suite Drive routes: files.list, folders, resumable uploads of a URL, imports into the media library (libs/suite, docs/suite.md). */
@@ -339,6 +344,7 @@ export class AppServices {
   /** Releases what was opened: the Redis connection (if one was made) and the database. */
   async close(): Promise<void> {
     this.built.renderFeed?.close();
+    await this.built.offload?.close();
     this.built.redis?.disconnect();
     await this.orm.close(true);
   }

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { parseCidrList, type CidrRule } from './ip.js';
+import { defaultOffloadThreads } from './offload.js';
 
 export type AppEnv = 'development' | 'production';
 
@@ -56,6 +57,8 @@ export interface AppConfig {
    * the campaign runners a worker runs at once (CAMPAIGN_CONCURRENCY).
    */
   messaging: { timeoutMs: number; retryDelaysMs: number[]; campaignConcurrency: number };
+  /** OFFLOAD_THREADS: worker threads for CPU-heavy transforms of large payloads (a big sheet read); 0 runs them on the event loop. */
+  offloadThreads: number;
   /** DASHBOARD_DIR: the built dashboard (index.html + assets/) served at `/`; unset: apps/dashboard/dist of this checkout. */
   dashboardDir: string | null;
 }
@@ -353,6 +356,7 @@ export function loadConfig(rawEnv: Env = process.env): AppConfig {
       providerTimeoutMs: integer(env, 'SPEECH_PROVIDER_TIMEOUT_MS', 10 * 60_000, 1000, 3 * 3600_000),
     },
     dashboardDir: env.DASHBOARD_DIR ? resolve(env.DASHBOARD_DIR) : null,
+    offloadThreads: integer(env, 'OFFLOAD_THREADS', defaultOffloadThreads(), 0, 16),
     google: {
       clientId: env.GOOGLE_CLIENT_ID || null,
       clientSecret: env.GOOGLE_CLIENT_SECRET || null,

@@ -13,3 +13,4 @@ export * from './outbound-http.js';
 export * from './repo-folder.js';
 export * from './random.js';
 export * from './scavenge.js';
+export * from './offload.js';

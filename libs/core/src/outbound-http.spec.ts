@@ -12,11 +12,14 @@ describe('requestPinned', () => {
   let dir: string;
   let target: (path: string) => ResolvedTarget;
   const received: Buffer[] = [];
+  /** The client port of each request: the same port twice is one connection reused. */
+  const ports: number[] = [];
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'pinned-'));
     server = createServer((req, res) => {
       const chunks: Buffer[] = [];
+      ports.push(req.socket.remotePort!);
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
         received.push(Buffer.concat(chunks));
@@ -34,6 +37,24 @@ describe('requestPinned', () => {
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
     await rm(dir, { recursive: true, force: true });
+  });
+
+  it('GETs to the same checked address reuse one connection; other methods and another pinned address do not', async () => {
+    ports.length = 0;
+    for (let i = 0; i < 3; i++) expect((await requestPinned({ target: target('/a'), timeoutMs: 5000, maxResponseBytes: 1024 })).status).toBe(200);
+    expect(new Set(ports).size).toBe(1);
+    await requestPinned({ target: target('/a'), method: 'POST', body: Buffer.from('x'), timeoutMs: 5000, maxResponseBytes: 1024 });
+    await requestPinned({ target: target('/a'), method: 'POST', body: Buffer.from('y'), timeoutMs: 5000, maxResponseBytes: 1024 });
+    expect(new Set(ports.slice(3)).size).toBe(2);
+    expect(ports.slice(3)).not.toContain(ports[0]);
+    // The same URL pinned to another address (where nothing listens) never rides the free socket to the first one.
+    const named = (address: string) => ({ ...target('/a'), url: new URL(target('/a').url.href.replace('127.0.0.1', 'pinned.test')), address });
+    expect((await requestPinned({ target: named('127.0.0.1'), timeoutMs: 5000, maxResponseBytes: 1024 })).status).toBe(200);
+    const refused = await requestPinned({ target: named('127.0.0.2'), timeoutMs: 5000, maxResponseBytes: 1024 }).catch((e: unknown) => e);
+    expect([refused instanceof OutboundError && refused.kind, ports.length]).toEqual(['connection', 6]);
+    // A large answer read whole comes back intact (its socket chunks freed once joined).
+    const big = await requestPinned({ target: target('/big'), timeoutMs: 5000, maxResponseBytes: 6 * 1024 * 1024 });
+    expect([big.body.length, big.body.every((b) => b === 0x7a)]).toEqual([5 * 1024 * 1024, true]);
   });
 
   it('streams a file body with its length announced', async () => {

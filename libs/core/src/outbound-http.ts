@@ -1,6 +1,7 @@
 import { createReadStream, createWriteStream, type ReadStream, type WriteStream } from 'node:fs';
-import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { bufferPassed, release } from './scavenge.js';
 import type { ResolvedTarget } from './ssrf.js';
 
 /** A request body read from a file as it is sent (never held whole in memory); `size` is its Content-Length. */
@@ -43,10 +44,38 @@ export class OutboundError extends Error {
   }
 }
 
+/** Keep-alive agents of GET requests, one per checked address, port and TLS name: at most this many (least recently used dropped). */
+const MAX_AGENTS = 64;
+const agents = new Map<string, HttpAgent>();
+
+/**
+ * The keep-alive agent of one pinned target: its sockets are connected to the checked address only,
+ * so reusing one never reaches anything the SSRF check did not allow. Only GETs use it (a request on
+ * a socket the server has just closed fails, and only a read is safe to try again).
+ */
+function keepAliveAgent(target: ResolvedTarget, secure: boolean): HttpAgent {
+  const key = `${target.url.protocol}//${target.address}:${target.url.port}|${target.url.hostname}`;
+  let agent = agents.get(key);
+  if (agent) {
+    agents.delete(key);
+  } else {
+    const options = { keepAlive: true, maxSockets: 32, maxFreeSockets: 8 };
+    agent = secure ? new HttpsAgent(options) : new HttpAgent(options);
+    if (agents.size >= MAX_AGENTS) {
+      const [oldest, dropped] = agents.entries().next().value!;
+      agents.delete(oldest);
+      dropped.destroy();
+    }
+  }
+  agents.set(key, agent);
+  return agent;
+}
+
 /**
  * One HTTP(S) request connected to an address that was already checked (no second DNS lookup,
  * so DNS rebinding cannot move it), never following redirects, with a whole-request timeout and a
- * cap on the bytes read back. TLS still verifies the certificate against the URL's host name.
+ * cap on the bytes read back. TLS still verifies the certificate against the URL's host name. GETs
+ * reuse connections to the same checked address (keepAliveAgent).
  */
 export function requestPinned(req: PinnedRequest): Promise<PinnedResponse> {
   const { url, address, family } = req.target;
@@ -83,7 +112,7 @@ export function requestPinned(req: PinnedRequest): Promise<PinnedResponse> {
         headers: { ...req.headers, ...(length !== null ? { 'content-length': String(length) } : {}) },
         lookup: (_host, _opts, cb) => cb(null, [{ address, family }] as never, family as never),
         servername: secure ? url.hostname.replace(/^\[|\]$/g, '') : undefined,
-        agent: false,
+        agent: (req.method ?? 'GET') === 'GET' && body === null ? keepAliveAgent(req.target, secure) : false,
       },
       (res) => {
         const status = res.statusCode ?? 0;
@@ -112,11 +141,14 @@ export function requestPinned(req: PinnedRequest): Promise<PinnedResponse> {
           }
           chunks.push(chunk);
           size += chunk.length;
+          bufferPassed(chunk.length);
         });
         const finish = () => {
           if (settled) return;
           settle();
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), truncated });
+          const whole = Buffer.concat(chunks);
+          release(chunks);
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: whole, truncated });
         };
         res.on('end', finish);
         res.on('error', (err) => (truncated ? undefined : fail(new OutboundError('connection', err.message))));

@@ -1,4 +1,4 @@
-import { scavenge, scavenger } from './scavenge.js';
+import { release, scavenge, scavenger } from './scavenge.js';
 
 /** External memory of ArrayBuffers; a scavenge frees dead ones, their accounting settles as V8's background sweeper finishes. */
 const arrayBuffers = () => process.memoryUsage().arrayBuffers;
@@ -34,5 +34,17 @@ describe('scavenge: dead upload buffers are freed without a full collection (doc
     expect(arrayBuffers() - before).toBeGreaterThan(3 * 1024 * 1024);
     counted(1);
     expect((await settlesBelow(before + 1024 * 1024)) - before).toBeLessThan(1024 * 1024);
+  });
+
+  it('release frees buffers at once, with no collection; views of a shared or small buffer are left alone', () => {
+    const held = Array.from({ length: 64 }, (_, i) => Buffer.alloc(64 * 1024, i));
+    const before = arrayBuffers();
+    const small = Buffer.from('pooled');
+    const view = held[0]!.subarray(0, 10);
+    release([...held.slice(1), small]);
+    expect(before - arrayBuffers()).toBeGreaterThanOrEqual(63 * 64 * 1024);
+    expect([held[1]!.length, held[0]!.length, view.length, small.toString()]).toEqual([0, 64 * 1024, 10, 'pooled']);
+    release([view]);
+    expect(held[0]![0]).toBe(0);
   });
 });

@@ -31,3 +31,23 @@ export function scavenger(every: number): (bytes: number) => void {
     }
   };
 }
+
+/**
+ * The process's count of large short-lived buffers (provider answers read whole, serialized answers of
+ * MBs): they die young, but nothing else allocates enough to scavenge them, so without this they
+ * pile up as external memory until V8 runs mark-compacts (a 10,000-row sheet read at 70/s: one
+ * ~40 ms mark-compact every 250 ms; docs/benchmarks.md "Sheets read").
+ */
+export const bufferPassed = scavenger(16 * 1024 * 1024);
+
+/**
+ * Frees the memory of buffers no one reads again at once (each one that owns its whole ArrayBuffer is
+ * detached), instead of when a garbage collection finds them: what is freed this way never counts
+ * towards the external memory that starts V8's mark-compacts.
+ */
+export function release(buffers: readonly Uint8Array[]): void {
+  for (const b of buffers) {
+    const ab = b.buffer;
+    if (ab instanceof ArrayBuffer && b.byteOffset === 0 && b.byteLength === ab.byteLength && ab.byteLength >= 4096 && !ab.detached) ab.transfer(0);
+  }
+}

@@ -293,10 +293,19 @@ export class GoogleSession {
  * One route's Google call on `use` with its failures answered as the API answers them (suiteFailure):
  * what SheetsService and ContactsService call.
  */
-export async function googleCall<T>(deps: GoogleDeps & { tokens: GoogleTokens }, use: UsableConnection, req: GoogleRequest, onRejected: (err: ProviderError) => ApiError): Promise<T> {
+export function googleCall<T>(deps: GoogleDeps & { tokens: GoogleTokens }, use: UsableConnection, req: GoogleRequest, onRejected: (err: ProviderError) => ApiError): Promise<T> {
+  return inSession(deps, use, onRejected, (session) => session.json<T>(req));
+}
+
+/** `googleCall` answering Google's 2xx as it came (its bytes unread): for answers read off the event loop. */
+export function googleSend(deps: GoogleDeps & { tokens: GoogleTokens }, use: UsableConnection, req: GoogleRequest, onRejected: (err: ProviderError) => ApiError): Promise<ProviderAnswer> {
+  return inSession(deps, use, onRejected, (session) => session.send(req));
+}
+
+async function inSession<T>(deps: GoogleDeps & { tokens: GoogleTokens }, use: UsableConnection, onRejected: (err: ProviderError) => ApiError, call: (session: GoogleSession) => Promise<T>): Promise<T> {
   const session = new GoogleSession(deps.tokens, use, deps);
   try {
-    return await session.json<T>(req);
+    return await call(session);
   } catch (err) {
     return suiteFailure(err, session.connection, deps.integrations, onRejected);
   }

@@ -1,15 +1,22 @@
-import { ApiError, validationFailed } from '#libs/core';
-import type { ProviderError, UsableConnection } from '#libs/integrations';
+import { ApiError, bufferPassed, OffloadFailed, offloadTask, validationFailed, type OffloadPool } from '#libs/core';
+import type { ProviderAnswer, ProviderError, UsableConnection } from '#libs/integrations';
 import { formatA1, parseA1 } from './a1.js';
-import { garbled, googleCall, type GoogleDeps, type GoogleRequest, type GoogleTokens } from './google.js';
+import { garbled, googleCall, googleSend, type GoogleDeps, type GoogleRequest, type GoogleTokens } from './google.js';
 import {
-  toRecords, type Cell, type ReadAs, type RenderOption, type RowsRead, type SheetTab, type SpreadsheetDetail, type SpreadsheetFile,
-  type ValuesRead, type WriteMode, type WriteResult,
+  readValues, valuesAnswer, type Cell, type ReadAs, type RenderOption, type RowsRead, type SheetTab, type SpreadsheetDetail,
+  type SpreadsheetFile, type ValuesAnswerArgs, type ValuesRead, type WriteMode, type WriteResult,
 } from './sheets.js';
 
 const SPREADSHEET_MIME = 'application/vnd.google-apps.spreadsheet';
 /** A read of a whole tab may be large (10,000 rows × 20 columns is ~3 MB of JSON). */
 const MAX_READ_BYTES = 64 * 1024 * 1024;
+/**
+ * A values.get answer this large is parsed, reshaped and serialized on an offload thread (a 10,000-row
+ * tab is ~0.8 MB and ~12 ms of CPU): the event loop keeps serving meanwhile and a second core helps.
+ * Smaller ones are cheaper inline than a trip to a thread.
+ */
+export const OFFLOAD_MIN_BYTES = 256 * 1024;
+const VALUES_ANSWER = offloadTask(new URL('./sheets.js', import.meta.url).href, valuesAnswer);
 const DETAIL_FIELDS = 'spreadsheetId,spreadsheetUrl,properties.title,sheets.properties(sheetId,title,index,gridProperties(rowCount,columnCount))';
 
 export interface ListSpreadsheets {
@@ -51,11 +58,6 @@ interface GoogleSpreadsheet {
   sheets?: { properties?: GoogleSheetProps }[];
 }
 
-interface GoogleValueRange {
-  range?: string;
-  values?: unknown;
-}
-
 interface DriveFileList {
   files?: { id?: string; name?: string; webViewLink?: string; modifiedTime?: string }[];
   nextPageToken?: unknown;
@@ -78,17 +80,13 @@ export function driveLiteral(text: string): string {
   return `'${text.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 }
 
-function isGrid(values: unknown): values is Cell[][] {
-  return Array.isArray(values) && values.every((row) => Array.isArray(row));
-}
-
 /**
  * The sheets routes of workspace-suite (§4.5; docs/suite.md): Drive v3 `files.list` for spreadsheets,
  * Sheets v4 `spreadsheets.get`, `values.get`, `values.append` / `values.update`, `spreadsheets.create`.
  * Failures become house codes once, in `guard`.
  */
 export class SheetsService {
-  constructor(private readonly deps: SheetsDeps) {}
+  constructor(private readonly deps: SheetsDeps & { offload: OffloadPool }) {}
 
   async list(use: UsableConnection, q: ListSpreadsheets): Promise<{ files: SpreadsheetFile[]; nextPageToken: string | null }> {
     const clauses = [`mimeType = ${driveLiteral(SPREADSHEET_MIME)}`, 'trashed = false'];
@@ -116,18 +114,43 @@ export class SheetsService {
     return detail(answer, spreadsheetId);
   }
 
+  /** Rows read as objects (a workflow's source rows). */
   async read(use: UsableConnection, spreadsheetId: string, q: ReadRows): Promise<RowsRead | ValuesRead> {
+    const { answer, range } = await this.values(use, spreadsheetId, q);
+    const read = readValues(answer.body, { range, as: q.as });
+    if ('garbled' in read) throw garbled(read.garbled);
+    return read;
+  }
+
+  /**
+   * The read route's whole answer, `envelope` around the read, as JSON bytes: what `read` makes,
+   * serialized, and for an answer of OFFLOAD_MIN_BYTES or more made on an offload thread.
+   */
+  async readAnswer(use: UsableConnection, spreadsheetId: string, q: ReadRows, envelope: Record<string, unknown>): Promise<Buffer> {
+    const { answer, range } = await this.values(use, spreadsheetId, q);
+    const args: ValuesAnswerArgs = { range, as: q.as, envelope };
+    let made;
+    try {
+      made = answer.body.length >= OFFLOAD_MIN_BYTES ? await this.deps.offload.run(VALUES_ANSWER, answer.body, args) : valuesAnswer(answer.body, args);
+    } catch (err) {
+      if (err instanceof OffloadFailed) throw garbled(`a range too large to read here (${err.message}); read fewer rows at a time`);
+      throw err;
+    }
+    if ('garbled' in made) throw garbled(made.garbled);
+    bufferPassed(answer.body.length + made.body.byteLength);
+    return Buffer.from(made.body.buffer, made.body.byteOffset, made.body.byteLength);
+  }
+
+  /** values.get of the range, its answer unread. */
+  private async values(use: UsableConnection, spreadsheetId: string, q: ReadRows): Promise<{ answer: ProviderAnswer; range: string }> {
     checkId(spreadsheetId);
     const range = formatA1(parseA1(q.range));
-    const answer = await this.guard<GoogleValueRange>(use, {
+    const answer = await googleSend(this.deps, use, {
       api: 'sheets', path: `/v4/spreadsheets/${encodeURIComponent(spreadsheetId)}/values/${encodeURIComponent(range)}`,
       query: new URLSearchParams({ majorDimension: 'ROWS', valueRenderOption: q.renderOption, dateTimeRenderOption: 'FORMATTED_STRING' }),
       retry: 'all', maxResponseBytes: MAX_READ_BYTES,
     }, (err) => this.rejected(err, 'query.range', spreadsheetId));
-    const values = answer.values ?? [];
-    if (!isGrid(values)) throw garbled('values that are not rows of cells');
-    const read = answer.range ?? range;
-    return q.as === 'values' ? { range: read, values } : toRecords(read, values);
+    return { answer, range };
   }
 
   /**

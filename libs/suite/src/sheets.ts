@@ -2,7 +2,8 @@ import { columnLetters } from './a1.js';
 
 /**
  * The Sheets shapes of contract §2 ("Other shapes") and what a read becomes: Google's grid → records.
- * Pure: no I/O here (sheets.service.ts calls Google).
+ * Pure: no I/O here (sheets.service.ts calls Google), and nothing imported but a1.ts, so a worker
+ * thread can load `valuesAnswer` on its own (libs/core offload.ts).
  */
 
 /** §2 Spreadsheet file. */
@@ -127,4 +128,50 @@ export function toRecords(range: string, grid: Cell[][]): RowsRead {
     records.push(record);
   }
   return { range, headers, records };
+}
+
+function isGrid(values: unknown): values is Cell[][] {
+  return Array.isArray(values) && values.every((row) => Array.isArray(row));
+}
+
+/** What a values.get answer is read as: the range asked (when Google's answer names none) and the shape. */
+export interface ValuesReadArgs {
+  range: string;
+  as: ReadAs;
+}
+
+/** Why Google's answer is not the ValueRange it documents (502 PROVIDER_ERROR, worded by the caller). */
+export interface GarbledValues {
+  garbled: string;
+}
+
+/** Google's values.get answer (its bytes) as a read: records keyed by the header row, or the grid. */
+export function readValues(input: Uint8Array, args: ValuesReadArgs): RowsRead | ValuesRead | GarbledValues {
+  let answer: unknown;
+  try {
+    answer = JSON.parse(Buffer.from(input.buffer, input.byteOffset, input.byteLength).toString('utf8'));
+  } catch {
+    answer = undefined;
+  }
+  if (answer === null || typeof answer !== 'object' || Array.isArray(answer)) return { garbled: 'something that is not JSON' };
+  const { values = [], range } = answer as { values?: unknown; range?: unknown };
+  if (!isGrid(values)) return { garbled: 'values that are not rows of cells' };
+  const read = typeof range === 'string' ? range : args.range;
+  return args.as === 'values' ? { range: read, values } : toRecords(read, values);
+}
+
+/** The read route's answer: `readValues` serialized inside the envelope (its fields before `data`). */
+export interface ValuesAnswerArgs extends ValuesReadArgs {
+  envelope: Record<string, unknown>;
+}
+
+/**
+ * The read route's whole answer, serialized (UTF-8 JSON bytes): parse, reshape and serialize in one
+ * pure step, which a large read runs on an offload thread (sheets.service.ts).
+ */
+export function valuesAnswer(input: Uint8Array, args: ValuesAnswerArgs): { body: Uint8Array } | GarbledValues {
+  const read = readValues(input, args);
+  if ('garbled' in read) return read;
+  const bytes = Buffer.from(JSON.stringify({ ...args.envelope, data: read }));
+  return { body: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength) };
 }

@@ -1,6 +1,7 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import { cursorPage, ok } from '#libs/core';
+import type { FastifyReply } from 'fastify';
+import { cursorPage, ok, release } from '#libs/core';
 import type { UsableConnection } from '#libs/integrations';
 import { SheetsService } from '#libs/suite';
 import { ApiEnvelope, ApiErrors, Integration, Scopes } from '../http/decorators.js';
@@ -55,8 +56,14 @@ export class SheetsController {
   @ApiOperation({ summary: 'Read rows: records keyed by the header row, or the raw grid' })
   @ApiEnvelope(RowsReadDto)
   @ApiErrors('VALIDATION_FAILED', 'SPREADSHEET_NOT_FOUND', ...PROVIDER_ERRORS)
-  async read(@Connection() use: UsableConnection, @Param('spreadsheetId') id: string, @Query() q: ReadRowsQueryDto) {
-    return ok(await this.sheets.read(use, id, { range: q.range ?? 'Sheet1', as: q.as ?? 'records', renderOption: q.renderOption ?? 'FORMATTED_VALUE' }));
+  async read(@Connection() use: UsableConnection, @Param('spreadsheetId') id: string, @Query() q: ReadRowsQueryDto, @Res({ passthrough: true }) reply: FastifyReply) {
+    // Serialized by the service (a large read off the event loop): the envelope `ok` makes, as bytes.
+    const { data: _none, ...envelope } = ok(null);
+    const body = await this.sheets.readAnswer(use, id, { range: q.range ?? 'Sheet1', as: q.as ?? 'records', renderOption: q.renderOption ?? 'FORMATTED_VALUE' }, envelope);
+    void reply.type('application/json; charset=utf-8');
+    // Sent: its memory is freed now, not at the next mark-compact (libs/core scavenge.ts `release`).
+    reply.raw.once('finish', () => release([body]));
+    return body;
   }
 
   @Post(':spreadsheetId/values')
