@@ -130,3 +130,23 @@ export function FilterSelect({ label, value, options, onChange }: { label: strin
     </label>
   );
 }
+
+/** A table that scrolls sideways on a narrow screen: a header row of column names over the caller's rows. */
+export function Table({ columns, children }: { columns: readonly string[]; children: ReactNode }) {
+  return (
+    <div className="table">
+      <table>
+        <thead>
+          <tr>
+            {columns.map((c) => (
+              <th key={c} scope="col">
+                {c}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>{children}</tbody>
+      </table>
+    </div>
+  );
+}
