@@ -112,3 +112,41 @@ export function CopyButton({ text, label = 'Copy' }: { text: string; label?: str
 
 /** A status as a badge (colour and the word: never colour alone). */
 export const Status = ({ value }: { value: string }) => <span className={`badge s-${value}`}>{value}</span>;
+
+/** What a render or a template makes. */
+export const KINDS = ['image', 'video'] as const;
+
+/** A filter bar's choice: "any" (the empty value) or one of `options`, each shown as its value. */
+export function FilterSelect({ label, value, options, onChange }: { label: string; value: string; options: readonly string[]; onChange: (value: string) => void }) {
+  return (
+    <label>
+      {label}
+      <select value={value} onChange={(e) => onChange(e.target.value)}>
+        <option value="">any</option>
+        {options.map((o) => (
+          <option key={o}>{o}</option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
+/** A table that scrolls sideways on a narrow screen: a header row of column names over the caller's rows. */
+export function Table({ columns, children }: { columns: readonly string[]; children: ReactNode }) {
+  return (
+    <div className="table">
+      <table>
+        <thead>
+          <tr>
+            {columns.map((c) => (
+              <th key={c} scope="col">
+                {c}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>{children}</tbody>
+      </table>
+    </div>
+  );
+}

@@ -1,5 +1,5 @@
 import { api, envelope, unwrap } from '../api/client';
-import { Empty, ErrorNote, Loading, useLoad } from '../ui';
+import { Empty, ErrorNote, Loading, Table, useLoad } from '../ui';
 
 export function CreditsPage() {
   const balance = useLoad(() => unwrap(api.GET('/credits')), []);
@@ -47,32 +47,18 @@ export function CreditsPage() {
       ) : ledger.data.data.length === 0 ? (
         <Empty>No credit movements yet.</Empty>
       ) : (
-        <div className="table">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">When</th>
-                <th scope="col">Kind</th>
-                <th scope="col">Reason</th>
-                <th scope="col">Change</th>
-                <th scope="col">Balance after</th>
-                <th scope="col">Render</th>
-              </tr>
-            </thead>
-            <tbody>
-              {ledger.data.data.map((e) => (
-                <tr key={e.id}>
-                  <td>{new Date(e.createdAt).toLocaleString()}</td>
-                  <td>{e.kind}</td>
-                  <td>{e.reason}</td>
-                  <td>{e.amount > 0 ? `+${e.amount}` : e.amount}</td>
-                  <td>{e.balanceAfter}</td>
-                  <td>{e.renderId ? <a href={`/renders/${e.renderId}`}>{e.renderId}</a> : ''}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table columns={['When', 'Kind', 'Reason', 'Change', 'Balance after', 'Render']}>
+          {ledger.data.data.map((e) => (
+            <tr key={e.id}>
+              <td>{new Date(e.createdAt).toLocaleString()}</td>
+              <td>{e.kind}</td>
+              <td>{e.reason}</td>
+              <td>{e.amount > 0 ? `+${e.amount}` : e.amount}</td>
+              <td>{e.balanceAfter}</td>
+              <td>{e.renderId ? <a href={`/renders/${e.renderId}`}>{e.renderId}</a> : ''}</td>
+            </tr>
+          ))}
+        </Table>
       )}
     </section>
   );

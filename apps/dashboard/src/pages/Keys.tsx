@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { api, envelope, unwrap } from '../api/client';
 import type { components } from '../api/schema';
-import { CopyButton, Empty, ErrorNote, Loading, useAction, useLoad } from '../ui';
+import { CopyButton, Empty, ErrorNote, Loading, Table, useAction, useLoad } from '../ui';
 
 type Scope = components['schemas']['CreateKeyDto']['scopes'] extends (infer S)[] | undefined ? S : never;
 const SCOPES: Scope[] = ['renders:read', 'renders:write', 'templates:read', 'templates:write', 'assets:read', 'assets:write', 'webhooks:read', 'webhooks:write', 'integrations:read', 'integrations:write'];
@@ -102,40 +102,27 @@ export function KeysPage() {
       ) : list.data?.length === 0 ? (
         <Empty>No keys yet.</Empty>
       ) : (
-        <div className="table">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Key</th>
-                <th scope="col">Mode</th>
-                <th scope="col">Scopes</th>
-                <th scope="col">Expires</th>
-                <th scope="col">State</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.data?.map((k) => (
-                <tr key={k.id} data-key={k.id}>
-                  <td>
-                    <code>{k.hint}</code> {k.name}
-                  </td>
-                  <td>{k.mode}</td>
-                  <td>{k.scopes.length === SCOPES.length ? 'all' : k.scopes.join(', ')}</td>
-                  <td>{k.expiresAt ? new Date(k.expiresAt).toLocaleString() : 'never'}</td>
-                  <td>
-                    {k.revokedAt ? (
-                      <span className="badge s-revoked">revoked</span>
-                    ) : (
-                      <button type="button" aria-label={`Revoke ${k.hint}`} disabled={revoke.busy} onClick={() => void revoke.run(async () => (await envelope(api.DELETE('/organization/api-keys/{id}', { params: { path: { id: k.id } } })), list.reload()))}>
-                        Revoke
-                      </button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table columns={['Key', 'Mode', 'Scopes', 'Expires', 'State']}>
+          {list.data?.map((k) => (
+            <tr key={k.id} data-key={k.id}>
+              <td>
+                <code>{k.hint}</code> {k.name}
+              </td>
+              <td>{k.mode}</td>
+              <td>{k.scopes.length === SCOPES.length ? 'all' : k.scopes.join(', ')}</td>
+              <td>{k.expiresAt ? new Date(k.expiresAt).toLocaleString() : 'never'}</td>
+              <td>
+                {k.revokedAt ? (
+                  <span className="badge s-revoked">revoked</span>
+                ) : (
+                  <button type="button" aria-label={`Revoke ${k.hint}`} disabled={revoke.busy} onClick={() => void revoke.run(async () => (await envelope(api.DELETE('/organization/api-keys/{id}', { params: { path: { id: k.id } } })), list.reload()))}>
+                    Revoke
+                  </button>
+                )}
+              </td>
+            </tr>
+          ))}
+        </Table>
       )}
     </section>
   );

@@ -2,10 +2,11 @@ import { useRef, useState, type DragEvent } from 'react';
 import { api, envelope, API_BASE, ApiFailure, refreshSession, sessionHeaders } from '../api/client';
 import type { components } from '../api/schema';
 import { usePollWhile } from '../live';
-import { bytes, Empty, ErrorNote, Loading, Status, useAction, useLoad } from '../ui';
+import { bytes, Empty, ErrorNote, FilterSelect, Loading, Status, useAction, useLoad } from '../ui';
 
 type Asset = components['schemas']['AssetDto'];
 const TYPES = ['image', 'video', 'audio', 'font', 'lottie', 'svg'] as const;
+const STATUSES = ['ready', 'processing', 'uploading', 'failed'] as const;
 
 interface Upload {
   name: string;
@@ -144,15 +145,7 @@ export function MediaPage() {
           Search
           <input type="search" value={search} onChange={(e) => setSearch(e.target.value)} />
         </label>
-        <label>
-          Type
-          <select value={type} onChange={(e) => setType(e.target.value)}>
-            <option value="">any</option>
-            {TYPES.map((t) => (
-              <option key={t}>{t}</option>
-            ))}
-          </select>
-        </label>
+        <FilterSelect label="Type" value={type} options={TYPES} onChange={setType} />
         <label>
           Folder
           <input value={folder} onChange={(e) => setFolder(e.target.value)} />
@@ -161,15 +154,7 @@ export function MediaPage() {
           Tags
           <input value={tags} onChange={(e) => setTags(e.target.value)} placeholder="logo,brand" />
         </label>
-        <label>
-          Status
-          <select value={status} onChange={(e) => setStatus(e.target.value)}>
-            <option value="">any</option>
-            {['ready', 'processing', 'uploading', 'failed'].map((t) => (
-              <option key={t}>{t}</option>
-            ))}
-          </select>
-        </label>
+        <FilterSelect label="Status" value={status} options={STATUSES} onChange={setStatus} />
       </form>
       <ErrorNote error={list.error ?? del.error} />
       {list.loading && !list.data ? (

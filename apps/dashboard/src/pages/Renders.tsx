@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'react';
 import { api, envelope } from '../api/client';
 import { Link, navigate, useLocation } from '../router';
-import { age, Empty, ErrorNote, Loading, Status, useLoad } from '../ui';
+import { age, Empty, ErrorNote, FilterSelect, KINDS, Loading, Status, useLoad } from '../ui';
 import { SETTLED, useLiveRenders } from '../live';
 
 const STATUSES = ['queued', 'rendering', 'saving', 'done', 'failed', 'cancelled'] as const;
@@ -60,23 +60,8 @@ export function RendersPage() {
     <section>
       <h1>Renders</h1>
       <form className="filters" onSubmit={(e) => e.preventDefault()}>
-        <label>
-          Status
-          <select value={status} onChange={(e) => set('status', e.target.value)}>
-            <option value="">any</option>
-            {STATUSES.map((s) => (
-              <option key={s}>{s}</option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Kind
-          <select value={kind} onChange={(e) => set('kind', e.target.value)}>
-            <option value="">any</option>
-            <option>image</option>
-            <option>video</option>
-          </select>
-        </label>
+        <FilterSelect label="Status" value={status} options={STATUSES} onChange={(v) => set('status', v)} />
+        <FilterSelect label="Kind" value={kind} options={KINDS} onChange={(v) => set('kind', v)} />
         <label>
           Template id
           <input value={templateId} onChange={(e) => set('templateId', e.target.value.trim())} placeholder="tpl_…" />

@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { api, envelope, unwrap } from '../api/client';
 import { Link, navigate, useLocation } from '../router';
-import { Empty, ErrorNote, Loading, Status, useAction, useLoad } from '../ui';
+import { Empty, ErrorNote, FilterSelect, KINDS, Loading, Status, useAction, useLoad } from '../ui';
 
 export function TemplatesPage() {
   const { query } = useLocation();
@@ -68,14 +68,7 @@ export function TemplatesPage() {
           Search
           <input type="search" value={search} onChange={(e) => setSearch(e.target.value)} />
         </label>
-        <label>
-          Kind
-          <select value={kind} onChange={(e) => set('kind', e.target.value)}>
-            <option value="">any</option>
-            <option>image</option>
-            <option>video</option>
-          </select>
-        </label>
+        <FilterSelect label="Kind" value={kind} options={KINDS} onChange={(v) => set('kind', v)} />
         {scope === 'mine' && (
           <label>
             Status

@@ -10,15 +10,64 @@ type Update = components['schemas']['UpdateWebhookDto'];
 const METHODS: Endpoint['method'][] = ['POST', 'PUT', 'PATCH', 'GET'];
 const FORMATS: Endpoint['bodyFormat'][] = ['json', 'form', 'multipart', 'none'];
 
-/** The 422's messages for one field: its path and anything under it (`headers` → `headers[1].key`). */
-function FieldErrors({ error, path, id }: { error: unknown; path: string; id: string }) {
-  if (!(error instanceof ApiFailure) || !error.errors) return null;
-  const lines = Object.entries(error.errors).filter(([k]) => k === path || k.startsWith(`${path}[`) || k.startsWith(`${path}.`));
+/** The 422's `errors` entries for one field: its path and anything under it (`headers` → `headers[1].key`). */
+const errorsAt = (error: unknown, path: string) =>
+  error instanceof ApiFailure && error.errors ? Object.entries(error.errors).filter(([k]) => k === path || k.startsWith(`${path}[`) || k.startsWith(`${path}.`)) : [];
+
+/** Where a form shows a failed save's 422 beside its fields: the error, and the id of a field's message. */
+interface Problems {
+  error: unknown;
+  id: (path: string) => string;
+}
+
+/** A field's message, under it; nothing when the field is fine or the form shows no per-field messages. */
+function FieldErrors({ problems, path }: { problems: Problems | undefined; path: string }) {
+  if (!problems) return null;
+  const lines = errorsAt(problems.error, path);
   if (lines.length === 0) return null;
   return (
-    <span className="field-error" id={id}>
+    <span className="field-error" id={problems.id(path)}>
       {lines.map(([k, msgs]) => `${k === path ? '' : `${k}: `}${msgs.join('; ')}`).join(' · ')}
     </span>
+  );
+}
+
+/** A field's own attributes pointing at its message (when it has one). */
+const described = (problems: Problems | undefined, path: string) => (problems && errorsAt(problems.error, path).length > 0 ? { 'aria-invalid': true, 'aria-describedby': problems.id(path) } : {});
+
+interface EndpointValues {
+  url: string;
+  description: string;
+  events: EventName[];
+}
+
+/** The fields the create and the edit forms share: URL, description and the events sent. */
+function EndpointFields({ values, onChange, problems, urlPlaceholder }: { values: EndpointValues; onChange: (values: EndpointValues) => void; problems?: Problems; urlPlaceholder?: string }) {
+  const { url, description, events } = values;
+  return (
+    <>
+      <label>
+        URL
+        <input type="url" required value={url} onChange={(x) => onChange({ ...values, url: x.target.value })} placeholder={urlPlaceholder} {...described(problems, 'url')} />
+        <FieldErrors problems={problems} path="url" />
+      </label>
+      <label>
+        Description
+        <input value={description} maxLength={200} onChange={(x) => onChange({ ...values, description: x.target.value })} {...described(problems, 'description')} />
+        <FieldErrors problems={problems} path="description" />
+      </label>
+      <fieldset>
+        <legend>Events</legend>
+        <div className="checks">
+          {EVENTS.map((n) => (
+            <label key={n}>
+              <input type="checkbox" checked={events.includes(n)} onChange={(x) => onChange({ ...values, events: x.target.checked ? [...events, n] : events.filter((y) => y !== n) })} /> {n}
+            </label>
+          ))}
+        </div>
+        <FieldErrors problems={problems} path="events" />
+      </fieldset>
+    </>
   );
 }
 
@@ -34,48 +83,24 @@ const parseHeaders = (text: string): NonNullable<Update['headers']> =>
 
 /** An endpoint's settings as the API's PATCH takes them; the 422's `errors` shown beside each field. */
 function EditEndpoint({ e, onSaved }: { e: Endpoint; onSaved: () => void }) {
-  const [url, setUrl] = useState(e.url);
-  const [description, setDescription] = useState(e.description ?? '');
-  const [events, setEvents] = useState<EventName[]>(e.events as EventName[]);
+  const [fields, setFields] = useState<EndpointValues>({ url: e.url, description: e.description ?? '', events: e.events as EventName[] });
   const [method, setMethod] = useState(e.method);
   const [bodyFormat, setBodyFormat] = useState(e.bodyFormat);
   const [headers, setHeaders] = useState(headerLines(e.headers));
   const [payloadMode, setPayloadMode] = useState(e.payloadMode);
   const [payloadTemplate, setPayloadTemplate] = useState(e.payloadTemplate ?? '');
   const save = useAction();
-  const f = (name: string) => `edit-${e.id}-${name}`;
-  const invalid = (path: string) => save.error instanceof ApiFailure && Object.keys(save.error.errors ?? {}).some((k) => k === path || k.startsWith(`${path}[`) || k.startsWith(`${path}.`));
-  const described = (path: string) => (invalid(path) ? { 'aria-invalid': true, 'aria-describedby': f(`${path}-error`) } : {});
+  const problems: Problems = { error: save.error, id: (path) => `edit-${e.id}-${path}-error` };
   const submit = (ev: FormEvent) => {
     ev.preventDefault();
-    const body: Update = { url, description: description || null, events, method, bodyFormat, headers: parseHeaders(headers), payloadMode, payloadTemplate: payloadTemplate || null };
+    const body: Update = { ...fields, description: fields.description || null, method, bodyFormat, headers: parseHeaders(headers), payloadMode, payloadTemplate: payloadTemplate || null };
     void save.run(async () => (await unwrap(api.PATCH('/organization/webhooks/{id}', { params: { path: { id: e.id } }, body })), onSaved()));
   };
   return (
     <details>
       <summary>Edit settings</summary>
       <form className="stack" onSubmit={submit} aria-label={`Settings of ${e.url}`}>
-        <label>
-          URL
-          <input type="url" required value={url} onChange={(x) => setUrl(x.target.value)} {...described('url')} />
-          <FieldErrors error={save.error} path="url" id={f('url-error')} />
-        </label>
-        <label>
-          Description
-          <input value={description} maxLength={200} onChange={(x) => setDescription(x.target.value)} {...described('description')} />
-          <FieldErrors error={save.error} path="description" id={f('description-error')} />
-        </label>
-        <fieldset>
-          <legend>Events</legend>
-          <div className="checks">
-            {EVENTS.map((n) => (
-              <label key={n}>
-                <input type="checkbox" checked={events.includes(n)} onChange={(x) => setEvents(x.target.checked ? [...events, n] : events.filter((y) => y !== n))} /> {n}
-              </label>
-            ))}
-          </div>
-          <FieldErrors error={save.error} path="events" id={f('events-error')} />
-        </fieldset>
+        <EndpointFields values={fields} onChange={setFields} problems={problems} />
         <label>
           Method
           <select value={method} onChange={(x) => setMethod(x.target.value as Endpoint['method'])}>
@@ -83,21 +108,21 @@ function EditEndpoint({ e, onSaved }: { e: Endpoint; onSaved: () => void }) {
               <option key={m}>{m}</option>
             ))}
           </select>
-          <FieldErrors error={save.error} path="method" id={f('method-error')} />
+          <FieldErrors problems={problems} path="method" />
         </label>
         <label>
           Body format
-          <select value={bodyFormat} onChange={(x) => setBodyFormat(x.target.value as Endpoint['bodyFormat'])} {...described('bodyFormat')}>
+          <select value={bodyFormat} onChange={(x) => setBodyFormat(x.target.value as Endpoint['bodyFormat'])} {...described(problems, 'bodyFormat')}>
             {FORMATS.map((m) => (
               <option key={m}>{m}</option>
             ))}
           </select>
-          <FieldErrors error={save.error} path="bodyFormat" id={f('bodyFormat-error')} />
+          <FieldErrors problems={problems} path="bodyFormat" />
         </label>
         <label>
           Headers (one <code>Name: value</code> a line)
-          <textarea rows={3} value={headers} onChange={(x) => setHeaders(x.target.value)} {...described('headers')} />
-          <FieldErrors error={save.error} path="headers" id={f('headers-error')} />
+          <textarea rows={3} value={headers} onChange={(x) => setHeaders(x.target.value)} {...described(problems, 'headers')} />
+          <FieldErrors problems={problems} path="headers" />
         </label>
         <label>
           Payload
@@ -109,8 +134,8 @@ function EditEndpoint({ e, onSaved }: { e: Endpoint; onSaved: () => void }) {
         {payloadMode === 'custom' && (
           <label>
             Payload template (JSON with <code>{'{{variables}}'}</code>)
-            <textarea rows={4} value={payloadTemplate} onChange={(x) => setPayloadTemplate(x.target.value)} {...described('payloadTemplate')} />
-            <FieldErrors error={save.error} path="payloadTemplate" id={f('payloadTemplate-error')} />
+            <textarea rows={4} value={payloadTemplate} onChange={(x) => setPayloadTemplate(x.target.value)} {...described(problems, 'payloadTemplate')} />
+            <FieldErrors problems={problems} path="payloadTemplate" />
           </label>
         )}
         <button type="submit" className="primary" disabled={save.busy}>
@@ -210,17 +235,16 @@ function EndpointCard({ e, onChange }: { e: Endpoint; onChange: () => void }) {
 
 export function WebhooksPage() {
   const list = useLoad(() => unwrap(api.GET('/organization/webhooks', { params: { query: { limit: 100 } } })), []);
-  const [url, setUrl] = useState('');
-  const [description, setDescription] = useState('');
-  const [events, setEvents] = useState<EventName[]>(['render.completed', 'render.failed', 'render.cancelled']);
+  const [fields, setFields] = useState<EndpointValues>({ url: '', description: '', events: ['render.completed', 'render.failed', 'render.cancelled'] });
   const [secret, setSecret] = useState<string>();
   const create = useAction();
   const submit = (ev: FormEvent) => {
     ev.preventDefault();
     void create.run(async () => {
+      const { url, description, events } = fields;
       const made = await unwrap(api.POST('/organization/webhooks', { body: { url, events, ...(description ? { description } : {}) } }));
       setSecret(made.secret);
-      setUrl('');
+      setFields((f) => ({ ...f, url: '' }));
       list.reload();
     });
   };
@@ -235,24 +259,7 @@ export function WebhooksPage() {
       <details>
         <summary>Add an endpoint</summary>
         <form className="stack" onSubmit={submit}>
-          <label>
-            URL
-            <input type="url" required value={url} onChange={(e) => setUrl(e.target.value)} placeholder="https://example.com/hooks/renders" />
-          </label>
-          <label>
-            Description
-            <input value={description} maxLength={200} onChange={(e) => setDescription(e.target.value)} />
-          </label>
-          <fieldset>
-            <legend>Events</legend>
-            <div className="checks">
-              {EVENTS.map((n) => (
-                <label key={n}>
-                  <input type="checkbox" checked={events.includes(n)} onChange={(e) => setEvents(e.target.checked ? [...events, n] : events.filter((x) => x !== n))} /> {n}
-                </label>
-              ))}
-            </div>
-          </fieldset>
+          <EndpointFields values={fields} onChange={setFields} urlPlaceholder="https://example.com/hooks/renders" />
           <button type="submit" className="primary" disabled={create.busy}>
             Add endpoint
           </button>
