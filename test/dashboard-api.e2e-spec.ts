@@ -1,6 +1,6 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { createWorkerApp } from '../apps/worker/src/app.js';
-import { startApi, type TestApi } from './harness.js';
+import { signIn, startApi, userSession, type TestApi } from './harness.js';
 
 // Issue 18 (the dashboard's server side): sessions on the /v1 routes; decisions.md "Sessions (dashboard)".
 // The route walk of test/routes.e2e-spec.ts covers every key route; this file what a dashboard user sees.
@@ -14,11 +14,6 @@ describe('dashboard sessions on /v1 routes', () => {
   let owner: string;
   let member: string;
 
-  const signIn = async (phone: string) => {
-    expect((await api.app.inject({ method: 'POST', url: '/api/auth/send-otp', payload: { phone } })).statusCode).toBe(200);
-    const otp = (await api.cli('otp:last', '--phone', phone)).json.code as string;
-    return (await api.app.inject({ method: 'POST', url: '/api/auth/verify-otp', payload: { phone, otp } })).json().data.token as string;
-  };
   const as = (token: string, extra: Record<string, string> = {}) => ({ authorization: `Bearer ${token}`, 'x-service-org': ws.workspaceId, ...extra });
   const credits = async () => (await api.app.inject({ method: 'GET', url: '/api/credits', headers: as(owner) })).json().data.credits.image as { available: number; used: number };
 
@@ -26,10 +21,8 @@ describe('dashboard sessions on /v1 routes', () => {
     api = await startApi();
     worker = await createWorkerApp(api.config);
     ws = (await api.cli('workspace:create', '--name', 'Dash', '--plan', 'pro')).json as typeof ws;
-    expect((await api.cli('user:create', '--phone', '+4915100004001', '--workspace', ws.workspaceId, '--role', 'owner')).code).toBe(0);
-    expect((await api.cli('user:create', '--phone', '+4915100004002', '--workspace', ws.workspaceId, '--role', 'member')).code).toBe(0);
-    owner = await signIn('+4915100004001');
-    member = await signIn('+4915100004002');
+    owner = await userSession(api, ws.workspaceId, '+4915100004001', 'owner');
+    member = await userSession(api, ws.workspaceId, '+4915100004002', 'member');
   }, 120_000);
   afterAll(async () => {
     await worker.close();
@@ -80,9 +73,7 @@ describe('dashboard sessions on /v1 routes', () => {
   });
 
   it('a session is counted against its account: beyond 600 requests a minute, 429 RATE_LIMIT_EXCEEDED with Retry-After', async () => {
-    const solo = await api.cli('user:create', '--phone', '+4915100004003', '--workspace', ws.workspaceId, '--role', 'member');
-    expect(solo.code).toBe(0);
-    const token = await signIn('+4915100004003');
+    const token = await userSession(api, ws.workspaceId, '+4915100004003', 'member');
     const counted: number[] = [];
     for (let batch = 0; batch < 6; batch++) {
       counted.push(...(await Promise.all(Array.from({ length: 100 }, () => api.app.inject({ method: 'GET', url: '/api/v1/templates?limit=1', headers: as(token) })))).map((r) => r.statusCode));
@@ -162,7 +153,7 @@ describe('dashboard sessions on /v1 routes', () => {
       const res = await api.app.inject({ method: 'POST', url: '/api/auth/sign-out', headers: { ...dashboard, authorization: `Bearer ${member}` }, payload: {} });
       expect(res.statusCode).toBe(200);
       expect(cookieOf(res)).toMatch(/^service_refresh=; Path=\/api\/auth; Max-Age=0; HttpOnly; SameSite=Strict/);
-      member = await signIn('+4915100004002');
+      member = await signIn(api, '+4915100004002');
     });
   });
 });

@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { ERROR_STATUS } from '#libs/core';
 import { buildOpenApiDocument } from '../apps/api/src/openapi.js';
 import { envelopeProblem, fuzzRequest, operationShape, type FuzzRoute, type OpenApiDoc, type Schema } from './fuzz-requests.js';
-import { startApi, type TestApi } from './harness.js';
+import { startApi, userSession, type TestApi } from './harness.js';
 import { routeHandlers, routeOf } from './route-walk.js';
 
 // Issue 21: bad input never answers 5xx. §1 (one envelope), §7 (codes); decisions.md "HTTP and errors".
@@ -27,11 +27,7 @@ describe('bad input never answers 5xx (issue 21)', () => {
     const ws = (await api.cli('workspace:create', '--name', 'Fuzz', '--plan', 'enterprise')).json as { workspaceId: string; liveKey: string };
     key = ws.liveKey;
     org = ws.workspaceId;
-    const phone = '+4915100002121';
-    expect((await api.cli('user:create', '--phone', phone, '--workspace', org, '--role', 'owner')).code).toBe(0);
-    expect((await api.app.inject({ method: 'POST', url: '/api/auth/send-otp', payload: { phone } })).statusCode).toBe(200);
-    const otp = (await api.cli('otp:last', '--phone', phone)).json.code as string;
-    token = (await api.app.inject({ method: 'POST', url: '/api/auth/verify-otp', payload: { phone, otp } })).json().data.token;
+    token = await userSession(api, org, '+4915100002121', 'owner');
     const doc = buildOpenApiDocument(api.app, { prefix: 'api' }) as unknown as OpenApiDoc;
     schemas = doc.components?.schemas ?? {};
     // Every route of the controllers' metadata (as test/routes.e2e-spec.ts walks them): a new route is fuzzed without being listed.

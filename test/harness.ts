@@ -13,6 +13,7 @@ import type { Type } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { QueueEvents } from 'bullmq';
 import pg from 'pg';
+import type { Role } from '#libs/auth';
 import { loadConfig, type AppConfig } from '#libs/core';
 import type { JobQueues, QueueName } from '#libs/queue';
 import { createStorage } from '#libs/storage';
@@ -106,6 +107,26 @@ export async function cli(env: Record<string, string>, ...args: string[]): Promi
     const e = err as { code?: number; stdout?: string };
     return { code: e.code ?? 1, json: JSON.parse(e.stdout ?? '{}') };
   }
+}
+
+/**
+ * A dashboard session (§5) of a user the CLI made: the sign-in code sent to `phone`, read back with
+ * `otp:last` as an operator would, and exchanged for the session token.
+ */
+export async function signIn(api: TestApi, phone: string): Promise<string> {
+  const sent = await api.app.inject({ method: 'POST', url: '/api/auth/send-otp', payload: { phone } });
+  if (sent.statusCode !== 200) throw new Error(`send-otp for ${phone} answered ${sent.statusCode}: ${sent.body}`);
+  const otp = (await api.cli('otp:last', '--phone', phone)).json.code as string;
+  const verified = await api.app.inject({ method: 'POST', url: '/api/auth/verify-otp', payload: { phone, otp } });
+  if (verified.statusCode !== 200) throw new Error(`verify-otp for ${phone} answered ${verified.statusCode}: ${verified.body}`);
+  return verified.json().data.token as string;
+}
+
+/** A user the CLI adds to a workspace (`user:create`) with `role`, signed in: the session token. */
+export async function userSession(api: TestApi, workspaceId: string, phone: string, role: Role): Promise<string> {
+  const created = await api.cli('user:create', '--phone', phone, '--workspace', workspaceId, '--role', role);
+  if (created.code !== 0) throw new Error(`user:create ${phone} exited ${created.code}: ${JSON.stringify(created.json)}`);
+  return signIn(api, phone);
 }
 
 /** A second API process on the same database and Redis (several API processes behind a balancer). */

@@ -7,7 +7,7 @@ import { OutboxEvent, PROGRESS_EVERY_MS, RenderFeed } from '#libs/events';
 import { RedisKeys } from '#libs/redis';
 import { createWorkerApp } from '../apps/worker/src/app.js';
 import { RenderEventStreams } from '../apps/api/src/renders/render-events.js';
-import { startApi, type TestApi } from './harness.js';
+import { startApi, userSession, type TestApi } from './harness.js';
 import { until } from './render-helpers.js';
 
 // Issue 18: GET /v1/renders/events, the gallery's live feed; decisions.md "Render event stream".
@@ -110,11 +110,7 @@ describe('GET /v1/renders/events: the workspace\'s render events, live', () => {
     base = `http://127.0.0.1:${(api.app.getHttpServer().address() as AddressInfo).port}/api`;
     a = (await api.cli('workspace:create', '--name', 'Gallery', '--plan', 'pro')).json as typeof a;
     b = (await api.cli('workspace:create', '--name', 'Neighbour', '--plan', 'pro')).json as typeof b;
-    const phone = '+4915100005001';
-    expect((await api.cli('user:create', '--phone', phone, '--workspace', a.workspaceId, '--role', 'member')).code).toBe(0);
-    await api.app.inject({ method: 'POST', url: '/api/auth/send-otp', payload: { phone } });
-    const otp = (await api.cli('otp:last', '--phone', phone)).json.code as string;
-    memberToken = (await api.app.inject({ method: 'POST', url: '/api/auth/verify-otp', payload: { phone, otp } })).json().data.token as string;
+    memberToken = await userSession(api, a.workspaceId, '+4915100005001', 'member');
   }, 120_000);
   afterAll(async () => {
     for (const s of streams) await s.close();

@@ -4,7 +4,7 @@ import type { INestApplicationContext } from '@nestjs/common';
 import { openAppDatabase } from '#libs/app';
 import type { Orm } from '#libs/db';
 import { createWorkerApp } from '../apps/worker/src/app.js';
-import { startApi, type TestApi } from './harness.js';
+import { startApi, userSession, type TestApi } from './harness.js';
 import { eventsOf, until } from './render-helpers.js';
 
 // Issue 18 (the dashboard's render page): GET /v1/render/{id}/events and GET /v1/render/{id}/edit;
@@ -52,11 +52,7 @@ describe('a render\'s events and request (GET /v1/render/{id}/events, /edit)', (
     orm = await openAppDatabase(api.config.database, { migrate: false });
     a = (await api.cli('workspace:create', '--name', 'History', '--plan', 'pro')).json as typeof a;
     b = (await api.cli('workspace:create', '--name', 'Neighbour', '--plan', 'pro')).json as typeof b;
-    const phone = '+4915100005077';
-    expect((await api.cli('user:create', '--phone', phone, '--workspace', a.workspaceId, '--role', 'member')).code).toBe(0);
-    await api.app.inject({ method: 'POST', url: '/api/auth/send-otp', payload: { phone } });
-    const otp = (await api.cli('otp:last', '--phone', phone)).json.code as string;
-    memberToken = (await api.app.inject({ method: 'POST', url: '/api/auth/verify-otp', payload: { phone, otp } })).json().data.token as string;
+    memberToken = await userSession(api, a.workspaceId, '+4915100005077', 'member');
   }, 120_000);
   afterAll(async () => {
     await worker.close();

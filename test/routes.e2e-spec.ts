@@ -4,7 +4,7 @@ import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum.js';
 import { buildOpenApiDocument } from '../apps/api/src/openapi.js';
 import { ROLE_SCOPES } from '#libs/auth';
 import { AUTH_META } from '../apps/api/src/http/decorators.js';
-import { startApi, type TestApi } from './harness.js';
+import { startApi, userSession, type TestApi } from './harness.js';
 import { routeHandlers, routeOf } from './route-walk.js';
 
 describe('every route declares who may call it (STYLE.md; §5)', () => {
@@ -106,23 +106,14 @@ describe('sessions on every key route (issue 18; §5 session tokens)', () => {
   let ws: { workspaceId: string; liveKey: string };
   const tokens: Record<'owner' | 'member' | 'outsider', string> = { owner: '', member: '', outsider: '' };
 
-  async function signIn(phone: string): Promise<string> {
-    expect((await api.app.inject({ method: 'POST', url: '/api/auth/send-otp', payload: { phone } })).statusCode).toBe(200);
-    const otp = (await api.cli('otp:last', '--phone', phone)).json.code as string;
-    return (await api.app.inject({ method: 'POST', url: '/api/auth/verify-otp', payload: { phone, otp } })).json().data.token as string;
-  }
-
   beforeAll(async () => {
     // The key's plan rate would stop a walk of every route within the minute.
     api = await startApi({ RATE_LIMIT_MULTIPLIER: '1000' });
     ws = (await api.cli('workspace:create', '--name', 'Walk', '--plan', 'enterprise')).json as typeof ws;
     const other = (await api.cli('workspace:create', '--name', 'Elsewhere')).json as { workspaceId: string };
-    expect((await api.cli('user:create', '--phone', '+4915100003001', '--workspace', ws.workspaceId, '--role', 'owner')).code).toBe(0);
-    expect((await api.cli('user:create', '--phone', '+4915100003002', '--workspace', ws.workspaceId, '--role', 'member')).code).toBe(0);
-    expect((await api.cli('user:create', '--phone', '+4915100003003', '--workspace', other.workspaceId, '--role', 'owner')).code).toBe(0);
-    tokens.owner = await signIn('+4915100003001');
-    tokens.member = await signIn('+4915100003002');
-    tokens.outsider = await signIn('+4915100003003');
+    tokens.owner = await userSession(api, ws.workspaceId, '+4915100003001', 'owner');
+    tokens.member = await userSession(api, ws.workspaceId, '+4915100003002', 'member');
+    tokens.outsider = await userSession(api, other.workspaceId, '+4915100003003', 'owner');
   });
   afterAll(() => api.close());
 
