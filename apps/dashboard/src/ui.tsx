@@ -131,6 +131,29 @@ export function FilterSelect({ label, value, options, onChange }: { label: strin
   );
 }
 
+/** A fieldset of checkboxes choosing any of `options` (scopes, events); `children` follow the boxes (a field's errors). */
+export function CheckboxGroup<T extends string>({ legend, options, selected, onChange, children }: {
+  legend: string;
+  options: readonly T[];
+  selected: readonly T[];
+  onChange: (selected: T[]) => void;
+  children?: ReactNode;
+}) {
+  return (
+    <fieldset>
+      <legend>{legend}</legend>
+      <div className="checks">
+        {options.map((o) => (
+          <label key={o}>
+            <input type="checkbox" checked={selected.includes(o)} onChange={(e) => onChange(e.target.checked ? [...selected, o] : selected.filter((x) => x !== o))} /> {o}
+          </label>
+        ))}
+      </div>
+      {children}
+    </fieldset>
+  );
+}
+
 /** A table that scrolls sideways on a narrow screen: a header row of column names over the caller's rows. */
 export function Table({ columns, children }: { columns: readonly string[]; children: ReactNode }) {
   return (

@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { api, envelope, unwrap } from '../api/client';
 import type { components } from '../api/schema';
-import { CopyButton, Empty, ErrorNote, Loading, Table, useAction, useLoad } from '../ui';
+import { CheckboxGroup, CopyButton, Empty, ErrorNote, Loading, Table, useAction, useLoad } from '../ui';
 
 type Scope = components['schemas']['CreateKeyDto']['scopes'] extends (infer S)[] | undefined ? S : never;
 const SCOPES: Scope[] = ['renders:read', 'renders:write', 'templates:read', 'templates:write', 'assets:read', 'assets:write', 'webhooks:read', 'webhooks:write', 'integrations:read', 'integrations:write'];
@@ -72,16 +72,7 @@ export function KeysPage() {
             Name
             <input value={name} maxLength={200} onChange={(e) => setName(e.target.value)} />
           </label>
-          <fieldset>
-            <legend>Scopes</legend>
-            <div className="checks">
-              {SCOPES.map((s) => (
-                <label key={s}>
-                  <input type="checkbox" checked={scopes.includes(s)} onChange={(e) => setScopes(e.target.checked ? [...scopes, s] : scopes.filter((x) => x !== s))} /> {s}
-                </label>
-              ))}
-            </div>
-          </fieldset>
+          <CheckboxGroup legend="Scopes" options={SCOPES} selected={scopes} onChange={setScopes} />
           <label>
             IP allowlist (addresses or CIDR blocks, comma-separated; empty: any)
             <input value={ips} onChange={(e) => setIps(e.target.value)} placeholder="203.0.113.0/24" />

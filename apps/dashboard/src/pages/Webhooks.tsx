@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { api, ApiFailure, envelope, unwrap } from '../api/client';
 import type { components } from '../api/schema';
-import { age, Empty, ErrorNote, Loading, Status, useAction, useLoad } from '../ui';
+import { age, CheckboxGroup, Empty, ErrorNote, Loading, Status, useAction, useLoad } from '../ui';
 
 type Endpoint = components['schemas']['WebhookEndpointDto'];
 type EventName = components['schemas']['CreateWebhookDto']['events'] extends (infer E)[] | undefined ? E : never;
@@ -56,17 +56,9 @@ function EndpointFields({ values, onChange, problems, urlPlaceholder }: { values
         <input value={description} maxLength={200} onChange={(x) => onChange({ ...values, description: x.target.value })} {...described(problems, 'description')} />
         <FieldErrors problems={problems} path="description" />
       </label>
-      <fieldset>
-        <legend>Events</legend>
-        <div className="checks">
-          {EVENTS.map((n) => (
-            <label key={n}>
-              <input type="checkbox" checked={events.includes(n)} onChange={(x) => onChange({ ...values, events: x.target.checked ? [...events, n] : events.filter((y) => y !== n) })} /> {n}
-            </label>
-          ))}
-        </div>
+      <CheckboxGroup legend="Events" options={EVENTS} selected={events} onChange={(next) => onChange({ ...values, events: next })}>
         <FieldErrors problems={problems} path="events" />
-      </fieldset>
+      </CheckboxGroup>
     </>
   );
 }
