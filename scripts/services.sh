@@ -130,11 +130,18 @@ stop_postgres() {
   [ -d "$dir/pg/data" ] && as_pg_user "$bin/pg_ctl" -D "$dir/pg/data" -m immediate stop >/dev/null 2>&1 || true
 }
 
+# What node_modules was installed from: package.json and the lockfile, hashed.
+deps_stamp() {
+  { cat package.json; cat package-lock.json 2>/dev/null || true; } | sha256sum | cut -d' ' -f1
+}
+
 ensure_node_modules() {
-  # npm ci fails here (the lockfile lacks other platforms' optional packages): npm install.
-  if [ ! -x node_modules/.bin/node ] || [ package.json -nt node_modules/.package-lock.json ] || \
-     { [ -f package-lock.json ] && [ package-lock.json -nt node_modules/.package-lock.json ]; }; then
+  # npm ci fails here (the lockfile lacks other platforms' optional packages): npm install. Installed
+  # again only when package.json or the lockfile says something else than at the last install (their
+  # contents, not their times: a fresh checkout or worktree beside an up-to-date node_modules installs nothing).
+  if [ ! -x node_modules/.bin/node ] || [ "$(cat node_modules/.installed-from 2>/dev/null || true)" != "$(deps_stamp)" ]; then
     npm install --no-audit --no-fund >&2
+    deps_stamp > node_modules/.installed-from
   fi
   # npm scripts run on the project's Node 24 (the node package); plain shell lines must too.
   PATH="$PWD/node_modules/.bin:$PATH"
