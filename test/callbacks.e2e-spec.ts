@@ -7,6 +7,7 @@ import { forWorkspace } from '#libs/db';
 import { WebhookEndpoint } from '#libs/webhooks';
 import { createWorkerApp } from '../apps/worker/src/app.js';
 import { startApi, type TestApi } from './harness.js';
+import { until as poll } from './render-helpers.js';
 
 // Contract §4.1 (callback), §6 (payload, signature, retries); decisions.md "Webhooks" (render
 // callback, workspace default callback URL, callback secret created with the workspace, rotatable).
@@ -38,15 +39,7 @@ describe('render callbacks (issue 7)', () => {
   const hits: Hit[] = [];
 
   const hitsOn = (path: string) => hits.filter((h) => h.path === path);
-  async function until<T>(fn: () => T | undefined | false, ms = 20_000): Promise<T> {
-    const end = Date.now() + ms;
-    for (;;) {
-      const v = fn();
-      if (v) return v;
-      if (Date.now() > end) throw new Error('timed out waiting');
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
+  const until = <T>(fn: () => T | undefined | false, ms = 20_000) => poll(fn, 'the callback receiver', ms, 50);
   const render = (body: Record<string, unknown>) =>
     api.app.inject({ method: 'POST', url: '/api/v1/render', headers: { 'x-api-key': key }, payload: { edit: still, ...body } });
   const org = (method: 'GET' | 'PATCH' | 'POST', url: string, payload?: unknown) =>

@@ -9,6 +9,7 @@ import { TwilioFake, UNDELIVERABLE_NUMBER, WhatsAppFake } from '#testing/messagi
 import { getQueueToken } from '@nestjs/bullmq';
 import type { Queue } from 'bullmq';
 import { secondApi, startApi, type TestApi } from './harness.js';
+import { until as poll } from './render-helpers.js';
 
 // Contract §4.5 ("Broadcast (body)": templateName, recipients up to 5,000 each with to / name / variables
 // over commonVariables, name with a default holding the date, languageCode, renderId, mediaUrl,
@@ -66,15 +67,8 @@ describe('messaging campaigns and status callbacks (§4.5 Broadcast)', () => {
     return w;
   }
 
-  async function until<T>(what: string, probe: () => T | false | undefined | Promise<T | false | undefined>, ms: number, every = 100): Promise<T> {
-    const deadline = Date.now() + ms;
-    for (;;) {
-      const v = await probe();
-      if (v) return v;
-      if (Date.now() > deadline) throw new Error(`timed out: ${what}; workers said: ${workers.map((w) => w.output.slice(-1500)).join(' | ')}`);
-      await new Promise((r) => setTimeout(r, every));
-    }
-  }
+  const until = <T>(what: string, probe: () => T | false | undefined | Promise<T | false | undefined>, ms: number, every = 100) =>
+    poll(probe, () => `${what}; workers said: ${workers.map((w) => w.output.slice(-1500)).join(' | ')}`, ms, every);
 
   const started = (w: WorkerChild) => until('a worker to start', () => w.output.includes('Worker consuming queues') || w.proc.exitCode !== null, 30_000);
 

@@ -5,14 +5,17 @@ import { OutboxEvent } from '#libs/events';
 import type { JobQueues } from '#libs/queue';
 import type { StorageDriver } from '#libs/storage';
 
-/** Polls `fn` every 100 ms until it gives a value; throws naming `what` after `ms`. */
-export async function until<T>(fn: () => Promise<T | undefined | false>, what: string, ms = 120_000): Promise<T> {
+/**
+ * Polls `fn` every `every` ms until it gives a value (that value); throws naming `what` after `ms`
+ * (a function: its words are read then, e.g. a worker's output).
+ */
+export async function until<T>(fn: () => T | undefined | false | Promise<T | undefined | false>, what: string | (() => string), ms = 120_000, every = 100): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
     const v = await fn();
     if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
+    if (Date.now() > end) throw new Error(`timed out waiting for ${typeof what === 'function' ? what() : what}`);
+    await new Promise((r) => setTimeout(r, every));
   }
 }
 

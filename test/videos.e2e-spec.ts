@@ -19,6 +19,7 @@ import { frameAt, makeTestVideo, MP4_COLOUR, probeColour, probeStreams } from '#
 import { synthesizeSpeech, type SynthesizedSpeech } from '#testing/captions';
 import { Transcription } from '#libs/captions';
 import { startApi, type TestApi } from './harness.js';
+import { until as poll } from './render-helpers.js';
 
 // Contract §3 (Render status and every transition), §4.1 (202 queued), §6 (render events), §7 (402
 // codes, ENGINE_NOT_CONFIGURED), §8 (concurrency, queue depth); decisions.md "Render record".
@@ -48,15 +49,7 @@ describe('video renders through the API and a worker (issue 6)', () => {
   const post = (k: string, body: unknown) => api.app.inject({ method: 'POST', url: '/api/v1/render', headers: { 'x-api-key': k }, payload: body as object });
   const get = (id: string, k = key) => api.app.inject({ method: 'GET', url: `/api/v1/render/${id}`, headers: { 'x-api-key': k } });
   const cancel = (id: string) => api.app.inject({ method: 'POST', url: `/api/v1/render/${id}/cancel`, headers: { 'x-api-key': key } });
-  async function until<T>(fn: () => Promise<T | undefined | false>, ms = 120_000): Promise<T> {
-    const end = Date.now() + ms;
-    for (;;) {
-      const v = await fn();
-      if (v) return v;
-      if (Date.now() > end) throw new Error('timed out waiting');
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
+  const until = <T>(fn: () => Promise<T | undefined | false>, ms = 120_000) => poll(fn, 'the video', ms, 200);
   const settled = (id: string) => until(async () => {
     const data = (await get(id)).json().data;
     return ['done', 'failed', 'cancelled'].includes(data.status) ? data : undefined;

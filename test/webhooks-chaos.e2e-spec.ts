@@ -8,6 +8,7 @@ import { OutboxEvent, writeEvent } from '#libs/events';
 import { JobQueues } from '#libs/queue';
 import { WebhookDelivery, WebhookEndpoint } from '#libs/webhooks';
 import { startApi, type TestApi } from './harness.js';
+import { until as poll } from './render-helpers.js';
 
 /*
  * Webhook chaos (issue: "2,000 events to 4 endpoints, receivers misbehaving, a worker killed
@@ -167,14 +168,8 @@ describe('webhooks: chaos (scripted failures, a worker killed mid-run)', () => {
     return w;
   }
 
-  async function until<T>(what: string, probe: () => T | false | undefined | Promise<T | false | undefined>, deadline: number, every = 250): Promise<T> {
-    for (;;) {
-      const v = await probe();
-      if (v) return v;
-      if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
-      await new Promise((r) => setTimeout(r, every));
-    }
-  }
+  const until = <T>(what: string, probe: () => T | false | undefined | Promise<T | false | undefined>, deadline: number, every = 250) =>
+    poll(probe, what, deadline - Date.now(), every);
 
   async function stateCounts(): Promise<Record<string, number>> {
     const em = forWorkspace(orm, workspaceId);

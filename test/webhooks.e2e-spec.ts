@@ -9,6 +9,7 @@ import { createRedis } from '#libs/redis';
 import { DeliveryAllowance, LAST_SUCCESS_GRANULARITY_MS, WebhookEndpoint } from '#libs/webhooks';
 import { createWorkerApp } from '../apps/worker/src/app.js';
 import { startApi, type TestApi } from './harness.js';
+import { until as poll } from './render-helpers.js';
 
 // Contract §2 (Webhook endpoint), §3, §4.6, §4.7, §6, §8; decisions.md "Webhooks".
 
@@ -42,15 +43,7 @@ describe('webhooks: endpoints and signed, retried deliveries', () => {
   const call = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: unknown) =>
     api.app.inject({ method, url: `/api${url}`, headers: { 'x-api-key': key }, ...(payload === undefined ? {} : { payload: payload as object }) });
   const hitsOn = (path: string) => hits.filter((h) => h.path === path);
-  async function until<T>(fn: () => T | undefined | false, ms = 20_000): Promise<T> {
-    const end = Date.now() + ms;
-    for (;;) {
-      const v = fn();
-      if (v) return v;
-      if (Date.now() > end) throw new Error('timed out waiting');
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
+  const until = <T>(fn: () => T | undefined | false, ms = 20_000) => poll(fn, 'the webhook receiver', ms, 50);
   async function publish(type: 'render.completed' | 'render.failed' | 'render.cancelled', data: Record<string, unknown>, ws = workspaceId): Promise<string> {
     return orm.em.fork().transactional((em) => writeEvent(em, ws, type, data));
   }
