@@ -14,3 +14,4 @@ export * from './repo-folder.js';
 export * from './random.js';
 export * from './scavenge.js';
 export * from './offload.js';
+export * from './events.js';

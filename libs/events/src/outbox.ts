@@ -1,19 +1,12 @@
 import type { EntityManager } from '@mikro-orm/core';
-import { newId } from '#libs/core';
+import { EVENT_TYPES, newId, type EventType } from '#libs/core';
 import { queries, type Tables } from '#libs/db';
 import { OutboxEvent } from './outbox-event.entity.js';
 
 const outbox = queries<Tables<typeof OutboxEvent>>();
 
-/** Event names of contract §6. */
-export const EVENT_TYPES = [
-  'render.queued', 'render.started', 'render.completed', 'render.failed', 'render.cancelled',
-  'template.published', 'asset.ready', 'asset.failed', 'credits.low', 'credits.exhausted', 'subscription.updated', 'payment.captured',
-  'workflow.run.started', 'workflow.run.completed',
-  // House event (docs/messaging.md "Campaigns"): a broadcast has no recipient left to send.
-  'campaign.completed',
-] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
+// The event names live in libs/core (events.ts), free of the ORM, so libs/webhooks shares the one list.
+export { EVENT_TYPES, type EventType };
 
 function eventRow(workspaceId: string, type: EventType, data: Record<string, unknown>, opts: { target?: string | null }) {
   return { id: newId('event'), workspaceId, type, data, target: opts.target ?? null, dispatchedAt: null };

@@ -1,20 +1,8 @@
-import type { EventType } from '#libs/events';
+import { EVENT_TYPES, type EventType } from '#libs/core';
 
-/** Event names of contract §6, in the order the contract lists them. */
-export const WEBHOOK_EVENTS = [
-  'render.queued', 'render.started', 'render.completed', 'render.failed', 'render.cancelled',
-  'template.published', 'asset.ready', 'asset.failed', 'credits.low', 'credits.exhausted', 'subscription.updated', 'payment.captured',
-  'workflow.run.started', 'workflow.run.completed',
-  // House event (docs/messaging.md "Campaigns").
-  'campaign.completed',
-] as const;
-export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
-
-// The list is repeated here so this lib stays free of the ORM at run time (`#libs/events` defines an
-// entity); this type-only check keeps the two lists equal.
-type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-const eventListsAgree: Same<WebhookEvent, EventType> = true;
-void eventListsAgree;
+/** Event names of contract §6 (libs/core events.ts). */
+export const WEBHOOK_EVENTS = EVENT_TYPES;
+export type WebhookEvent = EventType;
 
 /** Subscription of an endpoint registered through the key-authenticated route without `events` (§6). */
 export const DEFAULT_EVENTS: readonly WebhookEvent[] = ['render.completed', 'render.failed', 'render.cancelled'];
