@@ -21,9 +21,13 @@ export function offloadTask<A, R>(module: string, fn: (input: Uint8Array, args: 
   return { module, name: fn.name, fn };
 }
 
-/** A task thread ended before answering (out of its memory limit, killed): the job did not finish. */
+/** A task thread ended before answering (out of its memory limit, killed) or the pool closed: the job did not finish. */
 export class OffloadFailed extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    /** The thread reached its heap limit: the job's input is too large for it. */
+    readonly outOfMemory = false,
+  ) {
     super(message);
     this.name = 'OffloadFailed';
   }
@@ -113,10 +117,18 @@ export class OffloadPool {
       runner.job = job;
       const owned = job.input.byteOffset === 0 && job.input.byteLength === job.input.buffer.byteLength && job.input.buffer instanceof ArrayBuffer;
       runner.worker.ref();
-      runner.worker.postMessage(
-        { id: job.id, module: job.task.module, name: job.task.name, input: job.input, args: job.args },
-        owned ? [job.input.buffer as ArrayBuffer] : [],
-      );
+      try {
+        runner.worker.postMessage(
+          { id: job.id, module: job.task.module, name: job.task.name, input: job.input, args: job.args },
+          owned ? [job.input.buffer as ArrayBuffer] : [],
+        );
+      } catch (err) {
+        // Not cloneable (a detached input, a function in args): this job fails, the thread stays free.
+        runner.job = null;
+        runner.worker.unref();
+        const { name, message } = err as { name?: unknown; message?: unknown };
+        job.reject(new OffloadTaskError(typeof name === 'string' ? name : 'Error', typeof message === 'string' ? message : String(err)));
+      }
     }
   }
 
@@ -137,15 +149,15 @@ export class OffloadPool {
       else job.resolve(msg.result);
       this.dispatch();
     });
-    const end = (why: string) => {
+    const end = (why: string, outOfMemory = false) => {
       const i = this.runners.indexOf(runner);
       if (i < 0) return;
       this.runners.splice(i, 1);
-      runner.job?.reject(new OffloadFailed(`the offload thread ended before finishing (${why})`));
+      runner.job?.reject(new OffloadFailed(`the offload thread ended before finishing (${why})`, outOfMemory));
       runner.job = null;
       if (!this.closed) this.dispatch();
     };
-    worker.on('error', (err) => end(err.message));
+    worker.on('error', (err) => end(err.message, (err as NodeJS.ErrnoException).code === 'ERR_WORKER_OUT_OF_MEMORY'));
     worker.on('exit', (code) => end(`exit code ${code}`));
     this.runners.push(runner);
     return runner;

@@ -41,20 +41,42 @@ describe('requestPinned', () => {
 
   it('GETs to the same checked address reuse one connection; other methods and another pinned address do not', async () => {
     ports.length = 0;
-    for (let i = 0; i < 3; i++) expect((await requestPinned({ target: target('/a'), timeoutMs: 5000, maxResponseBytes: 1024 })).status).toBe(200);
+    for (let i = 0; i < 3; i++) expect((await requestPinned({ target: target('/a'), keepAlive: true, timeoutMs: 5000, maxResponseBytes: 1024 })).status).toBe(200);
     expect(new Set(ports).size).toBe(1);
-    await requestPinned({ target: target('/a'), method: 'POST', body: Buffer.from('x'), timeoutMs: 5000, maxResponseBytes: 1024 });
-    await requestPinned({ target: target('/a'), method: 'POST', body: Buffer.from('y'), timeoutMs: 5000, maxResponseBytes: 1024 });
+    await requestPinned({ target: target('/a'), keepAlive: true, method: 'POST', body: Buffer.from('x'), timeoutMs: 5000, maxResponseBytes: 1024 });
+    await requestPinned({ target: target('/a'), timeoutMs: 5000, maxResponseBytes: 1024 });
     expect(new Set(ports.slice(3)).size).toBe(2);
     expect(ports.slice(3)).not.toContain(ports[0]);
     // The same URL pinned to another address (where nothing listens) never rides the free socket to the first one.
     const named = (address: string) => ({ ...target('/a'), url: new URL(target('/a').url.href.replace('127.0.0.1', 'pinned.test')), address });
-    expect((await requestPinned({ target: named('127.0.0.1'), timeoutMs: 5000, maxResponseBytes: 1024 })).status).toBe(200);
-    const refused = await requestPinned({ target: named('127.0.0.2'), timeoutMs: 5000, maxResponseBytes: 1024 }).catch((e: unknown) => e);
+    expect((await requestPinned({ target: named('127.0.0.1'), keepAlive: true, timeoutMs: 5000, maxResponseBytes: 1024 })).status).toBe(200);
+    const refused = await requestPinned({ target: named('127.0.0.2'), keepAlive: true, timeoutMs: 5000, maxResponseBytes: 1024 }).catch((e: unknown) => e);
     expect([refused instanceof OutboundError && refused.kind, ports.length]).toEqual(['connection', 6]);
     // A large answer read whole comes back intact (its socket chunks freed once joined).
     const big = await requestPinned({ target: target('/big'), timeoutMs: 5000, maxResponseBytes: 6 * 1024 * 1024 });
     expect([big.body.length, big.body.every((b) => b === 0x7a)]).toEqual([5 * 1024 * 1024, true]);
+  });
+
+  it('a kept-alive connection the server closes before answering is tried once more on a fresh one', async () => {
+    // Answers the first request of each connection and drops the connection on its second, unanswered.
+    const served = new WeakMap<object, number>();
+    const dropping = createServer((req, res) => {
+      const n = (served.get(req.socket) ?? 0) + 1;
+      served.set(req.socket, n);
+      if (n > 1) return void req.socket.destroy();
+      res.end(`answer ${req.socket.remotePort}`);
+    });
+    await new Promise<void>((resolve) => dropping.listen(0, '127.0.0.1', resolve));
+    try {
+      const at: ResolvedTarget = { url: new URL(`http://127.0.0.1:${(dropping.address() as AddressInfo).port}/`), address: '127.0.0.1', family: 4 };
+      const first = await requestPinned({ target: at, keepAlive: true, timeoutMs: 5000, maxResponseBytes: 1024 });
+      const second = await requestPinned({ target: at, keepAlive: true, timeoutMs: 5000, maxResponseBytes: 1024 });
+      expect([first.status, second.status]).toEqual([200, 200]);
+      expect(second.body.toString()).not.toBe(first.body.toString());
+    } finally {
+      dropping.closeAllConnections();
+      await new Promise((resolve) => dropping.close(resolve));
+    }
   });
 
   it('streams a file body with its length announced', async () => {

@@ -26,6 +26,12 @@ export interface PinnedRequest {
    * `truncated` set. Other answers are read into `body` as usual.
    */
   saveTo?: string;
+  /**
+   * A GET without a body may ride a kept-alive connection to the same checked address (provider
+   * calls: many small reads of one API). One that finds the connection closed by the server before
+   * any answer is tried once more on a fresh connection.
+   */
+  keepAlive?: boolean;
 }
 
 export interface PinnedResponse {
@@ -38,7 +44,12 @@ export interface PinnedResponse {
 }
 
 export class OutboundError extends Error {
-  constructor(readonly kind: 'timeout' | 'connection' | 'aborted', message: string) {
+  constructor(
+    readonly kind: 'timeout' | 'connection' | 'aborted',
+    message: string,
+    /** A kept-alive connection the server had closed, failing before any answer: nothing reached the server. */
+    readonly staleConnection = false,
+  ) {
     super(message);
     this.name = 'OutboundError';
   }
@@ -50,8 +61,9 @@ const agents = new Map<string, HttpAgent>();
 
 /**
  * The keep-alive agent of one pinned target: its sockets are connected to the checked address only,
- * so reusing one never reaches anything the SSRF check did not allow. Only GETs use it (a request on
- * a socket the server has just closed fails, and only a read is safe to try again).
+ * so reusing one never reaches anything the SSRF check did not allow. Idle sockets close after 4 s
+ * (below the usual 5 s of servers). Dropping the least recently used agent closes its idle sockets
+ * only; requests running on it finish, their sockets closed then.
  */
 function keepAliveAgent(target: ResolvedTarget, secure: boolean): HttpAgent {
   const key = `${target.url.protocol}//${target.address}:${target.url.port}|${target.url.hostname}`;
@@ -59,12 +71,13 @@ function keepAliveAgent(target: ResolvedTarget, secure: boolean): HttpAgent {
   if (agent) {
     agents.delete(key);
   } else {
-    const options = { keepAlive: true, maxSockets: 32, maxFreeSockets: 8 };
+    const options = { keepAlive: true, maxFreeSockets: 8, timeout: 4000 };
     agent = secure ? new HttpsAgent(options) : new HttpAgent(options);
     if (agents.size >= MAX_AGENTS) {
       const [oldest, dropped] = agents.entries().next().value!;
       agents.delete(oldest);
-      dropped.destroy();
+      (dropped as HttpAgent & { keepAlive: boolean }).keepAlive = false;
+      for (const socket of Object.values(dropped.freeSockets).flat()) socket?.destroy();
     }
   }
   agents.set(key, agent);
@@ -74,10 +87,21 @@ function keepAliveAgent(target: ResolvedTarget, secure: boolean): HttpAgent {
 /**
  * One HTTP(S) request connected to an address that was already checked (no second DNS lookup,
  * so DNS rebinding cannot move it), never following redirects, with a whole-request timeout and a
- * cap on the bytes read back. TLS still verifies the certificate against the URL's host name. GETs
- * reuse connections to the same checked address (keepAliveAgent).
+ * cap on the bytes read back. TLS still verifies the certificate against the URL's host name.
+ * `keepAlive` GETs reuse connections to the same checked address (keepAliveAgent).
  */
-export function requestPinned(req: PinnedRequest): Promise<PinnedResponse> {
+export async function requestPinned(req: PinnedRequest): Promise<PinnedResponse> {
+  const keepAlive = req.keepAlive === true && (req.method ?? 'GET') === 'GET' && (req.body ?? null) === null;
+  const started = Date.now();
+  try {
+    return await attempt(req, keepAlive);
+  } catch (err) {
+    if (!(err instanceof OutboundError && err.staleConnection)) throw err;
+    return attempt({ ...req, timeoutMs: Math.max(1, req.timeoutMs - (Date.now() - started)) }, false);
+  }
+}
+
+function attempt(req: PinnedRequest, keepAlive: boolean): Promise<PinnedResponse> {
   const { url, address, family } = req.target;
   const secure = url.protocol === 'https:';
   const send = secure ? httpsRequest : httpRequest;
@@ -86,6 +110,7 @@ export function requestPinned(req: PinnedRequest): Promise<PinnedResponse> {
   if (req.signal?.aborted) return Promise.reject(new OutboundError('aborted', 'The request was aborted'));
   return new Promise((resolve, reject) => {
     let settled = false;
+    let answered = false;
     let file: ReadStream | undefined;
     let out: WriteStream | undefined;
     const settle = () => {
@@ -112,9 +137,10 @@ export function requestPinned(req: PinnedRequest): Promise<PinnedResponse> {
         headers: { ...req.headers, ...(length !== null ? { 'content-length': String(length) } : {}) },
         lookup: (_host, _opts, cb) => cb(null, [{ address, family }] as never, family as never),
         servername: secure ? url.hostname.replace(/^\[|\]$/g, '') : undefined,
-        agent: (req.method ?? 'GET') === 'GET' && body === null ? keepAliveAgent(req.target, secure) : false,
+        agent: keepAlive ? keepAliveAgent(req.target, secure) : false,
       },
       (res) => {
+        answered = true;
         const status = res.statusCode ?? 0;
         if (req.saveTo && status >= 200 && status < 300) {
           out = createWriteStream(req.saveTo);
@@ -156,7 +182,7 @@ export function requestPinned(req: PinnedRequest): Promise<PinnedResponse> {
     );
     const timer = setTimeout(() => fail(new OutboundError('timeout', `No complete answer within ${req.timeoutMs} ms`)), req.timeoutMs);
     req.signal?.addEventListener('abort', onAbort, { once: true });
-    outgoing.on('error', (err) => fail(new OutboundError('connection', err.message)));
+    outgoing.on('error', (err) => fail(new OutboundError('connection', err.message, outgoing.reusedSocket && !answered)));
     if (body === null || Buffer.isBuffer(body)) {
       outgoing.end(body ?? undefined);
       return;

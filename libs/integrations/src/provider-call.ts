@@ -162,6 +162,8 @@ export class ProviderCall {
         maxResponseBytes: cap + 1,
         signal: this.signal,
         saveTo: req.saveTo,
+        // A provider's API answers many small reads: they keep their connection (requestPinned).
+        keepAlive: true,
       });
       if (res.truncated) throw this.failure('rejected', `answered more than ${Math.round(cap / 1024 / 1024)} MB, more than this service reads`, res.status);
       return { status: res.status, headers: res.headers, body: res.body, ...(res.savedBytes !== undefined ? { savedBytes: res.savedBytes } : {}) };

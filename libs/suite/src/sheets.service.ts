@@ -1,4 +1,4 @@
-import { ApiError, bufferPassed, OffloadFailed, offloadTask, validationFailed, type OffloadPool } from '#libs/core';
+import { ApiError, bufferPassed, OffloadFailed, OffloadTaskError, offloadTask, validationFailed, type OffloadPool } from '#libs/core';
 import type { ProviderAnswer, ProviderError, UsableConnection } from '#libs/integrations';
 import { formatA1, parseA1 } from './a1.js';
 import { garbled, googleCall, googleSend, type GoogleDeps, type GoogleRequest, type GoogleTokens } from './google.js';
@@ -133,7 +133,11 @@ export class SheetsService {
     try {
       made = answer.body.length >= OFFLOAD_MIN_BYTES ? await this.deps.offload.run(VALUES_ANSWER, answer.body, args) : valuesAnswer(answer.body, args);
     } catch (err) {
-      if (err instanceof OffloadFailed) throw garbled(`a range too large to read here (${err.message}); read fewer rows at a time`);
+      // Too large to hold as objects (the thread's heap, or a string past V8's longest): 502, read fewer rows.
+      if ((err instanceof OffloadFailed && err.outOfMemory) || (err instanceof OffloadTaskError && err.taskErrorName === 'RangeError')) {
+        throw garbled('a range too large to read here; read fewer rows at a time');
+      }
+      if (err instanceof OffloadFailed) throw new ApiError('NOT_READY', 'The service could not read this answer right now; try again shortly', { headers: { 'Retry-After': '5' } });
       throw err;
     }
     if ('garbled' in made) throw garbled(made.garbled);
