@@ -80,11 +80,17 @@ export class OffloadPool {
   private readonly queue: Pending[] = [];
   private nextId = 1;
   private closed = false;
+  private finished = 0;
 
   constructor(private readonly options: OffloadOptions) {}
 
   get threads(): number {
     return this.options.threads;
+  }
+
+  /** Jobs answered by a thread so far (a task's error included; inline runs not counted). */
+  get answered(): number {
+    return this.finished;
   }
 
   /** Runs `task` on a thread (inline when the pool has none); rejects with OffloadTaskError or OffloadFailed. */
@@ -145,6 +151,7 @@ export class OffloadPool {
       if (!job || job.id !== msg.id) return;
       runner.job = null;
       worker.unref();
+      this.finished++;
       if (msg.error) job.reject(new OffloadTaskError(msg.error.name, msg.error.message));
       else job.resolve(msg.result);
       this.dispatch();
