@@ -320,6 +320,20 @@ describe('workflows', () => {
     expect(await renders(ws)).toBe(before);
     await em.nativeDelete(WorkflowRun, { workflowId: 'wfl_old' });
 
+    // Parallel starts at the last two allowed runs (a workspace of its own): exactly two start, the rest 402.
+    const racing = await create('pro');
+    const racingId = await define(racing, { name: 'Race', source: { type: 'rows' }, templateId: await publishedTemplate(racing), mapping: { NAME: 'Name' }, steps: [] });
+    const racingEm = forWorkspace(orm, racing.workspaceId);
+    for (let start = 0; start < 9_998; start += 500) {
+      await racingEm.insertMany(WorkflowRun, Array.from({ length: Math.min(500, 9_998 - start) }, () => ({
+        id: newId('workflowRun'), workspaceId: racing.workspaceId, workflowId: 'wfl_old', status: 'completed' as const, definition: def, mode: 'live' as const, planCode: 'pro',
+        headers: null, totalRows: 0, round: 1, cancelRequested: false, createdAt: now, startedAt: now, completedAt: now,
+      })));
+    }
+    const raced = await Promise.all(Array.from({ length: 5 }, () => inject('POST', `${BASE}/${racingId}/runs`, racing.liveKey, { rows: [{ Name: 'A' }] })));
+    expect(raced.map((r) => r.statusCode).sort()).toEqual([202, 202, 402, 402, 402]);
+    expect(await racingEm.count(WorkflowRun, {})).toBe(10_000);
+
     // Deleting a workflow gives no runs back: this month's run records stay (what the allowance counts), older ones go.
     const doomed = await define(ws, rowsWorkflow(1));
     const lastMonth = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1) - 86_400_000);

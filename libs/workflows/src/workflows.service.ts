@@ -1,6 +1,7 @@
 import { MikroORM, type EntityManager, type FilterQuery } from '@mikro-orm/core';
 import { ApiError, likeTerm, monthStart, newId, orderBy, validationFailed, type KeyMode, type ListQuery, type Plan } from '#libs/core';
-import { forWorkspace, type Orm } from '#libs/db';
+import { forWorkspace, retryBusy, type Orm } from '#libs/db';
+import { lockWorkspace } from '#libs/workspaces';
 import type { IntegrationsService } from '#libs/integrations';
 import type { MessagingService } from '#libs/messaging';
 import type { SheetsService } from '#libs/suite';
@@ -240,10 +241,8 @@ export class WorkflowsService {
     const def = workflow.definition;
     checkStepCeiling(plan, def);
     const em = forWorkspace(this.deps.orm, workspaceId);
-    const used = await em.count(WorkflowRun, { createdAt: { $gte: monthStart() } });
-    if (used >= plan.workflowRunsPerMonth) {
-      throw new ApiError('LIMIT_WORKFLOWRUNS', `The ${plan.name} plan's ${plan.workflowRunsPerMonth.toLocaleString('en')} workflow runs this month are used up`);
-    }
+    // Checked first so a spent allowance reads no sheet, and again under the workspace's lock below.
+    await runAllowance(em, plan);
     await this.deps.templates.findForRender(workspaceId, def.templateId);
     let rows: SourceRow[];
     let headers: string[] | null = null;
@@ -266,7 +265,10 @@ export class WorkflowsService {
     const now = new Date();
     const runId = newId('workflowRun');
     const rowIds = rows.map(() => newId('workflowRow'));
-    const run = await em.transactional(async (tx) => {
+    // Under the workspace's lock: parallel starts at the last allowed run cannot both pass the count.
+    const run = await retryBusy(() => em.fork().transactional(async (tx) => {
+      await lockWorkspace(tx, workspaceId);
+      await runAllowance(tx, plan);
       const created = tx.create(WorkflowRun, {
         id: runId, workspaceId, workflowId, status: 'queued', definition: def, mode, planCode: plan.code, headers, totalRows: rows.length, round: 1,
         cancelRequested: false, createdAt: now, startedAt: null, completedAt: null,
@@ -276,7 +278,7 @@ export class WorkflowsService {
       }));
       await tx.flush();
       return created;
-    });
+    }));
     // The run as stored (read before the workers can take a row): queued, every row pending.
     const view = await runView(this.deps.orm, run);
     try {
@@ -369,5 +371,13 @@ export class WorkflowsService {
       throw err;
     }
     return { run: view, rows: again.length };
+  }
+}
+
+/** §8 workflow runs this month (the records of deleted workflows included) against the plan's ceiling: 402 LIMIT_WORKFLOWRUNS. */
+async function runAllowance(em: EntityManager, plan: Plan): Promise<void> {
+  const used = await em.count(WorkflowRun, { createdAt: { $gte: monthStart() } });
+  if (used >= plan.workflowRunsPerMonth) {
+    throw new ApiError('LIMIT_WORKFLOWRUNS', `The ${plan.name} plan's ${plan.workflowRunsPerMonth.toLocaleString('en')} workflow runs this month are used up`);
   }
 }
