@@ -352,6 +352,8 @@ describe('messaging campaigns and status callbacks (§4.5 Broadcast)', () => {
       const e = (await broadcast({ templateName: 'thanks_note', commonVariables: { 1: 'x' }, rateLimitPerSecond: 20, recipients: [62, 63, 64].map((n) => ({ to: phone(n) })) })).json().data as Json;
       await settled(e.id as string);
       await until('the three recipients to be read', async () => (await recipients(e.id as string, '&status=read')).length === 3, 10_000);
+      // The fake notes an answer once it has arrived, which can be just after the status is stored.
+      await until('the nine status posts to be answered', () => wa.webhookAnswers.length - answered >= 9, 10_000);
       expect(wa.webhookAnswers.slice(answered)).toEqual(Array(9).fill(200));
     } finally {
       wa.statusWebhook = null;
