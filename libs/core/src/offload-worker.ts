@@ -22,7 +22,7 @@ if (import.meta.url.endsWith('.ts')) {
 }
 
 // Imported once the hook above is in place (a static import would be resolved before it).
-const { release, scavenge } = (await import('./scavenge.js')) as typeof Scavenge;
+const { ownsBuffer, release, scavenge } = (await import('./scavenge.js')) as typeof Scavenge;
 
 interface Job {
   id: number;
@@ -67,5 +67,5 @@ port.on('message', (job: Job) => {
 /** The byte arrays of a result (itself or its own fields) that own their whole buffer: moved, not copied. */
 function transferables(result: unknown): ArrayBuffer[] {
   const candidates = result instanceof Uint8Array ? [result] : result && typeof result === 'object' ? Object.values(result).filter((v) => v instanceof Uint8Array) : [];
-  return candidates.filter((b) => b.byteOffset === 0 && b.byteLength === b.buffer.byteLength && b.buffer instanceof ArrayBuffer).map((b) => b.buffer as ArrayBuffer);
+  return candidates.filter(ownsBuffer).map((b) => b.buffer);
 }

@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
+import { ownsBuffer } from './scavenge.js';
 
 /**
  * A task an OffloadPool runs: a function exported by a module that imports nothing but pure code
@@ -84,10 +85,6 @@ export class OffloadPool {
 
   constructor(private readonly options: OffloadOptions) {}
 
-  get threads(): number {
-    return this.options.threads;
-  }
-
   /** Jobs answered by a thread so far (a task's error included; inline runs not counted). */
   get answered(): number {
     return this.finished;
@@ -121,19 +118,17 @@ export class OffloadPool {
       if (!runner) return;
       const job = this.queue.shift()!;
       runner.job = job;
-      const owned = job.input.byteOffset === 0 && job.input.byteLength === job.input.buffer.byteLength && job.input.buffer instanceof ArrayBuffer;
       runner.worker.ref();
       try {
         runner.worker.postMessage(
           { id: job.id, module: job.task.module, name: job.task.name, input: job.input, args: job.args },
-          owned ? [job.input.buffer as ArrayBuffer] : [],
+          ownsBuffer(job.input) ? [job.input.buffer] : [],
         );
       } catch (err) {
         // Not cloneable (a detached input, a function in args): this job fails, the thread stays free.
         runner.job = null;
         runner.worker.unref();
-        const { name, message } = err as { name?: unknown; message?: unknown };
-        job.reject(new OffloadTaskError(typeof name === 'string' ? name : 'Error', typeof message === 'string' ? message : String(err)));
+        job.reject(taskError(err));
       }
     }
   }
@@ -175,7 +170,12 @@ function inline<A, R>(task: OffloadTask<A, R>, input: Uint8Array, args: A): R {
   try {
     return task.fn(input, args);
   } catch (err) {
-    const e = err instanceof Error ? err : new Error(String(err));
-    throw new OffloadTaskError(e.name, e.message);
+    throw taskError(err);
   }
+}
+
+/** What a task (or the hand-over of its job) threw, named as it was named (a DOMException of another realm too). */
+function taskError(err: unknown): OffloadTaskError {
+  const { name, message } = (err ?? {}) as { name?: unknown; message?: unknown };
+  return new OffloadTaskError(typeof name === 'string' ? name : 'Error', typeof message === 'string' ? message : String(err));
 }

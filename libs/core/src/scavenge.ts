@@ -40,6 +40,11 @@ export function scavenger(every: number): (bytes: number) => void {
  */
 export const bufferPassed = scavenger(16 * 1024 * 1024);
 
+/** A view over the whole of an ArrayBuffer of its own: one that can be moved to another thread or freed without touching anything else. */
+export function ownsBuffer(b: Uint8Array): b is Uint8Array<ArrayBuffer> {
+  return b.buffer instanceof ArrayBuffer && b.byteOffset === 0 && b.byteLength === b.buffer.byteLength;
+}
+
 /**
  * Frees the memory of buffers no one reads again at once (each one that owns its whole ArrayBuffer is
  * detached), instead of when a garbage collection finds them: what is freed this way never counts
@@ -47,7 +52,6 @@ export const bufferPassed = scavenger(16 * 1024 * 1024);
  */
 export function release(buffers: readonly Uint8Array[]): void {
   for (const b of buffers) {
-    const ab = b.buffer;
-    if (ab instanceof ArrayBuffer && b.byteOffset === 0 && b.byteLength === ab.byteLength && ab.byteLength >= 4096 && !ab.detached) ab.transfer(0);
+    if (ownsBuffer(b) && b.byteLength >= 4096 && !b.buffer.detached) b.buffer.transfer(0);
   }
 }
