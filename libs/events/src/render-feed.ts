@@ -1,4 +1,4 @@
-import type { EntityManager } from '@mikro-orm/core';
+import type { EntityManager, FilterQuery } from '@mikro-orm/core';
 import type { Redis } from 'ioredis';
 import { ID_PREFIXES, ulid } from '#libs/core';
 import { logOutages, type RedisKeys } from '#libs/redis';
@@ -134,13 +134,8 @@ export class RenderFeed {
  * The workspace's render events after `afterId` that the dispatcher has announced, oldest first (a
  * stream resuming with Last-Event-ID; ids are ULIDs, so they sort by time). `em` is the workspace's.
  */
-export async function renderEventsAfter(em: EntityManager, afterId: string, limit: number): Promise<FeedMessage[]> {
-  const rows = await em.find(
-    OutboxEvent,
-    { id: { $gt: afterId }, type: { $like: 'render.%' }, dispatchedAt: { $ne: null } },
-    { orderBy: { id: 'asc' }, limit, fields: ['id', 'type', 'createdAt', 'data'] },
-  );
-  return rows.map((r) => ({ id: r.id, type: r.type, created: r.createdAt.toISOString(), data: r.data }));
+export function renderEventsAfter(em: EntityManager, afterId: string, limit: number): Promise<FeedMessage[]> {
+  return renderEvents(em, { id: { $gt: afterId }, dispatchedAt: { $ne: null } }, limit);
 }
 
 /** A render's events read at most (a render writes three: queued, started, and one settle). */
@@ -153,12 +148,13 @@ const CLOCK_SKEW_MS = 60_000;
  * scan starts at the first event id its creation time allows, less a minute of clock skew (ids are
  * ULIDs: time first), so it reads the outbox from the render's birth on, not the workspace's history. `em` is the workspace's.
  */
-export async function renderEventsOf(em: EntityManager, renderId: string, createdAt: Date, limit = RENDER_EVENTS_LIMIT): Promise<FeedMessage[]> {
+export function renderEventsOf(em: EntityManager, renderId: string, createdAt: Date, limit = RENDER_EVENTS_LIMIT): Promise<FeedMessage[]> {
   const from = `${ID_PREFIXES.event}_${ulid(Math.max(0, createdAt.getTime() - CLOCK_SKEW_MS)).slice(0, 10)}${'0'.repeat(16)}`;
-  const rows = await em.find(
-    OutboxEvent,
-    { id: { $gte: from }, type: { $like: 'render.%' }, data: { id: renderId } },
-    { orderBy: { id: 'asc' }, limit, fields: ['id', 'type', 'createdAt', 'data'] },
-  );
+  return renderEvents(em, { id: { $gte: from }, data: { id: renderId } }, limit);
+}
+
+/** Render events (`render.*`) matching `where`, oldest first, as the feed sends them. */
+async function renderEvents(em: EntityManager, where: FilterQuery<OutboxEvent> & object, limit: number): Promise<FeedMessage[]> {
+  const rows = await em.find(OutboxEvent, { ...where, type: { $like: 'render.%' } }, { orderBy: { id: 'asc' }, limit, fields: ['id', 'type', 'createdAt', 'data'] });
   return rows.map((r) => ({ id: r.id, type: r.type, created: r.createdAt.toISOString(), data: r.data }));
 }

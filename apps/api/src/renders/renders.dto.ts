@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsArray, IsDefined, IsIn, IsInt, IsNumber, IsObject, IsOptional, IsPositive, IsString, Matches, Max, MaxLength, Min, ValidateIf, ValidateNested } from 'class-validator';
+import { EVENT_TYPES } from '#libs/core';
 import { MAX_OUTPUT_SIDE, OUTPUT_FORMATS, RESOLUTIONS } from '#libs/edit-spec';
 import { RENDER_KINDS, RENDER_STATUSES, type EstimateQuery, type RenderBody, type RenderQuery } from '#libs/renders';
 import type { MergePair } from '#libs/templates';
@@ -185,7 +186,7 @@ export class RenderEventDeliveryDto {
 /** One of a render's §6 events (GET /v1/render/{id}/events). */
 export class RenderEventDto {
   @ApiProperty({ example: 'evt_01JD3Q4Z5X6Y7W8V9T0S1R2Q3P' }) id!: string;
-  @ApiProperty({ enum: ['render.queued', 'render.started', 'render.completed', 'render.failed', 'render.cancelled'] }) type!: string;
+  @ApiProperty({ enum: EVENT_TYPES.filter((t) => t.startsWith('render.')) }) type!: string;
   @ApiProperty({ format: 'date-time' }) created!: string;
   @ApiProperty({ type: [RenderEventDeliveryDto], description: 'Its webhook deliveries, oldest first (none when no endpoint subscribes)' }) deliveries!: RenderEventDeliveryDto[];
 }
