@@ -55,7 +55,7 @@ export class SheetsController {
   @Integration('workspace-suite')
   @ApiOperation({ summary: 'Read rows: records keyed by the header row, or the raw grid' })
   @ApiEnvelope(RowsReadDto)
-  @ApiErrors('VALIDATION_FAILED', 'SPREADSHEET_NOT_FOUND', ...PROVIDER_ERRORS)
+  @ApiErrors('VALIDATION_FAILED', 'SPREADSHEET_NOT_FOUND', 'NOT_READY', ...PROVIDER_ERRORS)
   async read(@Connection() use: UsableConnection, @Param('spreadsheetId') id: string, @Query() q: ReadRowsQueryDto, @Res({ passthrough: true }) reply: FastifyReply) {
     // Serialized by the service (a large read off the event loop): the envelope `ok` makes, as bytes.
     const { data: _none, ...envelope } = ok(null);
