@@ -239,6 +239,9 @@ const CHECKED_NAMES = new Set([1, 4, 6, 16]);
 /** C0 and C1 control characters and DEL: a form feed in a family name broke out of the CSS string it was written into. */
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+/** The C0 controls and DEL alone: in other Macintosh scripts' bytes, 0x80–0x9f are parts of characters. */
+// eslint-disable-next-line no-control-regex
+const C0 = /[\u0000-\u001f\u007f]/;
 const MAC_ROMAN = new TextDecoder('macintosh');
 
 /**
@@ -271,7 +274,7 @@ function familyNames(name: Buffer): string[] {
       rank = language === 0 ? 3 : 4;
       if (encoding !== 0) {
         // Another Macintosh script (Japanese, Chinese…): its bytes are checked, its text not used.
-        if (/[\x00-\x1f\x7f]/.test(text)) throw controlCharacter(id, text);
+        if (C0.test(text)) throw controlCharacter(id, text);
         continue;
       }
     } else continue;
@@ -287,7 +290,7 @@ function familyNames(name: Buffer): string[] {
 }
 
 function controlCharacter(id: number, text: string): FontFileError {
-  const char = CONTROL.exec(text)?.[0] ?? /[\x00-\x1f\x7f]/.exec(text)?.[0] ?? '\0';
+  const char = CONTROL.exec(text)?.[0] ?? '\0';
   const code = `U+${char.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`;
   return new FontFileError(`The font's ${id === 6 ? 'PostScript name' : id === 4 ? 'full name' : 'family name'} (name ID ${id}) holds a control character (${code}); a font name must be plain text`);
 }

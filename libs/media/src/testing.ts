@@ -329,7 +329,8 @@ function woffCore(sfnt: Buffer): { entries: WoffEntry[]; body: Buffer } {
 export const hostileWoff = {
   /**
    * A decompression bomb: `copies` extra tables that all point at one deflated blob of `tableBytes`
-   * zeros. 8 × 16 MiB: a ~17 KB file that inflates to 128 MiB, each table within any per-table limit.
+   * zeros. 8 × 16 MiB: 16 KB of deflated zeros (25 KB with DejaVu Sans's tables) that inflate to 128 MiB,
+   * each table within any per-table limit.
    */
   bomb(sfnt: Buffer, copies = 8, tableBytes = 16 * 1024 * 1024): Buffer {
     const { entries, body } = woffCore(sfnt);
