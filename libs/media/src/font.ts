@@ -90,13 +90,16 @@ export function parseFont(bytes: Buffer): FontFile {
   return { format: font.ext === 'otf' ? 'otf' : 'ttf', ...font };
 }
 
-/** The face whose table directory starts at `at`: its tables checked, its family names read. */
-function sfntFont(file: Buffer, at: number): { ext: 'ttf' | 'otf'; families: string[]; sfnt: Buffer } {
+/**
+ * The table directory of the sfnt face starting at `at` (tag → place in `file`): every table inside
+ * the file and after the directory, no tag twice. Also read by the PDF text layer (libs/still pdf-font.ts).
+ */
+export function sfntTables(file: Buffer, at = 0): Map<string, { offset: number; length: number }> {
   if (at + 12 > file.length) throw damaged('its table directory is cut off');
   const numTables = file.readUInt16BE(at + 4);
   const end = at + 12 + numTables * 16;
   if (numTables === 0 || end > file.length) throw damaged('its table directory is cut off');
-  const tables = new Map<string, Buffer>();
+  const tables = new Map<string, { offset: number; length: number }>();
   for (let i = 0; i < numTables; i++) {
     const rec = at + 12 + i * 16;
     const tag = file.toString('latin1', rec, rec + 4);
@@ -105,8 +108,14 @@ function sfntFont(file: Buffer, at: number): { ext: 'ttf' | 'otf'; families: str
     if (tables.has(tag)) throw damaged(`it has two "${tag.trim()}" tables`);
     if (offset + length > file.length) throw damaged(`its "${tag.trim()}" table runs past the end of the file`);
     if (length > 0 && offset < end) throw damaged(`its "${tag.trim()}" table starts inside the table directory`);
-    tables.set(tag, file.subarray(offset, offset + length));
+    tables.set(tag, { offset, length });
   }
+  return tables;
+}
+
+/** The face whose table directory starts at `at`: its tables checked, its family names read. */
+function sfntFont(file: Buffer, at: number): { ext: 'ttf' | 'otf'; families: string[]; sfnt: Buffer } {
+  const tables = new Map([...sfntTables(file, at)].map(([tag, { offset, length }]) => [tag, file.subarray(offset, offset + length)]));
   for (const required of ['head', 'name', 'cmap', 'maxp']) if (!tables.has(required)) throw damaged(`it has no "${required}" table`);
   const head = tables.get('head')!;
   if (head.length < 54 || head.readUInt32BE(12) !== 0x5f0f3cf5) throw damaged('its "head" table is invalid');
