@@ -55,9 +55,8 @@ export function checkFontSize(bytes: number): void {
 
 /** Reads a font in any accepted format; throws FontFileError with the reason for a font it refuses. */
 export async function readFont(bytes: Buffer): Promise<FontFile> {
+  if (bytes.length < 4 || bytes.readUInt32BE(0) !== TAG.wOF2) return parseFont(bytes);
   checkFontSize(bytes.length);
-  if (bytes.length < 12) throw damaged('it is too short to be a font');
-  if (bytes.readUInt32BE(0) !== TAG.wOF2) return parseFont(bytes);
   checkWoff2(bytes);
   const { default: decompress } = await import('wawoff2/decompress.js');
   let sfnt: Buffer;
