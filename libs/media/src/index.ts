@@ -7,5 +7,6 @@ export * from './durations.js';
 export { ACCEPTED_ASSET_FORMATS, ASSET_HEAD_BYTES, detectAssetType, type AssetType, type DetectedAsset } from './asset-type.js';
 export { DEFAULT_ASSET_LIMITS, inspectAsset, THUMBNAIL_SIZE, type AssetFile, type AssetInspection, type AssetLimits } from './inspect.js';
 export { AssetRejected } from './rejected.js';
+export { checkFontSize, FontFileError, MAX_FONT_BYTES, parseFont, readFont, sfntTables, type FontFile } from './font.js';
 export { sanitizeSvg } from './svg.js';
 export { pcmWav, wavHeader } from './wav.js';

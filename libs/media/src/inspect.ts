@@ -3,7 +3,7 @@ import sharp, { type Sharp } from 'sharp';
 import { M4A_ASSET, type DetectedAsset } from './asset-type.js';
 import { runBinaryToBuffer } from './binaries.js';
 import { endsEarly } from './container.js';
-import { fontFamily, MAX_FONT_BYTES } from './font.js';
+import { checkFontSize, readFont } from './font.js';
 import { lottieInfo } from './lottie.js';
 import { probeMedia, type ProbedMedia } from './probe.js';
 import { AssetRejected } from './rejected.js';
@@ -227,9 +227,10 @@ async function inspectAudio(ctx: Context, probed?: ProbedMedia & { duration: num
 }
 
 async function inspectFont(ctx: Context, size: number): Promise<AssetInspection> {
-  if (size > MAX_FONT_BYTES) throw new AssetRejected(`The font file is ${fileSize(size)}; at most ${fileSize(MAX_FONT_BYTES)} is accepted`);
-  const family = fontFamily(await readFile(ctx.file, { signal: ctx.signal }));
-  return { width: null, height: null, durationSec: null, fontFamily: family };
+  checkFontSize(size); // before the file is read into memory
+  const font = await readFont(await readFile(ctx.file, { signal: ctx.signal }));
+  if (font.format === 'ttc') throw new AssetRejected('Font collections (.ttc) are not accepted; upload one font of the collection');
+  return { width: null, height: null, durationSec: null, fontFamily: font.families[0]! };
 }
 
 async function inspectSvg(ctx: Context, size: number): Promise<AssetInspection> {

@@ -246,3 +246,120 @@ export function lottieJson(overrides: Record<string, unknown> = {}): string {
     ...overrides,
   });
 }
+
+/** An sfnt of `tables` behind a fresh table directory (each table padded to 4 bytes). */
+export function sfntFromTables(flavor: number, tables: readonly { tag: string; data: Buffer }[]): Buffer {
+  const header = Buffer.alloc(12 + 16 * tables.length);
+  header.writeUInt32BE(flavor, 0);
+  header.writeUInt16BE(tables.length, 4);
+  const bodies: Buffer[] = [];
+  let offset = header.length;
+  tables.forEach(({ tag, data }, i) => {
+    const at = 12 + i * 16;
+    header.write(tag, at, 'latin1');
+    header.writeUInt32BE(offset, at + 8);
+    header.writeUInt32BE(data.length, at + 12);
+    bodies.push(data, Buffer.alloc(pad4(data.length) - data.length));
+    offset += pad4(data.length);
+  });
+  return Buffer.concat([header, ...bodies]);
+}
+
+/** The sfnt with a new name table: `family` as name IDs 1 and 16 (Windows, English), "Regular" as ID 2. */
+export function withFamilyName(sfnt: Buffer, family: string): Buffer {
+  const records: [number, string][] = [[1, family], [2, 'Regular'], [16, family]];
+  const strings = records.map(([, text]) => Buffer.from(text, 'utf16le').swap16());
+  const name = Buffer.alloc(6 + 12 * records.length);
+  name.writeUInt16BE(records.length, 2);
+  name.writeUInt16BE(name.length, 4);
+  let at = 0;
+  records.forEach(([id], i) => {
+    const rec = 6 + 12 * i;
+    name.writeUInt16BE(3, rec);
+    name.writeUInt16BE(1, rec + 2);
+    name.writeUInt16BE(0x409, rec + 4);
+    name.writeUInt16BE(id, rec + 6);
+    name.writeUInt16BE(strings[i]!.length, rec + 8);
+    name.writeUInt16BE(at, rec + 10);
+    at += strings[i]!.length;
+  });
+  const tables = sfntTables(sfnt).map((t) => (t.tag === 'name' ? { tag: 'name', data: Buffer.concat([name, ...strings]) } : t));
+  return sfntFromTables(sfnt.readUInt32BE(0), tables);
+}
+
+/** One WOFF 1.0 directory entry; `offset` counts from the end of the directory. */
+interface WoffEntry { tag: string; offset: number; compLength: number; origLength: number }
+
+/** A WOFF 1.0 of `entries` over `body` (the bytes after the directory), as a hostile file lays them out. */
+function woffOf(flavor: number, entries: readonly WoffEntry[], body: Buffer): Buffer {
+  const start = 44 + 20 * entries.length;
+  const header = Buffer.alloc(start);
+  header.write('wOFF', 0, 'latin1');
+  header.writeUInt32BE(flavor, 4);
+  header.writeUInt32BE(start + body.length, 8);
+  header.writeUInt16BE(entries.length, 12);
+  header.writeUInt32BE(12 + 16 * entries.length + entries.reduce((s, e) => s + pad4(e.origLength), 0), 16);
+  header.writeUInt16BE(1, 20);
+  entries.forEach((e, i) => {
+    const at = 44 + 20 * i;
+    header.write(e.tag, at, 'latin1');
+    header.writeUInt32BE(start + e.offset, at + 4);
+    header.writeUInt32BE(e.compLength, at + 8);
+    header.writeUInt32BE(e.origLength, at + 12);
+  });
+  return Buffer.concat([header, body]);
+}
+
+/** The tables a font cannot lack (head, cmap, maxp, name) of `sfnt`, each deflated, laid end to end. */
+function woffCore(sfnt: Buffer): { entries: WoffEntry[]; body: Buffer } {
+  const entries: WoffEntry[] = [];
+  const parts: Buffer[] = [];
+  let offset = 0;
+  for (const { tag, data } of sfntTables(sfnt).filter((t) => ['head', 'cmap', 'maxp', 'name'].includes(t.tag))) {
+    const deflated = deflateSync(data, { level: 9 });
+    const packed = deflated.length < data.length ? deflated : data;
+    entries.push({ tag, offset, compLength: packed.length, origLength: data.length });
+    parts.push(packed, Buffer.alloc(pad4(packed.length) - packed.length));
+    offset += pad4(packed.length);
+  }
+  return { entries, body: Buffer.concat(parts) };
+}
+
+/** Hostile WOFF 1.0 files built from a real font's essential tables (issue 27). */
+export const hostileWoff = {
+  /**
+   * A decompression bomb: `copies` extra tables that all point at one deflated blob of `tableBytes`
+   * zeros. 8 × 16 MiB: 16 KB of deflated zeros (25 KB with DejaVu Sans's tables) that inflate to 128 MiB,
+   * each table within any per-table limit.
+   */
+  bomb(sfnt: Buffer, copies = 8, tableBytes = 16 * 1024 * 1024): Buffer {
+    const { entries, body } = woffCore(sfnt);
+    const blob = deflateSync(Buffer.alloc(tableBytes), { level: 9 });
+    for (let i = 0; i < copies; i++) entries.push({ tag: `zz${String(i).padStart(2, '0')}`, offset: body.length, compLength: blob.length, origLength: tableBytes });
+    return woffOf(sfnt.readUInt32BE(0), entries, Buffer.concat([body, blob]));
+  },
+  /** A second table whose compressed bytes are the name table's (the two ranges overlap). */
+  overlapping(sfnt: Buffer): Buffer {
+    const { entries, body } = woffCore(sfnt);
+    const name = entries.find((e) => e.tag === 'name')!;
+    return woffOf(sfnt.readUInt32BE(0), [...entries, { ...name, tag: 'zz00' }], body);
+  },
+  /** A table whose compressed bytes start inside the header and table directory. */
+  intoDirectory(sfnt: Buffer): Buffer {
+    const { entries, body } = woffCore(sfnt);
+    const start = 44 + 20 * (entries.length + 1);
+    return woffOf(sfnt.readUInt32BE(0), [...entries, { tag: 'zz00', offset: -start, compLength: 16, origLength: 16 }], body);
+  },
+  /** A table that starts beyond the end of the file. */
+  pastTheEnd(sfnt: Buffer): Buffer {
+    const { entries, body } = woffCore(sfnt);
+    return woffOf(sfnt.readUInt32BE(0), [...entries, { tag: 'zz00', offset: body.length + 64, compLength: 16, origLength: 16 }], body);
+  },
+  /** A table that claims more compressed bytes than it inflates to. */
+  compLongerThanOrig(sfnt: Buffer): Buffer {
+    const { entries, body } = woffCore(sfnt);
+    const name = entries.find((e) => e.tag === 'name')!;
+    name.origLength = name.compLength - 1;
+    return woffOf(sfnt.readUInt32BE(0), entries, body);
+  },
+};

@@ -4,7 +4,7 @@ import { mkdir, rename, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { readFont } from './opentype.js';
+import { readFont } from '#libs/media';
 
 /** A font file downloaded for one render (timeline.fonts), stored once per content. */
 export interface RenderFont {
@@ -47,7 +47,7 @@ export class FontCatalog {
    */
   async install(bytes: Buffer): Promise<RenderFont> {
     const parsed = await readFont(bytes);
-    const name = `${createHash('sha256').update(parsed.sfnt).digest('hex').slice(0, 32)}.${parsed.format === 'woff' ? 'ttf' : parsed.format}`;
+    const name = `${createHash('sha256').update(parsed.sfnt).digest('hex').slice(0, 32)}.${parsed.ext}`;
     const path = join(this.fontDir, name);
     const exists = await stat(path).then((s) => s.size === parsed.sfnt.length, () => false);
     if (!exists) {

@@ -1,6 +1,5 @@
 export * from './engine.js';
 export * from './fonts.js';
-export { FontFileError, parseFont, readFont } from './opentype.js';
 export { watermarkSvg } from './watermark.js';
 export { storageAwareFetcher } from '#libs/media';
 export { DEFAULT_FAMILY, requestedFamily, richTextBlock, shapeSvg, textAssetBlock, titleBlock, type FontChoice } from './assets.js';

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { PDFHexString, PDFString, type PDFDocument, type PDFRef } from 'pdf-lib';
+import { sfntTables } from '#libs/media';
 import { ByteLru } from './cache.js';
 
 /**
@@ -74,25 +75,11 @@ export async function loadTrueType(path: string): Promise<TrueTypeFont | undefin
   return entry.font;
 }
 
-/** The table directory of an sfnt (tag → place), or undefined when a table lies outside the file. */
-export function sfntTables(bytes: Buffer): Map<string, { offset: number; length: number }> | undefined {
-  const tables = new Map<string, { offset: number; length: number }>();
-  const count = bytes.readUInt16BE(4);
-  for (let i = 0; i < count; i++) {
-    const rec = 12 + i * 16;
-    const table = { offset: bytes.readUInt32BE(rec + 8), length: bytes.readUInt32BE(rec + 12) };
-    if (table.offset + table.length > bytes.length) return undefined;
-    tables.set(bytes.toString('latin1', rec, rec + 4), table);
-  }
-  return tables;
-}
-
 export function parseTrueType(path: string, bytes: Buffer): TrueTypeFont | undefined {
   try {
     const version = bytes.readUInt32BE(0);
     if (version !== 0x00010000 && version !== 0x74727565) return undefined;
-    const tables = sfntTables(bytes);
-    if (!tables) return undefined;
+    const tables = sfntTables(bytes); // throws for a directory that points outside the file: no font
     const least: Record<string, number> = { head: 54, hhea: 36, hmtx: 4, maxp: 6, loca: 4, glyf: 0, cmap: 4 };
     for (const [t, length] of Object.entries(least)) if ((tables.get(t)?.length ?? -1) < length) return undefined;
     const head = tables.get('head')!.offset;

@@ -7,6 +7,7 @@ import { ApiError } from '#libs/core';
 import { assertEdit, type JsonValue } from '#libs/edit-spec';
 import { FontCatalog, StillEngine } from '#libs/still';
 import { runBinary } from '#libs/media';
+import { hostileWoff, withFamilyName } from '#testing/media';
 import { VideoEngine, VideoRenderCancelled } from './engine.js';
 import { frameAt, makeTestVideo, mapFetcher, MP4_COLOUR, probeColour, probeStreams, sineWav } from './testing.js';
 // The still engine's perceptual comparison (test helper of libs/still).
@@ -224,6 +225,20 @@ describe('VideoEngine', () => {
     expect(err).toBeInstanceOf(ApiError);
     expect((err as ApiError).code).toBe('MEDIA_UNAVAILABLE');
     expect((err as ApiError).extras.errors).toEqual({ 'edit.timeline.tracks[1].clips[1].asset.src': ['The server answered 404'] });
+  });
+
+  it('issue 27: a WOFF bomb or a form-feed family name in timeline.fonts fails with MEDIA_UNAVAILABLE by path before the page is built', async () => {
+    const dejavu = readFileSync('/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf');
+    files.set(`${CDN}/bomb.woff`, hostileWoff.bomb(dejavu));
+    files.set(`${CDN}/evil.ttf`, withFamilyName(dejavu, 'Evil\f} body { background: red }'));
+    const e = edit([text('x')], {}, { fonts: [{ src: `${CDN}/bomb.woff` }, { src: `${CDN}/evil.ttf` }] });
+    const err = await engine.render(e, { outputDir: out }).then(() => undefined, (x: unknown) => x);
+    expect(err).toBeInstanceOf(ApiError);
+    expect((err as ApiError).code).toBe('MEDIA_UNAVAILABLE');
+    expect((err as ApiError).extras.errors).toEqual({
+      'edit.timeline.fonts[0].src': ['The font unpacks to 128 MB; at most 32 MB is read'],
+      'edit.timeline.fonts[1].src': ["The font's family name (name ID 1) holds a control character (U+000C); a font name must be plain text"],
+    });
   });
 
   it('draws a still with an html asset as PNG (the still engine falls back to it)', async () => {

@@ -6,8 +6,8 @@ import {
   assertTiming, clipsAt, intrinsicSize, outputFps, outputSize, svgSize,
   type Asset, type Crop, type Durations, type EditSpec, type OutputSize, type Rect, type Size, type TimedClip, type Timing,
 } from '#libs/edit-spec';
-import { MediaFetchError, probeMedia, RenderMediaCache, type FetchedMedia, type MediaKind, type ProbedMedia } from '#libs/media';
-import { DEFAULT_FAMILY, ellipsize, FontFileError, RenderFonts, requestedFamily, richTextBlock, shapeSvg, textAssetBlock, titleBlock, type FontCatalog, type FontChoice, type MediaFetcher, type RenderFont } from '#libs/still';
+import { FontFileError, MediaFetchError, probeMedia, RenderMediaCache, type FetchedMedia, type MediaKind, type ProbedMedia } from '#libs/media';
+import { DEFAULT_FAMILY, ellipsize, RenderFonts, requestedFamily, richTextBlock, shapeSvg, textAssetBlock, titleBlock, type FontCatalog, type FontChoice, type MediaFetcher, type RenderFont } from '#libs/still';
 // The still engine's mapping of text, rich-text and title assets to text blocks, and of shapes to SVG:
 // the video draws exactly what a still of the same frame draws (libs/still exports only its engine).
 import { parseSubtitles } from './captions.js';
