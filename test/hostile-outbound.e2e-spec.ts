@@ -1,8 +1,21 @@
+import type { INestApplicationContext } from '@nestjs/common';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
 import type { Redis } from 'ioredis';
+import { openAppDatabase } from '#libs/app';
+import { allWorkspaces, type Orm } from '#libs/db';
+import { assertEdit } from '#libs/edit-spec';
 import { PROBE_LIMITS } from '#libs/media';
+import { JobQueues } from '#libs/queue';
+import { Render } from '#libs/renders';
+import { createStorage, outputKey, renderPrefix, type StorageDriver } from '#libs/storage';
+import { createWorkerApp } from '../apps/worker/src/app.js';
+import { VIDEO_JOB_SCRATCH } from '../apps/worker/src/videos/video-jobs.js';
 import { createRedis, RedisKeys } from '#libs/redis';
 import { noisyMp4, rangeMediaServer, sampleMedia, type RangeMediaServer } from '#testing/media';
-import { startApi, type TestApi } from './harness.js';
+import { queueEvents, startApi, type TestApi } from './harness.js';
 
 // Issue 27 "One request cannot exhaust a worker": POST /v1/render/estimate with `length: "auto"`
 // clips, for a key with only renders:read, measures media under limits (decisions.md "Hostile input
@@ -84,5 +97,95 @@ describe('hostile input (issue 27): measuring `length: "auto"` media', () => {
     expect(await balance()).toEqual(before); // an estimate spends nothing
     // The API still answers.
     expect((await api.app.inject({ method: 'GET', url: '/api/v1/keys/current', headers: { 'x-api-key': key } })).statusCode).toBe(200);
+  }, 60_000);
+});
+
+// Issue 27 "Addresses and processes": a killed worker's work folders and a failed still's file do not
+// stay for ever; a live render's are not touched (decisions.md "Hostile input (issue 27): outbound").
+describe('hostile input (issue 27): leftovers of killed workers', () => {
+  let api: TestApi;
+  let worker: INestApplicationContext | undefined;
+  let storage: StorageDriver;
+  let live: ChildProcess;
+  let workspaceId: string;
+  let orm: Orm;
+  const dead = spawnSync('true').pid!; // a pid that has exited
+  const scratch = (pid: number, token: string) => join(VIDEO_JOB_SCRATCH, `${hostname()}-${pid}-${token}`);
+  const row = async (id: string, fields: Partial<Render>) => {
+    const em = allWorkspaces(orm).fork();
+    const at = fields.completedAt ?? new Date();
+    em.create(Render, {
+      id, workspaceId, status: 'failed', kind: 'video', mode: 'live', templateId: null, templateVersion: null, format: 'mp4', width: 16, height: 16,
+      duration: 1, fps: 12, scale: 1, fileSizeBytes: null, renderTime: null, credits: 0, watermarked: false, outputKey: null, posterKey: null,
+      thumbnailKey: null, expiresAt: null, purgedAt: null, error: null, progress: 0, cancelRequested: false, metadata: null, callback: null, edit: {},
+      idempotencyKey: null, requestHash: null, attempts: 1, createdAt: at, updatedAt: at, startedAt: at, completedAt: at, ...fields,
+    });
+    await em.flush();
+  };
+  const stored = async (key: string) => (await storage.stat(key)) !== undefined;
+
+  beforeAll(async () => {
+    api = await startApi();
+    storage = createStorage(api.config);
+    orm = await openAppDatabase(api.config.database, { migrate: false });
+    workspaceId = ((await api.cli('workspace:create', '--name', 'Leftovers', '--plan', 'pro')).json as { workspaceId: string }).workspaceId;
+    live = spawn('sleep', ['120']);
+  }, 60_000);
+  afterAll(async () => {
+    live.kill();
+    await worker?.close();
+    await orm.close(true);
+    await api.close();
+    for (const d of [scratch(dead, '0badf00d'), scratch(live.pid!, '1234abcd')]) rmSync(d, { recursive: true, force: true });
+  });
+
+  it('a worker starting removes a dead worker\'s scratch folders of this machine and settled renders\' chunk folders; a live worker\'s and a working render\'s stay', async () => {
+    await row('rnd_leftover_settled', { status: 'failed' });
+    await row('rnd_leftover_working', { status: 'rendering', completedAt: null });
+    await storage.put('work/chunks/rnd_leftover_settled-tok1/0.ts', Buffer.from('chunk'));
+    await storage.put('work/chunks/rnd_leftover_working-tok2/0.ts', Buffer.from('chunk'));
+    for (const d of [scratch(dead, '0badf00d'), scratch(live.pid!, '1234abcd')]) {
+      mkdirSync(join(d, 'chunk-x'), { recursive: true });
+      writeFileSync(join(d, 'chunk-x', 'part.ts'), 'x');
+    }
+    worker = await createWorkerApp(api.config);
+    expect(existsSync(scratch(dead, '0badf00d'))).toBe(false);
+    expect(existsSync(join(scratch(live.pid!, '1234abcd'), 'chunk-x', 'part.ts'))).toBe(true);
+    expect(await stored('work/chunks/rnd_leftover_settled-tok1/0.ts')).toBe(false);
+    expect(await stored('work/chunks/rnd_leftover_working-tok2/0.ts')).toBe(true);
+  }, 60_000);
+
+  it('renders.purge: a failed render\'s files expire like the others (retention after it settled); a recent one\'s stay until then', async () => {
+    const old = new Date(Date.now() - 31 * 86_400_000);
+    await row('rnd_leftover_oldfail', { status: 'failed', kind: 'image', format: 'png', completedAt: old });
+    await row('rnd_leftover_newfail', { status: 'failed', kind: 'image', format: 'png' });
+    const oldKey = outputKey('rnd_leftover_oldfail', 'png');
+    const newKey = outputKey('rnd_leftover_newfail', 'png');
+    await storage.put(oldKey, Buffer.from('orphan'));
+    await storage.put(newKey, Buffer.from('orphan'));
+    const queues = api.app.get(JobQueues);
+    const events = await queueEvents(queues, 'system');
+    await (await queues.add('renders.purge', {})).waitUntilFinished(events, 20_000);
+    await events.close();
+    expect(await stored(oldKey)).toBe(false);
+    expect(await stored(newKey)).toBe(true);
+    const purged = await allWorkspaces(orm).findOneOrFail(Render, { id: 'rnd_leftover_oldfail' });
+    expect(purged.purgedAt).not.toBeNull();
+    expect(renderPrefix('rnd_leftover_oldfail')).toBe(oldKey.slice(0, oldKey.lastIndexOf('/') + 1));
+  }, 60_000);
+
+  it('a still that fails on its second run removes the file its first run stored at its key', async () => {
+    const id = 'rnd_leftover_still';
+    await row(id, { status: 'rendering', kind: 'image', format: 'png', completedAt: null });
+    const key = outputKey(id, 'png');
+    await storage.put(key, Buffer.from('first run')); // stored by a run whose worker was killed before it settled
+    const edit = assertEdit({ timeline: { tracks: [{ clips: [{ asset: { type: 'image', src: 'http://127.0.0.1:9/gone.png' }, start: 0, length: 1 }] }] }, output: { format: 'png', size: { width: 16, height: 16 } } });
+    const queues = api.app.get(JobQueues);
+    const events = await queueEvents(queues, 'stills');
+    const result = await (await queues.add('still.render', { edit: edit as never, key, scale: 1, watermark: false, renderId: id })).waitUntilFinished(events, 30_000);
+    await events.close();
+    expect(result).toMatchObject({ ok: false, error: { code: 'MEDIA_UNAVAILABLE' } });
+    expect((await allWorkspaces(orm).findOneOrFail(Render, { id })).status).toBe('failed');
+    expect(await stored(key)).toBe(false);
   }, 60_000);
 });
