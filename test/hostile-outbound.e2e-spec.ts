@@ -157,12 +157,13 @@ describe('hostile input (issue 27): leftovers of killed workers', () => {
 
   it('renders.purge: a failed render\'s files expire like the others (retention after it settled); a recent one\'s stay until then', async () => {
     const old = new Date(Date.now() - 31 * 86_400_000);
-    await row('rnd_leftover_oldfail', { status: 'failed', kind: 'image', format: 'png', completedAt: old });
-    await row('rnd_leftover_newfail', { status: 'failed', kind: 'image', format: 'png' });
+    // The files first: the worker's own scheduled purge may run at any moment once the rows exist.
     const oldKey = outputKey('rnd_leftover_oldfail', 'png');
     const newKey = outputKey('rnd_leftover_newfail', 'png');
     await storage.put(oldKey, Buffer.from('orphan'));
     await storage.put(newKey, Buffer.from('orphan'));
+    await row('rnd_leftover_oldfail', { status: 'failed', kind: 'image', format: 'png', completedAt: old });
+    await row('rnd_leftover_newfail', { status: 'failed', kind: 'image', format: 'png' });
     const queues = api.app.get(JobQueues);
     const events = await queueEvents(queues, 'system');
     await (await queues.add('renders.purge', {})).waitUntilFinished(events, 20_000);
