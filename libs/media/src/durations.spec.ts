@@ -1,6 +1,7 @@
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import { ApiError } from '#libs/core';
 import { MediaProber, PROBE_LIMITS, rangeReader, type DurationSource } from './durations.js';
 import { noisyMp4, rangeMediaServer, redBlue, sampleMedia, type RangeMediaServer } from './testing.js';
@@ -56,7 +57,7 @@ describe('MediaProber: measuring `length: "auto"` media under limits', () => {
     expect(server.requests.get('/start.mp4')).toBe(1);
     expect(server.total().bytes).toBeLessThan(3 * 1024 * 1024);
     expect(server.maxOpen).toBeLessThanOrEqual(PROBE_LIMITS.perRequest);
-    expect(readdirSync(dir)).toEqual([]); // the temporary files are gone
+    expect(readdirSync(dir).flatMap((owner) => readdirSync(join(dir, owner)))).toEqual([]); // the temporary files are gone
   }, 60_000);
 
   it('reuses what it learnt, per workspace: the same URLs again read nothing; another workspace reads them itself', async () => {
@@ -108,6 +109,23 @@ describe('MediaProber: measuring `length: "auto"` media under limits', () => {
     // The client stops at the cap (53 MB on offer); the server got rid of little more than the loopback socket's buffers hold.
     expect(files['/long.wav']!.length).toBeGreaterThan(50 * 1024 * 1024);
     expect(plain.bytesSent.get('/long.wav')).toBeLessThan(cap + 8 * 1024 * 1024);
+  }, 60_000);
+
+  it('reads our own stored files by range reads of storage, not over HTTP, and answers a missing one as MEDIA_UNAVAILABLE', async () => {
+    const ranges: string[] = [];
+    const bytes = files['/end.mp4']!;
+    const stored = rangeReader({ env: 'production' }, {
+      keyFromUrl: (url) => (url.startsWith('https://media.example/files/') ? url.slice('https://media.example/files/'.length) : undefined),
+      stat: (key) => Promise.resolve(key === 'assets/ws_a/clip.mp4' ? { sizeBytes: bytes.length, contentType: 'video/mp4', modifiedAt: new Date() } : undefined),
+      read: (_key, range) => {
+        ranges.push(`${range!.start}-${range!.end}`);
+        return Promise.resolve(Readable.from([bytes.subarray(range!.start, range!.end + 1)]));
+      },
+    });
+    const p = new MediaProber(stored, { dir });
+    expect([...(await p.durations('ws_a', [clip('https://media.example/files/assets/ws_a/clip.mp4')])).values()]).toEqual([2]);
+    expect(ranges).toEqual([`0-${PROBE_LIMITS.stepBytes - 1}`, `${bytes.length - PROBE_LIMITS.stepBytes}-${bytes.length - 1}`]);
+    await expect(p.durations('ws_a', [clip('https://media.example/files/assets/ws_a/gone.mp4')])).rejects.toMatchObject({ code: 'MEDIA_UNAVAILABLE', extras: { errors: { 'edit.timeline.tracks[0].clips[0].asset.src': ['No stored file at this URL'] } } });
   }, 60_000);
 
   it('a luma picture needs no duration; a file of the wrong kind, a missing one or one over the file cap is 422 MEDIA_UNAVAILABLE naming each path', async () => {

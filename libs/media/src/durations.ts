@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { ApiError, validationFailed, type AppConfig, type FieldErrors } from '#libs/core';
+import { ApiError, makeOwnScratch, sweepScratch, validationFailed, type AppConfig, type FieldErrors } from '#libs/core';
 import { StoredFileNotFoundError, type ByteRange, type StorageDriver } from '#libs/storage';
 import { DEFAULT_FETCH_LIMITS, FileTooLarge, MediaFetchError, readRangeToFile, type RangeRead } from './fetch.js';
 import { probeMedia } from './probe.js';
@@ -99,6 +99,8 @@ export class MediaProber {
   private readonly slots: Semaphore;
   private readonly cache = new Map<string, { at: number; value: Measured }>();
   private readonly running = new Map<string, Promise<Measured>>();
+  /** The probe folders of API processes of this machine that were killed mid-probe, removed once before the first probe. */
+  private swept: Promise<unknown> | undefined;
 
   constructor(
     private readonly read: RangeReader,
@@ -181,8 +183,10 @@ export class MediaProber {
    */
   private async probe(src: string, signal?: AbortSignal): Promise<Measured> {
     const limits = this.limits;
-    const dir = join(this.opts.dir ?? tmpdir(), `probe-${randomUUID()}`);
-    await mkdir(dir, { recursive: true, mode: 0o700 });
+    const base = this.opts.dir ?? join(tmpdir(), 'media-probe');
+    await (this.swept ??= sweepScratch(base).catch(() => undefined));
+    const dir = join(await makeOwnScratch(base), `probe-${randomUUID()}`);
+    await mkdir(dir, { mode: 0o700 });
     const file = join(dir, 'media');
     try {
       await writeFile(file, '', { mode: 0o600 });
