@@ -9,7 +9,7 @@ import { RenderFeed } from '#libs/events';
 import { forWorkspace, type Orm } from '#libs/db';
 import { IntegrationsService } from '#libs/integrations';
 import { KeyAuthenticator, KeysService, RequestMeter } from '#libs/keys';
-import { probeDurations, storageAwareFetcher } from '#libs/media';
+import { MediaProber, rangeReader, storageAwareFetcher } from '#libs/media';
 import { createRedis, RedisKeys } from '#libs/redis';
 import { Render, RenderLifecycle, RendersService, type RendersDeps } from '#libs/renders';
 import { createStorage, type StorageDriver } from '#libs/storage';
@@ -299,6 +299,11 @@ export class AppServices {
     return this.once('renderFeed', () => new RenderFeed(this.redis, this.redisKeys));
   }
 
+  /** `length: "auto"` media measured by range reads, a few at once per process, what it learnt reused per workspace (libs/media durations.ts). */
+  get mediaProber(): MediaProber {
+    return this.once('mediaProber', () => new MediaProber(rangeReader(this.config, this.storage), { dir: join(this.config.dataDir, 'probe') }));
+  }
+
   /** Renders (the API), built once on the first caller's queues. */
   renders(queues: RenderQueues): RendersService {
     const { config } = this;
@@ -306,7 +311,7 @@ export class AppServices {
       ...queues,
       orm: this.orm, credits: this.credits, lifecycle: this.lifecycle, templates: this.templates, storage: this.storage, env: config.env,
       videoAvailable: async () => (await this.redis.exists(this.redisKeys.videoEngine())) === 1,
-      probeDurations: (sources) => probeDurations(sources, storageAwareFetcher(config, this.storage), { dir: join(config.dataDir, 'probe') }),
+      probeDurations: (workspaceId, sources) => this.mediaProber.durations(workspaceId, sources),
       assetRefs: new AssetRefs(this.assets, this.storage),
       speechReady: (workspaceId, plan) => requireSpeech(this.integrations, workspaceId, plan),
     }));

@@ -15,3 +15,4 @@ export * from './random.js';
 export * from './scavenge.js';
 export * from './offload.js';
 export * from './events.js';
+export * from './scratch.js';

@@ -27,6 +27,11 @@ export interface PinnedRequest {
    */
   saveTo?: string;
   /**
+   * With `saveTo`: the body is written into the existing file from this byte on (its other bytes
+   * kept), as a `Range` answer belongs at its own offset; without it the file is written anew.
+   */
+  saveAt?: number;
+  /**
    * A GET without a body may ride a kept-alive connection to the same checked address (provider
    * calls: many small reads of one API). One that finds the connection closed by the server before
    * any answer is tried once more on a fresh connection.
@@ -143,7 +148,7 @@ function attempt(req: PinnedRequest, keepAlive: boolean): Promise<PinnedResponse
         answered = true;
         const status = res.statusCode ?? 0;
         if (req.saveTo && status >= 200 && status < 300) {
-          out = createWriteStream(req.saveTo);
+          out = createWriteStream(req.saveTo, req.saveAt === undefined ? undefined : { flags: 'r+', start: req.saveAt });
           saveBody(res, out, req.maxResponseBytes, (savedBytes, truncated) => {
             if (settled) return;
             settle();

@@ -1,16 +1,17 @@
 import { lookup } from 'node:dns/promises';
-import { cidrContains, parseCidr, parseIp, type CidrRule, type ParsedIp } from './ip.js';
+import { cidrContains, embeddedIpv4, parseCidr, parseIp, type CidrRule, type ParsedIp } from './ip.js';
 
 /**
  * Address ranges that outbound requests (webhooks, media downloads, provider calls) must never reach
  * in production: loopback, private, link-local, CGNAT, multicast, reserved, documentation and the
- * IPv6 equivalents (IPv4-mapped addresses are folded to IPv4 before the check).
+ * IPv6 equivalents (IPv4-mapped addresses are folded to IPv4 before the check; the other IPv6 forms that
+ * carry an IPv4 address are refused here whole, and their IPv4 address is checked too: addressAllowed).
  */
 const BLOCKED: CidrRule[] = [
   '0.0.0.0/8', '10.0.0.0/8', '100.64.0.0/10', '127.0.0.0/8', '169.254.0.0/16', '172.16.0.0/12',
   '192.0.0.0/24', '192.0.2.0/24', '192.88.99.0/24', '192.168.0.0/16', '198.18.0.0/15', '198.51.100.0/24',
   '203.0.113.0/24', '224.0.0.0/4', '240.0.0.0/4', '255.255.255.255/32',
-  '::/128', '::1/128', '64:ff9b::/96', '64:ff9b:1::/48', '100::/64', '2001::/23', '2001:db8::/32',
+  '::/96', '::ffff:0:0:0/96', '::1/128', '64:ff9b::/96', '64:ff9b:1::/48', '100::/64', '2001::/23', '2001:db8::/32',
   '2002::/16', 'fc00::/7', 'fe80::/10', 'fec0::/10', 'ff00::/8',
 ].map(parseCidr);
 
@@ -27,13 +28,17 @@ export type OutboundPolicy = 'development' | 'production';
 
 /** True when an address may be the target of an outbound request under `policy` (development: all but the metadata ranges). */
 export function addressAllowed(ip: ParsedIp, policy: OutboundPolicy): boolean {
-  if (METADATA.some((r) => cidrContains(r, ip))) return false;
-  if (policy === 'development') return true;
-  return !BLOCKED.some((r) => cidrContains(r, ip));
+  // An IPv6 address that carries an IPv4 one (compatible, translated, NAT64, 6to4, Teredo: embeddedIpv4)
+  // answers to the IPv4 rules too, so `::a9fe:a9fe` is the metadata address in development as well.
+  return [ip, ...embeddedIpv4(ip)].every((a) => {
+    if (METADATA.some((r) => cidrContains(r, a))) return false;
+    if (policy === 'development') return true;
+    return !BLOCKED.some((r) => cidrContains(r, a));
+  });
 }
 
 export function isLoopback(ip: ParsedIp): boolean {
-  return LOOPBACK.some((r) => cidrContains(r, ip));
+  return [ip, ...embeddedIpv4(ip)].some((a) => LOOPBACK.some((r) => cidrContains(r, a)));
 }
 
 export class OutboundRefused extends Error {

@@ -1,4 +1,5 @@
 import { OutboundError, OutboundRefused, requestPinned, resolveOutbound, type OutboundPolicy, type PinnedResponse } from '#libs/core';
+import type { ByteRange } from '#libs/storage';
 import { sniff, type MediaKind, type Sniffed } from './sniff.js';
 
 export interface FetchLimits {
@@ -35,7 +36,7 @@ type Lookup = (host: string) => Promise<{ address: string; family: number }[]>;
  * pinned to the checked address), one deadline, the answer capped (into `saveTo` when given). A
  * final answer other than 200, or one over the cap, is a MediaFetchError.
  */
-async function getPinned(url: string, opts: { policy: OutboundPolicy; limits: FetchLimits; saveTo?: string; lookup?: Lookup }): Promise<PinnedResponse> {
+async function getPinned(url: string, opts: { policy: OutboundPolicy; limits: FetchLimits; saveTo?: string; saveAt?: number; range?: ByteRange; lookup?: Lookup }): Promise<PinnedResponse> {
   const { limits } = opts;
   const deadline = Date.now() + limits.timeoutMs;
   let current = url;
@@ -50,10 +51,11 @@ async function getPinned(url: string, opts: { policy: OutboundPolicy; limits: Fe
     try {
       res = await requestPinned({
         target,
-        headers: { 'user-agent': 'media-render/1.0', accept: '*/*' },
+        headers: { 'user-agent': 'media-render/1.0', accept: '*/*', ...(opts.range ? { range: `bytes=${opts.range.start}-${opts.range.end}` } : {}) },
         timeoutMs: Math.max(1, deadline - Date.now()),
-        maxResponseBytes: limits.maxBytes + 1,
+        maxResponseBytes: opts.range ? limits.maxBytes : limits.maxBytes + 1,
         saveTo: opts.saveTo,
+        ...(opts.saveAt !== undefined ? { saveAt: opts.saveAt } : {}),
       });
     } catch (err) {
       throw new MediaFetchError(url, err instanceof OutboundError && err.kind === 'timeout' ? `Download took longer than ${limits.timeoutMs} ms` : `Download failed: ${(err as Error).message}`);
@@ -63,6 +65,7 @@ async function getPinned(url: string, opts: { policy: OutboundPolicy; limits: Fe
       current = new URL(res.headers.location, target.url).toString();
       continue;
     }
+    if (opts.range && (res.status === 200 || res.status === 206)) return res; // a part: its caller reads what came
     if (res.status !== 200) throw new MediaFetchError(url, `The server answered ${res.status}`);
     if (res.truncated || res.body.length > limits.maxBytes) throw new FileTooLarge(url, limits.maxBytes);
     return res;
@@ -107,6 +110,43 @@ export async function downloadToFile(
   const res = await getPinned(url, { policy: opts.policy, limits: { ...DEFAULT_FETCH_LIMITS, ...opts.limits }, saveTo: path, lookup: opts.lookup });
   const type = res.headers['content-type'];
   return { sizeBytes: res.savedBytes ?? 0, contentType: typeof type === 'string' && type.trim() ? type.split(';')[0]!.trim().toLowerCase() : null };
+}
+
+/** What `readRangeToFile` wrote, and what it learnt of the whole file. */
+export interface RangeRead {
+  /** Bytes written into the file (at the range's offset, or at 0 when the server sent the whole file instead). */
+  read: number;
+  /** The whole file's size, when the answer told it (Content-Range, or the Content-Length of a whole answer). */
+  total?: number;
+  /** The answer was the whole file from its first byte (a server that ignores ranges), not the range. */
+  whole: boolean;
+  /** The answer was cut at `limits.maxBytes`. */
+  truncated: boolean;
+}
+
+/**
+ * Reads bytes `range` (inclusive) of a URL into `file` at the same offset (the file must exist),
+ * with getPinned's rules (SSRF on every hop, deadline), at most `limits.maxBytes` of them whatever
+ * the server sends. A server that ignores the range answers 200 with the file from its start: that
+ * is written at offset 0 and reported `whole`, and only a range starting at 0 may take it.
+ */
+export async function readRangeToFile(
+  url: string,
+  range: ByteRange,
+  file: string,
+  opts: { policy: OutboundPolicy; limits?: Partial<FetchLimits>; lookup?: Lookup },
+): Promise<RangeRead> {
+  const limits = { ...DEFAULT_FETCH_LIMITS, ...opts.limits };
+  const res = await getPinned(url, { policy: opts.policy, limits, saveTo: file, saveAt: range.start, range, lookup: opts.lookup });
+  const read = res.savedBytes ?? 0;
+  if (res.status === 200) {
+    if (range.start !== 0) throw new MediaFetchError(url, 'The server sent the whole file where a part of it was asked for');
+    const length = Number(res.headers['content-length']);
+    return { read, whole: true, truncated: res.truncated, ...(Number.isSafeInteger(length) && length >= 0 ? { total: length } : {}) };
+  }
+  const m = /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(String(res.headers['content-range'] ?? '').trim());
+  if (!m || Number(m[1]) !== range.start) throw new MediaFetchError(url, 'The server answered a part of the file other than the one asked for');
+  return { read, whole: false, truncated: res.truncated, ...(m[3] !== '*' ? { total: Number(m[3]) } : {}) };
 }
 
 /** One download per URL per render, however many clips use it. */

@@ -363,3 +363,106 @@ export const hostileWoff = {
     return woffOf(sfnt.readUInt32BE(0), entries, body);
   },
 };
+/**
+ * An H.264 MP4 of noise that barely compresses (about `frames` × 200 KB: lossless 480×270), with its
+ * moov atom at the start (`faststart`) or, as most cameras and encoders leave it, at the end.
+ */
+export async function noisyMp4(frames: number, moov: 'start' | 'end'): Promise<Buffer> {
+  const dir = await mkdtemp(join(tmpdir(), 'media-fixture-'));
+  try {
+    for (let i = 0; i < frames; i++) {
+      const noise = Buffer.alloc(480 * 270 * 3);
+      for (let j = 0; j < noise.length; j += 4) noise.writeUInt32LE((Math.random() * 0xffffffff) >>> 0, j);
+      await sharp(noise, { raw: { width: 480, height: 270, channels: 3 } }).png({ compressionLevel: 0 }).toFile(join(dir, `f${String(i).padStart(4, '0')}.png`));
+    }
+    const out = join(dir, 'out.mp4');
+    await runBinary('ffmpeg', ['-v', 'error', '-nostdin', '-y', '-framerate', '30', '-i', join(dir, 'f%04d.png'), '-c:v', 'libx264', '-preset', 'ultrafast', '-qp', '0', '-pix_fmt', 'yuv420p', ...(moov === 'start' ? ['-movflags', '+faststart'] : []), out], { timeoutMs: 120_000 });
+    return await readFile(out);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** What a RangeMediaServer saw: requests per path, bytes sent per path, the most connections open at once. */
+export interface RangeMediaServer {
+  origin: string;
+  requests: Map<string, number>;
+  bytesSent: Map<string, number>;
+  maxOpen: number;
+  total(): { requests: number; bytes: number };
+  reset(): void;
+  close(): Promise<void>;
+}
+
+/**
+ * A loopback media server that counts what it serves: `files` by path, answering `Range: bytes=a-b`
+ * and `bytes=-n` with 206 (unless `ranges` is false: then every answer is the whole file with its
+ * Content-Length, as servers that ignore ranges do), each answer held `delayMs` first so that
+ * concurrent requests overlap.
+ */
+export async function rangeMediaServer(files: Record<string, Buffer>, opts: { ranges?: boolean; delayMs?: number } = {}): Promise<RangeMediaServer> {
+  const { createServer } = await import('node:http');
+  let open = 0;
+  const state = {
+    requests: new Map<string, number>(),
+    bytesSent: new Map<string, number>(),
+    maxOpen: 0,
+  };
+  const server = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0]!;
+    state.requests.set(path, (state.requests.get(path) ?? 0) + 1);
+    open++;
+    state.maxOpen = Math.max(state.maxOpen, open);
+    let sent = 0;
+    let closed = false;
+    res.on('close', () => {
+      closed = true;
+      open--;
+      state.bytesSent.set(path, (state.bytesSent.get(path) ?? 0) + sent);
+    });
+    setTimeout(() => {
+      const file = files[path];
+      if (!file) return void res.writeHead(404).end();
+      const m = /^bytes=(\d*)-(\d*)$/.exec(String(req.headers.range ?? ''));
+      let body = file;
+      if (m && opts.ranges !== false) {
+        const start = m[1] ? Number(m[1]) : Math.max(0, file.length - Number(m[2]));
+        const end = m[1] && m[2] ? Math.min(Number(m[2]), file.length - 1) : file.length - 1;
+        if (start >= file.length) return void res.writeHead(416, { 'content-range': `bytes */${file.length}` }).end();
+        body = file.subarray(start, end + 1);
+        res.writeHead(206, { 'content-type': 'application/octet-stream', 'content-length': body.length, 'content-range': `bytes ${start}-${end}/${file.length}`, 'accept-ranges': 'bytes' });
+      } else {
+        res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': file.length });
+      }
+      // 64 KiB at a time with backpressure, so `sent` is what the client took (plus the socket's buffers), not what was queued.
+      const next = () => {
+        while (!closed && sent < body.length) {
+          const chunk = body.subarray(sent, sent + 65536);
+          sent += chunk.length;
+          if (!res.write(chunk)) return void res.once('drain', next);
+        }
+        if (!closed) res.end();
+      };
+      next();
+    }, opts.delayMs ?? 0);
+  });
+  server.keepAliveTimeout = 1;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    origin: `http://127.0.0.1:${port}`,
+    get requests() { return state.requests; },
+    get bytesSent() { return state.bytesSent; },
+    get maxOpen() { return state.maxOpen; },
+    total: () => ({ requests: [...state.requests.values()].reduce((a, b) => a + b, 0), bytes: [...state.bytesSent.values()].reduce((a, b) => a + b, 0) }),
+    reset: () => {
+      state.requests.clear();
+      state.bytesSent.clear();
+      state.maxOpen = 0;
+    },
+    close: () => new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }),
+  };
+}

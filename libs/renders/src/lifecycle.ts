@@ -250,13 +250,52 @@ export class RenderLifecycle {
   }
 }
 
-/** Deletes the outputs of renders past `expiresAt` (at most `batch` per call); returns their ids. */
+/**
+ * Deletes the files of renders past `expiresAt` (at most `batch` per call); returns their ids. A
+ * failed or cancelled render has no `expiresAt` (no output to hand out) but may have files all the
+ * same (a still whose first run stored its file and died; a video that failed while saving): its
+ * folder goes when it would have expired, the retention after it was settled.
+ */
 export async function purgeExpired(orm: MikroORM, storage: Pick<StorageDriver, 'deletePrefix'>, now = new Date(), batch = 500): Promise<string[]> {
   const em = allWorkspaces(orm);
-  const rows = await em.find(Render, { expiresAt: { $lte: now }, purgedAt: null }, { orderBy: { expiresAt: 'asc' }, limit: batch });
+  const settledBefore = (mode: KeyMode) => new Date(now.getTime() - RETENTION_DAYS[mode] * 86_400_000);
+  const rows = await em.find(Render, {
+    purgedAt: null,
+    $or: [
+      { expiresAt: { $lte: now } },
+      ...(['live', 'test'] as const).map((mode) => ({ expiresAt: null, mode, status: { $in: ['failed', 'cancelled'] as RenderStatus[] }, completedAt: { $lte: settledBefore(mode) } })),
+    ],
+  }, { orderBy: { completedAt: 'asc' }, limit: batch });
   for (const row of rows) await storage.deletePrefix(renderPrefix(row.id));
   if (rows.length) await em.nativeUpdate(Render, { id: { $in: rows.map((r) => r.id) } }, { purgedAt: now });
   return rows.map((r) => r.id);
+}
+
+/** A chunked render's folder of chunk files in storage: `work/chunks/<renderId>-<token>/` (apps/worker video-jobs.ts `chunkFolder`). */
+const CHUNK_FOLDER = /^work\/chunks\/([^/-]+)-[^/]+\//;
+
+/**
+ * Removes the chunk folders in storage of renders that are settled (or gone): a chunked render's
+ * files are deleted when it settles, but a worker killed while storing a chunk, or a chunk finishing
+ * after its render was cancelled, leaves them behind. A render still working keeps its folder, on any
+ * machine. Answers the folders removed.
+ */
+export async function sweepChunkFolders(orm: MikroORM, storage: Pick<StorageDriver, 'list' | 'deletePrefix'>): Promise<string[]> {
+  const folders = new Map<string, string>();
+  for await (const file of storage.list('work/chunks/')) {
+    const m = CHUNK_FOLDER.exec(file.key);
+    if (m) folders.set(m[0], m[1]!);
+  }
+  if (!folders.size) return [];
+  const ids = [...new Set(folders.values())];
+  const working = new Set((await allWorkspaces(orm).find(Render, { id: { $in: ids }, status: { $nin: [...TERMINAL_STATUSES] } }, { fields: ['id'] })).map((r) => r.id));
+  const removed: string[] = [];
+  for (const [folder, renderId] of folders) {
+    if (working.has(renderId)) continue;
+    await storage.deletePrefix(folder);
+    removed.push(folder);
+  }
+  return removed;
 }
 
 /** A still still working after this long lost its worker (a still takes well under a minute). */

@@ -61,8 +61,8 @@ export interface RendersDeps {
   env: 'development' | 'production';
   /** Whether a worker with the video engine is running (its heartbeat in Redis). */
   videoAvailable?: () => Promise<boolean>;
-  /** Measures media for `length: "auto"` clips (fetch + ffprobe); 422 MEDIA_UNAVAILABLE naming the clips it cannot. */
-  probeDurations?: (sources: DurationSource[]) => Promise<Map<string, number>>;
+  /** Measures media for `length: "auto"` clips of one workspace (range reads + ffprobe); 422 VALIDATION_FAILED over the count limit, MEDIA_UNAVAILABLE naming the clips it cannot. */
+  probeDurations?: (workspaceId: string, sources: DurationSource[]) => Promise<Map<string, number>>;
   /** Resolves the media library's assets an edit names (ids or their URLs; libs/assets `AssetRefs`); 422 for any it cannot use. */
   assetRefs?: { resolve(workspaceId: string, edit: JsonValue, root: string): Promise<{ edit: JsonValue; urls: Map<string, string> }> };
   /** 402/409 unless the workspace can transcribe (`alias://` captions; libs/captions CaptionsService.ready). */
@@ -189,7 +189,7 @@ export class RendersService {
     let durations: Map<string, number> | undefined;
     if (sources.length) {
       if (!this.deps.probeDurations) throw new ApiError('UNSUPPORTED_ASSET', 'Clips with `length: "auto"` of media cannot be measured on this deployment', { errors: Object.fromEntries(sources.map((s) => [s.path.replace(/\.asset\.src$/, '.length'), ['give the length in seconds']])) });
-      durations = await this.deps.probeDurations(sources);
+      durations = await this.deps.probeDurations(caller.workspaceId, sources);
     }
     const timing = assertTiming(edit, durations ? { root, durations } : { root });
     if (durations) edit = withMeasuredLengths(edit, timing);

@@ -11,6 +11,7 @@ import type { VideoConfig } from 'remotion';
 import { isStillFormat, type EditSpec } from '#libs/edit-spec';
 import { FontCatalog, type MediaFetcher } from '#libs/still';
 import { runBinary } from '#libs/media';
+import { makeOwnScratch, ownScratch, sweepScratch } from '#libs/core';
 import { planChunks } from './chunks.js';
 import { chooseBrowser } from './browser.js';
 import { screenshotsWithinViewport } from './cdp.js';
@@ -169,6 +170,20 @@ export class VideoEngine {
     private readonly workDir: string,
   ) {}
 
+  /** This process's own folder of the work dir (renders' inputs, outputs and chunks): `<workDir>/scratch/<host>-<pid>-<token>`. */
+  private get scratch(): string {
+    return ownScratch(join(this.workDir, 'scratch'));
+  }
+
+  /**
+   * Removes the work folders that killed engines of this machine left in the work dir (their
+   * process is gone); a live engine's are kept (libs/core scratch.ts). Run at start and by the
+   * worker after each video job. Answers the folders removed.
+   */
+  sweepLeftovers(): Promise<string[]> {
+    return sweepScratch(join(this.workDir, 'scratch'));
+  }
+
   /**
    * Bundles the composition (or reuses the bundle in bundleDir made from the same sources), opens the
    * browser and starts the loopback media server. Fails with a message saying what is missing when
@@ -186,6 +201,8 @@ export class VideoEngine {
       MediaServer.start(),
     ]);
     const engine = new VideoEngine(opts, fonts, server, browser.executable, dir, workDir);
+    await engine.sweepLeftovers();
+    await makeOwnScratch(join(workDir, 'scratch'));
     try {
       await engine.openBrowser();
     } catch (err) {
@@ -231,7 +248,7 @@ export class VideoEngine {
   }
 
   private sources() {
-    return { fetch: this.opts.fetch, fonts: this.fonts, server: this.server, workDir: this.workDir, ...(this.opts.fetchText ? { fetchText: this.opts.fetchText } : {}) };
+    return { fetch: this.opts.fetch, fonts: this.fonts, server: this.server, workDir: this.scratch, ...(this.opts.fetchText ? { fetchText: this.opts.fetchText } : {}) };
   }
 
   /**
@@ -243,7 +260,7 @@ export class VideoEngine {
   async render(edit: EditSpec, opts: VideoRenderOptions = {}): Promise<VideoOutput> {
     const started = performance.now();
     const encoding = encodingFor(edit.output);
-    const file = opts.outputPath ?? join(opts.outputDir ?? join(this.workDir, 'out'), `${randomUUID()}.${encoding.extension}`);
+    const file = opts.outputPath ?? join(opts.outputDir ?? join(this.scratch, 'out'), `${randomUUID()}.${encoding.extension}`);
     await mkdir(dirname(file), { recursive: true });
     return this.cancellable(opts.signal, async (cancelSignal, cancel) => {
       const prepared = await prepareRender(edit, this.sources(), opts.signal ? { signal: opts.signal } : {});
@@ -305,7 +322,7 @@ export class VideoEngine {
   async renderChunk(edit: EditSpec, opts: ChunkOptions): Promise<VideoChunk> {
     const encoding = encodingFor(edit.output);
     if (encoding.codec === 'gif') throw new Error('gif renders are not split into chunks');
-    const dir = opts.outputDir ?? join(this.workDir, 'chunks');
+    const dir = opts.outputDir ?? join(this.scratch, 'chunks');
     await mkdir(dir, { recursive: true });
     return this.cancellable(opts.signal, async (cancelSignal) => {
       const prepared = await prepareRender(edit, this.sources(), opts.signal ? { signal: opts.signal } : {});
@@ -333,7 +350,7 @@ export class VideoEngine {
     const first = ordered[0];
     if (!first) throw new Error('no chunks to combine');
     const last = ordered[ordered.length - 1]!;
-    const file = opts.outputPath ?? join(opts.outputDir ?? join(this.workDir, 'out'), `${randomUUID()}.${encoding.extension}`);
+    const file = opts.outputPath ?? join(opts.outputDir ?? join(this.scratch, 'out'), `${randomUUID()}.${encoding.extension}`);
     await mkdir(dirname(file), { recursive: true });
     return this.cancellable(opts.signal, async (cancelSignal) => {
       try {

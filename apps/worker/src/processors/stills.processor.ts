@@ -36,17 +36,25 @@ export class StillsProcessor extends QueueProcessor<'stills'> {
         result = await this.draw(data);
       } catch (err) {
         // A fault of ours (storage, the engine): the render fails with its credit released, and the job fails.
-        await this.lifecycle.fail(renderId, renderError(err, 'rendering'));
+        const failed = await this.lifecycle.fail(renderId, renderError(err, 'rendering'));
+        await this.dropUnowned(failed.outputKey, data.key);
         throw err;
       }
       const started = performance.now();
       const settled = result.ok ? await this.lifecycle.complete(renderId, result) : await this.lifecycle.fail(renderId, { ...result.error, stage: 'rendering' });
-      // Settled before (its API request timed out): the stored file belongs to no render.
-      if (result.ok && settled.outputKey !== result.key) await this.storage.delete(result.key).catch(() => undefined);
+      await this.dropUnowned(settled.outputKey, data.key);
       if (result.ok && result.timings) result.timings.settle = Math.round(performance.now() - started);
       return result;
     },
   };
+
+  /**
+   * The file at the job's key when its render did not end with it: settled before (its API request
+   * timed out), or failed now while an earlier run of this job (its worker killed) had stored it.
+   */
+  private async dropUnowned(outputKey: string | null | undefined, key: string): Promise<void> {
+    if (outputKey !== key) await this.storage.delete(key).catch(() => undefined);
+  }
 
   private async draw(data: JobPayloads['still.render']): Promise<JobResults['still.render']> {
     const started = performance.now();

@@ -6,7 +6,7 @@ import { TranscriptionsService } from '#libs/captions';
 import type { AppConfig } from '#libs/core';
 import { CreditsService } from '#libs/credits';
 import type { Orm } from '#libs/db';
-import { failLostStills, purgeExpired, RenderLifecycle } from '#libs/renders';
+import { failLostStills, purgeExpired, RenderLifecycle, sweepChunkFolders } from '#libs/renders';
 import { JobQueues } from '#libs/queue';
 import type { StorageDriver } from '#libs/storage';
 import { ORM, STORAGE, WORKER_CONFIG } from '../tokens.js';
@@ -51,12 +51,15 @@ export class SystemProcessor extends QueueProcessor<'system'> {
     },
 
     /**
-     * Every 10 minutes: deletes expired outputs (decisions.md retention), a batch at a time, and fails
-     * stills whose worker died with no API process left waiting (WORKER_LOST, credit released).
+     * Every 10 minutes: deletes expired outputs (decisions.md retention; failed and cancelled renders'
+     * files too), a batch at a time, fails stills whose worker died with no API process left waiting
+     * (WORKER_LOST, credit released), and removes the chunk folders of settled renders.
      */
     'renders.purge': async (data) => {
       const now = data.now ? new Date(data.now) : new Date();
       const lost = (await failLostStills(this.orm, this.lifecycle, now)).length;
+      const chunks = await sweepChunkFolders(this.orm, this.storage);
+      if (chunks.length) this.logger.log(`removed ${chunks.length} chunk folder(s) of settled renders`);
       let purged = 0;
       for (;;) {
         const ids = await purgeExpired(this.orm, this.storage, now, PURGE_BATCH);

@@ -3,16 +3,16 @@ import { InjectFlowProducer, OnWorkerEvent, Processor } from '@nestjs/bullmq';
 import type { FlowProducer, Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { AutoCaptions } from '#libs/captions';
-import type { AppConfig } from '#libs/core';
+import { sweepScratch, type AppConfig } from '#libs/core';
 import type { Orm } from '#libs/db';
 import { JobQueues, VIDEO_ATTEMPTS, VIDEO_FLOWS, type JobPayloads, type TypedJob } from '#libs/queue';
 import { RedisKeys } from '#libs/redis';
-import { RenderLifecycle } from '#libs/renders';
+import { RenderLifecycle, sweepChunkFolders } from '#libs/renders';
 import { RenderFeed } from '#libs/events';
 import type { StorageDriver } from '#libs/storage';
 import { ORM, REDIS, STORAGE, WORKER_CONFIG } from '../tokens.js';
 import { VideoEngineHolder } from '../videos/engine.holder.js';
-import { cleanupChunks, VideoChunkJob, VideoCombineJob, VideoRenderJob, type VideoJobDeps, type VideoRun } from '../videos/video-jobs.js';
+import { cleanupChunks, VIDEO_JOB_SCRATCH, VideoChunkJob, VideoCombineJob, VideoRenderJob, type VideoJobDeps, type VideoRun } from '../videos/video-jobs.js';
 import { QueueProcessor, type QueueHandlers } from './queue-processor.js';
 
 type VideoJobName = 'video.render' | 'video.chunk' | 'video.combine';
@@ -58,13 +58,36 @@ export class VideosProcessor extends QueueProcessor<'videos'> implements OnAppli
     'video.combine': (data, job, token) => this.jobs.combine.run(this.run<'video.combine'>(data, job, token)),
   };
 
-  /** Videos are taken only once this worker's engine is ready, in the background (stills and webhooks do not wait). */
+  /**
+   * Videos are taken only once this worker's engine is ready, in the background (stills and webhooks
+   * do not wait). Before, the leftovers of killed workers go: their scratch folders on this machine
+   * (the engine sweeps its work dir as it starts) and the chunk folders of settled renders in storage.
+   */
   async onApplicationBootstrap(): Promise<void> {
+    await this.sweepLeftovers(true);
     if (!(await this.engine.enabled())) return;
     void this.engine.start().then(
       () => this.worker.run().catch((err: Error) => this.log.error(`video worker stopped: ${err.message}`)),
       (err: Error) => this.log.error(`video engine did not start: ${err.message}`),
     );
+  }
+
+  /** After each video job: the scratch folders of workers of this machine that died meanwhile (decisions.md "Hostile input (issue 27): outbound"). */
+  @OnWorkerEvent('completed')
+  afterCompleted(): void {
+    void this.sweepLeftovers(false);
+  }
+
+  private sweeping: Promise<void> | undefined;
+
+  /** Removes what killed workers left: scratch folders here (and, at start, settled renders' chunk folders in storage). Never fails. */
+  sweepLeftovers(atStart: boolean): Promise<void> {
+    this.sweeping ??= (async () => {
+      const removed = [...await sweepScratch(VIDEO_JOB_SCRATCH), ...((await this.engine.running?.sweepLeftovers()) ?? [])];
+      if (atStart) removed.push(...await sweepChunkFolders(this.deps.orm, this.deps.storage));
+      if (removed.length) this.log.log(`removed ${removed.length} folder(s) left by stopped workers`);
+    })().catch((err: Error) => this.log.warn(`leftover sweep failed: ${err.message}`)).finally(() => (this.sweeping = undefined));
+    return this.sweeping;
   }
 
   /** A render whose worker died goes back to `queued` (its job back in the wait list) until another takes it. */
@@ -88,6 +111,7 @@ export class VideosProcessor extends QueueProcessor<'videos'> implements OnAppli
     if (!job) return;
     const { renderId, token } = job.data as { renderId: string; token?: string };
     const cleanup = () => (token ? cleanupChunks(this.deps, renderId, token) : undefined);
+    void this.sweepLeftovers(false);
     if (/stalled/i.test(err.message)) {
       void this.lifecycle.lost(renderId, `The render's worker stopped ${VIDEO_ATTEMPTS} times`, 'rendering')
         .then(cleanup).catch(() => undefined);

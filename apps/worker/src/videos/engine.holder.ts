@@ -72,6 +72,11 @@ export class VideoEngineHolder implements VideoEngineRef {
     return this.starting;
   }
 
+  /** The engine once it has started here; undefined before (or where video is off). */
+  get running(): VideoEngine | undefined {
+    return this.engine;
+  }
+
   current(): Promise<VideoEngine> {
     return this.start();
   }

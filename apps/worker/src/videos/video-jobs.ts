@@ -9,7 +9,7 @@ import { Logger } from '@nestjs/common';
 import { DelayedError, type FlowProducer } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { hasAliasCaptions, type AutoCaptions } from '#libs/captions';
-import { ApiError, PLANS, type AppConfig, type Plan, type PlanCode } from '#libs/core';
+import { ApiError, makeOwnScratch, PLANS, type AppConfig, type Plan, type PlanCode } from '#libs/core';
 import { assertTiming, outputFps, type EditSpec } from '#libs/edit-spec';
 import { VIDEO_ATTEMPTS, type JobPayloads, type JobQueues, type JobResults, type TypedJob, type VideoChunkResult } from '#libs/queue';
 import type { RedisKeys } from '#libs/redis';
@@ -71,6 +71,9 @@ export interface VideoRun<N extends 'video.render' | 'video.chunk' | 'video.comb
   /** This run's number, counting runs whose worker died (the render record shows it). */
   attempt: number;
 }
+
+/** The video jobs' scratch folders: `<tmp>/video-jobs/<host>-<pid>-<token>/` (libs/core scratch.ts: a killed worker's are swept). */
+export const VIDEO_JOB_SCRATCH = join(tmpdir(), 'video-jobs');
 
 /** Storage folder of a chunked render's chunk files (the token keeps it unguessable under /files). */
 export const chunkFolder = (renderId: string, token: string) => `work/chunks/${renderId}-${token}/`;
@@ -296,7 +299,7 @@ export class VideoChunkJob extends VideoJobBase {
     if (row.cancelRequested) return { ok: false, status: (await this.deps.lifecycle.settleCancelled(row.id, row.status)).status };
     const stopLease = this.keepLease(row);
     const cancel = this.watchCancel(row.id);
-    const dir = await mkdtemp(join(tmpdir(), 'video-chunk-'));
+    const dir = await mkdtemp(join(await makeOwnScratch(VIDEO_JOB_SCRATCH), 'chunk-'));
     const frames = data.to - data.from + 1;
     const progressKey = keys.videoChunkProgress(row.id);
     try {
@@ -357,7 +360,7 @@ export class VideoCombineJob extends VideoJobBase {
     const results = Object.values(await job.getChildrenValues()) as VideoChunkResult[];
     const stopLease = this.keepLease(row);
     const cancel = this.watchCancel(row.id);
-    const dir = await mkdtemp(join(tmpdir(), 'video-combine-'));
+    const dir = await mkdtemp(join(await makeOwnScratch(VIDEO_JOB_SCRATCH), 'combine-'));
     const files: string[] = [];
     try {
       const chunks: VideoChunk[] = [];
