@@ -128,6 +128,24 @@ describe('MediaProber: measuring `length: "auto"` media under limits', () => {
     await expect(p.durations('ws_a', [clip('https://media.example/files/assets/ws_a/gone.mp4')])).rejects.toMatchObject({ code: 'MEDIA_UNAVAILABLE', extras: { errors: { 'edit.timeline.tracks[0].clips[0].asset.src': ['No stored file at this URL'] } } });
   }, 60_000);
 
+  it('gives a whole probe one deadline: a slow server holds a slot that long at most, however many reads the file needs', async () => {
+    // Each answer is held 700 ms; a file whose index is at its end needs two reads (1.4 s) and a
+    // 1 s deadline. With a deadline per read, each read fit and the slot was held for both.
+    const slow = await rangeMediaServer({ '/end.mp4': files['/end.mp4']! }, { delayMs: 700 });
+    try {
+      const started = Date.now();
+      const err = await prober({ timeoutMs: 1000 }).durations('ws_a', [clip(`${slow.origin}/end.mp4`)]).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ApiError);
+      expect((err as ApiError).code).toBe('MEDIA_UNAVAILABLE');
+      expect(JSON.stringify((err as ApiError).extras)).toContain('could not be measured within 1 s');
+      expect(Date.now() - started).toBeLessThan(2000);
+      // The same file with time enough is measured: the deadline, not the file, refused it.
+      expect([...(await prober({ timeoutMs: 5000 }).durations('ws_a', [clip(`${slow.origin}/end.mp4`)])).values()].map(Math.round)).toEqual([2]);
+    } finally {
+      await slow.close();
+    }
+  });
+
   it('a luma picture needs no duration; a file of the wrong kind, a missing one or one over the file cap is 422 MEDIA_UNAVAILABLE naming each path', async () => {
     const ok = await prober().durations('ws_a', [clip(`${server.origin}/picture.png`, 0, 'luma')]);
     expect(ok.size).toBe(0);

@@ -40,7 +40,7 @@ export interface ProbeLimits {
   perProcess: number;
   /** A file larger than this is refused as the worker would refuse it (its download cap). */
   maxFileBytes: number;
-  /** One probe's deadline: each read, and ffprobe. */
+  /** One probe's deadline, all its reads and ffprobe runs together (a slow server holds a slot this long at most). */
   timeoutMs: number;
   /** What a probe learnt is reused for this long, per workspace and URL, in a cache of at most `cacheEntries`. */
   cacheTtlMs: number;
@@ -63,7 +63,8 @@ export const PROBE_LIMITS: ProbeLimits = {
  * Reads bytes `range` (inclusive, clamped at the file's end) of a media file into `file` at the same
  * offset (the file exists), at most `maxBytes` of them.
  */
-export type RangeReader = (src: string, range: ByteRange, file: string, maxBytes: number) => Promise<RangeRead>;
+/** Reads `range` of `src` into `file` at its offset, at most `maxBytes`, within `timeoutMs`. */
+export type RangeReader = (src: string, range: ByteRange, file: string, maxBytes: number, timeoutMs: number) => Promise<RangeRead>;
 
 /** What a probe learnt of one file: its duration in seconds, or that it is a picture (no duration, none needed). */
 type Measured = { kind: MediaKind; mime: string; duration?: number };
@@ -177,10 +178,7 @@ export class MediaProber {
     return running;
   }
 
-  /**
-   * Reads as little of `src` as tells its duration: the head; then, for a file whose head was not
-   * enough and whose size is known, a tail of `stepBytes`, then the rest of the budget from the end.
-   */
+  /** One probe in a private temporary file, removed after, under one deadline (`timeoutMs`). */
   private async probe(src: string, signal?: AbortSignal): Promise<Measured> {
     const limits = this.limits;
     const base = this.opts.dir ?? join(tmpdir(), 'media-probe');
@@ -188,36 +186,56 @@ export class MediaProber {
     const dir = join(await makeOwnScratch(base), `probe-${randomUUID()}`);
     await mkdir(dir, { mode: 0o700 });
     const file = join(dir, 'media');
+    // One deadline for the whole probe: each read and ffprobe run gets what is left of it.
+    const deadline = Date.now() + limits.timeoutMs;
+    const late = () => new MediaFetchError(src, `The file could not be measured within ${limits.timeoutMs / 1000} s; give the length in seconds`);
+    const left = () => {
+      const ms = deadline - Date.now();
+      if (ms <= 0) throw late();
+      return ms;
+    };
     try {
-      await writeFile(file, '', { mode: 0o600 });
-      let budget = limits.maxBytesPerProbe;
-      const head = await this.read(src, { start: 0, end: limits.stepBytes - 1 }, file, budget);
-      budget -= head.read;
-      if (head.total !== undefined && head.total > limits.maxFileBytes) throw new FileTooLarge(src, limits.maxFileBytes);
-      const type = sniff(await firstBytes(file, 4096));
-      if (!type) throw new MediaFetchError(src, 'The file is not a media type the renderer reads');
-      if (type.kind !== 'video' && type.kind !== 'audio') return type;
-      const total = head.total;
-      const complete = total !== undefined ? head.read >= total : head.whole && !head.truncated;
-      // A cut answer of unknown size would give a wrong duration (a WAV's is its size over its rate).
-      if (!complete && total === undefined) throw new MediaFetchError(src, 'The server told neither the file\'s size nor sent a part of it; give the length in seconds');
-      if (!complete) await truncate(file, total!); // sparse: ffprobe sees the real size, the bytes not read are zeros
-      let tailStart = total ?? head.read; // bytes [0, head.read) and [tailStart, total) are in the file
-      for (const want of head.whole || complete ? [] : [limits.stepBytes, Infinity]) {
-        const duration = await durationOf(file, signal, limits.timeoutMs);
-        if (duration !== undefined) return { ...type, duration };
-        const start = Math.max(head.read, tailStart - Math.min(want, budget));
-        if (start >= tailStart) break;
-        budget -= (await this.read(src, { start, end: tailStart - 1 }, file, budget)).read;
-        tailStart = start;
-      }
-      const duration = await durationOf(file, signal, limits.timeoutMs);
-      if (duration !== undefined) return { ...type, duration };
-      const mb = Math.round(limits.maxBytesPerProbe / 1024 / 1024);
-      throw new MediaFetchError(src, complete ? 'The file has no duration that can be read' : `No duration could be read within ${mb} MB of the file; give the length in seconds`);
+      return await this.measureFile(src, file, left, signal);
+    } catch (err) {
+      // A read or ffprobe cut by what was left of the deadline says so, not "took longer than 283 ms".
+      throw err instanceof MediaFetchError && Date.now() >= deadline - 50 ? late() : err;
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  }
+
+  /**
+   * Reads as little of `src` as tells its duration: the head; then, for a file whose head was not
+   * enough and whose size is known, a tail of `stepBytes`, then the rest of the budget from the end.
+   */
+  private async measureFile(src: string, file: string, left: () => number, signal?: AbortSignal): Promise<Measured> {
+    const limits = this.limits;
+    await writeFile(file, '', { mode: 0o600 });
+    let budget = limits.maxBytesPerProbe;
+    const head = await this.read(src, { start: 0, end: limits.stepBytes - 1 }, file, budget, left());
+    budget -= head.read;
+    if (head.total !== undefined && head.total > limits.maxFileBytes) throw new FileTooLarge(src, limits.maxFileBytes);
+    const type = sniff(await firstBytes(file, 4096));
+    if (!type) throw new MediaFetchError(src, 'The file is not a media type the renderer reads');
+    if (type.kind !== 'video' && type.kind !== 'audio') return type;
+    const total = head.total;
+    const complete = total !== undefined ? head.read >= total : head.whole && !head.truncated;
+    // A cut answer of unknown size would give a wrong duration (a WAV's is its size over its rate).
+    if (!complete && total === undefined) throw new MediaFetchError(src, 'The server told neither the file\'s size nor sent a part of it; give the length in seconds');
+    if (!complete) await truncate(file, total!); // sparse: ffprobe sees the real size, the bytes not read are zeros
+    let tailStart = total ?? head.read; // bytes [0, head.read) and [tailStart, total) are in the file
+    for (const want of head.whole || complete ? [] : [limits.stepBytes, Infinity]) {
+      const duration = await durationOf(file, signal, left());
+      if (duration !== undefined) return { ...type, duration };
+      const start = Math.max(head.read, tailStart - Math.min(want, budget));
+      if (start >= tailStart) break;
+      budget -= (await this.read(src, { start, end: tailStart - 1 }, file, budget, left())).read;
+      tailStart = start;
+    }
+    const duration = await durationOf(file, signal, left());
+    if (duration !== undefined) return { ...type, duration };
+    const mb = Math.round(limits.maxBytesPerProbe / 1024 / 1024);
+    throw new MediaFetchError(src, complete ? 'The file has no duration that can be read' : `No duration could be read within ${mb} MB of the file; give the length in seconds`);
   }
 }
 
@@ -246,9 +264,9 @@ async function firstBytes(file: string, n: number): Promise<Buffer> {
  * The reader of a deployment: our own stored files (`<PUBLIC_URL>/files/…`) by a range read of
  * storage, anything else by an HTTP Range request under the SSRF rules of the environment.
  */
-export function rangeReader(config: Pick<AppConfig, 'env'>, storage: Pick<StorageDriver, 'keyFromUrl' | 'stat' | 'read'>, timeoutMs = PROBE_LIMITS.timeoutMs): RangeReader {
+export function rangeReader(config: Pick<AppConfig, 'env'>, storage: Pick<StorageDriver, 'keyFromUrl' | 'stat' | 'read'>): RangeReader {
   const policy = config.env === 'production' ? 'production' : 'development';
-  return async (src, range, file, maxBytes) => {
+  return async (src, range, file, maxBytes, timeoutMs) => {
     const key = storage.keyFromUrl(src);
     if (key === undefined) return readRangeToFile(src, range, file, { policy, limits: { maxBytes, timeoutMs } });
     const stat = await storage.stat(key);
