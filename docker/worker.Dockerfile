@@ -63,6 +63,7 @@ COPY --from=build --chown=node:node /app/package.json ./
 COPY --from=build --chown=node:node /app/video-bundle ./video-bundle
 COPY --from=build --chown=node:node /app/libs/video/remotion ./libs/video/remotion
 COPY --from=build --chown=node:node /app/libs/video/src/props.ts ./libs/video/src/props.ts
+COPY --from=build --chown=node:node /app/libs/video/src/css.ts ./libs/video/src/css.ts
 COPY --from=build --chown=node:node /app/libs/edit-spec/src ./libs/edit-spec/src
 COPY --from=build --chown=node:node /app/libs/core/src/errors.ts ./libs/core/src/errors.ts
 
