@@ -1,7 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import { accessSync, chmodSync, chownSync, constants, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { accessSync, chmodSync, chownSync, constants, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, dirname, join } from 'node:path';
+import { delimiter, dirname, join, resolve } from 'node:path';
 
 /**
  * Browsers in order of preference (PATH is searched first, then the usual folders). Debian's
@@ -108,7 +109,9 @@ export function privateFolder(dir: string, mode: number): string {
     if (info.mode & 0o022) throw new Error(`Video engine: ${what} ${path} is writable by other users (mode ${(info.mode & 0o777).toString(8)}); refusing to use it`);
   };
   mkdirSync(dirname(dir), { recursive: true, mode: 0o755 });
-  check(dirname(dir), 'the folder of');
+  const parent = lstatSync(dirname(dir));
+  // The system temp folder (sticky, root's): others may write in it but not replace our folder.
+  if (!(parent.uid === 0 && parent.mode & 0o1000)) check(dirname(dir), 'the folder of');
   try {
     mkdirSync(dir, { mode });
   } catch (err) {
@@ -151,8 +154,31 @@ function sandboxWorks(target: string, profiles: string, runAs: BrowserJail['runA
   }
 }
 
-/** Where the wrapper lives (mode 0700) and where the browser profiles go, under the engine's work folder. */
-export const browserDirs = (workDir: string) => ({ wrapper: join(workDir, 'browser'), profiles: join(workDir, 'browser-profiles') });
+/** Whether every folder from / down to `dir` lets other users through (a browser run as another user must reach its profile). */
+function reachable(dir: string): boolean {
+  for (let at = resolve(dir); ; at = dirname(at)) {
+    try {
+      if (!(statSync(at).mode & 0o001)) return false;
+    } catch {
+      return false;
+    }
+    if (at === dirname(at)) return true;
+  }
+}
+
+/**
+ * Where the wrapper lives (mode 0700) and where the browser profiles go: `workDir`/browser-profiles,
+ * or, when the browser runs as another user and cannot pass through `workDir`'s folders (a data
+ * folder of mode 0700), a folder of the engine's own in the system temp folder, one per work folder.
+ */
+export function browserDirs(workDir: string): { wrapper: string; profiles: string } {
+  const wrapper = join(workDir, 'browser');
+  const inside = join(workDir, 'browser-profiles');
+  const root = (process.getuid?.() ?? 0) === 0;
+  if (!root || reachable(workDir)) return { wrapper, profiles: inside };
+  const tag = createHash('sha256').update(resolve(workDir)).digest('hex').slice(0, 16);
+  return { wrapper, profiles: join(tmpdir(), `video-engine-profiles-${tag}`) };
+}
 
 /**
  * A shell script that runs `browser` under `workDir`/browser (a private folder: mode 0700, owned by

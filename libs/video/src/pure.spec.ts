@@ -1,9 +1,9 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { assertEdit } from '#libs/edit-spec';
-import { chooseBrowser, clearProfiles, launcherTarget, WRAPPER_FLAGS, writeBrowserWrapper } from './browser.js';
+import { browserDirs, chooseBrowser, clearProfiles, launcherTarget, WRAPPER_FLAGS, writeBrowserWrapper } from './browser.js';
 import { parseSubtitles } from './captions.js';
 import { withinViewport } from './cdp.js';
 import { planChunks } from './chunks.js';
@@ -124,7 +124,7 @@ describe('video engine helpers', () => {
     // The browser dies with the worker (setpriv's parent-death signal; util-linux is on every
     // Debian) and runs as an unprivileged user, sandboxed, in a fresh profile of the engine's own.
     expect(script).toContain(`exec /usr/bin/setpriv --pdeathsig KILL --reuid=65534 --regid=65534 --clear-groups '/opt/it'\\''s/chromium' "$@" --user-data-dir="$profile" ${WRAPPER_FLAGS.map((f) => `'${f}'`).join(' ')}\n`);
-    expect(script).toContain(`profile=$(mktemp -d '${join(work, 'browser-profiles', 'chromium-')}'"$$"-XXXXXXXX)`);
+    expect(script).toContain(`profile=$(mktemp -d '${join(browserDirs(work).profiles, 'chromium-')}'"$$"-XXXXXXXX)`);
     expect(script).toContain('chown 65534:65534 "$profile"');
     expect(script).toContain('--no-proxy-server|--proxy-server=*|--proxy-bypass-list=*|--no-sandbox|--no-zygote) ;;');
     expect(WRAPPER_FLAGS).toContain('--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1');
@@ -181,7 +181,7 @@ describe('video engine helpers', () => {
   it('clears browser profiles no live browser uses, and keeps the ones in use (issue 27)', () => {
     const work = mkdtempSync(join(tmpdir(), 'video-profiles-'));
     writeBrowserWrapper('/usr/bin/true', work, { sandbox: false });
-    const profiles = join(work, 'browser-profiles');
+    const { profiles } = browserDirs(work);
     // A profile of a process that is gone (pid 2^22 + 1 is above Linux's pid_max), one whose pid
     // is alive but is not a browser with that folder (this test process), and one in use.
     const gone = join(profiles, 'chromium-4194305-AAAAAAAA');
