@@ -51,7 +51,7 @@ export function pageCsp(mediaOrigin: string | undefined): string {
     `connect-src 'self'${media} data: blob:`,
     "worker-src 'self' blob:",
     // html assets: srcdoc frames (their own CSP allows only the media server).
-    "frame-src 'self' about: data:",
+    "frame-src 'self' about:",
     "base-uri 'none'",
     "form-action 'none'",
   ].join('; ');

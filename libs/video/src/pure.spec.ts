@@ -1,9 +1,12 @@
-import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { execFile, execFileSync, spawn } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { promisify } from 'node:util';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { assertEdit } from '#libs/edit-spec';
-import { browserDirs, chooseBrowser, clearProfiles, launcherTarget, WRAPPER_FLAGS, writeBrowserWrapper } from './browser.js';
+import { browserDirs, chooseBrowser, clearProfiles, findChromium, launcherTarget, WRAPPER_FLAGS, writeBrowserWrapper } from './browser.js';
 import { parseSubtitles } from './captions.js';
 import { withinViewport } from './cdp.js';
 import { planChunks } from './chunks.js';
@@ -148,6 +151,37 @@ describe('video engine helpers', () => {
     expect(chooseBrowser('/nonexistent/chromium')).toEqual({ ok: false, reason: 'BROWSER_EXECUTABLE /nonexistent/chromium is not an executable file' });
   });
 
+  it('the wrapper\'s browser reaches 127.0.0.1 and nothing else: not 127.0.0.2, not a host name (issue 27)', async () => {
+    const chromium = findChromium();
+    if (!chromium) throw new Error('no Chromium on this machine');
+    const work = mkdtempSync(join(tmpdir(), 'video-wrapper-'));
+    const wrapper = writeBrowserWrapper(chromium, work);
+    const seen: string[] = [];
+    const listen = async (host: string) => {
+      const server = createServer((req, res) => {
+        seen.push(`${host} ${req.url}`);
+        res.writeHead(200, { 'content-type': 'text/html' }).end('<p>served</p>');
+      });
+      await new Promise<void>((r) => server.listen(0, host, r));
+      return { server, port: (server.address() as AddressInfo).port };
+    };
+    const one = await listen('127.0.0.1');
+    const two = await listen('127.0.0.2');
+    try {
+      const dump = (url: string) => promisify(execFile)('/bin/sh', [wrapper, '--headless', '--no-sandbox', '--no-proxy-server', '--proxy-bypass-list=*', '--dump-dom', url], { timeout: 30_000 }).then((r) => r.stdout, () => '');
+      expect(await dump(`http://127.0.0.1:${one.port}/a`)).toContain('served');
+      // Remotion's proxy flags are dropped: the dead proxy takes every other address.
+      expect(await dump(`http://127.0.0.2:${two.port}/b`)).not.toContain('served');
+      // This machine's own name resolves to loopback (/etc/hosts): the resolver rules refuse it anyway.
+      expect(await dump(`http://${hostname()}:${one.port}/c`)).not.toContain('served');
+      expect(seen).toEqual([`127.0.0.1 /a`]);
+    } finally {
+      one.server.close();
+      two.server.close();
+      clearProfiles(work);
+    }
+  }, 60_000);
+
   it('refuses a wrapper folder another user owns, others may write, or that is a link (issue 27)', () => {
     const work = mkdtempSync(join(tmpdir(), 'video-wrapper-'));
     const jail = { sandbox: false };
@@ -165,7 +199,7 @@ describe('video engine helpers', () => {
     const elsewhere = mkdtempSync(join(tmpdir(), 'video-elsewhere-'));
     symlinkSync(elsewhere, join(work, 'browser'));
     expect(() => writeBrowserWrapper('/usr/bin/true', work, jail)).toThrow(/is not a folder \(a link or a file\)/);
-    rmSync(join(work, 'browser'));
+    unlinkSync(join(work, 'browser'));
     // A work folder others may write (the wrapper folder could be swapped under it).
     chmodSync(work, 0o777);
     expect(() => writeBrowserWrapper('/usr/bin/true', work, jail)).toThrow(/the folder of .* is writable by other users/);
@@ -194,7 +228,7 @@ describe('video engine helpers', () => {
     const inUse = join(profiles, `chromium-${child.pid}-CCCCCCCC`);
     try {
       const until = Date.now() + 5000;
-      while (!readFileSync(`/proc/${child.pid}/cmdline`, 'utf8').includes('--user-data-dir') && Date.now() < until) execFileSync('sleep', ['0.05']);
+      while (!readFileSync(`/proc/${child.pid}/cmdline`, 'utf8').startsWith(process.execPath) && Date.now() < until) execFileSync('sleep', ['0.05']);
       expect(clearProfiles(work).sort()).toEqual([gone, reused].sort());
       expect(existsSync(gone)).toBe(false);
       expect(existsSync(reused)).toBe(false);
@@ -204,7 +238,7 @@ describe('video engine helpers', () => {
     }
     // Once its browser is gone, the folder goes too.
     const until = Date.now() + 5000;
-    while (existsSync(`/proc/${child.pid}/cmdline`) && readFileSync(`/proc/${child.pid}/cmdline`, 'utf8').includes('--user-data-dir') && Date.now() < until) execFileSync('sleep', ['0.05']);
+    while (existsSync(`/proc/${child.pid}/cmdline`) && readFileSync(`/proc/${child.pid}/cmdline`, 'utf8').startsWith(process.execPath) && Date.now() < until) execFileSync('sleep', ['0.05']);
     expect(clearProfiles(work)).toEqual([inUse]);
   });
 });
