@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { accessSync, chmodSync, chownSync, constants, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { accessSync, chmodSync, chownSync, constants, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
 
@@ -251,9 +251,10 @@ function profileOf(pid: number): string | undefined {
 /**
  * Removes the browser profiles of `workDir` no live process uses: a folder `chromium-<pid>-…` goes
  * when process <pid> is gone or is not a browser started with that folder (a reused pid). Left by a
- * worker that was killed, or by a browser that closed. Returns the folders removed.
+ * worker that was killed, or by a browser that closed. Returns the folders removed. `removeEmpty`
+ * (an engine closing) removes the profiles folder too when nothing is left in it.
  */
-export function clearProfiles(workDir: string): string[] {
+export function clearProfiles(workDir: string, opts: { removeEmpty?: boolean } = {}): string[] {
   const { profiles } = browserDirs(workDir);
   let names: string[];
   try {
@@ -269,6 +270,14 @@ export function clearProfiles(workDir: string): string[] {
     if (profileOf(Number(m[1])) === path) continue;
     rmSync(path, { recursive: true, force: true });
     removed.push(path);
+  }
+  // A closing engine leaves no empty profiles folder behind (one per work folder in the temp folder).
+  if (opts.removeEmpty && names.length === removed.length) {
+    try {
+      rmdirSync(profiles);
+    } catch {
+      // Something new in it meanwhile: it stays.
+    }
   }
   return removed;
 }

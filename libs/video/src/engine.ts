@@ -531,7 +531,7 @@ export class VideoEngine {
   /** The profiles of browsers that are gone (the wrapper's folder; BROWSER_EXECUTABLE keeps its own). */
   private clearProfiles(): void {
     try {
-      if (this.browserExecutable === join(browserDirs(this.workDir).wrapper, 'chromium-wrapper.sh')) clearProfiles(this.workDir);
+      if (this.browserExecutable === join(browserDirs(this.workDir).wrapper, 'chromium-wrapper.sh')) clearProfiles(this.workDir, { removeEmpty: this.closed });
     } catch {
       // A profile that cannot be removed now is removed at the next start.
     }
