@@ -196,9 +196,9 @@ export function writeBrowserWrapper(browser: string, workDir = join(tmpdir(), 'v
   const root = (process.getuid?.() ?? 0) === 0;
   const drop = root ? userIds(BROWSER_USER) : undefined;
   if (root && (!drop || !SETPRIV)) throw new Error(`Video engine: the worker runs as root and cannot run Chromium as an unprivileged user (needs util-linux setpriv and a "${BROWSER_USER}" user)`);
+  const dir = privateFolder(dirs.wrapper, 0o700);
   // The profiles folder: a browser running as another user must reach (not list) its own profile in it.
   const profiles = privateFolder(dirs.profiles, drop ? 0o711 : 0o700);
-  const dir = privateFolder(dirs.wrapper, 0o700);
   const target = launcherTarget(browser) ?? browser;
   const chosen: BrowserJail = jail ?? (drop ? { runAs: drop, sandbox: sandboxWorks(target, profiles, drop) } : { sandbox: sandboxWorks(target, profiles, undefined) });
   const dropped = [...DROPPED_FLAGS, ...(chosen.sandbox ? SANDBOX_OFF_FLAGS : [])];

@@ -16,6 +16,21 @@ import { faceTraits, fontFaceRules } from './font-face.js';
 import { htmlDocument, remoteUrls } from './html.js';
 import { readProbe } from '#libs/media';
 
+/** Work folders of the browser tests, removed afterwards with their profiles folders (in the temp folder when the work folder is 0700). */
+const workFolders: string[] = [];
+const workFolder = () => {
+  const dir = mkdtempSync(join(tmpdir(), 'video-wrapper-'));
+  workFolders.push(dir);
+  return dir;
+};
+afterAll(() => {
+  for (const dir of workFolders) {
+    rmSync(browserDirs(dir).profiles, { recursive: true, force: true });
+    chmodSync(dir, 0o700);
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 /** The video engine's pure parts: captions, encoding choices, chunk plans, probing, html, fonts, browser. */
 describe('video engine helpers', () => {
   it('turns captureBeyondViewport off only for screenshots of the whole view read from the surface', () => {
@@ -120,7 +135,7 @@ describe('video engine helpers', () => {
   });
 
   it('runs Chromium through a wrapper that never lets it phone home or reach anything but loopback, and reports a missing browser (issue 27)', () => {
-    const work = mkdtempSync(join(tmpdir(), 'video-wrapper-'));
+    const work = workFolder();
     const path = writeBrowserWrapper("/opt/it's/chromium", work, { runAs: { uid: 65534, gid: 65534 }, sandbox: true });
     expect(path).toBe(join(work, 'browser', 'chromium-wrapper.sh'));
     const script = readFileSync(path, 'utf8');
@@ -154,7 +169,7 @@ describe('video engine helpers', () => {
   it('the wrapper\'s browser reaches 127.0.0.1 and nothing else: not 127.0.0.2, not a host name (issue 27)', async () => {
     const chromium = findChromium();
     if (!chromium) throw new Error('no Chromium on this machine');
-    const work = mkdtempSync(join(tmpdir(), 'video-wrapper-'));
+    const work = workFolder();
     const wrapper = writeBrowserWrapper(chromium, work);
     const seen: string[] = [];
     const listen = async (host: string) => {
@@ -183,7 +198,7 @@ describe('video engine helpers', () => {
   }, 60_000);
 
   it('refuses a wrapper folder another user owns, others may write, or that is a link (issue 27)', () => {
-    const work = mkdtempSync(join(tmpdir(), 'video-wrapper-'));
+    const work = workFolder();
     const jail = { sandbox: false };
     // Owned by someone else (the folder is made first by "another user").
     mkdirSync(join(work, 'browser'), { mode: 0o700 });
@@ -196,7 +211,7 @@ describe('video engine helpers', () => {
     expect(() => writeBrowserWrapper('/usr/bin/true', work, jail)).toThrow(/writable by other users \(mode 777\)/);
     rmSync(join(work, 'browser'), { recursive: true });
     // A link to a folder elsewhere.
-    const elsewhere = mkdtempSync(join(tmpdir(), 'video-elsewhere-'));
+    const elsewhere = workFolder();
     symlinkSync(elsewhere, join(work, 'browser'));
     expect(() => writeBrowserWrapper('/usr/bin/true', work, jail)).toThrow(/is not a folder \(a link or a file\)/);
     unlinkSync(join(work, 'browser'));
@@ -213,7 +228,7 @@ describe('video engine helpers', () => {
   });
 
   it('clears browser profiles no live browser uses, and keeps the ones in use (issue 27)', () => {
-    const work = mkdtempSync(join(tmpdir(), 'video-profiles-'));
+    const work = workFolder();
     writeBrowserWrapper('/usr/bin/true', work, { sandbox: false });
     const { profiles } = browserDirs(work);
     // A profile of a process that is gone (pid 2^22 + 1 is above Linux's pid_max), one whose pid
