@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { accessSync, chmodSync, chownSync, constants, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { accessSync, chmodSync, chownSync, constants, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
 
@@ -140,7 +140,7 @@ function sandboxWorks(target: string, profiles: string, runAs: BrowserJail['runA
   const key = `${target}\0${runAs?.uid ?? ''}`;
   const known = probed.get(key);
   if (known !== undefined) return known;
-  const profile = mkdtempSync(join(profiles, 'probe-'));
+  const profile = mkdtempSync(join(profiles, `probe-${process.pid}-`));
   try {
     if (runAs) chownSync(profile, runAs.uid, runAs.gid);
     const prefix = runAs && SETPRIV ? [SETPRIV, `--reuid=${runAs.uid}`, `--regid=${runAs.gid}`, '--clear-groups'] : [];
@@ -238,19 +238,24 @@ export function writeBrowserWrapper(browser: string, workDir = join(tmpdir(), 'v
   return path;
 }
 
-/** The profile folder a live browser process uses, from its command line; undefined when it is not a browser of ours. */
-function profileOf(pid: number): string | undefined {
+/**
+ * Whether live process `pid` uses the profile `path`: a browser started with it, or the wrapper
+ * that just made it and is about to exec the browser (same pid). A reused pid is neither.
+ */
+function inUse(pid: number, path: string): boolean {
   try {
     const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-    return args.filter((a) => a.startsWith('--user-data-dir=')).pop()?.slice('--user-data-dir='.length);
+    if (args.filter((a) => a.startsWith('--user-data-dir=')).pop() === `--user-data-dir=${path}`) return true;
+    return args.slice(0, 2).some((a) => a.endsWith('/chromium-wrapper.sh'));
   } catch {
-    return undefined;
+    return false;
   }
 }
 
 /**
  * Removes the browser profiles of `workDir` no live process uses: a folder `chromium-<pid>-…` goes
- * when process <pid> is gone or is not a browser started with that folder (a reused pid). Left by a
+ * when process <pid> is gone or is neither a browser started with that folder nor the wrapper
+ * starting one (a reused pid); a sandbox probe's folder when the worker that made it is gone. Left by a
  * worker that was killed, or by a browser that closed. Returns the folders removed. `removeEmpty`
  * (an engine closing) removes the profiles folder too when nothing is left in it.
  */
@@ -264,10 +269,12 @@ export function clearProfiles(workDir: string, opts: { removeEmpty?: boolean } =
   }
   const removed: string[] = [];
   for (const name of names) {
-    const m = /^chromium-(\d+)-[A-Za-z0-9]+$/.exec(name);
+    // chromium-<browser pid>-…, or probe-<worker pid>-… (sandboxWorks, killed mid-probe).
+    const m = /^(?:chromium|probe)-(\d+)-[A-Za-z0-9]+$/.exec(name);
     if (!m) continue;
     const path = join(profiles, name);
-    if (profileOf(Number(m[1])) === path) continue;
+    const pid = Number(m[1]);
+    if (name.startsWith('probe-') ? pid === process.pid || existsSync(`/proc/${pid}`) : inUse(pid, path)) continue;
     rmSync(path, { recursive: true, force: true });
     removed.push(path);
   }

@@ -239,12 +239,28 @@ describe('video engine helpers', () => {
     writeFileSync(join(gone, 'Default', 'Preferences'), 'x'.repeat(1000));
     mkdirSync(reused);
     // A process started with its folder named after its pid, as the wrapper starts the browser.
+    let starting: ReturnType<typeof spawn> | undefined;
     const child = spawn('/bin/sh', ['-c', 'p="$0/chromium-$$-CCCCCCCC"; mkdir "$p"; exec "$1" -e "setTimeout(() => {}, 30000)" -- --user-data-dir="$p"', profiles, process.execPath], { stdio: 'ignore' });
     const inUse = join(profiles, `chromium-${child.pid}-CCCCCCCC`);
     try {
       const until = Date.now() + 5000;
       while (!readFileSync(`/proc/${child.pid}/cmdline`, 'utf8').startsWith(process.execPath) && Date.now() < until) execFileSync('sleep', ['0.05']);
-      expect(clearProfiles(work).sort()).toEqual([gone, reused].sort());
+      // A sandbox probe's folder of a worker that is gone; a profile the wrapper has just made (its
+      // shell still runs, about to exec the browser under the same pid).
+      const probe = join(profiles, 'probe-4194305-abcdef');
+      mkdirSync(probe);
+      const script = join(work, 'chromium-wrapper.sh');
+      writeFileSync(script, 'sleep 30\n');
+      starting = spawn('/bin/sh', [script], { stdio: 'ignore' });
+      const made = join(profiles, `chromium-${starting.pid!}-DDDDDDDD`);
+      mkdirSync(made);
+      try {
+        expect(clearProfiles(work).sort()).toEqual([gone, probe, reused].sort());
+        expect(existsSync(made)).toBe(true);
+      } finally {
+        starting.kill('SIGKILL');
+        execFileSync('sleep', ['0.2']);
+      }
       expect(existsSync(gone)).toBe(false);
       expect(existsSync(reused)).toBe(false);
       expect(existsSync(inUse)).toBe(true);
@@ -254,7 +270,7 @@ describe('video engine helpers', () => {
     // Once its browser is gone, the folder goes too.
     const until = Date.now() + 5000;
     while (existsSync(`/proc/${child.pid}/cmdline`) && readFileSync(`/proc/${child.pid}/cmdline`, 'utf8').startsWith(process.execPath) && Date.now() < until) execFileSync('sleep', ['0.05']);
-    expect(clearProfiles(work)).toEqual([inUse]);
+    expect(clearProfiles(work).sort()).toEqual([inUse, join(profiles, `chromium-${starting!.pid!}-DDDDDDDD`)].sort());
   });
 });
 
