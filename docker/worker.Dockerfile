@@ -34,20 +34,16 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends chromium-headless-shell pocketsphinx pocketsphinx-en-us lame $(cat /tmp/font-packages.txt /tmp/stock-packages.txt) \
  && rm -rf /var/lib/apt/lists/* /tmp/font-packages.txt /tmp/stock-packages.txt
 
-# Wrapper (libs/video/src/browser.ts WRAPPER_FLAGS): points Chromium's component updater at a dead
-# local port so it never phones home, lifts the frame-rate limit (screenshots wait half as long) and
-# keeps the GPU work in the browser process (less memory); setpriv (util-linux) kills the browser when the worker process dies.
-RUN printf '%s\n' \
-      '#!/bin/sh' \
-      'exec /usr/bin/setpriv --pdeathsig KILL /usr/lib/chromium/chromium-headless-shell "$@" --component-updater=url-source=http://127.0.0.1:9/ --disable-frame-rate-limit --in-process-gpu' \
-      > /usr/local/bin/chromium-wrapper \
- && chmod 0755 /usr/local/bin/chromium-wrapper
+# No wrapper of the image's own: the engine writes its wrapper (libs/video/src/browser.ts
+# writeBrowserWrapper) into a private folder under its work folder at start: the flags that keep the
+# browser off the network (WRAPPER_FLAGS), a profile per start that the engine clears, the
+# parent-death signal (setpriv, util-linux), the sandbox where the container allows it (the worker
+# runs as the unprivileged `node` user either way).
 
 WORKDIR /app
 ENV NODE_ENV=production \
     APP_ENV=production \
     DATA_DIR=/data \
-    BROWSER_EXECUTABLE=/usr/local/bin/chromium-wrapper \
     VIDEO_BUNDLE_DIR=/app/video-bundle
 
 COPY --from=build --chown=node:node /app/node_modules ./node_modules
@@ -63,6 +59,7 @@ COPY --from=build --chown=node:node /app/package.json ./
 COPY --from=build --chown=node:node /app/video-bundle ./video-bundle
 COPY --from=build --chown=node:node /app/libs/video/remotion ./libs/video/remotion
 COPY --from=build --chown=node:node /app/libs/video/src/props.ts ./libs/video/src/props.ts
+COPY --from=build --chown=node:node /app/libs/video/src/css.ts ./libs/video/src/css.ts
 COPY --from=build --chown=node:node /app/libs/edit-spec/src ./libs/edit-spec/src
 COPY --from=build --chown=node:node /app/libs/core/src/errors.ts ./libs/core/src/errors.ts
 

@@ -14,6 +14,7 @@ const EMPTY: EditProps = {
   background: '#000000',
   timing: { tracks: [] },
   clips: {},
+  mediaOrigin: '',
   fontFaces: '',
   still: false,
   muted: false,

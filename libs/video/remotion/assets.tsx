@@ -2,6 +2,7 @@ import { useId, useMemo, type CSSProperties, type ReactNode } from 'react';
 import { Video } from '@remotion/media';
 import { Audio, IFrame, Img, Sequence } from 'remotion';
 import { chromaKeyTables, cssColor, valueAt, type CaptionAsset, type ChromaKey, type Rect, type Size, type TimedClip } from '#libs/edit-spec';
+import { cssString } from '../src/css.js';
 import type { CaptionInput, ClipInputs, EditProps, MediaInput } from '../src/props.js';
 import { TextBlockView } from './text';
 import { fadeVolume } from './volume';
@@ -193,7 +194,7 @@ function CaptionView({ asset, input, size, fileTime }: { asset: CaptionAsset; in
   const place: CSSProperties = margin.top !== undefined ? { top: margin.top * size.height } : { bottom: size.height * 0.06 };
   const text: CSSProperties = {
     display: 'inline-block',
-    fontFamily: `"${input.family}"`,
+    fontFamily: cssString(input.family),
     fontSize,
     lineHeight: font.lineHeight ?? 1.25,
     color: cssColor(font.color ?? '#ffffff', font.opacity ?? 1),

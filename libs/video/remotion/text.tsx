@@ -1,5 +1,6 @@
 import type { CSSProperties, ReactNode } from 'react';
 import type { Rgba, RichTextAsset, TextAsset } from '#libs/edit-spec';
+import { cssString } from '../src/css.js';
 import type { TextBlock } from '../src/props.js';
 
 const rgba = (c: Rgba) => `rgba(${c.r}, ${c.g}, ${c.b}, ${Math.round(c.a * 1000) / 1000})`;
@@ -86,7 +87,7 @@ export function TextBlockView({ block, animation, time }: { block: TextBlock; an
   if (block.nudge && (block.nudge.x || block.nudge.y)) line.transform = `translate(${block.nudge.x}px, ${block.nudge.y}px)`;
 
   const text: CSSProperties = {
-    fontFamily: `"${s.family}"`,
+    fontFamily: cssString(s.family),
     fontSize: s.size,
     fontWeight: s.weight,
     fontStyle: s.italic ? 'italic' : 'normal',

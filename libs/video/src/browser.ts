@@ -1,6 +1,8 @@
-import { accessSync, constants, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { accessSync, chmodSync, chownSync, constants, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { delimiter, dirname, join, resolve } from 'node:path';
 
 /**
  * Browsers in order of preference (PATH is searched first, then the usual folders). Debian's
@@ -14,9 +16,24 @@ const FALLBACK_DIRS = ['/usr/bin', '/usr/local/bin', '/snap/bin'];
  * Flags the wrapper appends: the component updater is pointed at a dead local port so the browser
  * never phones home; without the frame-rate limit a screenshot waits ~25 ms instead of ~50 ms for
  * its frame; the GPU work (software compositing) runs in the browser process instead of a process of
- * its own, ~80 MB less memory at the same speed (docs/benchmarks.md).
+ * its own, ~80 MB less memory at the same speed (docs/benchmarks.md). The last three leave the
+ * browser nothing to reach but loopback (issue 27): no host name resolves except localhost
+ * (Remotion's own server is http://localhost:<port>), and every address but localhost and 127.0.0.1
+ * goes to a dead proxy (the implicit bypass of link-local and other loopback addresses removed).
+ * Which loopback ports a page may load from is the page's CSP (css.ts pageCsp, html.ts).
  */
-export const WRAPPER_FLAGS = ['--component-updater=url-source=http://127.0.0.1:9/', '--disable-frame-rate-limit', '--in-process-gpu'] as const;
+export const WRAPPER_FLAGS = [
+  '--component-updater=url-source=http://127.0.0.1:9/',
+  '--disable-frame-rate-limit',
+  '--in-process-gpu',
+  '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1',
+  '--proxy-server=http://127.0.0.1:9',
+  '--proxy-bypass-list=<-loopback>;localhost;127.0.0.1',
+] as const;
+
+/** Remotion's flags the wrapper drops: its proxy settings (ours replace them) and, when the sandbox is on, the two that turn it off. */
+const DROPPED_FLAGS = ['--no-proxy-server', '--proxy-server=*', '--proxy-bypass-list=*'];
+const SANDBOX_OFF_FLAGS = ['--no-sandbox', '--no-zygote'];
 
 function executable(path: string): boolean {
   try {
@@ -57,20 +74,155 @@ export function launcherTarget(file: string): string | undefined {
   return m && executable(m[1]!) ? m[1] : undefined;
 }
 
-/** util-linux `setpriv`, to give the browser a parent-death signal. */
+/** util-linux `setpriv`, to give the browser a parent-death signal and drop root. */
 const SETPRIV = ['/usr/bin/setpriv', '/bin/setpriv'].find(executable);
 
+/** The user a worker running as root runs Chromium as (Chromium cannot be sandboxed as root). */
+export const BROWSER_USER = 'nobody';
+
+const sh = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+
+/** uid and primary gid of `name` from /etc/passwd, or undefined. */
+export function userIds(name: string, passwd = '/etc/passwd'): { uid: number; gid: number } | undefined {
+  try {
+    for (const line of readFileSync(passwd, 'utf8').split('\n')) {
+      const f = line.split(':');
+      if (f[0] === name && f.length >= 4) return { uid: Number(f[2]), gid: Number(f[3]) };
+    }
+  } catch {
+    // No passwd file: no such user.
+  }
+  return undefined;
+}
+
 /**
- * A shell script that runs `browser` with the component-updater flag appended, written once under
- * `dir` (mode 755). Returns its path. Where util-linux's setpriv exists the browser is killed when
- * the worker process dies (a worker killed mid-render must not leave Chromium running: Puppeteer
- * starts it in its own process group, out of reach of a signal to the worker's group).
+ * `dir`, made if missing with `mode`, after checking that it is a real folder (not a link) owned by
+ * this process's user and writable by nobody else; `dir`'s parent is held to the same (a folder
+ * others may write could have `dir` swapped under it). Throws naming the folder otherwise.
  */
-export function writeBrowserWrapper(browser: string, dir = join(tmpdir(), 'video-engine')): string {
-  const path = join(dir, 'chromium-wrapper.sh');
-  const guard = SETPRIV ? `${SETPRIV} --pdeathsig KILL ` : '';
+export function privateFolder(dir: string, mode: number): string {
+  const uid = process.getuid?.() ?? 0;
+  const check = (path: string, what: string) => {
+    const info = lstatSync(path);
+    if (!info.isDirectory()) throw new Error(`Video engine: ${what} ${path} is not a folder (a link or a file)`);
+    if (info.uid !== uid) throw new Error(`Video engine: ${what} ${path} belongs to uid ${info.uid}, not to this process (uid ${uid}); refusing to use it`);
+    if (info.mode & 0o022) throw new Error(`Video engine: ${what} ${path} is writable by other users (mode ${(info.mode & 0o777).toString(8)}); refusing to use it`);
+  };
+  mkdirSync(dirname(dir), { recursive: true, mode: 0o755 });
+  const parent = lstatSync(dirname(dir));
+  // The system temp folder (sticky, root's): others may write in it but not replace our folder.
+  if (!(parent.uid === 0 && parent.mode & 0o1000)) check(dirname(dir), 'the folder of');
+  try {
+    mkdirSync(dir, { mode });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+  check(dir, 'the browser folder');
+  if ((lstatSync(dir).mode & 0o777) !== mode) chmodSync(dir, mode);
+  return dir;
+}
+
+/** How the wrapper runs Chromium: as which user (root only: another one), and whether sandboxed. */
+export interface BrowserJail {
+  /** uid/gid the browser runs as when the worker is root; undefined: as the worker. */
+  runAs?: { uid: number; gid: number };
+  sandbox: boolean;
+}
+
+const probed = new Map<string, boolean>();
+
+/**
+ * Whether `target` starts with its sandbox on as `runAs` (Chromium's namespace sandbox needs user
+ * namespaces; a container's seccomp profile often refuses them). One short headless run, once per
+ * process and browser.
+ */
+function sandboxWorks(target: string, profiles: string, runAs: BrowserJail['runAs']): boolean {
+  const key = `${target}\0${runAs?.uid ?? ''}`;
+  const known = probed.get(key);
+  if (known !== undefined) return known;
+  const profile = mkdtempSync(join(profiles, `probe-${process.pid}-`));
+  try {
+    if (runAs) chownSync(profile, runAs.uid, runAs.gid);
+    const prefix = runAs && SETPRIV ? [SETPRIV, `--reuid=${runAs.uid}`, `--regid=${runAs.gid}`, '--clear-groups'] : [];
+    const argv = [...prefix, target, '--headless', `--user-data-dir=${profile}`, '--dump-dom', 'about:blank'];
+    const run = spawnSync(argv[0]!, argv.slice(1), { env: { ...process.env, HOME: profile, TMPDIR: profile }, timeout: 20_000, stdio: 'ignore' });
+    const works = run.status === 0;
+    probed.set(key, works);
+    return works;
+  } finally {
+    rmSync(profile, { recursive: true, force: true });
+  }
+}
+
+/** Whether every folder from / down to `dir` lets other users through (a browser run as another user must reach its profile). */
+function reachable(dir: string): boolean {
+  for (let at = resolve(dir); ; at = dirname(at)) {
+    try {
+      if (!(statSync(at).mode & 0o001)) return false;
+    } catch {
+      return false;
+    }
+    if (at === dirname(at)) return true;
+  }
+}
+
+/**
+ * Where the wrapper lives (mode 0700) and where the browser profiles go: `workDir`/browser-profiles,
+ * or, when the browser runs as another user and cannot pass through `workDir`'s folders (a data
+ * folder of mode 0700), a folder of the engine's own in the system temp folder, one per work folder.
+ */
+export function browserDirs(workDir: string): { wrapper: string; profiles: string } {
+  const wrapper = join(workDir, 'browser');
+  const inside = join(workDir, 'browser-profiles');
+  const root = (process.getuid?.() ?? 0) === 0;
+  if (!root || reachable(workDir)) return { wrapper, profiles: inside };
+  const tag = createHash('sha256').update(resolve(workDir)).digest('hex').slice(0, 16);
+  return { wrapper, profiles: join(tmpdir(), `video-engine-profiles-${tag}`) };
+}
+
+/**
+ * A shell script that runs `browser` under `workDir`/browser (a private folder: mode 0700, owned by
+ * the worker, checked before every use). Returns its path. Each start gets a fresh profile folder
+ * `chromium-<pid>-XXXXXXXX` under `workDir`/browser-profiles (the pid is the browser's: the script
+ * execs it), replacing Remotion's (removed while still empty), so `clearProfiles` can tell which
+ * are left over. The browser runs sandboxed where the sandbox starts; a worker running as root runs
+ * it as BROWSER_USER (Chromium refuses its sandbox as root). Where util-linux's setpriv exists the
+ * browser is killed when the worker process dies (a worker killed mid-render must not leave
+ * Chromium running: Puppeteer starts it in its own process group, out of reach of a signal to the
+ * worker's group). Remotion's proxy flags are dropped for WRAPPER_FLAGS'.
+ */
+export function writeBrowserWrapper(browser: string, workDir = join(tmpdir(), 'video-engine'), jail?: BrowserJail): string {
+  const dirs = browserDirs(workDir);
+  const root = (process.getuid?.() ?? 0) === 0;
+  const drop = root ? userIds(BROWSER_USER) : undefined;
+  if (root && (!drop || !SETPRIV)) throw new Error(`Video engine: the worker runs as root and cannot run Chromium as an unprivileged user (needs util-linux setpriv and a "${BROWSER_USER}" user)`);
+  const dir = privateFolder(dirs.wrapper, 0o700);
+  // The profiles folder: a browser running as another user must reach (not list) its own profile in it.
+  const profiles = privateFolder(dirs.profiles, drop ? 0o711 : 0o700);
   const target = launcherTarget(browser) ?? browser;
-  const script = `#!/bin/sh\nexec ${guard}'${target.replace(/'/g, `'\\''`)}' "$@" ${WRAPPER_FLAGS.join(' ')}\n`;
+  const chosen: BrowserJail = jail ?? (drop ? { runAs: drop, sandbox: sandboxWorks(target, profiles, drop) } : { sandbox: sandboxWorks(target, profiles, undefined) });
+  const dropped = [...DROPPED_FLAGS, ...(chosen.sandbox ? SANDBOX_OFF_FLAGS : [])];
+  const setpriv = SETPRIV ? [SETPRIV, '--pdeathsig', 'KILL', ...(chosen.runAs ? [`--reuid=${chosen.runAs.uid}`, `--regid=${chosen.runAs.gid}`, '--clear-groups'] : [])].join(' ') + ' ' : '';
+  const script = [
+    '#!/bin/sh',
+    '# Written by the video engine (libs/video/src/browser.ts writeBrowserWrapper); rewritten when it differs.',
+    'set -e',
+    `profile=$(mktemp -d ${sh(join(profiles, 'chromium-'))}"$$"-XXXXXXXX)`,
+    ...(chosen.runAs ? [`chown ${chosen.runAs.uid}:${chosen.runAs.gid} "$profile"`] : []),
+    'for a do',
+    '  shift',
+    '  case $a in',
+    '    --user-data-dir=*) rmdir -- "${a#--user-data-dir=}" 2>/dev/null || true ;;',
+    `    ${dropped.join('|')}) ;;`,
+    '    *) set -- "$@" "$a" ;;',
+    '  esac',
+    'done',
+    'HOME=$profile TMPDIR=$profile',
+    'export HOME TMPDIR',
+    `exec ${setpriv}${sh(target)} "$@" --user-data-dir="$profile" ${WRAPPER_FLAGS.map(sh).join(' ')}`,
+    '',
+  ].join('\n');
+  const path = join(dir, 'chromium-wrapper.sh');
   const current = (() => {
     try {
       return readFileSync(path, 'utf8');
@@ -79,12 +231,62 @@ export function writeBrowserWrapper(browser: string, dir = join(tmpdir(), 'video
     }
   })();
   if (current !== script || !executable(path)) {
-    mkdirSync(dir, { recursive: true });
     const temp = `${path}.${process.pid}.tmp`;
-    writeFileSync(temp, script, { mode: 0o755 });
+    writeFileSync(temp, script, { mode: 0o700 });
     renameSync(temp, path);
   }
   return path;
+}
+
+/**
+ * Whether live process `pid` uses the profile `path`: a browser started with it, or the wrapper
+ * that just made it and is about to exec the browser (same pid). A reused pid is neither.
+ */
+function inUse(pid: number, path: string): boolean {
+  try {
+    const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    if (args.filter((a) => a.startsWith('--user-data-dir=')).pop() === `--user-data-dir=${path}`) return true;
+    return args.slice(0, 2).some((a) => a.endsWith('/chromium-wrapper.sh'));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Removes the browser profiles of `workDir` no live process uses: a folder `chromium-<pid>-…` goes
+ * when process <pid> is gone or is neither a browser started with that folder nor the wrapper
+ * starting one (a reused pid); a sandbox probe's folder when the worker that made it is gone. Left by a
+ * worker that was killed, or by a browser that closed. Returns the folders removed. `removeEmpty`
+ * (an engine closing) removes the profiles folder too when nothing is left in it.
+ */
+export function clearProfiles(workDir: string, opts: { removeEmpty?: boolean } = {}): string[] {
+  const { profiles } = browserDirs(workDir);
+  let names: string[];
+  try {
+    names = readdirSync(profiles);
+  } catch {
+    return [];
+  }
+  const removed: string[] = [];
+  for (const name of names) {
+    // chromium-<browser pid>-…, or probe-<worker pid>-… (sandboxWorks, killed mid-probe).
+    const m = /^(?:chromium|probe)-(\d+)-[A-Za-z0-9]+$/.exec(name);
+    if (!m) continue;
+    const path = join(profiles, name);
+    const pid = Number(m[1]);
+    if (name.startsWith('probe-') ? pid === process.pid || existsSync(`/proc/${pid}`) : inUse(pid, path)) continue;
+    rmSync(path, { recursive: true, force: true });
+    removed.push(path);
+  }
+  // A closing engine leaves no empty profiles folder behind (one per work folder in the temp folder).
+  if (opts.removeEmpty && names.length === removed.length) {
+    try {
+      rmdirSync(profiles);
+    } catch {
+      // Something new in it meanwhile: it stays.
+    }
+  }
+  return removed;
 }
 
 export type BrowserChoice = { ok: true; executable: string; wrapped: boolean } | { ok: false; reason: string };
@@ -102,5 +304,9 @@ export function chooseBrowser(configured: string | undefined, wrapperDir?: strin
   }
   const found = findChromium();
   if (!found) return { ok: false, reason: 'no Chromium found (install Debian\'s chromium-headless-shell or chromium package, or set BROWSER_EXECUTABLE)' };
-  return { ok: true, executable: writeBrowserWrapper(found, wrapperDir), wrapped: true };
+  try {
+    return { ok: true, executable: writeBrowserWrapper(found, wrapperDir), wrapped: true };
+  } catch (err) {
+    return { ok: false, reason: (err as Error).message.replace(/^Video engine: /, '') };
+  }
 }

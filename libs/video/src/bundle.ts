@@ -31,7 +31,7 @@ async function sourceFiles(root: string): Promise<string[]> {
       if (/\.tsx?$/.test(name) && !name.endsWith('.spec.ts')) files.push(join(root, dir, name));
     }
   }
-  files.push(join(root, 'libs/video/src/props.ts'), join(root, 'libs/core/src/errors.ts'));
+  files.push(join(root, 'libs/video/src/props.ts'), join(root, 'libs/video/src/css.ts'), join(root, 'libs/core/src/errors.ts'));
   return files;
 }
 

@@ -1,5 +1,5 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
@@ -8,6 +8,7 @@ import { assertEdit, type JsonValue } from '#libs/edit-spec';
 import { FontCatalog, StillEngine } from '#libs/still';
 import { runBinary } from '#libs/media';
 import { hostileWoff, withFamilyName } from '#testing/media';
+import { BROWSER_USER, browserDirs, userIds } from './browser.js';
 import { VideoEngine, VideoRenderCancelled } from './engine.js';
 import { frameAt, makeTestVideo, mapFetcher, MP4_COLOUR, probeColour, probeStreams, sineWav } from './testing.js';
 // The still engine's perceptual comparison (test helper of libs/still).
@@ -318,6 +319,34 @@ describe('VideoEngine', () => {
     expect(screenshots.length).toBeGreaterThanOrEqual(13);
     for (const params of screenshots) expect(params).toMatchObject({ captureBeyondViewport: false, clip: { x: 0, y: 0 } });
   });
+});
+
+describe('the engine\'s browser (issue 27)', () => {
+  it('clears the profiles a killed worker left at start, runs its browser unprivileged or sandboxed (read from /proc) in a profile of its own, and leaves none when it closes', async () => {
+    const workDir = await mkdtemp(join(tmpdir(), 'video-engine-profiles-test-'));
+    const { profiles } = browserDirs(workDir);
+    // What a killed worker leaves: a profile of a browser that is gone (no such pid: above pid_max).
+    const left = join(profiles, 'chromium-4194305-AbCdEfGh');
+    await mkdir(join(left, 'Default'), { recursive: true });
+    await writeFile(join(left, 'Default', 'History'), Buffer.alloc(1 << 20));
+    const second = await VideoEngine.start({ fetch: mapFetcher(files), workDir, bundleDir: join(tmpdir(), 'video-engine', 'bundle') });
+    try {
+      expect(existsSync(left)).toBe(false);
+      const ours = readdirSync(profiles).filter((n) => n.startsWith('chromium-'));
+      expect(ours).toHaveLength(1);
+      const pid = /^chromium-(\d+)-/.exec(ours[0]!)![1]!;
+      const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      const uid = Number(/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]);
+      expect(args).toContain(`--user-data-dir=${join(profiles, ours[0]!)}`);
+      expect(uid !== 0 || !args.includes('--no-sandbox')).toBe(true);
+      // Here (root, user namespaces allowed) both: another user and the sandbox on.
+      if (process.getuid?.() === 0) expect([uid, args.includes('--no-sandbox')]).toEqual([userIds(BROWSER_USER)!.uid, false]);
+    } finally {
+      await second.close();
+    }
+    expect(existsSync(profiles) ? readdirSync(profiles) : []).toEqual([]);
+    await rm(workDir, { recursive: true, force: true });
+  }, 90_000);
 });
 
 describe('Remotion licence usage events (REMOTION_LICENSE_KEY, README)', () => {

@@ -13,7 +13,7 @@ import { FontCatalog, type MediaFetcher } from '#libs/still';
 import { runBinary } from '#libs/media';
 import { makeOwnScratch, ownScratch, sweepScratch } from '#libs/core';
 import { planChunks } from './chunks.js';
-import { chooseBrowser } from './browser.js';
+import { browserDirs, chooseBrowser, clearProfiles } from './browser.js';
 import { screenshotsWithinViewport } from './cdp.js';
 import { ensureBundle, isBundle, projectRoot } from './bundle.js';
 import { encodingFor, gifFfmpegOverride, type Encoding } from './encode.js';
@@ -194,6 +194,8 @@ export class VideoEngine {
     await mkdir(workDir, { recursive: true });
     const browser = chooseBrowser(opts.browserExecutable, workDir);
     if (!browser.ok) throw new Error(`Video engine: ${browser.reason}`);
+    // Profiles a killed worker's browsers left behind (1–2 MB each).
+    if (browser.wrapped) clearProfiles(workDir);
     const bundleDir = opts.bundleDir ?? join(workDir, 'bundle');
     const [{ dir }, fonts, server] = await Promise.all([
       ensureBundle(bundleDir),
@@ -235,6 +237,7 @@ export class VideoEngine {
         // A browser that crashed or was killed is opened again by the next render.
         browser.on('closed', () => {
           if (this.browser === browser) this.browser = undefined;
+          this.clearProfiles();
         });
         return browser;
       })
@@ -539,6 +542,16 @@ export class VideoEngine {
     const browser = this.browser ?? (await this.opening?.catch(() => undefined));
     this.browser = undefined;
     await Promise.all([browser?.close({ silent: true }).catch(() => undefined), this.server.close()]);
+    this.clearProfiles();
+  }
+
+  /** The profiles of browsers that are gone (the wrapper's folder; BROWSER_EXECUTABLE keeps its own). */
+  private clearProfiles(): void {
+    try {
+      if (this.browserExecutable === join(browserDirs(this.workDir).wrapper, 'chromium-wrapper.sh')) clearProfiles(this.workDir, { removeEmpty: this.closed });
+    } catch {
+      // A profile that cannot be removed now is removed at the next start.
+    }
   }
 
   /** Options every renderMedia call shares. */

@@ -1,3 +1,5 @@
+import { cssString, cssUrl } from './css.js';
+
 /**
  * `@font-face` rules for the fonts of timeline.fonts, so the page draws them under the family names
  * the files declare (the still engine's names). The weight and style come from the font's OS/2
@@ -28,10 +30,8 @@ export function faceTraits(sfnt: Buffer): FaceTraits {
   return { weight: 400, italic: false };
 }
 
-const quote = (s: string) => `"${s.replace(/["\\\n\r]/g, (c) => `\\${c.charCodeAt(0).toString(16)} `)}"`;
-
 export function fontFaceRules(families: readonly string[], url: string, traits: FaceTraits): string {
   return families
-    .map((family) => `@font-face { font-family: ${quote(family)}; src: url(${quote(url)}); font-weight: ${traits.weight}; font-style: ${traits.italic ? 'italic' : 'normal'}; font-display: block; }`)
+    .map((family) => `@font-face { font-family: ${cssString(family)}; src: ${cssUrl(url)}; font-weight: ${traits.weight}; font-style: ${traits.italic ? 'italic' : 'normal'}; font-display: block; }`)
     .join('\n');
 }

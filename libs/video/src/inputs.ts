@@ -217,6 +217,7 @@ class Preparation {
       background: edit.timeline.background,
       timing: { tracks: still ? timing.tracks.map((t) => t.filter((c) => wanted.includes(c))) : timing.tracks },
       clips,
+      mediaOrigin: this.sources.server.origin,
       fontFaces: faces,
       still: still !== undefined,
       muted: edit.output.mute === true,

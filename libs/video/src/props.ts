@@ -26,6 +26,8 @@ export type EditProps = {
   /** Per clip, keyed `track:index`. */
   clips: Record<string, ClipInputs>;
   soundtrack?: SoundtrackInput;
+  /** The media server's origin: the only place besides Remotion's own server the page may load from (its CSP, css.ts pageCsp). */
+  mediaOrigin: string;
   /** `@font-face` rules of timeline.fonts (served by the media server). */
   fontFaces: string;
   /** A still: clips at rest (no effects, no transitions), no media playback. */

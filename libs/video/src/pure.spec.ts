@@ -1,15 +1,35 @@
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { execFile, execFileSync, spawn } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { promisify } from 'node:util';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { assertEdit } from '#libs/edit-spec';
-import { chooseBrowser, launcherTarget, WRAPPER_FLAGS, writeBrowserWrapper } from './browser.js';
+import { browserDirs, chooseBrowser, clearProfiles, findChromium, launcherTarget, WRAPPER_FLAGS, writeBrowserWrapper } from './browser.js';
 import { parseSubtitles } from './captions.js';
 import { withinViewport } from './cdp.js';
 import { planChunks } from './chunks.js';
 import { CRF, encodingFor, GIF_FILTER, gifFfmpegOverride, REMOTION_GIF_FILTER } from './encode.js';
+import { cssString, cssUrl, pageCsp } from './css.js';
 import { faceTraits, fontFaceRules } from './font-face.js';
 import { htmlDocument, remoteUrls } from './html.js';
 import { readProbe } from '#libs/media';
+
+/** Work folders of the browser tests, removed afterwards with their profiles folders (in the temp folder when the work folder is 0700). */
+const workFolders: string[] = [];
+const workFolder = () => {
+  const dir = mkdtempSync(join(tmpdir(), 'video-wrapper-'));
+  workFolders.push(dir);
+  return dir;
+};
+afterAll(() => {
+  for (const dir of workFolders) {
+    rmSync(browserDirs(dir).profiles, { recursive: true, force: true });
+    chmodSync(dir, 0o700);
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
 
 /** The video engine's pure parts: captions, encoding choices, chunk plans, probing, html, fonts, browser. */
 describe('video engine helpers', () => {
@@ -89,6 +109,23 @@ describe('video engine helpers', () => {
     expect(doc).toContain('background:rgba(255, 0, 0, 0.502)');
   });
 
+  it('writes every string put in the page\'s CSS as one escaped CSS string, whatever it holds (issue 27)', () => {
+    // A form feed, newline, quote, backslash or brace ends nothing: each is a hex escape.
+    expect(cssString('Evil\f}body{background:url(http://127.0.0.1:1/x)}')).toBe('"Evil\\c \\7d body\\7b background:url\\28 http://127.0.0.1:1/x\\29 \\7d "');
+    expect(cssString('a"b\\c\nd\re')).toBe('"a\\22 b\\5c c\\a d\\d e"');
+    expect(cssString('x\0y\ud800z</style>')).toBe('"x\\fffd y\\fffd z\\3c /style\\3e "');
+    expect(cssString('Open Sans')).toBe('"Open Sans"');
+    expect(cssString('思源')).toBe('"\\601d \\6e90 "');
+    expect(cssUrl('http://127.0.0.1:5/t/f0.ttf')).toBe('url("http://127.0.0.1:5/t/f0.ttf")');
+    const rule = fontFaceRules(['X\f} @import "http://127.0.0.1:1/a.css"; a{'], 'http://127.0.0.1:1/t/f0.ttf', { weight: 400, italic: false });
+    expect(rule.match(/\{/g)).toHaveLength(1);
+    expect(rule).not.toMatch(/\f|"http:\/\/127.0.0.1:1\/a.css"/);
+    // The page's policy: its own server and the media server's origin, nothing else; a malformed origin is left out.
+    expect(pageCsp('http://127.0.0.1:4321')).toContain("img-src 'self' http://127.0.0.1:4321 data: blob:");
+    expect(pageCsp('http://127.0.0.1:4321')).toMatch(/^default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline';/);
+    expect(pageCsp('http://127.0.0.1:1 https://evil.example')).not.toContain('evil');
+  });
+
   it('declares downloaded fonts with their own weight and style', () => {
     const dejavu = readFileSync('/usr/share/fonts/truetype/dejavu/DejaVuSerif-Bold.ttf');
     expect(faceTraits(dejavu)).toEqual({ weight: 700, italic: false });
@@ -97,25 +134,143 @@ describe('video engine helpers', () => {
       .toBe('@font-face { font-family: "My \\22 Font\\22 "; src: url("http://127.0.0.1:1/t/f0.ttf"); font-weight: 300; font-style: italic; font-display: block; }');
   });
 
-  it('runs Chromium through a wrapper that never lets it phone home, and reports a missing browser', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'video-wrapper-'));
-    const path = writeBrowserWrapper("/opt/it's/chromium", dir);
-    // The browser dies with the worker (setpriv's parent-death signal; util-linux is on every Debian).
-    expect(readFileSync(path, 'utf8')).toBe(`#!/bin/sh\nexec /usr/bin/setpriv --pdeathsig KILL '/opt/it'\\''s/chromium' "$@" ${WRAPPER_FLAGS.join(' ')}\n`);
-    expect(statSync(path).mode & 0o777).toBe(0o755);
+  it('runs Chromium through a wrapper that never lets it phone home or reach anything but loopback, and reports a missing browser (issue 27)', () => {
+    const work = workFolder();
+    const path = writeBrowserWrapper("/opt/it's/chromium", work, { runAs: { uid: 65534, gid: 65534 }, sandbox: true });
+    expect(path).toBe(join(work, 'browser', 'chromium-wrapper.sh'));
+    const script = readFileSync(path, 'utf8');
+    // The browser dies with the worker (setpriv's parent-death signal; util-linux is on every
+    // Debian) and runs as an unprivileged user, sandboxed, in a fresh profile of the engine's own.
+    expect(script).toContain(`exec /usr/bin/setpriv --pdeathsig KILL --reuid=65534 --regid=65534 --clear-groups '/opt/it'\\''s/chromium' "$@" --user-data-dir="$profile" ${WRAPPER_FLAGS.map((f) => `'${f}'`).join(' ')}\n`);
+    expect(script).toContain(`profile=$(mktemp -d '${join(browserDirs(work).profiles, 'chromium-')}'"$$"-XXXXXXXX)`);
+    expect(script).toContain('chown 65534:65534 "$profile"');
+    expect(script).toContain('--no-proxy-server|--proxy-server=*|--proxy-bypass-list=*|--no-sandbox|--no-zygote) ;;');
+    expect(WRAPPER_FLAGS).toContain('--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1');
+    expect(WRAPPER_FLAGS).toContain('--proxy-server=http://127.0.0.1:9');
+    expect(statSync(path).mode & 0o777).toBe(0o700);
+    expect(statSync(join(work, 'browser')).mode & 0o777).toBe(0o700);
+    // Without its sandbox the browser keeps Remotion's --no-sandbox.
+    expect(readFileSync(writeBrowserWrapper("/opt/it's/chromium", work, { sandbox: false }), 'utf8')).toContain('--proxy-bypass-list=*) ;;');
     // A launcher script that runs the browser without exec (Debian's chromium-headless-shell) is
     // skipped, so the signal reaches the browser itself.
-    const binary = join(dir, 'real-browser');
+    const binary = join(work, 'real-browser');
     writeFileSync(binary, '#!/bin/sh\n', { mode: 0o755 });
-    const launcher = join(dir, 'launcher');
+    const launcher = join(work, 'launcher');
     writeFileSync(launcher, `#!/bin/sh -e\n\n${binary} "$@"\n`, { mode: 0o755 });
     expect(launcherTarget(launcher)).toBe(binary);
-    expect(readFileSync(writeBrowserWrapper(launcher, dir), 'utf8')).toContain(`KILL '${binary}' "$@"`);
+    expect(readFileSync(writeBrowserWrapper(launcher, work, { sandbox: false }), 'utf8')).toContain(`KILL '${binary}' "$@"`);
     writeFileSync(launcher, `#!/bin/sh\nexport X=1\n${binary} "$@"\n`, { mode: 0o755 });
     expect(launcherTarget(launcher)).toBeUndefined();
     expect(WRAPPER_FLAGS).toContain('--component-updater=url-source=http://127.0.0.1:9/');
     expect(WRAPPER_FLAGS).toContain('--in-process-gpu');
     expect(chooseBrowser('/nonexistent/chromium')).toEqual({ ok: false, reason: 'BROWSER_EXECUTABLE /nonexistent/chromium is not an executable file' });
+  });
+
+  it('the wrapper\'s browser reaches 127.0.0.1 and nothing else: not 127.0.0.2, not a host name (issue 27)', async () => {
+    const chromium = findChromium();
+    if (!chromium) throw new Error('no Chromium on this machine');
+    const work = workFolder();
+    const wrapper = writeBrowserWrapper(chromium, work);
+    const seen: string[] = [];
+    const listen = async (host: string) => {
+      const server = createServer((req, res) => {
+        seen.push(`${host} ${req.url}`);
+        res.writeHead(200, { 'content-type': 'text/html' }).end('<p>served</p>');
+      });
+      await new Promise<void>((r) => server.listen(0, host, r));
+      return { server, port: (server.address() as AddressInfo).port };
+    };
+    const one = await listen('127.0.0.1');
+    const two = await listen('127.0.0.2');
+    try {
+      const dump = (url: string) => promisify(execFile)('/bin/sh', [wrapper, '--headless', '--no-sandbox', '--no-proxy-server', '--proxy-bypass-list=*', '--dump-dom', url], { timeout: 30_000 }).then((r) => r.stdout, () => '');
+      expect(await dump(`http://127.0.0.1:${one.port}/a`)).toContain('served');
+      // Remotion's proxy flags are dropped: the dead proxy takes every other address.
+      expect(await dump(`http://127.0.0.2:${two.port}/b`)).not.toContain('served');
+      // This machine's own name resolves to loopback (/etc/hosts): the resolver rules refuse it anyway.
+      expect(await dump(`http://${hostname()}:${one.port}/c`)).not.toContain('served');
+      expect(seen).toEqual([`127.0.0.1 /a`]);
+    } finally {
+      one.server.close();
+      two.server.close();
+      clearProfiles(work);
+    }
+  }, 60_000);
+
+  it('refuses a wrapper folder another user owns, others may write, or that is a link (issue 27)', () => {
+    const work = workFolder();
+    const jail = { sandbox: false };
+    // Owned by someone else (the folder is made first by "another user").
+    mkdirSync(join(work, 'browser'), { mode: 0o700 });
+    chownSync(join(work, 'browser'), 65534, 65534);
+    expect(() => writeBrowserWrapper('/usr/bin/true', work, jail)).toThrow(/browser folder .*\/browser belongs to uid 65534, not to this process/);
+    rmSync(join(work, 'browser'), { recursive: true });
+    // Writable by others.
+    mkdirSync(join(work, 'browser'), { mode: 0o700 });
+    chmodSync(join(work, 'browser'), 0o777);
+    expect(() => writeBrowserWrapper('/usr/bin/true', work, jail)).toThrow(/writable by other users \(mode 777\)/);
+    rmSync(join(work, 'browser'), { recursive: true });
+    // A link to a folder elsewhere.
+    const elsewhere = workFolder();
+    symlinkSync(elsewhere, join(work, 'browser'));
+    expect(() => writeBrowserWrapper('/usr/bin/true', work, jail)).toThrow(/is not a folder \(a link or a file\)/);
+    unlinkSync(join(work, 'browser'));
+    // A work folder others may write (the wrapper folder could be swapped under it).
+    chmodSync(work, 0o777);
+    expect(() => writeBrowserWrapper('/usr/bin/true', work, jail)).toThrow(/the folder of .* is writable by other users/);
+    chmodSync(work, 0o700);
+    // A private folder left with a loose mode by this user is tightened.
+    mkdirSync(join(work, 'browser'), { mode: 0o755 });
+    chmodSync(join(work, 'browser'), 0o755);
+    writeBrowserWrapper('/usr/bin/true', work, jail);
+    expect(statSync(join(work, 'browser')).mode & 0o777).toBe(0o700);
+    expect(chooseBrowser(undefined, join(work, 'browser', 'chromium-wrapper.sh'))).toMatchObject({ ok: false });
+  });
+
+  it('clears browser profiles no live browser uses, and keeps the ones in use (issue 27)', () => {
+    const work = workFolder();
+    writeBrowserWrapper('/usr/bin/true', work, { sandbox: false });
+    const { profiles } = browserDirs(work);
+    // A profile of a process that is gone (pid 2^22 + 1 is above Linux's pid_max), one whose pid
+    // is alive but is not a browser with that folder (this test process), and one in use.
+    const gone = join(profiles, 'chromium-4194305-AAAAAAAA');
+    const reused = join(profiles, `chromium-${process.pid}-BBBBBBBB`);
+    mkdirSync(join(gone, 'Default'), { recursive: true });
+    writeFileSync(join(gone, 'Default', 'Preferences'), 'x'.repeat(1000));
+    mkdirSync(reused);
+    // A process started with its folder named after its pid, as the wrapper starts the browser.
+    let starting: ReturnType<typeof spawn> | undefined;
+    const child = spawn('/bin/sh', ['-c', 'p="$0/chromium-$$-CCCCCCCC"; mkdir "$p"; exec "$1" -e "setTimeout(() => {}, 30000)" -- --user-data-dir="$p"', profiles, process.execPath], { stdio: 'ignore' });
+    const inUse = join(profiles, `chromium-${child.pid}-CCCCCCCC`);
+    try {
+      const until = Date.now() + 5000;
+      while (!readFileSync(`/proc/${child.pid}/cmdline`, 'utf8').startsWith(process.execPath) && Date.now() < until) execFileSync('sleep', ['0.05']);
+      // A sandbox probe's folder of a worker that is gone; a profile the wrapper has just made (its
+      // shell still runs, about to exec the browser under the same pid).
+      const probe = join(profiles, 'probe-4194305-abcdef');
+      mkdirSync(probe);
+      const script = join(work, 'chromium-wrapper.sh');
+      writeFileSync(script, 'sleep 30\n');
+      starting = spawn('/bin/sh', [script], { stdio: 'ignore' });
+      const made = join(profiles, `chromium-${starting.pid!}-DDDDDDDD`);
+      mkdirSync(made);
+      try {
+        expect(clearProfiles(work).sort()).toEqual([gone, probe, reused].sort());
+        expect(existsSync(made)).toBe(true);
+      } finally {
+        starting.kill('SIGKILL');
+        execFileSync('sleep', ['0.2']);
+      }
+      expect(existsSync(gone)).toBe(false);
+      expect(existsSync(reused)).toBe(false);
+      expect(existsSync(inUse)).toBe(true);
+    } finally {
+      child.kill('SIGKILL');
+    }
+    // Once its browser is gone, the folder goes too.
+    const until = Date.now() + 5000;
+    while (existsSync(`/proc/${child.pid}/cmdline`) && readFileSync(`/proc/${child.pid}/cmdline`, 'utf8').startsWith(process.execPath) && Date.now() < until) execFileSync('sleep', ['0.05']);
+    expect(clearProfiles(work).sort()).toEqual([inUse, join(profiles, `chromium-${starting!.pid!}-DDDDDDDD`)].sort());
   });
 });
 
