@@ -46,6 +46,8 @@ describe('hostile input in the browser engine (issue 27): the page fetches only 
   let origin: string;
   /** Requests the browser made to the loopback listener (the Node side's downloads are not counted). */
   const fromBrowser: string[] = [];
+  /** The font files the listener serves, by path. */
+  const fonts = new Map<string, Buffer>();
 
   const MAGENTA = '#ff00ff';
   const post = (body: unknown, query = '') => api.app.inject({ method: 'POST', url: `/api/v1/render${query}`, headers: { 'x-api-key': key }, payload: body as object });
@@ -57,12 +59,13 @@ describe('hostile input in the browser engine (issue 27): the page fetches only 
 
   /**
    * Each hostile string tries to restyle the whole page magenta and to load from the listener:
-   * a form feed, newline, quote, backslash or `}` closes the quoted family, then `@import`, `url()`
-   * and `image-set()`.
+   * a quote, apostrophe, backslash, `</style>` or `}` closes the quoted family, then `@import`,
+   * `url()` and `image-set()`. (A form feed or newline, the attack first seen, is refused by the
+   * font reader before it gets here: the last test; the escape covers them too: libs/video pure.spec.)
    */
   const hostile = (tag: string) => [
-    `Evil\f}*{background:${MAGENTA} url(${origin}/${tag}-ff-url) !important}@import url(${origin}/${tag}-ff-import);x{`,
-    `Nl\n}body{background-image:image-set(url(${origin}/${tag}-nl-set) 1x) !important;background-color:${MAGENTA} !important}x{`,
+    `Evil'}*{background:${MAGENTA} url(${origin}/${tag}-apos-url) !important}@import url(${origin}/${tag}-apos-import);x{`,
+    `Tag</style><style>body{background-image:image-set(url(${origin}/${tag}-tag-set) 1x) !important;background-color:${MAGENTA} !important}</style><style>x{`,
     `Q"}html{background:url("${origin}/${tag}-quote-url") ${MAGENTA} !important}x{font-family:"`,
     `B\\"}div{background:url(${origin}/${tag}-bs-url) ${MAGENTA} !important}x{`,
   ];
@@ -103,7 +106,6 @@ describe('hostile input in the browser engine (issue 27): the page fetches only 
 
   beforeAll(async () => {
     const clear = await sharp({ create: { width: 8, height: 8, channels: 4, background: { r: 0, g: 0, b: 0, alpha: 0 } } }).png().toBuffer();
-    const fonts = new Map<string, Buffer>();
     trap = createServer((req, res) => {
       const url = req.url ?? '';
       if (/HeadlessChrome|Chrome\//.test(req.headers['user-agent'] ?? '')) fromBrowser.push(url);
@@ -191,6 +193,18 @@ describe('hostile input in the browser engine (issue 27): the page fetches only 
     }
     expect(fromBrowser).toEqual([]);
   }, 200_000);
+
+  it('a family name with a form feed or newline (the attack first seen) never reaches the page: 422 MEDIA_UNAVAILABLE naming the font', async () => {
+    const controlled = [`Evil\f}*{background:url(${origin}/ff-url)}`, `Nl\n}body{background:url(${origin}/nl-url)}`];
+    controlled.forEach((family, i) => fonts.set(`/fonts/control-${i}.ttf`, fontNamed(family)));
+    const res = await post({ edit: { ...edit('control', true, 'png'), timeline: { ...edit('control', true, 'png').timeline, fonts: controlled.map((_, i) => ({ src: `${origin}/fonts/control-${i}.ttf` })) } } }, '?format=binary');
+    expect(res.statusCode).toBe(422);
+    expect(res.json()).toMatchObject({
+      code: 'MEDIA_UNAVAILABLE',
+      errors: { 'edit.timeline.fonts[0].src': [expect.stringContaining('U+000C')], 'edit.timeline.fonts[1].src': [expect.stringContaining('U+000A')] },
+    });
+    expect(fromBrowser).toEqual([]);
+  });
 
   it('the browser runs as an unprivileged user or with its sandbox on (read from /proc), its profile in the engine\'s own folder', () => {
     const browsers = readdirSync('/proc').filter((p) => /^\d+$/.test(p)).flatMap((pid) => {
