@@ -52,8 +52,18 @@ async function startServers() {
       res.writeHead(404).end();
       return;
     }
+    // Ranges answered (the API's probes read parts of a file): what is counted is what is sent.
+    const range = /^bytes=(\d+)-(\d*)$/.exec(req.headers.range ?? '');
+    if (range && Number(range[1]) < file.body.length) {
+      const start = Number(range[1]);
+      const end = Math.min(range[2] ? Number(range[2]) : file.body.length - 1, file.body.length - 1);
+      const part = file.body.subarray(start, end + 1);
+      stats.bytes += part.length;
+      res.writeHead(206, { 'content-type': file.type, 'content-length': part.length, 'content-range': `bytes ${start}-${end}/${file.body.length}` }).end(part);
+      return;
+    }
     stats.bytes += file.body.length;
-    res.writeHead(200, { 'content-type': file.type, 'content-length': file.body.length }).end(file.body);
+    res.writeHead(200, { 'content-type': file.type, 'content-length': file.body.length, 'accept-ranges': 'bytes' }).end(file.body);
   });
   const origin = `http://127.0.0.1:${server.address().port}`;
   return {
@@ -222,6 +232,8 @@ function cases(servers) {
       return { path: '/v1/render', body: { edit: { timeline: { fonts: [{ src }], tracks: [{ clips: [{ asset: { type: 'text', text: 'Bomb' }, start: 0, length: 1 }] }] }, output: { format: 'png', size: { width: 320, height: 180 } } } } };
     },
     'estimate-200-auto': () => ({ path: '/v1/render/estimate', body: { edit: { timeline: { tracks: [{ clips: autoClips(200) }] }, output: { format: 'mp4', size: { width: 320, height: 180 } } } } }),
+    // Under the count cap: each 8 MB file is read only as far as the probe's byte cap lets it.
+    'estimate-15-auto': () => ({ path: '/v1/render/estimate', body: { edit: { timeline: { tracks: [{ clips: autoClips(15) }] }, output: { format: 'mp4', size: { width: 320, height: 180 } } } } }),
     'broken-image': () => {
       const src = servers.serve('/media/broken.png', 'image/png', brokenPng());
       return { path: '/v1/render', body: { edit: { timeline: { tracks: [{ clips: [{ asset: { type: 'image', src }, start: 0, length: 1 }] }] }, output: { format: 'png', size: { width: 320, height: 180 } } } } };
@@ -357,10 +369,12 @@ async function run(opts) {
   const rows = [];
   for (const name of names) {
     const trapBefore = servers.stats.trap.length;
+    const servedBefore = servers.stats.bytes;
     const stop = sampler(apiPid, workerPid);
     const row = await runCase(base, key, name, all[name]);
     const peak = stop();
     row.trapHits = servers.stats.trap.slice(trapBefore);
+    row.servedMb = Number(((servers.stats.bytes - servedBefore) / MB).toFixed(1));
     row.apiPeakMb = Math.round(peak.api / MB);
     row.workerPeakMb = Math.round(peak.worker / MB);
     row.workerAlive = workerPid ? alive(workerPid) : undefined;
@@ -383,9 +397,9 @@ async function run(opts) {
 }
 
 function summary(r) {
-  console.log('\ncase                 answer     code                       ms   API MB  worker MB  trap');
+  console.log('\ncase                 answer     code                       ms   API MB  worker MB  served MB  trap');
   for (const row of r.rows) {
-    console.log(`${row.name.padEnd(20)} ${row.result.padEnd(10)} ${String(row.code ?? '').padEnd(24)} ${String(row.ms).padStart(6)} ${String(row.apiPeakMb).padStart(8)} ${String(row.workerPeakMb).padStart(10)}  ${row.trapHits.length}`);
+    console.log(`${row.name.padEnd(20)} ${row.result.padEnd(10)} ${String(row.code ?? '').padEnd(24)} ${String(row.ms).padStart(6)} ${String(row.apiPeakMb).padStart(8)} ${String(row.workerPeakMb).padStart(10)} ${String(row.servedMb).padStart(10)}  ${row.trapHits.length}`);
     if (row.message) console.log(`${''.padEnd(21)}${String(row.message).slice(0, 150)}`);
     for (const hit of row.trapHits) console.log(`${''.padEnd(21)}TRAP: ${hit}`);
   }
