@@ -17,7 +17,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { deflateSync } from 'node:zlib';
+// The hostile fonts of the tests (libs/media testing.ts), as built.
+import { hostileWoff, withFamilyName } from '../dist/libs/media/src/testing.js';
 import { log, runBench, sleep, startStack } from './lib/harness.mjs';
 
 const MB = 1024 * 1024;
@@ -81,81 +82,6 @@ async function startServers() {
 // ---------------------------------------------------------------------------------------------------
 // Hostile files, made here.
 
-/** A copy of a TrueType font whose name table names `family` (IDs 1, 4, 16) and `Hostile-Regular` (ID 6). */
-function renamedFont(font, family) {
-  const numTables = font.readUInt16BE(4);
-  const tables = [];
-  for (let i = 0; i < numTables; i++) {
-    const rec = 12 + i * 16;
-    const tag = font.toString('latin1', rec, rec + 4);
-    const offset = font.readUInt32BE(rec + 8);
-    const length = font.readUInt32BE(rec + 12);
-    if (tag !== 'name') tables.push({ tag, data: font.subarray(offset, offset + length) });
-  }
-  const names = [[1, family], [2, 'Regular'], [4, family], [6, 'Hostile-Regular'], [16, family], [17, 'Regular']];
-  const strings = names.map(([, s]) => Buffer.from(s, 'utf16le').swap16());
-  const header = Buffer.alloc(6 + names.length * 12);
-  header.writeUInt16BE(0, 0);
-  header.writeUInt16BE(names.length, 2);
-  header.writeUInt16BE(header.length, 4);
-  let at = 0;
-  names.forEach(([id], i) => {
-    const rec = 6 + i * 12;
-    header.writeUInt16BE(3, rec);
-    header.writeUInt16BE(1, rec + 2);
-    header.writeUInt16BE(0x409, rec + 4);
-    header.writeUInt16BE(id, rec + 6);
-    header.writeUInt16BE(strings[i].length, rec + 8);
-    header.writeUInt16BE(at, rec + 10);
-    at += strings[i].length;
-  });
-  tables.push({ tag: 'name', data: Buffer.concat([header, ...strings]) });
-  tables.sort((a, b) => (a.tag < b.tag ? -1 : 1));
-  const dirSize = 12 + tables.length * 16;
-  const parts = [Buffer.alloc(dirSize)];
-  const dir = parts[0];
-  font.copy(dir, 0, 0, 4);
-  dir.writeUInt16BE(tables.length, 4);
-  let offset = dirSize;
-  tables.forEach((t, i) => {
-    const rec = 12 + i * 16;
-    dir.write(t.tag, rec, 'latin1');
-    dir.writeUInt32BE(0, rec + 4);
-    dir.writeUInt32BE(offset, rec + 8);
-    dir.writeUInt32BE(t.data.length, rec + 12);
-    const padded = Buffer.alloc((t.data.length + 3) & ~3);
-    t.data.copy(padded);
-    parts.push(padded);
-    offset += padded.length;
-  });
-  return Buffer.concat(parts);
-}
-
-/** A WOFF of 10 tables that all point at one zlib blob of 16 MiB of zeros: ~16 KB on the wire, 160 MiB inflated. */
-function woffBomb() {
-  const tags = ['OS/2', 'cmap', 'glyf', 'head', 'hhea', 'hmtx', 'loca', 'maxp', 'name', 'post'];
-  const orig = 16 * MB;
-  const blob = deflateSync(Buffer.alloc(orig), { level: 9 });
-  const dirEnd = 44 + tags.length * 20;
-  const length = dirEnd + blob.length;
-  const out = Buffer.alloc((length + 3) & ~3);
-  out.write('wOFF', 0, 'latin1');
-  out.writeUInt32BE(0x00010000, 4);
-  out.writeUInt32BE(out.length, 8);
-  out.writeUInt16BE(tags.length, 12);
-  out.writeUInt32BE(12 + tags.length * 16 + tags.length * orig, 16);
-  out.writeUInt16BE(1, 20);
-  tags.forEach((tag, i) => {
-    const rec = 44 + i * 20;
-    out.write(tag, rec, 'latin1');
-    out.writeUInt32BE(dirEnd, rec + 4);
-    out.writeUInt32BE(blob.length, rec + 8);
-    out.writeUInt32BE(orig, rec + 12);
-  });
-  blob.copy(out, dirEnd);
-  return out;
-}
-
 /** A PNG signature and header chunk, then garbage: it can never be decoded. */
 function brokenPng() {
   const png = Buffer.alloc(4096, 0x5a);
@@ -196,7 +122,7 @@ function cases(servers) {
     },
     output: { format, size: { width: 600, height: 300 } },
   });
-  const fontUrl = (name, family) => servers.serve(`/fonts/${name}.ttf`, 'font/ttf', renamedFont(readFileSync(FONT_FILE), family));
+  const fontUrl = (name, family) => servers.serve(`/fonts/${name}.ttf`, 'font/ttf', withFamilyName(readFileSync(FONT_FILE), family));
   const familyCase = (format) => {
     const family = injected(format);
     const src = fontUrl(`ff-${format}`, family);
@@ -226,9 +152,9 @@ function cases(servers) {
     'css-html-mp4': () => ({ path: '/v1/render', body: { edit: { ...html('mp4'), output: { format: 'mp4', size: { width: 600, height: 300 }, fps: 12 } } } }),
     'blurred-60': () => ({ path: '/v1/render', body: { edit: BLURRED(60) } }),
     'blurred-3000': () => ({ path: '/v1/render', body: { edit: BLURRED(3000) } }),
-    'woff-bomb-upload': () => ({ upload: { name: 'bomb.woff', type: 'font/woff', body: woffBomb() } }),
+    'woff-bomb-upload': () => ({ upload: { name: 'bomb.woff', type: 'font/woff', body: hostileWoff.bomb(readFileSync(FONT_FILE)) } }),
     'woff-bomb-font-url': () => {
-      const src = servers.serve('/fonts/bomb.woff', 'font/woff', woffBomb());
+      const src = servers.serve('/fonts/bomb.woff', 'font/woff', hostileWoff.bomb(readFileSync(FONT_FILE)));
       return { path: '/v1/render', body: { edit: { timeline: { fonts: [{ src }], tracks: [{ clips: [{ asset: { type: 'text', text: 'Bomb' }, start: 0, length: 1 }] }] }, output: { format: 'png', size: { width: 320, height: 180 } } } } };
     },
     'estimate-200-auto': () => ({ path: '/v1/render/estimate', body: { edit: { timeline: { tracks: [{ clips: autoClips(200) }] }, output: { format: 'mp4', size: { width: 320, height: 180 } } } } }),

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { INestApplicationContext } from '@nestjs/common';
 import sharp from 'sharp';
 import { createWorkerApp } from '../apps/worker/src/app.js';
+import { withFamilyName } from '#testing/media';
 import { frameAt } from '#testing/video';
 import { fetchStored, startApi, type TestApi } from './harness.js';
 import { until as poll } from './render-helpers.js';
@@ -17,26 +18,8 @@ import { until as poll } from './render-helpers.js';
 // server, and the frame is drawn as with harmless values. docs/decisions.md "Hostile input (issue
 // 27): browser".
 
-/** A copy of DejaVu Sans whose name table declares `family` (nameID 1, Windows UTF-16BE). */
-function fontNamed(family: string): Buffer {
-  const font = readFileSync('/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf');
-  const utf16 = Buffer.from(family, 'utf16le').swap16();
-  const table = Buffer.alloc(6 + 12 + utf16.length);
-  table.writeUInt16BE(0, 0);
-  table.writeUInt16BE(1, 2);
-  table.writeUInt16BE(18, 4);
-  [3, 1, 0x409, 1, utf16.length, 0].forEach((v, i) => table.writeUInt16BE(v, 6 + i * 2));
-  utf16.copy(table, 18);
-  const out = Buffer.concat([font, Buffer.alloc((4 - (font.length % 4)) % 4), table]);
-  const count = out.readUInt16BE(4);
-  for (let i = 0; i < count; i++) {
-    const rec = 12 + i * 16;
-    if (out.toString('latin1', rec, rec + 4) !== 'name') continue;
-    out.writeUInt32BE(out.length - table.length, rec + 8);
-    out.writeUInt32BE(table.length, rec + 12);
-  }
-  return out;
-}
+/** A copy of DejaVu Sans whose name table declares `family`. */
+const fontNamed = (family: string) => withFamilyName(readFileSync('/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf'), family);
 
 describe('hostile input in the browser engine (issue 27): the page fetches only the media server', () => {
   let api: TestApi;
