@@ -12,6 +12,7 @@ import { allWorkspaces, forWorkspace } from '#libs/db';
 import { aspectRules, normaliseValues, validateValues, type TemplatesService } from '#libs/templates';
 import { renderEventsOf } from '#libs/events';
 import { checkCallbackUrl, WebhookDelivery, type DeliveryState } from '#libs/webhooks';
+import { checkBudget } from './budget.js';
 import { Render, TERMINAL_STATUSES, type RenderStatus } from './entities.js';
 import { renderError, renderFailure } from './errors.js';
 import { purgeExpired, type RenderLifecycle } from './lifecycle.js';
@@ -200,6 +201,7 @@ export class RendersService {
     if (Math.max(cost.size.width, cost.size.height) > caller.plan.maxImageDimension) {
       throw new ApiError('LIMIT_IMAGE_SIZE', `A ${cost.size.width}×${cost.size.height} still is larger than the ${caller.plan.name} plan allows (${caller.plan.maxImageDimension} px a side)`);
     }
+    checkBudget(edit, timing, caller.plan, { scale: input.scale, root });
     return { input, edit, templateId, templateVersion, estimate: cost, aspectRules: rules };
   }
 
