@@ -31,6 +31,8 @@ export interface AppConfig {
   webhookConcurrency: number;
   /** Stills a worker draws at once (libvips uses the cores within each). */
   stillConcurrency: number;
+  /** A still's job lock: a still whose worker died is noticed within about twice this, and fails WORKER_LOST (never drawn again). */
+  stillLockMs: number;
   /** Workflow rows a worker runs at once (each waits on its render and its providers). */
   workflowConcurrency: number;
   /** The video engine (Remotion + Chromium) in workers: `auto` starts it when Chromium is found. */
@@ -319,6 +321,7 @@ export function loadConfig(rawEnv: Env = process.env): AppConfig {
     workerConcurrency: integer(env, 'WORKER_CONCURRENCY', 2, 1, 64),
     webhookConcurrency: integer(env, 'WEBHOOK_CONCURRENCY', 50, 1, 1000),
     stillConcurrency: integer(env, 'STILL_CONCURRENCY', DEFAULT_STILL_CONCURRENCY, 1, 64),
+    stillLockMs: integer(env, 'STILL_LOCK_MS', 15_000, 1_000, 60_000),
     workflowConcurrency: integer(env, 'WORKFLOW_CONCURRENCY', 8, 1, 64),
     video: {
       engine: oneOf(env, 'VIDEO_ENGINE', ['auto', 'on', 'off'] as const, 'auto'),

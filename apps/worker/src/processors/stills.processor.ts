@@ -1,9 +1,10 @@
 import { Inject } from '@nestjs/common';
-import { Processor } from '@nestjs/bullmq';
+import { OnWorkerEvent, Processor } from '@nestjs/bullmq';
+import type { Job } from 'bullmq';
 import { ApiError } from '#libs/core';
 import type { EditSpec } from '#libs/edit-spec';
-import type { JobPayloads, JobResults } from '#libs/queue';
-import { RenderLifecycle, renderError } from '#libs/renders';
+import { isWorkerLost, type JobPayloads, type JobResults } from '#libs/queue';
+import { RenderLifecycle, renderError, STILL_WORKER_LOST } from '#libs/renders';
 import { StillEngine } from '#libs/still';
 import type { StorageDriver } from '#libs/storage';
 import { STORAGE } from '../tokens.js';
@@ -14,6 +15,8 @@ import { QueueProcessor, type QueueHandlers } from './queue-processor.js';
  * event), so nothing depends on the API process that waits for it: the API reads the settled record.
  * A refusal the caller caused (an unknown font, an unreachable image, an unsupported asset) is
  * `{ ok: false, error }` (renderError's mapping); a fault of ours fails the render and the job.
+ * A still whose worker died is not drawn again (it may be what killed it; maxStalledCount 0): the
+ * worker that finds its job stalled fails it WORKER_LOST, credit released, one `render.failed`.
  */
 @Processor('stills')
 export class StillsProcessor extends QueueProcessor<'stills'> {
@@ -47,6 +50,15 @@ export class StillsProcessor extends QueueProcessor<'stills'> {
       return result;
     },
   };
+
+  /** A still job whose worker died: its render fails WORKER_LOST (once, whichever of this and the waiting API settles it). */
+  @OnWorkerEvent('failed')
+  failLost(job: Job | undefined, err: Error): void {
+    const renderId = (job?.data as { renderId?: string } | undefined)?.renderId;
+    if (!renderId || !isWorkerLost(err)) return;
+    this.log.warn(`still ${renderId}: its worker stopped while drawing it; it is not drawn again`);
+    void this.lifecycle.lost(renderId, STILL_WORKER_LOST, 'rendering').catch(() => undefined);
+  }
 
   private async draw(data: JobPayloads['still.render']): Promise<JobResults['still.render']> {
     const started = performance.now();
