@@ -92,7 +92,7 @@ export const RENDER_BUDGET = {
   /** Clips in one edit (every track). */
   clips: 300,
   /** One clip's layer, drawn at output scale. */
-  layerPixels: 64_000_000,
+  layerPixels: 36_000_000,
   /** Layer pixels drawn for one frame (a still's; a video's busiest moment). */
   framePixels: 200_000_000,
   /** Σ blurred layer pixels × blur sigma (output px) over one frame. */

@@ -90,7 +90,7 @@ export const MAX_PIXELS = 80_000_000;
 /** The largest single layer (a clip scaled far past the frame): the render budget's. */
 const MAX_LAYER_PIXELS = RENDER_BUDGET.layerPixels;
 /** Layer pixels drawn at once by default (StillEngineOptions.pixelsInFlight). */
-export const DEFAULT_PIXELS_IN_FLIGHT = 64_000_000;
+export const DEFAULT_PIXELS_IN_FLIGHT = RENDER_BUDGET.layerPixels;
 
 /** Assets drawn as text blocks (a PDF's text layer). */
 const TEXT_TYPES: ReadonlySet<string> = new Set(['text', 'title', 'rich-text']);
@@ -139,6 +139,7 @@ export class StillEngine {
   private readonly metadata = new ByteLru<Size & { opaque: boolean }>(4096);
   private readonly limitInputPixels: number;
   private readonly gate: PixelGate;
+  private readonly frames = new PixelGate(MAX_PIXELS);
 
   constructor(private readonly opts: StillEngineOptions) {
     this.layers = new ByteLru(opts.cacheBytes ?? 256 * 1024 * 1024);
@@ -239,6 +240,38 @@ export class StillEngine {
     this.checkAspects(active, drawables, opts.aspectRules ?? []);
     const inputsDone = performance.now();
 
+    // At most MAX_PIXELS of frames are drawn at once in this process, whatever STILL_CONCURRENCY: two
+    // stills of 50 megapixels wait for each other; sixty 1080² posts run side by side.
+    const release = await this.frames.take(size.width * size.height);
+    let drawn: { bytes: Buffer; drawDone: number };
+    try {
+      drawn = await this.drawAndEncode(edit, format, size, time, active, drawables, opts, htmlPages);
+    } finally {
+      release();
+    }
+    const { bytes, drawDone } = drawn;
+    const finished = performance.now();
+    return {
+      bytes,
+      format,
+      contentType: CONTENT_TYPES[format],
+      width: size.width,
+      height: size.height,
+      timings: { inputs: inputsDone - started, draw: drawDone - inputsDone, encode: finished - drawDone, total: finished - started },
+    };
+  }
+
+  /** The frame's layers drawn (bounded by the pixel gate) and composited, then encoded. */
+  private async drawAndEncode(
+    edit: EditSpec,
+    format: 'png' | 'jpeg' | 'pdf',
+    size: ReturnType<typeof outputSize>,
+    time: number,
+    active: TimedClip[],
+    drawables: Drawable[],
+    opts: StillRenderOptions,
+    htmlPages?: Promise<PdfHtmlPage[]>,
+  ): Promise<{ bytes: Buffer; drawDone: number }> {
     // Layers are drawn a bounded number of pixels at a time (the gate, shared by every still of this
     // process): a frame within it draws its layers at once; a frame beyond it, in groups, each
     // composited onto the frame and let go before the next is drawn.
@@ -263,30 +296,22 @@ export class StillEngine {
         release();
       }
     } else {
-      let pixels = await sharp({ create: { width: size.width, height: size.height, channels: 4, background } }).raw().toBuffer();
+      // One frame buffer, each group painted into it in place (no copy of the frame per group).
+      const canvas = solidRaster(size.width, size.height, background);
       for (const group of groups) {
         const release = await this.gate.take(group.reduce((n, i) => n + weights[i]!, 0));
         try {
-          const layers = (await Promise.all(group.map(draw))).filter((p): p is Placed => p !== undefined);
-          if (layers.length) pixels = await sharp(pixels, { raw: { width: size.width, height: size.height, channels: 4 } }).composite(clipToCanvas(layers, size.width, size.height)).raw().toBuffer();
+          for (const l of await Promise.all(group.map(draw))) if (l) paintOver(canvas, l.raster, Math.round(l.left), Math.round(l.top));
         } finally {
           release();
         }
       }
-      if (watermark && !htmlPages) pixels = await sharp(pixels, { raw: { width: size.width, height: size.height, channels: 4 } }).composite(clipToCanvas([watermark], size.width, size.height)).raw().toBuffer();
+      if (watermark && !htmlPages) paintOver(canvas, watermark.raster, watermark.left, watermark.top);
       drawDone = performance.now();
       const pdfExtras = htmlPages ? { html: await htmlPages, ...(watermark ? { overlay: await frameOf(watermark, size) } : {}) } : {};
-      bytes = await this.write(format, edit.output, size, pixels, background, false, active, drawables, pdfExtras);
+      bytes = await this.write(format, edit.output, size, canvas.data, background, false, active, drawables, pdfExtras);
     }
-    const finished = performance.now();
-    return {
-      bytes,
-      format,
-      contentType: CONTENT_TYPES[format],
-      width: size.width,
-      height: size.height,
-      timings: { inputs: inputsDone - started, draw: drawDone - inputsDone, encode: finished - drawDone, total: finished - started },
-    };
+    return { bytes, drawDone };
   }
 
   /** The whole frame drawn by the browser engine, then watermarked and encoded like any still. */
