@@ -282,7 +282,7 @@ export class StillEngine {
     // Over printed html the watermark is a layer of its own on top (the html would hide it).
     const watermark = opts.watermark ? await watermarkLayer(size.width, size.height) : undefined;
     const draw = (i: number) => this.drawLayer(active[i]!, time, drawables[i]!, size.viewport, size.pixelRatio, size);
-    let drawDone = 0;
+    let drawDone: number;
     let bytes: Buffer;
     if (groups.length <= 1) {
       const release = await this.gate.take(weights.reduce((n, w) => n + w, 0));
