@@ -8,9 +8,11 @@ import { RENDER_BUDGET } from '#libs/core';
 import { LedgerEntry } from '#libs/credits';
 import { allWorkspaces, forWorkspace, type Orm } from '#libs/db';
 import { OutboxEvent } from '#libs/events';
+import { Worker } from 'bullmq';
+import { Asset } from '#libs/assets';
 import { JobQueues } from '#libs/queue';
 import { Render } from '#libs/renders';
-import { startApi, type TestApi } from './harness.js';
+import { multipart, startApi, type TestApi } from './harness.js';
 import { eventsOf, ledgerOf, until } from './render-helpers.js';
 
 // Issue 27 "One request cannot exhaust a worker" (docs/decisions.md "Hostile input (issue 27):
@@ -81,7 +83,7 @@ describe('hostile input: the render budget (issue 27)', () => {
   const working = () => until(async () => (await forWorkspace(orm, workspaceId).findOne(Render, { status: 'rendering' }))?.id, 'the still to be drawn', 20_000, 20);
 
   beforeAll(async () => {
-    api = await startApi({ VIDEO_ENGINE: 'off', STILL_LOCK_MS: String(LOCK_MS) });
+    api = await startApi({ VIDEO_ENGINE: 'off', STILL_LOCK_MS: String(LOCK_MS), ASSET_LOCK_MS: String(LOCK_MS) });
     orm = await openAppDatabase(api.config.database, { migrate: false });
     ({ workspaceId, liveKey: key } = (await api.cli('workspace:create', '--name', 'Hostile budget', '--plan', 'pro')).json as { workspaceId: string; liveKey: string });
     const png = await sharp({ create: { width: 300, height: 200, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 40 } } }).png().toBuffer();
@@ -172,4 +174,29 @@ describe('hostile input: the render budget (issue 27)', () => {
     expect(await eventsOf(orm, workspaceId, id)).toEqual(['render.failed']);
     await answersAStill();
   });
+
+  it('an asset whose worker died is not processed again: it fails WORKER_LOST with the reason, once', async () => {
+    await kill(worker);
+    const png = await sharp({ create: { width: 64, height: 64, channels: 3, background: '#2a9d8f' } }).png().toBuffer();
+    const body = multipart([{ name: 'file', file: png, filename: 'poison.png', type: 'image/png' }]);
+    const res = await api.app.inject({ method: 'POST', url: '/api/v1/assets', headers: { 'x-api-key': key, ...body.headers }, payload: body.payload });
+    expect(res.statusCode).toBeLessThan(300);
+    const id = res.json().data.id as string;
+    // A worker takes the job and dies with it (no worker process is running): its lock is never renewed.
+    const { connection, prefix } = api.app.get(JobQueues).queue('assets').opts;
+    const dying = new Worker('assets', null, { connection, prefix, autorun: false, lockDuration: LOCK_MS });
+    const job = await dying.getNextJob('dead-worker');
+    expect(job?.data).toMatchObject({ assetId: id });
+    await dying.close(true);
+    // The next worker's stalled checks find it: the asset fails instead of being processed again.
+    worker = spawnWorker();
+    const failed = await until(async () => {
+      const row = await allWorkspaces(orm).findOne(Asset, { id }, { refresh: true });
+      return row?.status === 'failed' ? row : undefined;
+    }, 'the asset to fail', 30_000, 100);
+    expect(failed.error).toEqual({ code: 'WORKER_LOST', message: expect.stringMatching(/not processed again/) });
+    const events = await forWorkspace(orm, workspaceId).find(OutboxEvent, { type: { $like: 'asset.%' } });
+    expect(events.filter((e) => e.data.id === id).map((e) => e.type)).toEqual(['asset.failed']);
+    await answersAStill();
+  }, 60_000);
 });

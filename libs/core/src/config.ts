@@ -48,7 +48,8 @@ export interface AppConfig {
   publicUrl: string;
   storage: StorageConfig;
   /** The media library: the largest upload (ASSET_MAX_BYTES) and assets a worker processes at once. */
-  assets: { maxBytes: number; concurrency: number; stock: boolean };
+  /** `lockMs`: an asset job's lock; an asset whose worker died fails WORKER_LOST within about twice this (ASSET_LOCK_MS). */
+  assets: { maxBytes: number; concurrency: number; lockMs: number; stock: boolean };
   /** Transcriptions a worker runs at once (CAPTION_CONCURRENCY); the offline engine takes a core each. */
   captions: { concurrency: number; pollIntervalMs: number; providerTimeoutMs: number };
   /** workspace-suite (Google's APIs): the OAuth client, its endpoints, one call's budget (docs/suite.md). */
@@ -348,6 +349,7 @@ export function loadConfig(rawEnv: Env = process.env): AppConfig {
     assets: {
       maxBytes: integer(env, 'ASSET_MAX_BYTES', 200 * 1024 * 1024, 1024, 10 * 1024 * 1024 * 1024),
       concurrency: integer(env, 'ASSET_CONCURRENCY', 2, 1, 32),
+      lockMs: integer(env, 'ASSET_LOCK_MS', 30_000, 1_000, 600_000),
       // Seeds the stock library at start (the tests turn it off where they do not use it).
       stock: oneOf(env, 'ASSET_STOCK', ['on', 'off'] as const, 'on') === 'on',
     },
