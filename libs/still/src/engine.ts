@@ -33,8 +33,8 @@ export interface StillEngineOptions {
   limitInputPixels?: number;
   /**
    * Layer pixels drawn at once by this engine, across every still it draws at once (PixelGate);
-   * default 64 megapixels, about 0.8 GB with a layer's drawn, filtered and placed copies. A frame
-   * with more is drawn and composited in groups of layers that fit.
+   * default one largest layer (RENDER_BUDGET.layerPixels, 36 megapixels: about 0.8 GB with a layer's
+   * drawn, filtered, faded and placed copies). A frame with more is drawn in groups of layers that fit.
    */
   pixelsInFlight?: number;
   /**
