@@ -92,8 +92,8 @@ export class WorkerModule implements OnApplicationBootstrap, BeforeApplicationSh
         },
         { provide: SystemProcessor, useClass: configuredProcessor(SystemProcessor, 'system', { concurrency: config.workerConcurrency }) },
         { provide: WebhooksProcessor, useClass: configuredProcessor(WebhooksProcessor, 'webhooks', { concurrency: config.webhookConcurrency }) },
-        { provide: StillsProcessor, useClass: configuredProcessor(StillsProcessor, 'stills', { concurrency: config.stillConcurrency }) },
-        { provide: AssetsProcessor, useClass: configuredProcessor(AssetsProcessor, 'assets', { concurrency: config.assets.concurrency }) },
+        { provide: StillsProcessor, useClass: configuredProcessor(StillsProcessor, 'stills', { concurrency: config.stillConcurrency, lockDuration: config.stillLockMs, stalledInterval: config.stillLockMs }) },
+        { provide: AssetsProcessor, useClass: configuredProcessor(AssetsProcessor, 'assets', { concurrency: config.assets.concurrency, lockDuration: config.assets.lockMs, stalledInterval: config.assets.lockMs }) },
         { provide: CaptionsProcessor, useClass: configuredProcessor(CaptionsProcessor, 'captions', { concurrency: config.captions.concurrency }) },
         {
           // A workflow row renders as POST /v1/render does (RendersService on this worker's queues), waiting on the stills' completion events.

@@ -31,6 +31,8 @@ export interface AppConfig {
   webhookConcurrency: number;
   /** Stills a worker draws at once (libvips uses the cores within each). */
   stillConcurrency: number;
+  /** A still's job lock: a still whose worker died is noticed within about twice this, and fails WORKER_LOST (never drawn again). */
+  stillLockMs: number;
   /** Workflow rows a worker runs at once (each waits on its render and its providers). */
   workflowConcurrency: number;
   /** The video engine (Remotion + Chromium) in workers: `auto` starts it when Chromium is found. */
@@ -46,7 +48,8 @@ export interface AppConfig {
   publicUrl: string;
   storage: StorageConfig;
   /** The media library: the largest upload (ASSET_MAX_BYTES) and assets a worker processes at once. */
-  assets: { maxBytes: number; concurrency: number; stock: boolean };
+  /** `lockMs`: an asset job's lock; an asset whose worker died fails WORKER_LOST within about twice this (ASSET_LOCK_MS). */
+  assets: { maxBytes: number; concurrency: number; lockMs: number; stock: boolean };
   /** Transcriptions a worker runs at once (CAPTION_CONCURRENCY); the offline engine takes a core each. */
   captions: { concurrency: number; pollIntervalMs: number; providerTimeoutMs: number };
   /** workspace-suite (Google's APIs): the OAuth client, its endpoints, one call's budget (docs/suite.md). */
@@ -319,6 +322,7 @@ export function loadConfig(rawEnv: Env = process.env): AppConfig {
     workerConcurrency: integer(env, 'WORKER_CONCURRENCY', 2, 1, 64),
     webhookConcurrency: integer(env, 'WEBHOOK_CONCURRENCY', 50, 1, 1000),
     stillConcurrency: integer(env, 'STILL_CONCURRENCY', DEFAULT_STILL_CONCURRENCY, 1, 64),
+    stillLockMs: integer(env, 'STILL_LOCK_MS', 15_000, 1_000, 60_000),
     workflowConcurrency: integer(env, 'WORKFLOW_CONCURRENCY', 8, 1, 64),
     video: {
       engine: oneOf(env, 'VIDEO_ENGINE', ['auto', 'on', 'off'] as const, 'auto'),
@@ -345,6 +349,7 @@ export function loadConfig(rawEnv: Env = process.env): AppConfig {
     assets: {
       maxBytes: integer(env, 'ASSET_MAX_BYTES', 200 * 1024 * 1024, 1024, 10 * 1024 * 1024 * 1024),
       concurrency: integer(env, 'ASSET_CONCURRENCY', 2, 1, 32),
+      lockMs: integer(env, 'ASSET_LOCK_MS', 30_000, 1_000, 600_000),
       // Seeds the stock library at start (the tests turn it off where they do not use it).
       stock: oneOf(env, 'ASSET_STOCK', ['on', 'off'] as const, 'on') === 'on',
     },

@@ -69,6 +69,10 @@ export const ERROR_STATUS = {
   IDEMPOTENCY_KEY_REUSED: 422,
   RENDER_NOT_FOUND: 404,
   RENDER_TIMEOUT: 504,
+  /** An edit that can never render (a clip the engine cannot draw, whatever worker tries): failed at once, naming the clip and the cause. */
+  RENDER_FAILED: 422,
+  /** A render whose worker died (a still after one lost worker, a video after two): it is not run again. */
+  WORKER_LOST: 500,
   LIMIT_TEMPLATES: 402,
   ASSET_NOT_FOUND: 404,
   ASSET_READ_ONLY: 403,

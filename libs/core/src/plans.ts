@@ -17,6 +17,12 @@ export interface Plan {
   h265Enabled: boolean;
   /** Largest still-image side in pixels (after scale). */
   maxImageDimension: number;
+  /**
+   * Output pixels × frames of one video (the render budget, docs/decisions.md "Hostile input (issue 27):
+   * budget"): the plan's largest 16:9 video at its top frame rate for its longest duration, so that
+   * every video within the other ceilings passes and an output stretched far past 16:9 does not.
+   */
+  maxVideoPixelFrames: number;
   workflowsEnabled: boolean;
   workflowRunsPerMonth: number;
   workflowMaxSteps: number;
@@ -44,39 +50,56 @@ export const PLANS: Readonly<Record<PlanCode, Plan>> = {
   free: {
     code: 'free', name: 'Free', ratePerMinute: 20, apiRequestsPerMonth: 10_000, concurrentRenders: 1, queueDepth: 5,
     videoEnabled: true, maxVideoDurationSec: 30, maxVideoResolution: 'sd', maxVideoFps: 30, h265Enabled: false,
-    maxImageDimension: 2048, workflowsEnabled: false, workflowRunsPerMonth: 0, workflowMaxSteps: 0,
+    maxImageDimension: 2048, maxVideoPixelFrames: 1024 * 576 * 30 * 30, workflowsEnabled: false, workflowRunsPerMonth: 0, workflowMaxSteps: 0,
     webhookDeliveriesPerMonth: 1_000, templateCount: 10, storageBytes: 1 * GB, liveKeyQuota: 2,
     imageCreditsPerMonth: 50, videoCreditsPerMonth: 5, watermark: true, integrationsEnabled: false,
   },
   starter: {
     code: 'starter', name: 'Starter', ratePerMinute: 60, apiRequestsPerMonth: 100_000, concurrentRenders: 2, queueDepth: 20,
     videoEnabled: true, maxVideoDurationSec: 120, maxVideoResolution: 'hd', maxVideoFps: 30, h265Enabled: false,
-    maxImageDimension: 4096, workflowsEnabled: false, workflowRunsPerMonth: 0, workflowMaxSteps: 0,
+    maxImageDimension: 4096, maxVideoPixelFrames: 1280 * 720 * 30 * 120, workflowsEnabled: false, workflowRunsPerMonth: 0, workflowMaxSteps: 0,
     webhookDeliveriesPerMonth: 10_000, templateCount: 50, storageBytes: 10 * GB, liveKeyQuota: 5,
     imageCreditsPerMonth: 1_000, videoCreditsPerMonth: 50, watermark: false, integrationsEnabled: true,
   },
   pro: {
     code: 'pro', name: 'Pro', ratePerMinute: 300, apiRequestsPerMonth: 1_000_000, concurrentRenders: 5, queueDepth: 100,
     videoEnabled: true, maxVideoDurationSec: 600, maxVideoResolution: 'fhd', maxVideoFps: 60, h265Enabled: true,
-    maxImageDimension: 8192, workflowsEnabled: true, workflowRunsPerMonth: 10_000, workflowMaxSteps: 20,
+    maxImageDimension: 8192, maxVideoPixelFrames: 1920 * 1080 * 60 * 600, workflowsEnabled: true, workflowRunsPerMonth: 10_000, workflowMaxSteps: 20,
     webhookDeliveriesPerMonth: 100_000, templateCount: 500, storageBytes: 100 * GB, liveKeyQuota: 20,
     imageCreditsPerMonth: 10_000, videoCreditsPerMonth: 500, watermark: false, integrationsEnabled: true,
   },
   business: {
     code: 'business', name: 'Business', ratePerMinute: 600, apiRequestsPerMonth: 5_000_000, concurrentRenders: 10, queueDepth: 500,
     videoEnabled: true, maxVideoDurationSec: 1_800, maxVideoResolution: '4k', maxVideoFps: 60, h265Enabled: true,
-    maxImageDimension: 8192, workflowsEnabled: true, workflowRunsPerMonth: 100_000, workflowMaxSteps: 50,
+    maxImageDimension: 8192, maxVideoPixelFrames: 3840 * 2160 * 60 * 1_800, workflowsEnabled: true, workflowRunsPerMonth: 100_000, workflowMaxSteps: 50,
     webhookDeliveriesPerMonth: 1_000_000, templateCount: 5_000, storageBytes: 1_000 * GB, liveKeyQuota: 50,
     imageCreditsPerMonth: 50_000, videoCreditsPerMonth: 2_500, watermark: false, integrationsEnabled: true,
   },
   enterprise: {
     code: 'enterprise', name: 'Enterprise', ratePerMinute: 1_200, apiRequestsPerMonth: 50_000_000, concurrentRenders: 25, queueDepth: 2_000,
     videoEnabled: true, maxVideoDurationSec: 3_600, maxVideoResolution: '4k', maxVideoFps: 60, h265Enabled: true,
-    maxImageDimension: 16_384, workflowsEnabled: true, workflowRunsPerMonth: 1_000_000, workflowMaxSteps: 200,
+    maxImageDimension: 16_384, maxVideoPixelFrames: 3840 * 2160 * 60 * 3_600, workflowsEnabled: true, workflowRunsPerMonth: 1_000_000, workflowMaxSteps: 200,
     webhookDeliveriesPerMonth: 10_000_000, templateCount: 50_000, storageBytes: 10_000 * GB, liveKeyQuota: 200,
     imageCreditsPerMonth: 250_000, videoCreditsPerMonth: 12_500, watermark: false, integrationsEnabled: true,
   },
 };
+
+/**
+ * House limits of one render, the same on every plan, checked before anything is held or queued
+ * (libs/renders `checkBudget`; each value and why: docs/decisions.md "Hostile input (issue 27): budget").
+ */
+export const RENDER_BUDGET = {
+  /** Clips in one edit (every track). */
+  clips: 300,
+  /** One clip's layer, drawn at output scale. */
+  layerPixels: 36_000_000,
+  /** Layer pixels drawn for one frame (a still's; a video's busiest moment). */
+  framePixels: 200_000_000,
+  /** Σ blurred layer pixels × blur sigma (output px) over one frame. */
+  frameBlur: 600_000_000,
+  /** A decoded input image (width × height); the still engine's sharp `limitInputPixels`. */
+  mediaPixels: 40_000_000,
+} as const;
 
 export function isPlanCode(value: string): value is PlanCode {
   return (PLAN_CODES as readonly string[]).includes(value);

@@ -9,3 +9,4 @@ export * from './motion.js';
 export * from './frame.js';
 export * from './color.js';
 export { aliasTarget } from './parse-assets.js';
+export * from './budget.js';

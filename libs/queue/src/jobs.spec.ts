@@ -1,5 +1,5 @@
 import { ALL_JOBS, QUEUES, queueOf, validatePayload, type JobName } from './jobs.js';
-import { DELIVERY_ATTEMPTS, JOB_OPTIONS, QUEUE_WORKER_SETTINGS, SCHEDULES, VIDEO_ATTEMPTS } from './options.js';
+import { DELIVERY_ATTEMPTS, isWorkerLost, JOB_OPTIONS, QUEUE_WORKER_SETTINGS, SCHEDULES, VIDEO_ATTEMPTS } from './options.js';
 
 // Job payloads are checked when enqueued and again when a worker takes them (STYLE.md "Job payloads").
 describe('job payloads', () => {
@@ -69,10 +69,17 @@ describe('job options', () => {
     expect([1, 2, 3, 4].map((made) => backoff(made, 'custom'))).toEqual([1000, 4000, 9000, 16000]);
   });
 
-  it('runs a video at most 3 times (a run whose worker died counts), its chunks failing their combine job', () => {
+  it('runs a video at most 3 times, and not again once it has lost two workers (issue 27), its chunks failing their combine job', () => {
     expect(VIDEO_ATTEMPTS).toBe(3);
     for (const name of ['video.render', 'video.chunk', 'video.combine'] as const) expect(JOB_OPTIONS[name].attempts).toBe(3);
-    expect(QUEUE_WORKER_SETTINGS.videos.maxStalledCount).toBe(2);
+    expect(QUEUE_WORKER_SETTINGS.videos.maxStalledCount).toBe(1);
+    expect(JOB_OPTIONS['video.chunk'].failParentOnFailure).toBe(true);
+  });
+
+  it('fails a still or an asset whose worker died instead of running it again (issue 27), and knows that failure by its reason', () => {
+    expect([QUEUE_WORKER_SETTINGS.stills.maxStalledCount, QUEUE_WORKER_SETTINGS.assets.maxStalledCount]).toEqual([0, 0]);
+    expect(isWorkerLost(new Error('job stalled more than allowable limit'))).toBe(true);
+    expect(isWorkerLost('The render failed')).toBe(false);
     expect(JOB_OPTIONS['video.chunk'].failParentOnFailure).toBe(true);
   });
 

@@ -8,8 +8,20 @@ import type { JobName, QueueName } from './jobs.js';
 export const DELIVERY_RETRY_DELAYS_MS: readonly number[] = [1000, 4000, 9000, 16000];
 export const DELIVERY_ATTEMPTS = DELIVERY_RETRY_DELAYS_MS.length + 1;
 
-/** Runs of a video job before it fails: a worker that dies mid-render hands it on (decisions.md "Render record"). */
+/** Runs of a video job before it fails: a run that failed on our side (not the edit's fault) runs again (decisions.md "Render record"). */
 export const VIDEO_ATTEMPTS = 3;
+
+/**
+ * Workers a video may lose before it fails WORKER_LOST: a worker that dies mid-render hands it on
+ * once; a render that killed two workers is not given a third (issue 27). A still or an asset is
+ * never given a second: it fails after one lost worker (maxStalledCount 0 on their queues).
+ */
+export const VIDEO_LOST_WORKERS = 2;
+
+/** BullMQ's failure of a job whose worker died more often than its queue allows (maxStalledCount). */
+export function isWorkerLost(err: { message: string } | string): boolean {
+  return /stalled more than allowable limit/i.test(typeof err === 'string' ? err : err.message);
+}
 
 /** Runs of a transcription before an outage fails it. */
 export const TRANSCRIPTION_ATTEMPTS = 3;
@@ -63,10 +75,11 @@ export const QUEUE_WORKER_SETTINGS: { readonly [Q in QueueName]: Partial<WorkerO
   webhooks: {
     settings: { backoffStrategy: (attemptsMade: number) => DELIVERY_RETRY_DELAYS_MS[Math.min(attemptsMade, DELIVERY_RETRY_DELAYS_MS.length) - 1] ?? 1000 },
   },
-  stills: {},
-  // A video whose worker died is run again by another (BullMQ's stalled jobs), VIDEO_ATTEMPTS runs in all.
-  videos: { maxStalledCount: VIDEO_ATTEMPTS - 1 },
-  assets: {},
+  // A still or an asset whose worker died is not run again (it may be what killed it): it fails WORKER_LOST.
+  stills: { maxStalledCount: 0 },
+  // A video whose worker died is run again by another (BullMQ's stalled jobs), VIDEO_LOST_WORKERS lost in all.
+  videos: { maxStalledCount: VIDEO_LOST_WORKERS - 1 },
+  assets: { maxStalledCount: 0 },
   captions: {},
   workflows: {},
   // A runner whose worker died runs again elsewhere (the campaign's other runners usually finish it first).

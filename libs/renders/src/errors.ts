@@ -12,6 +12,9 @@ export function renderError(err: unknown, stage: string, internal = 'The rendere
   return { code: err.code, message: err.message, stage, ...(err.extras.errors ? { errors: err.extras.errors } : {}) };
 }
 
+/** The message of a still whose worker died (WORKER_LOST): it is never drawn again (issue 27). */
+export const STILL_WORKER_LOST = 'The worker drawing this still stopped; it is not drawn again (a render may cost at most one worker); the credits were released';
+
 /** The HTTP answer of a failed render: its recorded error, with the render's id and status as `data`. */
 export function renderFailure(row: Pick<Render, 'id' | 'status' | 'error'>): ApiError {
   const e = row.error ?? { code: 'INTERNAL_ERROR', message: 'The render failed', stage: 'rendering' };

@@ -5,15 +5,16 @@ import { ApiError, dependencyUnavailable, newId, orderBy, validationFailed, type
 import type { CreditsService } from '#libs/credits';
 import { aliasTarget, applyMerge, assertEdit, assertTiming, autoLengthSources, outputFps, outputKind, outputSize, RESOLUTION_SHORT_SIDE, type EditSpec, type JsonValue, type Timing } from '#libs/edit-spec';
 import type { DurationSource } from '#libs/media';
-import { STILL_TIMEOUT_MS, type JobQueues, type TypedJob } from '#libs/queue';
+import { isWorkerLost, STILL_TIMEOUT_MS, type JobQueues, type TypedJob } from '#libs/queue';
 import { isRedisUnavailable } from '#libs/redis';
 import { outputKey, type StorageDriver } from '#libs/storage';
 import { allWorkspaces, forWorkspace } from '#libs/db';
 import { aspectRules, normaliseValues, validateValues, type TemplatesService } from '#libs/templates';
 import { renderEventsOf } from '#libs/events';
 import { checkCallbackUrl, WebhookDelivery, type DeliveryState } from '#libs/webhooks';
+import { checkBudget } from './budget.js';
 import { Render, TERMINAL_STATUSES, type RenderStatus } from './entities.js';
-import { renderError, renderFailure } from './errors.js';
+import { renderError, renderFailure, STILL_WORKER_LOST } from './errors.js';
 import { purgeExpired, type RenderLifecycle } from './lifecycle.js';
 import { estimate, type Estimate } from './pricing.js';
 import { estimateRequest, parseRenderInput, requestHash, type EstimateQuery, type RenderInput, type RenderRequest } from './request.js';
@@ -200,6 +201,7 @@ export class RendersService {
     if (Math.max(cost.size.width, cost.size.height) > caller.plan.maxImageDimension) {
       throw new ApiError('LIMIT_IMAGE_SIZE', `A ${cost.size.width}×${cost.size.height} still is larger than the ${caller.plan.name} plan allows (${caller.plan.maxImageDimension} px a side)`);
     }
+    checkBudget(edit, timing, caller.plan, { scale: input.scale, root });
     return { input, edit, templateId, templateVersion, estimate: cost, aspectRules: rules };
   }
 
@@ -324,6 +326,9 @@ export class RendersService {
         const failed = await this.lifecycle.fail(render.id, { code: 'RENDER_TIMEOUT', message: `The still was not drawn within ${STILL_TIMEOUT_MS / 1000} s`, stage: 'rendering' });
         if (failed.status === 'failed') throw renderFailure(failed);
       }
+      // Its worker died (the job is not run again): settled WORKER_LOST here or by the worker that
+      // found it stalled, whichever comes first (once).
+      if (isWorkerLost(err as Error)) throw renderFailure(await this.lifecycle.lost(render.id, STILL_WORKER_LOST, 'rendering'));
     }
     // The worker settled the render (done or failed) with its credits and event: read the record.
     const read = performance.now();

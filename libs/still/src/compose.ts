@@ -1,6 +1,6 @@
 import type * as Sharp from 'sharp';
 import sharp from 'sharp';
-import { cropRaster, RAW, toRaster, type Raster } from './raster.js';
+import { cropRaster, OWN_SVG, RAW, toRaster, type Raster } from './raster.js';
 
 export interface Placed {
   raster: Raster;
@@ -121,5 +121,5 @@ export async function flatten(width: number, height: number, layers: readonly Pl
 
 /** Rasterises SVG markup at its own width/height (72 dpi: one SVG px per pixel). */
 export function svgRaster(svg: string): Promise<Raster> {
-  return toRaster(sharp(Buffer.from(svg), { density: 72 }));
+  return toRaster(sharp(Buffer.from(svg), OWN_SVG));
 }

@@ -159,6 +159,16 @@ describe('inputs refused with the contract code and the clip path', () => {
     expect(err.extras.errors?.['edit.timeline.tracks[0].clips[0].asset.src']?.[0]).toMatch(/megapixels|pixel limit/);
   });
 
+  test('an image whose pixels cannot be decoded fails at once with 422 RENDER_FAILED naming the clip and the cause (issue 27)', async () => {
+    // Its header reads (the size is known), its pixel data is cut short: no worker can ever draw it.
+    const png = await sharp({ create: { width: 200, height: 120, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 40 } } }).png().toBuffer();
+    files.set(`${CDN}/truncated.png`, png.subarray(0, Math.floor(png.length / 2)));
+    const err = await rejection(engine.render(frame([text('top'), clip({ type: 'image', src: `${CDN}/truncated.png` })])));
+    expect([err.code, err.status]).toEqual(['RENDER_FAILED', 422]);
+    expect(err.message).toMatch(/^edit\.timeline\.tracks\[1\]\.clips\[0\] cannot be drawn: .+/);
+    expect(Object.keys(err.extras.errors ?? {})).toEqual(['edit.timeline.tracks[1].clips[0]']);
+  });
+
   test('an output beyond the engine ceiling answers LIMIT_IMAGE_SIZE before drawing', async () => {
     const err = await rejection(engine.render(frame([text('x')], { size: { width: 8000, height: 8000 } }), { scale: 3 }));
     expect(err.code).toBe('LIMIT_IMAGE_SIZE');
@@ -327,5 +337,26 @@ describe('output formats (§2 output.format, §4.1 scale)', () => {
     const test = await engine.render(scene(), { watermark: true });
     const sim = await compareImages(test.bytes, live.bytes);
     expect(sim.meanAbsDiff).toBeGreaterThan(1);
+  });
+});
+
+describe('bounded memory (issue 27: layers composited a bounded number of pixels at a time)', () => {
+  test('a frame over the pixels in flight is drawn in groups, each composited in turn, and looks as drawn at once', async () => {
+    const edit = assertEdit({
+      timeline: {
+        background: '#204060',
+        tracks: Array.from({ length: 6 }, (_, i) => ({ clips: [{ asset: { type: 'text', text: `Layer ${i}`, font: { family: 'Open Sans', size: 30, color: '#ffffff' } }, start: 0, length: 1, offset: { x: 0, y: 0.3 - i * 0.1 }, opacity: 0.8, ...(i % 2 ? { filter: 'blur' } : {}) }] })),
+      },
+      output: { format: 'png', size: { width: 320, height: 240 } },
+    });
+    const fetch = async () => {
+      throw new Error('not used');
+    };
+    const fonts = await FontCatalog.system();
+    const atOnce = await new StillEngine({ fonts, fetch }).render(edit);
+    // Each text layer is the whole frame (76,800 px): 100,000 px in flight draws them one by one.
+    const grouped = await new StillEngine({ fonts, fetch, pixelsInFlight: 100_000 }).render(edit);
+    const { ssim } = await compareImages(grouped.bytes, atOnce.bytes);
+    expect(ssim).toBeGreaterThan(0.995);
   });
 });

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import sharp from 'sharp';
-import { ApiError, type FieldErrors } from '#libs/core';
+import { ApiError, RENDER_BUDGET, type FieldErrors } from '#libs/core';
 import {
-  aspectMismatch, assertTiming, clipsAt, clipVisualAt, intrinsicSize, isStillFormat, outputSize, parseColor, pdfPageLayout,
+  aspectMismatch, assertTiming, clipsAt, clipVisualAt, intrinsicSize, isStillFormat, layerCost, outputSize, parseColor, pdfPageLayout,
   type Clip, type Durations, type EditSpec, type ImageAsset, type Output, type Quality, type Rect, type Size, type TimedClip,
 } from '#libs/edit-spec';
 import { FontFileError, MediaFetchError, RenderMediaCache, type FetchedMedia, type MediaFetcher } from '#libs/media';
@@ -10,9 +10,10 @@ import { requestedFamily, richTextBlock, shapeSvg, svgSize, textAssetBlock, titl
 import { ByteLru } from './cache.js';
 import { clipToCanvas, flatten, paintOver, releaseFrame, solidRaster, takeFrame, type Background, type Placed } from './compose.js';
 import { type FontCatalog, RenderFonts, type RenderFont } from './fonts.js';
+import { PixelGate } from './gate.js';
 import { encodePdf, type PdfHtmlPage, type PdfText } from './pdf.js';
 import { encodeFramePng } from './png.js';
-import { applyFilter, cropRaster, fromRaster, RAW, toRaster, withOpacity, type Raster } from './raster.js';
+import { applyFilter, cropRaster, fromRaster, OWN_SVG, RAW, toRaster, withOpacity, type Raster } from './raster.js';
 import { ellipsize, renderTextBlock, type TextBlock } from './text.js';
 import { watermarkLayer } from './watermark.js';
 
@@ -27,8 +28,14 @@ export interface StillEngineOptions {
   fetch: MediaFetcher;
   /** Bytes of pixels kept between renders (finished layers); default 256 MiB. */
   cacheBytes?: number;
-  /** Largest decoded input image, in pixels; default 40 megapixels (sharp's own is 268). */
+  /** Largest decoded input image, in pixels; default RENDER_BUDGET.mediaPixels, 40 megapixels (sharp's own is 268). */
   limitInputPixels?: number;
+  /**
+   * Layer pixels drawn at once by this engine, across every still it draws at once (PixelGate);
+   * default one largest layer (RENDER_BUDGET.layerPixels, 36 megapixels: about 0.8 GB with a layer's
+   * drawn, filtered, faded and placed copies). A frame with more is drawn in groups of layers that fit.
+   */
+  pixelsInFlight?: number;
   /**
    * Draws a whole frame in the browser (the video engine's composition, as a PNG of the output size):
    * used for frames with html, video, luma or caption clips, which this engine cannot draw. Without
@@ -79,8 +86,10 @@ export const JPEG_QUALITY: Readonly<Record<Quality, number>> = { verylow: 40, lo
 /** No still is drawn beyond these, whatever the plan (plans set lower ceilings: LIMIT_IMAGE_SIZE). */
 export const MAX_SIDE = 16_384;
 export const MAX_PIXELS = 80_000_000;
-/** The largest single layer (a clip scaled far past the frame). */
-const MAX_LAYER_PIXELS = 64_000_000;
+/** The largest single layer (a clip scaled far past the frame): the render budget's. */
+const MAX_LAYER_PIXELS = RENDER_BUDGET.layerPixels;
+/** Layer pixels drawn at once by default (StillEngineOptions.pixelsInFlight). */
+export const DEFAULT_PIXELS_IN_FLIGHT = RENDER_BUDGET.layerPixels;
 
 /** Assets drawn as text blocks (a PDF's text layer). */
 const TEXT_TYPES: ReadonlySet<string> = new Set(['text', 'title', 'rich-text']);
@@ -128,10 +137,13 @@ export class StillEngine {
   private readonly layers: ByteLru<Placed>;
   private readonly metadata = new ByteLru<Size & { opaque: boolean }>(4096);
   private readonly limitInputPixels: number;
+  private readonly gate: PixelGate;
+  private readonly frames = new PixelGate(MAX_PIXELS);
 
   constructor(private readonly opts: StillEngineOptions) {
     this.layers = new ByteLru(opts.cacheBytes ?? 256 * 1024 * 1024);
-    this.limitInputPixels = opts.limitInputPixels ?? 40_000_000;
+    this.limitInputPixels = opts.limitInputPixels ?? RENDER_BUDGET.mediaPixels;
+    this.gate = new PixelGate(opts.pixelsInFlight ?? DEFAULT_PIXELS_IN_FLIGHT);
   }
 
   get cacheStats() {
@@ -227,17 +239,16 @@ export class StillEngine {
     this.checkAspects(active, drawables, opts.aspectRules ?? []);
     const inputsDone = performance.now();
 
-    const placed = await Promise.all(active.map((c, i) => this.layer(c, time, drawables[i]!, size.viewport, size.pixelRatio, size)));
-    const layers = placed.filter((p): p is Placed => p !== undefined);
-    // Over printed html the watermark is a layer of its own on top (the html would hide it).
-    const watermark = opts.watermark ? await watermarkLayer(size.width, size.height) : undefined;
-    if (watermark && !htmlPages) layers.push(watermark);
-    const drawDone = performance.now();
-
-    const bg = parseColor(edit.timeline.background);
-    const background: Background = { r: bg.r, g: bg.g, b: bg.b, alpha: bg.a };
-    const pdfExtras = htmlPages ? { html: await htmlPages, ...(watermark ? { overlay: await frameOf(watermark, size) } : {}) } : {};
-    const bytes = await this.encode(format, edit.output, size, layers, background, active, drawables, pdfExtras);
+    // At most MAX_PIXELS of frames are drawn at once in this process, whatever STILL_CONCURRENCY: two
+    // stills of 50 megapixels wait for each other; sixty 1080² posts run side by side.
+    const release = await this.frames.take(size.width * size.height);
+    let drawn: { bytes: Buffer; drawDone: number };
+    try {
+      drawn = await this.drawAndEncode(edit, format, size, time, active, drawables, opts, htmlPages);
+    } finally {
+      release();
+    }
+    const { bytes, drawDone } = drawn;
     const finished = performance.now();
     return {
       bytes,
@@ -247,6 +258,59 @@ export class StillEngine {
       height: size.height,
       timings: { inputs: inputsDone - started, draw: drawDone - inputsDone, encode: finished - drawDone, total: finished - started },
     };
+  }
+
+  /** The frame's layers drawn (bounded by the pixel gate) and composited, then encoded. */
+  private async drawAndEncode(
+    edit: EditSpec,
+    format: 'png' | 'jpeg' | 'pdf',
+    size: ReturnType<typeof outputSize>,
+    time: number,
+    active: TimedClip[],
+    drawables: Drawable[],
+    opts: StillRenderOptions,
+    htmlPages?: Promise<PdfHtmlPage[]>,
+  ): Promise<{ bytes: Buffer; drawDone: number }> {
+    // Layers are drawn a bounded number of pixels at a time (the gate, shared by every still of this
+    // process): a frame within it draws its layers at once; a frame beyond it, in groups, each
+    // composited onto the frame and let go before the next is drawn.
+    const weights = active.map((c) => layerCost(c, size.viewport, size.pixelRatio, clipPath(c)).pixels);
+    const groups = groupsOf(weights, this.gate.capacity);
+    const bg = parseColor(edit.timeline.background);
+    const background: Background = { r: bg.r, g: bg.g, b: bg.b, alpha: bg.a };
+    // Over printed html the watermark is a layer of its own on top (the html would hide it).
+    const watermark = opts.watermark ? await watermarkLayer(size.width, size.height) : undefined;
+    const draw = (i: number) => this.drawLayer(active[i]!, time, drawables[i]!, size.viewport, size.pixelRatio, size);
+    let drawDone: number;
+    let bytes: Buffer;
+    if (groups.length <= 1) {
+      const release = await this.gate.take(weights.reduce((n, w) => n + w, 0));
+      try {
+        const layers = (await Promise.all(active.map((_, i) => draw(i)))).filter((p): p is Placed => p !== undefined);
+        if (watermark && !htmlPages) layers.push(watermark);
+        drawDone = performance.now();
+        const pdfExtras = htmlPages ? { html: await htmlPages, ...(watermark ? { overlay: await frameOf(watermark, size) } : {}) } : {};
+        bytes = await this.encode(format, edit.output, size, layers, background, active, drawables, pdfExtras);
+      } finally {
+        release();
+      }
+    } else {
+      // One frame buffer, each group painted into it in place (no copy of the frame per group).
+      const canvas = solidRaster(size.width, size.height, background);
+      for (const group of groups) {
+        const release = await this.gate.take(group.reduce((n, i) => n + weights[i]!, 0));
+        try {
+          for (const l of await Promise.all(group.map(draw))) if (l) paintOver(canvas, l.raster, Math.round(l.left), Math.round(l.top));
+        } finally {
+          release();
+        }
+      }
+      if (watermark && !htmlPages) paintOver(canvas, watermark.raster, watermark.left, watermark.top);
+      drawDone = performance.now();
+      const pdfExtras = htmlPages ? { html: await htmlPages, ...(watermark ? { overlay: await frameOf(watermark, size) } : {}) } : {};
+      bytes = await this.write(format, edit.output, size, canvas.data, background, false, active, drawables, pdfExtras);
+    }
+    return { bytes, drawDone };
   }
 
   /** The whole frame drawn by the browser engine, then watermarked and encoded like any still. */
@@ -367,7 +431,7 @@ export class StillEngine {
             return {
               source,
               key: digest('shape', JSON.stringify(asset), JSON.stringify(source)),
-              draw: async (crop, target, scale) => cropScaled(await toRaster(sharp(Buffer.from(shapeSvg(asset, source, scale)), { density: 72 })), crop, scale, target),
+              draw: async (crop, target, scale) => cropScaled(await toRaster(sharp(Buffer.from(shapeSvg(asset, source, scale)), OWN_SVG)), crop, scale, target),
             };
           }
           case 'svg': {
@@ -466,6 +530,21 @@ export class StillEngine {
     const density = own ? Math.min(72 * 40, Math.max(1, 72 * (width / own.width))) : 72;
     const full = await toRaster(sharp(Buffer.from(markup), { density, limitInputPixels: MAX_LAYER_PIXELS }).resize(width, height, { fit: 'fill' }));
     return cropScaled(full, crop, scale, target);
+  }
+
+  /**
+   * `layer`, with a failure of the drawing itself (libvips, Pango refusing what the clip asks) as
+   * 422 RENDER_FAILED naming the clip and the cause: the same edit fails the same way on any worker,
+   * so it fails at once and is not run again. Out of memory is not the edit's fault: thrown as it is.
+   */
+  private async drawLayer(c: TimedClip, time: number, drawable: Drawable, viewport: Size, pixelRatio: number, frame: Size): Promise<Placed | undefined> {
+    try {
+      return await this.layer(c, time, drawable, viewport, pixelRatio, frame);
+    } catch (err) {
+      if (err instanceof ApiError || /out of memory|ENOMEM|allocat/i.test((err as Error).message)) throw err;
+      const cause = (err as Error).message.trim().split('\n')[0] ?? 'unknown error';
+      throw new ApiError('RENDER_FAILED', `${clipPath(c)} cannot be drawn: ${cause}`, { errors: { [clipPath(c)]: [`cannot be drawn: ${cause}`] } });
+    }
   }
 
   /** One clip drawn, filtered, transformed and faded, at its place in the output (cached by its inputs). */
@@ -596,6 +675,24 @@ export class StillEngine {
     // The page image: no soft mask when the frame is opaque.
     return encodePdf(pixels, { width: size.width, height: size.height, page: pdfPageLayout(output, size.viewport) }, texts, { opaque: background.alpha >= 1 || fills === true, ...pdfExtras });
   }
+}
+
+/**
+ * Consecutive groups (by index, bottom layer first) whose weights sum to at most `capacity`; a layer
+ * heavier than the capacity is a group of its own. One group: everything at once.
+ */
+export function groupsOf(weights: readonly number[], capacity: number): number[][] {
+  const groups: number[][] = [];
+  let sum = Infinity;
+  weights.forEach((w, i) => {
+    if (sum + w > capacity) {
+      groups.push([]);
+      sum = 0;
+    }
+    groups.at(-1)!.push(i);
+    sum += w;
+  });
+  return groups;
 }
 
 /** A layer as the RGBA pixels of a whole frame (transparent around it). */

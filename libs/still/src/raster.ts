@@ -1,6 +1,6 @@
 import type * as Sharp from 'sharp';
 import sharp from 'sharp';
-import type { Filter } from '#libs/edit-spec';
+import { BLUR_SIGMA, type Filter } from '#libs/edit-spec';
 
 /** Straight (not premultiplied) 8-bit RGBA pixels. Every layer travels in this form between steps. */
 export interface Raster {
@@ -8,6 +8,13 @@ export interface Raster {
   width: number;
   height: number;
 }
+
+/**
+ * sharp's options for the SVG markup this engine writes itself (shapes, gradients, the watermark):
+ * 72 dpi, and a decode limit of the largest frame it draws (engine.ts MAX_PIXELS), so no input reaches
+ * libvips unbounded (issue 27).
+ */
+export const OWN_SVG = { density: 72, limitInputPixels: 80_000_000 } as const;
 
 export const RAW = (r: Raster) => ({ raw: { width: r.width, height: r.height, channels: 4 as const } });
 
@@ -103,7 +110,7 @@ function colourFilter(filter: Exclude<Filter, 'blur'>): (r: number, g: number, b
 export async function applyFilter(r: Raster, filter: Filter | undefined, pixelRatio: number): Promise<Raster> {
   if (!filter) return r;
   if (filter === 'blur') {
-    const sigma = Math.max(0.3, 8 * pixelRatio);
+    const sigma = Math.max(0.3, BLUR_SIGMA * pixelRatio);
     return toRaster(fromRaster(r).blur(sigma));
   }
   const op = colourFilter(filter);

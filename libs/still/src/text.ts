@@ -3,7 +3,7 @@ import sharp from 'sharp';
 import type { Rgba, Size } from '#libs/edit-spec';
 import { ByteLru } from './cache.js';
 import { flatten, svgRaster, type Placed } from './compose.js';
-import { escapeMarkup, fromRaster, toRaster, type Raster } from './raster.js';
+import { escapeMarkup, fromRaster, OWN_SVG, toRaster, type Raster } from './raster.js';
 
 /**
  * One block of text in a box: what text, rich-text and title assets all become before drawing.
@@ -229,7 +229,7 @@ export async function renderTextBlock(block: TextBlock, scale: number): Promise<
     }
     if (block.gradient) {
       const paint = await toRaster(
-        sharp(Buffer.from(gradientSvg(fill.width, fill.height, block.gradient)), { density: 72 })
+        sharp(Buffer.from(gradientSvg(fill.width, fill.height, block.gradient)), OWN_SVG)
           .resize(fill.width, fill.height, { fit: 'fill' })
           .composite([{ input: fill.data, raw: { width: fill.width, height: fill.height, channels: 4 }, blend: 'dest-in' }]),
       );

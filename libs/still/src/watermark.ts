@@ -1,7 +1,7 @@
 import sharp from 'sharp';
 import { ByteLru } from './cache.js';
 import type { Placed } from './compose.js';
-import { toRaster } from './raster.js';
+import { OWN_SVG, toRaster } from './raster.js';
 
 const cache = new ByteLru<Placed>(64 * 1024 * 1024);
 
@@ -34,7 +34,7 @@ export function watermarkSvg(width: number, height: number): string {
 export async function watermarkLayer(width: number, height: number): Promise<Placed> {
   return cache.through(
     `${width}x${height}`,
-    async () => ({ raster: await toRaster(sharp(Buffer.from(watermarkSvg(width, height)), { density: 72 })), left: 0, top: 0 }),
+    async () => ({ raster: await toRaster(sharp(Buffer.from(watermarkSvg(width, height)), OWN_SVG)), left: 0, top: 0 }),
     (p) => p.raster.data.length,
   );
 }

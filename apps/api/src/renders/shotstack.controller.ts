@@ -85,7 +85,7 @@ export class ShotstackController {
   @ApiHeader({ name: 'Idempotency-Key', required: false, description: 'As on POST /v1/render (§1.4)' })
   @ApiRaw(ShotstackQueuedDto, { status: 201, description: 'Queued; poll GET render/{id}' })
   @ApiErrors('INVALID_REQUEST', 'VALIDATION_FAILED', 'TEMPLATE_VALIDATION_FAILED', 'EMPTY_TIMELINE', 'UNSUPPORTED_ASSET', 'MEDIA_UNAVAILABLE', 'IDEMPOTENCY_KEY_REUSED',
-    'LIMIT_IMAGE_SIZE', 'INSUFFICIENT_CREDITS', 'ENGINE_NOT_CONFIGURED', 'RENDER_TIMEOUT', 'FEATURE_VIDEOENABLED', 'LIMIT_VIDEO_DURATION', 'LIMIT_VIDEO_RESOLUTION',
+    'LIMIT_IMAGE_SIZE', 'INSUFFICIENT_CREDITS', 'ENGINE_NOT_CONFIGURED', 'RENDER_TIMEOUT', 'RENDER_FAILED', 'WORKER_LOST', 'FEATURE_VIDEOENABLED', 'LIMIT_VIDEO_DURATION', 'LIMIT_VIDEO_RESOLUTION',
     'LIMIT_VIDEO_FPS', 'LIMIT_QUEUE_DEPTH')
   async render(@Principal() p: KeyPrincipal, @Body() body: ShotstackEditDto, @Headers('idempotency-key') idempotencyKey: string | undefined, @Res({ passthrough: true }) reply: FastifyReply) {
     const { render } = await this.renders.create(p, { body: { edit: { ...body } }, query: {}, idempotencyKey, sent: { body: reply.request.body, query: { door: 'shotstack' } } });

@@ -3,11 +3,12 @@ import { mkdir, mkdtemp, open, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Inject } from '@nestjs/common';
-import { Processor } from '@nestjs/bullmq';
+import { OnWorkerEvent, Processor } from '@nestjs/bullmq';
+import type { Job } from 'bullmq';
 import { assetKey, assetPrefix, AssetsService, type Asset, type AssetFindings } from '#libs/assets';
 import type { AppConfig } from '#libs/core';
 import { ASSET_HEAD_BYTES, AssetRejected, DEFAULT_ASSET_LIMITS, detectAssetType, inspectAsset } from '#libs/media';
-import type { TypedJob } from '#libs/queue';
+import { isWorkerLost, type TypedJob } from '#libs/queue';
 import { StoredFileNotFoundError, type StorageDriver } from '#libs/storage';
 import { STORAGE, WORKER_CONFIG } from '../tokens.js';
 import { QueueProcessor, type QueueHandlers } from './queue-processor.js';
@@ -30,7 +31,8 @@ async function headOf(file: string, n: number): Promise<Buffer> {
  * limits (libs/media `inspectAsset`: dimensions, duration, thumbnail or waveform, a font's family, an
  * SVG sanitised, a Lottie checked); what it derives is stored beside the file. A file that is not
  * what it claims, is cut short or is over a limit fails with the reason; a crash or an outage runs
- * the job again (3 runs), then the asset fails.
+ * the job again (3 runs), then the asset fails. A file whose worker died is not processed again (it
+ * may be what killed it; maxStalledCount 0): the asset fails WORKER_LOST with the reason.
  */
 @Processor('assets')
 export class AssetsProcessor extends QueueProcessor<'assets'> {
@@ -103,6 +105,15 @@ export class AssetsProcessor extends QueueProcessor<'assets'> {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  }
+
+  /** An asset job whose worker died: the asset fails, once, with the reason (its upload stays for the sweep). */
+  @OnWorkerEvent('failed')
+  failLost(job: Job | undefined, err: Error): void {
+    const assetId = (job?.data as { assetId?: string } | undefined)?.assetId;
+    if (!assetId || !isWorkerLost(err)) return;
+    this.log.warn(`asset ${assetId}: its worker stopped while processing it; it is not processed again`);
+    void this.assets.markFailed(assetId, { code: 'WORKER_LOST', message: 'The worker processing this file stopped; it is not processed again. Upload a smaller or simpler file' }).catch(() => undefined);
   }
 
   /** Removes what a run stored (thumbnails, the sanitised SVG), or the whole folder when the asset is gone. */

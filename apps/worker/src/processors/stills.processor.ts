@@ -1,9 +1,10 @@
 import { Inject } from '@nestjs/common';
-import { Processor } from '@nestjs/bullmq';
+import { OnWorkerEvent, Processor } from '@nestjs/bullmq';
+import type { Job } from 'bullmq';
 import { ApiError } from '#libs/core';
 import type { EditSpec } from '#libs/edit-spec';
-import type { JobPayloads, JobResults } from '#libs/queue';
-import { RenderLifecycle, renderError } from '#libs/renders';
+import { isWorkerLost, type JobPayloads, type JobResults } from '#libs/queue';
+import { RenderLifecycle, renderError, STILL_WORKER_LOST } from '#libs/renders';
 import { StillEngine } from '#libs/still';
 import type { StorageDriver } from '#libs/storage';
 import { STORAGE } from '../tokens.js';
@@ -14,6 +15,8 @@ import { QueueProcessor, type QueueHandlers } from './queue-processor.js';
  * event), so nothing depends on the API process that waits for it: the API reads the settled record.
  * A refusal the caller caused (an unknown font, an unreachable image, an unsupported asset) is
  * `{ ok: false, error }` (renderError's mapping); a fault of ours fails the render and the job.
+ * A still whose worker died is not drawn again (it may be what killed it; maxStalledCount 0): the
+ * worker that finds its job stalled fails it WORKER_LOST, credit released, one `render.failed`.
  */
 @Processor('stills')
 export class StillsProcessor extends QueueProcessor<'stills'> {
@@ -54,6 +57,18 @@ export class StillsProcessor extends QueueProcessor<'stills'> {
    */
   private async dropUnowned(outputKey: string | null | undefined, key: string): Promise<void> {
     if (outputKey !== key) await this.storage.delete(key).catch(() => undefined);
+  }
+
+  /** A still job whose worker died: its render fails WORKER_LOST (once, whichever of this and the waiting API settles it). */
+  @OnWorkerEvent('failed')
+  failLost(job: Job | undefined, err: Error): void {
+    const { renderId, key } = (job?.data ?? {}) as { renderId?: string; key?: string };
+    if (!renderId || !isWorkerLost(err)) return;
+    this.log.warn(`still ${renderId}: its worker stopped while drawing it; it is not drawn again`);
+    // A file the dead worker stored before it died belongs to no render: it goes too.
+    void this.lifecycle.lost(renderId, STILL_WORKER_LOST, 'rendering')
+      .then((settled) => (key ? this.dropUnowned(settled.outputKey, key) : undefined))
+      .catch(() => undefined);
   }
 
   private async draw(data: JobPayloads['still.render']): Promise<JobResults['still.render']> {

@@ -5,7 +5,7 @@ import type { Redis } from 'ioredis';
 import { AutoCaptions } from '#libs/captions';
 import { sweepScratch, type AppConfig } from '#libs/core';
 import type { Orm } from '#libs/db';
-import { JobQueues, VIDEO_ATTEMPTS, VIDEO_FLOWS, type JobPayloads, type TypedJob } from '#libs/queue';
+import { isWorkerLost, JobQueues, VIDEO_FLOWS, VIDEO_LOST_WORKERS, type JobPayloads, type TypedJob } from '#libs/queue';
 import { RedisKeys } from '#libs/redis';
 import { RenderLifecycle, sweepChunkFolders } from '#libs/renders';
 import { RenderFeed } from '#libs/events';
@@ -20,8 +20,8 @@ type VideoJobName = 'video.render' | 'video.chunk' | 'video.combine';
 /**
  * The `videos` queue: whole renders, and the chunks and joins of long mp4s (docs/video.md). It takes
  * jobs only once this worker's engine (bundle and browser) is up. A job whose worker died is run
- * again by another (BullMQ stalled jobs; the render goes back to `queued`) up to VIDEO_ATTEMPTS runs,
- * then the render fails WORKER_LOST with its credits released.
+ * again by another (BullMQ stalled jobs; the render goes back to `queued`) until it has lost
+ * VIDEO_LOST_WORKERS workers, then the render fails WORKER_LOST with its credits released.
  */
 @Processor('videos')
 export class VideosProcessor extends QueueProcessor<'videos'> implements OnApplicationBootstrap {
@@ -112,8 +112,8 @@ export class VideosProcessor extends QueueProcessor<'videos'> implements OnAppli
     const { renderId, token } = job.data as { renderId: string; token?: string };
     const cleanup = () => (token ? cleanupChunks(this.deps, renderId, token) : undefined);
     void this.sweepLeftovers(false);
-    if (/stalled/i.test(err.message)) {
-      void this.lifecycle.lost(renderId, `The render's worker stopped ${VIDEO_ATTEMPTS} times`, 'rendering')
+    if (isWorkerLost(err)) {
+      void this.lifecycle.lost(renderId, `The render's worker stopped ${VIDEO_LOST_WORKERS} times; it is not given another`, 'rendering')
         .then(cleanup).catch(() => undefined);
     } else if (job.name === 'video.combine') {
       void this.lifecycle.fail(renderId, { code: 'INTERNAL_ERROR', message: `The render could not be finished: ${err.message}`, stage: 'rendering' })

@@ -1,0 +1,77 @@
+import { ApiError, PLANS, RENDER_BUDGET } from '#libs/core';
+import { applyMerge, assertEdit, assertTiming, renderCost, type JsonValue } from '#libs/edit-spec';
+import { librarySeeds } from '#libs/templates';
+import { checkBudget } from './budget.js';
+
+// Issue 27 "One request cannot exhaust a worker": every render is priced in work before anything is
+// held or drawn (docs/decisions.md "Hostile input (issue 27): budget").
+
+const blurredText = (n: number) => ({
+  timeline: {
+    tracks: [{
+      clips: Array.from({ length: n }, (_, i) => ({
+        asset: { type: 'text', text: `Layer ${i}`, width: 4000, height: 4000, font: { family: 'Open Sans', size: 400 } },
+        start: 0, length: 1, filter: 'blur',
+      })),
+    }],
+  },
+  output: { format: 'png', size: { width: 1080, height: 1080 } },
+});
+
+const errorsOf = (raw: unknown, plan = PLANS.pro, scale = 1): Record<string, string[]> | undefined => {
+  const edit = assertEdit(raw);
+  try {
+    checkBudget(edit, assertTiming(edit), plan, { scale });
+    return undefined;
+  } catch (err) {
+    if (!(err instanceof ApiError)) throw err;
+    expect([err.code, err.status]).toEqual(['VALIDATION_FAILED', 422]);
+    return err.extras.errors;
+  }
+};
+
+describe('checkBudget (issue 27)', () => {
+  it('refuses 3,000 blurred 4000×4000 text clips, naming the clip limit at edit.timeline.tracks', () => {
+    const errors = errorsOf(blurredText(3000));
+    expect(errors?.['edit.timeline.tracks']).toEqual(expect.arrayContaining([`at most ${RENDER_BUDGET.clips} clips in a render (house limit, docs/decisions.md); this edit has 3000`]));
+  });
+
+  it('refuses 60 of them on the pixels one frame draws and on their blur', () => {
+    const errors = errorsOf(blurredText(60));
+    expect(errors?.['edit.timeline.tracks']).toEqual([
+      expect.stringMatching(/^at most 200 megapixels of clips drawn for one frame at output scale \(house limit, docs\/decisions.md\); this edit draws 960 megapixels$/),
+      expect.stringMatching(/^at most 600 million pixels × blur radius .*; this edit blurs 7,680 million$/),
+    ]);
+  });
+
+  it('refuses one clip larger than a layer may be, naming the clip', () => {
+    const edit = { timeline: { tracks: [{ clips: [{ asset: { type: 'shape', shape: 'rectangle', rectangle: { width: 10, height: 10 }, width: 9000, height: 9000 }, start: 0, length: 1 }] }] }, output: { format: 'png', size: { width: 1000, height: 1000 } } };
+    expect(Object.keys(errorsOf(edit) ?? {})).toEqual(['edit.timeline.tracks[0].clips[0]']);
+  });
+
+  it('counts a still at its device scale: under at scale 1, over at scale 3', () => {
+    const edit = blurredText(0);
+    edit.timeline.tracks[0]!.clips = Array.from({ length: 2 }, () => ({ asset: { type: 'text', text: 'x', width: 3000, height: 3000, font: { family: 'Open Sans', size: 40 } }, start: 0, length: 1, filter: 'blur' }));
+    expect(errorsOf(edit, PLANS.pro, 1)).toBeUndefined();
+    expect(Object.keys(errorsOf(edit, PLANS.pro, 3) ?? {})).toEqual(['edit.timeline.tracks[0].clips[0]', 'edit.timeline.tracks']);
+  });
+
+  it('counts only the clips a still draws: those of its moment', () => {
+    const edit = blurredText(0);
+    edit.timeline.tracks[0]!.clips = Array.from({ length: 100 }, (_, i) => ({ asset: { type: 'text', text: 'x', width: 2000, height: 2000, font: { family: 'Open Sans', size: 40 } }, start: i, length: 1, filter: 'blur' }));
+    const parsed = assertEdit(edit);
+    expect(renderCost(parsed, assertTiming(parsed)).framePixels).toBe(4_000_000);
+  });
+
+  it("refuses a video over the plan's output pixels × frames (an output stretched past 16:9), not one within the plan's ceilings", () => {
+    const video = (size: { width: number; height: number }, length: number) => ({ timeline: { tracks: [{ clips: [{ asset: { type: 'shape', shape: 'circle', circle: { radius: 5 } }, start: 0, length }] }] }, output: { format: 'mp4', size, fps: 30 } });
+    expect(errorsOf(video({ width: 1024, height: 576 }, 30), PLANS.free)).toBeUndefined();
+    expect(Object.keys(errorsOf(video({ width: 8192, height: 576 }, 30), PLANS.free) ?? {})).toEqual(['edit.output']);
+  });
+
+  it.each(librarySeeds().map((s) => [s.id, s] as const))('lets the seeded library template %s through on every plan, at every scale', (_id, seed) => {
+    const values = Object.fromEntries(seed.fields.map((f) => [f.key, f.defaultValue ?? f.placeholder ?? 'Sample']));
+    const raw = JSON.parse(JSON.stringify(applyMerge(seed.edit, values as Record<string, JsonValue>).value).replace(/"(ast_[A-Za-z0-9_]+)"/g, '"https://media.test/files/a/$1/file"'));
+    for (const plan of Object.values(PLANS)) for (const scale of [1, 3]) expect(errorsOf(raw, plan, scale)).toBeUndefined();
+  });
+});

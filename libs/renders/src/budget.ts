@@ -1,0 +1,34 @@
+import { RENDER_BUDGET, validationFailed, type FieldErrors, type Plan } from '#libs/core';
+import { outputKind, renderCost, type EditSpec, type Timing } from '#libs/edit-spec';
+
+const mp = (pixels: number) => `${Math.round(pixels / 1e5) / 10} megapixels`;
+const million = (n: number) => `${Math.round(n / 1e6).toLocaleString('en')} million`;
+const HOUSE = 'house limit, docs/decisions.md';
+
+/**
+ * The render budget (docs/decisions.md "Hostile input (issue 27): budget"), checked on the render and
+ * the estimate before anything is held, queued or drawn: clips, the largest layer, a frame's layer
+ * pixels and blur, and a video's output pixels × frames (the plan's). Over it is 422
+ * VALIDATION_FAILED naming each limit at its path. A decoded image's size is known only once it is
+ * downloaded: the still engine refuses one over RENDER_BUDGET.mediaPixels (sharp's limitInputPixels).
+ */
+export function checkBudget(edit: EditSpec, timing: Timing, plan: Plan, opts: { scale?: number; root?: string } = {}): void {
+  const root = opts.root ?? 'edit';
+  const cost = renderCost(edit, timing, opts);
+  const errors: FieldErrors = {};
+  const add = (path: string, message: string) => (errors[path] ??= []).push(message);
+  if (cost.clips > RENDER_BUDGET.clips) add(`${root}.timeline.tracks`, `at most ${RENDER_BUDGET.clips} clips in a render (${HOUSE}); this edit has ${cost.clips}`);
+  if (cost.largest && cost.largest.pixels > RENDER_BUDGET.layerPixels) {
+    add(cost.largest.path, `at most ${mp(RENDER_BUDGET.layerPixels)} in one clip drawn at output scale (${HOUSE}); this clip is ${mp(cost.largest.pixels)}`);
+  }
+  if (cost.framePixels > RENDER_BUDGET.framePixels) {
+    add(`${root}.timeline.tracks`, `at most ${mp(RENDER_BUDGET.framePixels)} of clips drawn for one frame at output scale (${HOUSE}); this edit draws ${mp(cost.framePixels)}`);
+  }
+  if (cost.frameBlur > RENDER_BUDGET.frameBlur) {
+    add(`${root}.timeline.tracks`, `at most ${million(RENDER_BUDGET.frameBlur)} pixels × blur radius of blurred clips and text shadows in one frame (${HOUSE}); this edit blurs ${million(cost.frameBlur)}`);
+  }
+  if (outputKind(edit.output.format) === 'video' && cost.pixelFrames > plan.maxVideoPixelFrames) {
+    add(`${root}.output`, `at most ${million(plan.maxVideoPixelFrames)} output pixels × frames on the ${plan.name} plan (its largest 16:9 video at its top frame rate for its longest duration); this video is ${million(cost.pixelFrames)}`);
+  }
+  if (Object.keys(errors).length) throw validationFailed(errors, 'The render is over its budget');
+}
