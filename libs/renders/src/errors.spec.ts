@@ -1,5 +1,5 @@
 import { ApiError } from '#libs/core';
-import { renderError, renderFailure } from './errors.js';
+import { renderError, renderFailure, runFailure } from './errors.js';
 
 // One mapping from a job's failure to the render's `error` (decisions.md "Render record") and from
 // that record to the HTTP answer (§7), for stills and videos alike.
@@ -24,5 +24,32 @@ describe('render errors', () => {
     // A code this build does not know (written by another version) is answered as INTERNAL_ERROR.
     expect(renderFailure({ id: 'rnd_2', status: 'failed', error: { code: 'SOMETHING_NEW', message: 'x', stage: 'rendering' } }).status).toBe(500);
     expect(renderFailure({ id: 'rnd_3', status: 'failed', error: null }).code).toBe('INTERNAL_ERROR');
+  });
+
+  describe('runFailure: a failed run of a video job (issue 27 "a deterministic render failure fails at once")', () => {
+    const remotion = (port: number, token: string) => new Error(`Error loading image with src: http://127.0.0.1:${port}/${token}/f0.png at /tmp/video-engine/work/r-${token}/x.js:12:4\n    at stack`);
+
+    it('fails a refusal the edit caused at once, whatever the run', () => {
+      const err = new ApiError('MEDIA_UNAVAILABLE', 'The video could not be fetched');
+      expect(runFailure(err, 'fetching', 1, 3)).toEqual({ code: 'MEDIA_UNAVAILABLE', message: 'The video could not be fetched', stage: 'fetching' });
+    });
+
+    it('runs a fault of ours again the first time, and again when the next run fails otherwise', () => {
+      expect(runFailure(remotion(4100, 'aaaa1111bbbb2222'), 'rendering', 1, 3)).toBeUndefined();
+      expect(runFailure(new Error('Target closed'), 'rendering', 2, 3, remotion(4100, 'aaaa1111bbbb2222').message)).toBeUndefined();
+    });
+
+    it('the same fault on two runs (ports, tokens and numbers aside) is RENDER_FAILED with the cause, no URL or file of ours in it', () => {
+      const failure = runFailure(remotion(4200, 'cccc3333dddd4444'), 'rendering', 2, 3, remotion(4100, 'aaaa1111bbbb2222').message);
+      expect(failure).toEqual({
+        code: 'RENDER_FAILED',
+        message: 'The render failed the same way on two runs, so it is not run again: Error loading image with src: <url> at <file>; the credits were released',
+        stage: 'rendering',
+      });
+    });
+
+    it('after the last run, a fault of ours is INTERNAL_ERROR without its cause', () => {
+      expect(runFailure(new Error('Protocol error: Target closed at /tmp/x'), 'rendering', 3, 3, 'Navigation timeout')).toEqual({ code: 'INTERNAL_ERROR', message: 'The render failed 3 times; the credits were released', stage: 'rendering' });
+    });
   });
 });

@@ -12,6 +12,33 @@ export function renderError(err: unknown, stage: string, internal = 'The rendere
   return { code: err.code, message: err.message, stage, ...(err.extras.errors ? { errors: err.extras.errors } : {}) };
 }
 
+/** An error's first line with what changes between runs (numbers, hex tokens: ports, ids, times) taken out. */
+function failureShape(message: string): string {
+  return (message.split('\n')[0] ?? '').replace(/[0-9a-f]{8,}/gi, '#').replace(/\d+(\.\d+)?/g, '#').trim();
+}
+
+/** What of an internal error may be shown: its first line, without URLs or file paths (ours), at most 200 characters. */
+function shownCause(message: string): string {
+  const line = (message.split('\n')[0] ?? '').replace(/\b[a-z][\w+.-]*:\/\/\S+/gi, '<url>').replace(/(^|[\s"'(=])\/[^\s"')]+/g, '$1<file>').trim();
+  return line.length > 200 ? `${line.slice(0, 199)}…` : line;
+}
+
+/**
+ * How a failed run of a video job ends its render (issue 27), or undefined to run it again: a
+ * refusal the edit caused (an ApiError) keeps its code; a fault of ours that repeats the run before's
+ * (`previous`, BullMQ's failedReason) to the letter, but for numbers, is an edit that can never
+ * render: 422 RENDER_FAILED with the cause, not a third run; after `maxRuns` runs, INTERNAL_ERROR.
+ */
+export function runFailure(err: unknown, stage: string, attempt: number, maxRuns: number, previous?: string): RenderErrorInfo | undefined {
+  if (err instanceof ApiError) return renderError(err, stage);
+  const message = err instanceof Error ? err.message : String(err);
+  if (previous && attempt > 1 && failureShape(previous) === failureShape(message)) {
+    return { code: 'RENDER_FAILED', message: `The render failed the same way on two runs, so it is not run again: ${shownCause(message)}; the credits were released`, stage };
+  }
+  if (attempt >= maxRuns) return renderError(err, stage, `The render failed ${attempt} times; the credits were released`);
+  return undefined;
+}
+
 /** The message of a still whose worker died (WORKER_LOST): it is never drawn again (issue 27). */
 export const STILL_WORKER_LOST = 'The worker drawing this still stopped; it is not drawn again (a render may cost at most one worker); the credits were released';
 

@@ -13,7 +13,7 @@ import { ApiError, makeOwnScratch, PLANS, type AppConfig, type Plan, type PlanCo
 import { assertTiming, outputFps, type EditSpec } from '#libs/edit-spec';
 import { VIDEO_ATTEMPTS, type JobPayloads, type JobQueues, type JobResults, type TypedJob, type VideoChunkResult } from '#libs/queue';
 import type { RedisKeys } from '#libs/redis';
-import { renderError, TERMINAL_STATUSES, type Render, type RenderLifecycle, type RenderStatus } from '#libs/renders';
+import { runFailure, TERMINAL_STATUSES, type Render, type RenderLifecycle, type RenderStatus } from '#libs/renders';
 import type { RenderFeed } from '#libs/events';
 import { outputKey, type StorageDriver } from '#libs/storage';
 import { planChunks, VideoRenderCancelled, type VideoChunk, type VideoEngine, type VideoOutput } from '#libs/video';
@@ -157,16 +157,18 @@ class VideoJobBase {
     return resolved;
   }
 
-  /** How a job's error ends the render: cancelled, failed (renderError's mapping), or (returning false) run again. */
-  protected async settleError(row: Render, err: unknown, stage: RenderStatus, cancelled: boolean, attempt: number): Promise<string | false> {
+  /**
+   * How a job's error ends the render: cancelled, failed (runFailure's rules: a refusal the edit
+   * caused at once, the same fault of ours on two runs as RENDER_FAILED, any fault after
+   * VIDEO_ATTEMPTS runs), or (returning false) run again. `previous`: the job's failure on its run before.
+   */
+  protected async settleError(row: Render, err: unknown, stage: RenderStatus, cancelled: boolean, attempt: number, previous?: string): Promise<string | false> {
     const { lifecycle } = this.deps;
     if (err instanceof VideoRenderCancelled || cancelled) return (await lifecycle.settleCancelled(row.id, stage)).status;
-    // A refusal the edit caused fails at once; a fault of ours is run again, up to VIDEO_ATTEMPTS runs.
-    if (err instanceof ApiError || attempt >= VIDEO_ATTEMPTS) {
-      if (!(err instanceof ApiError)) this.log.error(`render ${row.id} failed for good on run ${attempt}: ${(err as Error).message}`);
-      return (await lifecycle.fail(row.id, renderError(err, stage, `The render failed ${attempt} times; the credits were released`))).status;
-    }
-    return false;
+    const failure = runFailure(err, stage, attempt, VIDEO_ATTEMPTS, previous);
+    if (!failure) return false;
+    if (!(err instanceof ApiError)) this.log.error(`render ${row.id} failed for good on run ${attempt} (${failure.code}): ${(err as Error).message}`);
+    return (await lifecycle.fail(row.id, failure)).status;
   }
 }
 
@@ -222,7 +224,7 @@ export class VideoRenderJob extends VideoJobBase {
         await this.withCaptions(row, plan, cancel.signal);
       } catch (err) {
         await this.releaseSlot(row);
-        const settled = await this.settleError(row, err, 'fetching', cancel.signal.aborted, attempt);
+        const settled = await this.settleError(row, err, 'fetching', cancel.signal.aborted, attempt, job.failedReason);
         if (settled !== false) return { status: settled };
         await lifecycle.requeue(row.id, attempt);
         throw err;
@@ -257,7 +259,7 @@ export class VideoRenderJob extends VideoJobBase {
       stage = 'saving';
       return { status: (await this.saveAndSettle(row, out)).status };
     } catch (err) {
-      const settled = await this.settleError(row, err, stage, cancel.signal.aborted, attempt);
+      const settled = await this.settleError(row, err, stage, cancel.signal.aborted, attempt, job.failedReason);
       if (settled !== false) return { status: settled };
       // Another run (BullMQ retries) starts again from queued.
       await lifecycle.requeue(row.id, attempt);
@@ -292,7 +294,7 @@ export class VideoRenderJob extends VideoJobBase {
  * chunks (a Redis hash) over the whole. Cancel and errors end the render as in a whole render.
  */
 export class VideoChunkJob extends VideoJobBase {
-  async run({ data, attempt }: VideoRun<'video.chunk'>): Promise<VideoChunkResult> {
+  async run({ data, job, attempt }: VideoRun<'video.chunk'>): Promise<VideoChunkResult> {
     const { redis, keys, storage } = this.deps;
     const row = await this.deps.lifecycle.get(data.renderId);
     if (!row || TERMINAL_STATUSES.includes(row.status)) return { ok: false, status: row?.status ?? 'gone' };
@@ -331,7 +333,7 @@ export class VideoChunkJob extends VideoJobBase {
       }
       return result;
     } catch (err) {
-      const settled = await this.settleError(row, err, 'rendering', cancel.signal.aborted, attempt);
+      const settled = await this.settleError(row, err, 'rendering', cancel.signal.aborted, attempt, job.failedReason);
       if (settled !== false) return { ok: false, status: settled };
       throw err;
     } finally {
@@ -387,7 +389,7 @@ export class VideoCombineJob extends VideoJobBase {
       await this.finish(row, data);
       return { status: done.status };
     } catch (err) {
-      const settled = await this.settleError(row, err, 'saving', cancel.signal.aborted, attempt);
+      const settled = await this.settleError(row, err, 'saving', cancel.signal.aborted, attempt, job.failedReason);
       if (settled === false) throw err;
       await this.finish(row, data);
       return { status: settled };
