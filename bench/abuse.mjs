@@ -95,14 +95,15 @@ function brokenPng() {
 // The cases. Each returns the request it sends: { path, body } (JSON) or { upload } (a media-library file).
 
 const FONT_FILE = '/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf';
-const BLURRED = (n) => ({
+/** `n` text clips of 4000×4000, the first `blurred` of them blurred, each on its own track. */
+const BLURRED = (n, blurred = n, size = 4000) => ({
   timeline: {
     background: '#ffffff',
     tracks: Array.from({ length: n }, (_, i) => ({
-      clips: [{ asset: { type: 'text', text: `Layer ${i}`, width: 4000, height: 4000, font: { family: 'Open Sans', size: 200, color: '#112233' } }, start: 0, length: 1, filter: 'blur' }],
+      clips: [{ asset: { type: 'text', text: `Layer ${i}`, width: 4000, height: 4000, font: { family: 'Open Sans', size: 200, color: '#112233' } }, start: 0, length: 1, opacity: 0.6, ...(i < blurred ? { filter: 'blur' } : {}) }],
     })),
   },
-  output: { format: 'png', size: { width: 4000, height: 4000 } },
+  output: { format: 'png', size: { width: size, height: size } },
 });
 
 function cases(servers) {
@@ -152,6 +153,8 @@ function cases(servers) {
     'css-html-mp4': () => ({ path: '/v1/render', body: { edit: { ...html('mp4'), output: { format: 'mp4', size: { width: 600, height: 300 }, fps: 12 } } } }),
     'blurred-60': () => ({ path: '/v1/render', body: { edit: BLURRED(60) } }),
     'blurred-3000': () => ({ path: '/v1/render', body: { edit: BLURRED(3000) } }),
+    // Just under the budget (test/hostile-budget's: 192 of 200 MP of layers, 4 blurred): it renders, in bounded memory.
+    'under-budget': () => ({ path: '/v1/render', body: { edit: BLURRED(12, 4, 1080) } }),
     'woff-bomb-upload': () => ({ upload: { name: 'bomb.woff', type: 'font/woff', body: hostileWoff.bomb(readFileSync(FONT_FILE)) } }),
     'woff-bomb-font-url': () => {
       const src = servers.serve('/fonts/bomb.woff', 'font/woff', hostileWoff.bomb(readFileSync(FONT_FILE)));
