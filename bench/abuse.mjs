@@ -250,13 +250,13 @@ async function runCase(base, key, name, make) {
   const body = await res.json().catch(() => ({}));
   let outcome;
   if (res.status >= 400) {
-    outcome = { result: res.status >= 500 ? 'error' : 'refused', status: res.status, code: body.code ?? body.error?.code, message: body.message ?? body.error?.message };
+    outcome = { result: res.status >= 500 ? 'error' : 'refused', status: res.status, code: body.code ?? body.error?.code, message: body.message ?? body.error?.message, errors: body.errors };
   } else {
     let record = body.data ?? {};
     if (request.upload) record = await settle(base, key, 'asset', record.id);
     else if (['queued', 'fetching', 'rendering', 'saving'].includes(record.status)) record = await settle(base, key, 'render', record.id);
     const result = record.status === 'failed' ? 'failed' : record.status === 'timeout' ? 'error' : request.path?.endsWith('/estimate') ? 'estimated' : 'rendered';
-    outcome = { result, status: res.status, code: record.error?.code, message: record.error?.message ?? record.error };
+    outcome = { result, status: res.status, code: record.error?.code, message: record.error?.message ?? record.error, errors: record.error?.errors };
   }
   return { name, ...outcome, ms: Math.round(performance.now() - started) };
 }
