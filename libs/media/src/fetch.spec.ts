@@ -9,6 +9,7 @@ describe('media downloads (issue: remote media with timeouts, size caps, sniffin
   let server: Server;
   let base: string;
   let hits = 0;
+  const flaky = new Map<string, number>();
   beforeAll(async () => {
     server = createServer((req, res) => {
       hits++;
@@ -18,6 +19,10 @@ describe('media downloads (issue: remote media with timeouts, size caps, sniffin
       if (req.url === '/hop') return void res.writeHead(302, { location: '/img.png' }).end();
       if (req.url === '/loop') return void res.writeHead(302, { location: '/loop' }).end();
       if (req.url === '/slow') return; // never answers
+      // Fails the first time it is asked (503, a dropped connection), then answers.
+      if (req.url === '/flaky-503') return void (flaky.get(req.url) ? res.writeHead(200).end(PNG) : (flaky.set(req.url, 1), res.writeHead(503).end()));
+      if (req.url === '/flaky-reset') return void (flaky.get(req.url) ? res.writeHead(200).end(PNG) : (flaky.set(req.url, 1), req.socket.destroy()));
+      if (req.url === '/down') return void res.writeHead(502).end();
       res.writeHead(404).end();
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -44,6 +49,18 @@ describe('media downloads (issue: remote media with timeouts, size caps, sniffin
     await expect(fetchMedia(`${base}/big`, { policy: 'development', limits: { maxBytes: 1024 } })).rejects.toThrow(/larger than/);
     await expect(fetchMedia(`${base}/slow`, { policy: 'development', limits: { timeoutMs: 300 } })).rejects.toThrow(/longer than 300 ms/);
     await expect(fetchMedia(`${base}/missing`, { policy: 'development' })).rejects.toThrow(/answered 404/);
+  });
+
+  it('tries once more what can pass on a second try (5xx, a dropped connection), and fails at once what cannot (issue 27)', async () => {
+    await expect(fetchMedia(`${base}/flaky-503`, { policy: 'development' })).resolves.toMatchObject({ mime: 'image/png' });
+    await expect(fetchMedia(`${base}/flaky-reset`, { policy: 'development' })).resolves.toMatchObject({ mime: 'image/png' });
+    let before = hits;
+    await expect(fetchMedia(`${base}/down`, { policy: 'development' })).rejects.toThrow(/answered 502/);
+    expect(hits - before).toBe(2);
+    before = hits;
+    await expect(fetchMedia(`${base}/missing`, { policy: 'development' })).rejects.toThrow(/answered 404/);
+    await expect(fetchMedia(`${base}/page`, { policy: 'development', expect: ['image'] })).rejects.toThrow(/not a media type/);
+    expect(hits - before).toBe(2); // one request each
   });
 
   it('refuses loopback and plain HTTP in production', async () => {

@@ -23,6 +23,8 @@ export class MediaFetchError extends Error {
   constructor(
     readonly url: string,
     message: string,
+    /** A failure a second try may not meet (a time-out, a dropped connection, a 5xx or 429 answer). */
+    readonly transient = false,
   ) {
     super(message);
     this.name = 'MediaFetchError';
@@ -58,7 +60,7 @@ async function getPinned(url: string, opts: { policy: OutboundPolicy; limits: Fe
         ...(opts.saveAt !== undefined ? { saveAt: opts.saveAt } : {}),
       });
     } catch (err) {
-      throw new MediaFetchError(url, err instanceof OutboundError && err.kind === 'timeout' ? `Download took longer than ${limits.timeoutMs} ms` : `Download failed: ${(err as Error).message}`);
+      throw new MediaFetchError(url, err instanceof OutboundError && err.kind === 'timeout' ? `Download took longer than ${limits.timeoutMs} ms` : `Download failed: ${(err as Error).message}`, true);
     }
     if (res.status >= 300 && res.status < 400 && res.headers.location) {
       if (hop >= limits.maxRedirects) throw new MediaFetchError(url, `More than ${limits.maxRedirects} redirects`);
@@ -66,7 +68,7 @@ async function getPinned(url: string, opts: { policy: OutboundPolicy; limits: Fe
       continue;
     }
     if (opts.range && (res.status === 200 || res.status === 206)) return res; // a part: its caller reads what came
-    if (res.status !== 200) throw new MediaFetchError(url, `The server answered ${res.status}`);
+    if (res.status !== 200) throw new MediaFetchError(url, `The server answered ${res.status}`, res.status >= 500 || res.status === 429);
     if (res.truncated || res.body.length > limits.maxBytes) throw new FileTooLarge(url, limits.maxBytes);
     return res;
   }
@@ -80,15 +82,25 @@ export class FileTooLarge extends MediaFetchError {
   }
 }
 
+/** The pause before the one more try of a transient download failure. */
+export const MEDIA_RETRY_PAUSE_MS = 500;
+
 /**
  * Downloads a media URL (getPinned's rules), typed by its bytes. `expect` refuses a file of another
- * kind (a page of HTML where an image was promised).
+ * kind (a page of HTML where an image was promised). A transient failure is tried once more.
  */
 export async function fetchMedia(
   url: string,
   opts: { policy: OutboundPolicy; expect?: readonly MediaKind[]; limits?: Partial<FetchLimits> },
 ): Promise<FetchedMedia> {
-  const res = await getPinned(url, { policy: opts.policy, limits: { ...DEFAULT_FETCH_LIMITS, ...opts.limits } });
+  const limits = { ...DEFAULT_FETCH_LIMITS, ...opts.limits };
+  // A failure that can pass on a second try (issue 27: a media server that timed out, dropped the
+  // connection or answered 5xx/429) is tried once more after a pause; what can never pass fails at once.
+  const res = await getPinned(url, { policy: opts.policy, limits }).catch(async (err: unknown) => {
+    if (!(err instanceof MediaFetchError) || !err.transient) throw err;
+    await new Promise((resolve) => setTimeout(resolve, MEDIA_RETRY_PAUSE_MS));
+    return getPinned(url, { policy: opts.policy, limits });
+  });
   const type = sniff(res.body);
   if (!type) throw new MediaFetchError(url, 'The file is not a media type the renderer reads');
   if (opts.expect && !opts.expect.includes(type.kind)) {
