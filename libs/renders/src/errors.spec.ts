@@ -48,6 +48,15 @@ describe('render errors', () => {
       });
     });
 
+    it('the same outage twice (a refused connection, a time-out, a closed browser, storage out of space) keeps its runs', () => {
+      const refused = Object.assign(new Error('connect ECONNREFUSED 10.0.0.5:9000'), { code: 'ECONNREFUSED' });
+      expect(runFailure(refused, 'saving', 2, 3, 'connect ECONNREFUSED 10.0.0.5:9000')).toBeUndefined();
+      for (const message of ['Timeout exceeded rendering the component at frame 12', 'Protocol error (Runtime.callFunctionOn): Target closed', 'ENOSPC: no space left on device, write', 'socket hang up']) {
+        expect([message, runFailure(new Error(message), 'rendering', 2, 3, message)]).toEqual([message, undefined]);
+      }
+      expect(runFailure(Object.assign(new Error('The server answered 503'), { transient: true }), 'fetching', 2, 3, 'The server answered 503')).toBeUndefined();
+    });
+
     it('after the last run, a fault of ours is INTERNAL_ERROR without its cause', () => {
       expect(runFailure(new Error('Protocol error: Target closed at /tmp/x'), 'rendering', 3, 3, 'Navigation timeout')).toEqual({ code: 'INTERNAL_ERROR', message: 'The render failed 3 times; the credits were released', stage: 'rendering' });
     });

@@ -24,15 +24,32 @@ function shownCause(message: string): string {
 }
 
 /**
+ * Failures that say the machine, not the edit, failed: a system error (`code` ECONNREFUSED, ENOSPC…),
+ * a time-out, a dropped connection, a browser that crashed or closed, a download marked transient.
+ * The same one twice is an outage, not an edit that can never render: it keeps its runs.
+ */
+const INFRASTRUCTURE_WORDS = /\b(socket hang up|timed? ?out|timeout|target closed|session closed|protocol error|crash(ed)?|browser has disconnected|out of memory|heap)\b/i;
+const ERRNO = /\bE(CONN[A-Z]+|TIMEDOUT|PIPE|AI_AGAIN|NOTFOUND|NOSPC|MFILE|NFILE|HOSTUNREACH|NETUNREACH|NOMEM|IO|BUSY|AGAIN)\b/;
+const INFRASTRUCTURE = { test: (text: string) => INFRASTRUCTURE_WORDS.test(text) || ERRNO.test(text) };
+
+export function isInfrastructureFailure(err: unknown): boolean {
+  const e = err as { code?: unknown; transient?: unknown; message?: unknown } | undefined;
+  if (e?.transient === true) return true;
+  if (typeof e?.code === 'string' && /^E[A-Z0-9_]+$/.test(e.code)) return true;
+  return INFRASTRUCTURE.test(typeof e?.message === 'string' ? e.message : String(err));
+}
+
+/**
  * How a failed run of a video job ends its render (issue 27), or undefined to run it again: a
  * refusal the edit caused (an ApiError) keeps its code; a fault of ours that repeats the run before's
- * (`previous`, BullMQ's failedReason) to the letter, but for numbers, is an edit that can never
- * render: 422 RENDER_FAILED with the cause, not a third run; after `maxRuns` runs, INTERNAL_ERROR.
+ * (`previous`, BullMQ's failedReason) to the letter, but for numbers, and is no infrastructure
+ * failure (isInfrastructureFailure), is an edit that can never render: 422 RENDER_FAILED with the
+ * cause, not a third run; after `maxRuns` runs, INTERNAL_ERROR.
  */
 export function runFailure(err: unknown, stage: string, attempt: number, maxRuns: number, previous?: string): RenderErrorInfo | undefined {
   if (err instanceof ApiError) return renderError(err, stage);
   const message = err instanceof Error ? err.message : String(err);
-  if (previous && attempt > 1 && failureShape(previous) === failureShape(message)) {
+  if (previous && attempt > 1 && !isInfrastructureFailure(err) && !INFRASTRUCTURE.test(previous) && failureShape(previous) === failureShape(message)) {
     return { code: 'RENDER_FAILED', message: `The render failed the same way on two runs, so it is not run again: ${shownCause(message)}; the credits were released`, stage };
   }
   if (attempt >= maxRuns) return renderError(err, stage, `The render failed ${attempt} times; the credits were released`);
