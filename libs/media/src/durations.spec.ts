@@ -102,10 +102,23 @@ describe('MediaProber: measuring `length: "auto"` media under limits', () => {
     expect(server.maxOpen).toBe(3);
   }, 60_000);
 
+  it('gives each workspace its share: one workspace\'s requests hold at most `perWorkspace` slots, so another\'s probe goes ahead of its queue', async () => {
+    const p = prober({ perRequest: 2, perWorkspace: 2, perProcess: 4 });
+    const many = (tag: string, n: number) => Array.from({ length: n }, (_, i) => clip(`${server.origin}/tone.wav?${tag}=${i}`, i, 'audio'));
+    let hogDone = false;
+    // Two requests of one workspace: 12 files, 2 at a time (each answer is held 40 ms).
+    const hog = Promise.all([p.durations('ws_hog', many('h1', 6)), p.durations('ws_hog', many('h2', 6))]).then(() => (hogDone = true));
+    await new Promise((r) => setTimeout(r, 20));
+    await p.durations('ws_other', many('o', 1));
+    expect(hogDone).toBe(false); // without the share, the other workspace waited behind all twelve
+    await hog;
+    expect(server.maxOpen).toBeLessThanOrEqual(3);
+  }, 60_000);
+
   it('against a server that ignores ranges: reads at most the per-probe cap of a file, and still measures by the size it announced', async () => {
     const cap = 1024 * 1024;
     const durations = await prober({ maxBytesPerProbe: cap }).durations('ws_a', [clip(`${plain.origin}/long.wav`, 0, 'audio'), clip(`${plain.origin}/start.mp4`, 1)]);
-    expect([...durations.values()]).toEqual([600, 2]);
+    expect([durations.get(`${plain.origin}/long.wav`), durations.get(`${plain.origin}/start.mp4`)].map((d) => Math.round(d!))).toEqual([600, 2]);
     // The client stops at the cap (53 MB on offer); the server got rid of little more than the loopback socket's buffers hold.
     expect(files['/long.wav']!.length).toBeGreaterThan(50 * 1024 * 1024);
     expect(plain.bytesSent.get('/long.wav')).toBeLessThan(cap + 8 * 1024 * 1024);

@@ -35,8 +35,9 @@ export interface ProbeLimits {
   maxBytesPerProbe: number;
   /** The first read of a file (its head), and the first read of its tail when the head was not enough. */
   stepBytes: number;
-  /** Probes running at once for one request, and in the whole process. */
+  /** Probes running at once for one request, for one workspace (all its requests), and in the whole process. */
   perRequest: number;
+  perWorkspace: number;
   perProcess: number;
   /** A file larger than this is refused as the worker would refuse it (its download cap). */
   maxFileBytes: number;
@@ -52,6 +53,7 @@ export const PROBE_LIMITS: ProbeLimits = {
   maxBytesPerProbe: 8 * 1024 * 1024,
   stepBytes: 256 * 1024,
   perRequest: 2,
+  perWorkspace: 2,
   perProcess: 4,
   maxFileBytes: DEFAULT_FETCH_LIMITS.maxBytes,
   timeoutMs: 20_000,
@@ -75,6 +77,10 @@ class Semaphore {
   private readonly waiting: (() => void)[] = [];
   constructor(private readonly size: number) {}
 
+  get idle(): boolean {
+    return this.held === 0 && this.waiting.length === 0;
+  }
+
   async run<T>(task: () => Promise<T>): Promise<T> {
     if (this.held >= this.size) await new Promise<void>((resolve) => this.waiting.push(resolve));
     else this.held++;
@@ -93,11 +99,13 @@ class Semaphore {
  * file's head is read with a Range request into a sparse temporary file of the file's real size
  * (so ffprobe sees the true size: a WAV's or a CBR MP3's duration comes from it), probed, and only
  * when that is not enough (an MP4 whose moov atom is at the end) its tail too, up to
- * `maxBytesPerProbe` in all. At most `perRequest` probes run at once for a request and `perProcess`
- * in the process; what a probe learnt is reused per workspace and URL for `cacheTtlMs`.
+ * `maxBytesPerProbe` in all. At most `perRequest` probes run at once for a request, `perWorkspace`
+ * for a workspace and `perProcess` in the process; what a probe learnt is reused per workspace and URL for `cacheTtlMs`.
  */
 export class MediaProber {
   private readonly slots: Semaphore;
+  /** Each workspace's share of the slots: one workspace's slow URLs cannot take them all (dropped when idle). */
+  private readonly workspaces = new Map<string, Semaphore>();
   private readonly cache = new Map<string, { at: number; value: Measured }>();
   private readonly running = new Map<string, Promise<Measured>>();
   /** The probe folders of API processes of this machine that were killed mid-probe, removed once before the first probe. */
@@ -165,7 +173,7 @@ export class MediaProber {
     if (hit) this.cache.delete(key);
     let running = this.running.get(key);
     if (!running) {
-      running = this.slots.run(() => this.probe(src, signal)).then((value) => {
+      running = this.inTurn(workspaceId, () => this.probe(src, signal)).then((value) => {
         this.cache.set(key, { at: (this.opts.now ?? Date.now)(), value });
         for (const oldest of this.cache.keys()) {
           if (this.cache.size <= this.limits.cacheEntries) break;
@@ -201,6 +209,17 @@ export class MediaProber {
       throw err instanceof MediaFetchError && Date.now() >= deadline - 50 ? late() : err;
     } finally {
       await rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  /** Runs a probe within its workspace's share (`perWorkspace`) and the process's slots (`perProcess`). */
+  private async inTurn<T>(workspaceId: string, task: () => Promise<T>): Promise<T> {
+    let share = this.workspaces.get(workspaceId);
+    if (!share) this.workspaces.set(workspaceId, (share = new Semaphore(this.limits.perWorkspace)));
+    try {
+      return await share.run(() => this.slots.run(task));
+    } finally {
+      if (share.idle && this.workspaces.get(workspaceId) === share) this.workspaces.delete(workspaceId);
     }
   }
 
