@@ -12,7 +12,7 @@ import { JobQueues } from '#libs/queue';
 import { Render } from '#libs/renders';
 import { createStorage, outputKey, renderPrefix, type StorageDriver } from '#libs/storage';
 import { createWorkerApp } from '../apps/worker/src/app.js';
-import { VIDEO_JOB_SCRATCH } from '../apps/worker/src/videos/video-jobs.js';
+import { videoJobScratch } from '../apps/worker/src/videos/video-jobs.js';
 import { createRedis, RedisKeys } from '#libs/redis';
 import { noisyMp4, rangeMediaServer, sampleMedia, type RangeMediaServer } from '#testing/media';
 import { queueEvents, startApi, type TestApi } from './harness.js';
@@ -110,7 +110,7 @@ describe('hostile input (issue 27): leftovers of killed workers', () => {
   let workspaceId: string;
   let orm: Orm;
   const dead = spawnSync('true').pid!; // a pid that has exited
-  const scratch = (pid: number, token: string) => join(VIDEO_JOB_SCRATCH, `${hostname()}-${pid}-${token}`);
+  const scratch = (pid: number, token: string) => join(videoJobScratch(api.config), `${hostname()}-${pid}-${token}`);
   const row = async (id: string, fields: Partial<Render>) => {
     const em = allWorkspaces(orm).fork();
     const at = fields.completedAt ?? new Date();

@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { makeOwnScratch, ownScratch, processAlive, sweepScratch } from './scratch.js';
@@ -32,6 +32,16 @@ describe('scratch folders of worker processes', () => {
       expect(basename(ownScratch(base))).toMatch(new RegExp(`^${hostname().replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}-${process.pid}-[0-9a-f]{8}$`));
     } finally {
       live.kill();
+    }
+  });
+
+  it('refuses to work in its folder when someone left a link there in its place', async () => {
+    const elsewhere = mkdtempSync(join(tmpdir(), 'scratch-spec-target-'));
+    try {
+      symlinkSync(elsewhere, ownScratch(base));
+      await expect(makeOwnScratch(base)).rejects.toThrow(/not a folder of this process's user/);
+    } finally {
+      rmSync(elsewhere, { recursive: true, force: true });
     }
   });
 

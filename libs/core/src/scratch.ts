@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, readdir, rm } from 'node:fs/promises';
+import { lstat, mkdir, readdir, rm } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 
@@ -17,10 +17,17 @@ export function ownScratch(base: string): string {
   return join(base, `${hostname()}-${process.pid}-${TOKEN}`);
 }
 
-/** Makes `<base>/<host>-<pid>/` (mode 0700) and answers it. */
+/**
+ * Makes `<base>/<host>-<pid>-<token>/` (mode 0700) and answers it, once it is sure the folder is its
+ * own: a real folder (not a link another user left there) owned by this process's user.
+ */
 export async function makeOwnScratch(base: string): Promise<string> {
   const dir = ownScratch(base);
   await mkdir(dir, { recursive: true, mode: 0o700 });
+  const info = await lstat(dir);
+  if (!info.isDirectory() || (process.getuid && info.uid !== process.getuid())) {
+    throw new Error(`${dir} is not a folder of this process's user; refusing to work in it`);
+  }
   return dir;
 }
 

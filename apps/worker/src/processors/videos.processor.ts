@@ -12,7 +12,7 @@ import { RenderFeed } from '#libs/events';
 import type { StorageDriver } from '#libs/storage';
 import { ORM, REDIS, STORAGE, WORKER_CONFIG } from '../tokens.js';
 import { VideoEngineHolder } from '../videos/engine.holder.js';
-import { cleanupChunks, VIDEO_JOB_SCRATCH, VideoChunkJob, VideoCombineJob, VideoRenderJob, type VideoJobDeps, type VideoRun } from '../videos/video-jobs.js';
+import { cleanupChunks, videoJobScratch, VideoChunkJob, VideoCombineJob, VideoRenderJob, type VideoJobDeps, type VideoRun } from '../videos/video-jobs.js';
 import { QueueProcessor, type QueueHandlers } from './queue-processor.js';
 
 type VideoJobName = 'video.render' | 'video.chunk' | 'video.combine';
@@ -83,7 +83,7 @@ export class VideosProcessor extends QueueProcessor<'videos'> implements OnAppli
   /** Removes what killed workers left: scratch folders here (and, at start, settled renders' chunk folders in storage). Never fails. */
   sweepLeftovers(atStart: boolean): Promise<void> {
     this.sweeping ??= (async () => {
-      const removed = [...await sweepScratch(VIDEO_JOB_SCRATCH), ...((await this.engine.running?.sweepLeftovers()) ?? [])];
+      const removed = [...await sweepScratch(videoJobScratch(this.deps.config)), ...((await this.engine.running?.sweepLeftovers()) ?? [])];
       if (atStart) removed.push(...await sweepChunkFolders(this.deps.orm, this.deps.storage));
       if (removed.length) this.log.log(`removed ${removed.length} folder(s) left by stopped workers`);
     })().catch((err: Error) => this.log.warn(`leftover sweep failed: ${err.message}`)).finally(() => (this.sweeping = undefined));

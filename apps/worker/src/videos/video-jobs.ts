@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { hostname, tmpdir } from 'node:os';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { MikroORM } from '@mikro-orm/core';
@@ -56,7 +56,7 @@ export interface VideoJobDeps {
   keys: RedisKeys;
   queues: JobQueues;
   flows: FlowProducer;
-  config: { video: Pick<AppConfig['video'], 'chunkFrames' | 'chunkMinFrames'> };
+  config: Pick<AppConfig, 'dataDir'> & { video: Pick<AppConfig['video'], 'chunkFrames' | 'chunkMinFrames'> };
   /** Transcribes `alias://` captions before a render is drawn (libs/captions). */
   autoCaptions: AutoCaptions;
   /** The live feed of the workspace's renders: progress figures (libs/events). */
@@ -72,8 +72,12 @@ export interface VideoRun<N extends 'video.render' | 'video.chunk' | 'video.comb
   attempt: number;
 }
 
-/** The video jobs' scratch folders: `<tmp>/video-jobs/<host>-<pid>-<token>/` (libs/core scratch.ts: a killed worker's are swept). */
-export const VIDEO_JOB_SCRATCH = join(tmpdir(), 'video-jobs');
+/**
+ * The video jobs' scratch folders: `DATA_DIR/video-jobs/<host>-<pid>-<token>/` (libs/core scratch.ts: a
+ * killed worker's are swept). Under the worker's own data folder, not the shared temporary folder,
+ * where another user could make the parent first and swap what is in it.
+ */
+export const videoJobScratch = (config: Pick<AppConfig, 'dataDir'>): string => join(config.dataDir, 'video-jobs');
 
 /** Storage folder of a chunked render's chunk files (the token keeps it unguessable under /files). */
 export const chunkFolder = (renderId: string, token: string) => `work/chunks/${renderId}-${token}/`;
@@ -301,7 +305,7 @@ export class VideoChunkJob extends VideoJobBase {
     if (row.cancelRequested) return { ok: false, status: (await this.deps.lifecycle.settleCancelled(row.id, row.status)).status };
     const stopLease = this.keepLease(row);
     const cancel = this.watchCancel(row.id);
-    const dir = await mkdtemp(join(await makeOwnScratch(VIDEO_JOB_SCRATCH), 'chunk-'));
+    const dir = await mkdtemp(join(await makeOwnScratch(videoJobScratch(this.deps.config)), 'chunk-'));
     const frames = data.to - data.from + 1;
     const progressKey = keys.videoChunkProgress(row.id);
     try {
@@ -362,7 +366,7 @@ export class VideoCombineJob extends VideoJobBase {
     const results = Object.values(await job.getChildrenValues()) as VideoChunkResult[];
     const stopLease = this.keepLease(row);
     const cancel = this.watchCancel(row.id);
-    const dir = await mkdtemp(join(await makeOwnScratch(VIDEO_JOB_SCRATCH), 'combine-'));
+    const dir = await mkdtemp(join(await makeOwnScratch(videoJobScratch(this.deps.config)), 'combine-'));
     const files: string[] = [];
     try {
       const chunks: VideoChunk[] = [];
