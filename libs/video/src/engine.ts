@@ -527,7 +527,7 @@ export class VideoEngine {
         const printed = new Map<string, Buffer>();
         for (const [key, inputs] of Object.entries(prepared.props.clips)) {
           if (inputs.html === undefined || !inputs.source) continue;
-          printed.set(key, await printHtml(browser, inputs.html, inputs.source, opts.signal));
+          printed.set(key, await printHtml(browser, inputs.html, inputs.source, this.server.origin, opts.signal));
         }
         return printed;
       } finally {
