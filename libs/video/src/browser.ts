@@ -97,28 +97,32 @@ export function userIds(name: string, passwd = '/etc/passwd'): { uid: number; gi
 
 /**
  * `dir`, made if missing with `mode`, after checking that it is a real folder (not a link) owned by
- * this process's user and writable by nobody else; `dir`'s parent is held to the same (a folder
- * others may write could have `dir` swapped under it). Throws naming the folder otherwise.
+ * this process's user; `dir`'s parent is held to the same (a folder others may write could have
+ * `dir` swapped under it). A folder of ours with a looser mode (made under umask 002: 0775) is
+ * tightened: `dir` to `mode`, its parent to no write for others. Throws naming the folder when it
+ * is a link, a file or another user's.
  */
 export function privateFolder(dir: string, mode: number): string {
   const uid = process.getuid?.() ?? 0;
-  const check = (path: string, what: string) => {
+  const own = (path: string, what: string) => {
     const info = lstatSync(path);
     if (!info.isDirectory()) throw new Error(`Video engine: ${what} ${path} is not a folder (a link or a file)`);
     if (info.uid !== uid) throw new Error(`Video engine: ${what} ${path} belongs to uid ${info.uid}, not to this process (uid ${uid}); refusing to use it`);
-    if (info.mode & 0o022) throw new Error(`Video engine: ${what} ${path} is writable by other users (mode ${(info.mode & 0o777).toString(8)}); refusing to use it`);
+    return info;
   };
-  mkdirSync(dirname(dir), { recursive: true, mode: 0o755 });
+  mkdirSync(dirname(dir), { recursive: true, mode: 0o700 });
   const parent = lstatSync(dirname(dir));
   // The system temp folder (sticky, root's): others may write in it but not replace our folder.
-  if (!(parent.uid === 0 && parent.mode & 0o1000)) check(dirname(dir), 'the folder of');
+  if (!(parent.uid === 0 && parent.mode & 0o1000)) {
+    const info = own(dirname(dir), 'the folder of');
+    if (info.mode & 0o022) chmodSync(dirname(dir), info.mode & 0o7755);
+  }
   try {
     mkdirSync(dir, { mode });
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
   }
-  check(dir, 'the browser folder');
-  if ((lstatSync(dir).mode & 0o777) !== mode) chmodSync(dir, mode);
+  if ((own(dir, 'the browser folder').mode & 0o777) !== mode) chmodSync(dir, mode);
   return dir;
 }
 
@@ -230,7 +234,8 @@ export function writeBrowserWrapper(browser: string, workDir = join(tmpdir(), 'v
       return undefined;
     }
   })();
-  if (current !== script || !executable(path)) {
+  // Rewritten too when another user's (left in a folder that was writable by others before privateFolder tightened it).
+  if (current !== script || !executable(path) || lstatSync(path).uid !== (process.getuid?.() ?? 0)) {
     const temp = `${path}.${process.pid}.tmp`;
     writeFileSync(temp, script, { mode: 0o700 });
     renameSync(temp, path);

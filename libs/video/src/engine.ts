@@ -191,7 +191,8 @@ export class VideoEngine {
    */
   static async start(opts: VideoEngineOptions): Promise<VideoEngine> {
     const workDir = opts.workDir ?? DEFAULT_WORK_DIR;
-    await mkdir(workDir, { recursive: true });
+    // Private: the browser's wrapper and profiles live in it (browser.ts privateFolder).
+    await mkdir(workDir, { recursive: true, mode: 0o700 });
     const browser = chooseBrowser(opts.browserExecutable, workDir);
     if (!browser.ok) throw new Error(`Video engine: ${browser.reason}`);
     // Profiles a killed worker's browsers left behind (1–2 MB each).

@@ -197,7 +197,7 @@ describe('video engine helpers', () => {
     }
   }, 60_000);
 
-  it('refuses a wrapper folder another user owns, others may write, or that is a link (issue 27)', () => {
+  it('refuses a wrapper folder another user owns or that is a link, and tightens one of its own others may write (issue 27)', () => {
     const work = workFolder();
     const jail = { sandbox: false };
     // Owned by someone else (the folder is made first by "another user").
@@ -205,26 +205,46 @@ describe('video engine helpers', () => {
     chownSync(join(work, 'browser'), 65534, 65534);
     expect(() => writeBrowserWrapper('/usr/bin/true', work, jail)).toThrow(/browser folder .*\/browser belongs to uid 65534, not to this process/);
     rmSync(join(work, 'browser'), { recursive: true });
-    // Writable by others.
-    mkdirSync(join(work, 'browser'), { mode: 0o700 });
-    chmodSync(join(work, 'browser'), 0o777);
-    expect(() => writeBrowserWrapper('/usr/bin/true', work, jail)).toThrow(/writable by other users \(mode 777\)/);
-    rmSync(join(work, 'browser'), { recursive: true });
     // A link to a folder elsewhere.
     const elsewhere = workFolder();
     symlinkSync(elsewhere, join(work, 'browser'));
     expect(() => writeBrowserWrapper('/usr/bin/true', work, jail)).toThrow(/is not a folder \(a link or a file\)/);
     unlinkSync(join(work, 'browser'));
-    // A work folder others may write (the wrapper folder could be swapped under it).
+    // A work folder of another user (the wrapper folder could be swapped under it).
+    chownSync(work, 65534, 65534);
+    expect(() => writeBrowserWrapper('/usr/bin/true', work, jail)).toThrow(/the folder of .* belongs to uid 65534/);
+    chownSync(work, process.getuid!(), process.getgid!());
+    // Folders of this user left writable by others are tightened, the work folder to no write for
+    // others, the wrapper's to 0700; a wrapper file of another user in it is replaced.
     chmodSync(work, 0o777);
-    expect(() => writeBrowserWrapper('/usr/bin/true', work, jail)).toThrow(/the folder of .* is writable by other users/);
-    chmodSync(work, 0o700);
-    // A private folder left with a loose mode by this user is tightened.
-    mkdirSync(join(work, 'browser'), { mode: 0o755 });
-    chmodSync(join(work, 'browser'), 0o755);
+    mkdirSync(join(work, 'browser'), { mode: 0o700 });
+    chmodSync(join(work, 'browser'), 0o777);
+    writeFileSync(join(work, 'browser', 'chromium-wrapper.sh'), readFileSync(writeBrowserWrapper('/usr/bin/true', workFolder(), jail)), { mode: 0o700 });
+    chownSync(join(work, 'browser', 'chromium-wrapper.sh'), 65534, 65534);
     writeBrowserWrapper('/usr/bin/true', work, jail);
+    expect(statSync(work).mode & 0o777).toBe(0o755);
     expect(statSync(join(work, 'browser')).mode & 0o777).toBe(0o700);
+    expect(statSync(join(work, 'browser', 'chromium-wrapper.sh')).uid).toBe(process.getuid!());
     expect(chooseBrowser(undefined, join(work, 'browser', 'chromium-wrapper.sh'))).toMatchObject({ ok: false });
+  });
+
+  it('starts under umask 002: the work folder is made 0700, or tightened when this user made it 0775 (issue 27)', () => {
+    const previous = process.umask(0o002);
+    try {
+      // Made by the wrapper (as by VideoEngine.start: mode 0700), nested in a fresh data folder.
+      const fresh = join(workFolder(), 'data', 'video-work');
+      expect(readFileSync(writeBrowserWrapper('/usr/bin/true', fresh, { sandbox: false }), 'utf8')).toContain('/usr/bin/true');
+      expect(statSync(fresh).mode & 0o777).toBe(0o700);
+      // Left by an earlier version with the default mode (0775 under this umask).
+      const loose = join(workFolder(), 'video-work');
+      mkdirSync(loose);
+      expect(statSync(loose).mode & 0o777).toBe(0o775);
+      writeBrowserWrapper('/usr/bin/true', loose, { sandbox: false });
+      expect(statSync(loose).mode & 0o777).toBe(0o755);
+      expect(statSync(join(loose, 'browser')).mode & 0o777).toBe(0o700);
+    } finally {
+      process.umask(previous);
+    }
   });
 
   it('clears browser profiles no live browser uses, and keeps the ones in use (issue 27)', () => {
