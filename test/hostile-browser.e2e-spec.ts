@@ -214,7 +214,7 @@ describe('hostile input in the browser engine (issue 27): the page fetches only 
     for (const b of browsers) {
       const sandboxed = !b.args.includes('--no-sandbox');
       expect({ pid: b.pid, unprivileged: b.uid !== 0 || sandboxed }).toEqual({ pid: b.pid, unprivileged: true });
-      expect(b.args.find((a) => a.startsWith('--user-data-dir='))).toMatch(/\/(browser-profiles|video-engine-profiles-\w+)\/chromium-\d+-\w+$/);
+      expect(b.args.find((a) => a.startsWith('--user-data-dir='))).toMatch(/\/(browser-profiles|video-engine-profiles-\w+)\/chromium-[\w.-]+-\d+-\w+$/);
       expect(b.args).toContain('--proxy-server=http://127.0.0.1:9');
     }
   });

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { accessSync, chmodSync, chownSync, constants, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
 
 /**
@@ -126,6 +126,16 @@ export function privateFolder(dir: string, mode: number): string {
   return dir;
 }
 
+/**
+ * This machine's name as profile folders carry it: bytes other than letters, digits, `.` and `-`
+ * become `_` (the wrapper's shell does the same with `uname -n | tr`). Two worker containers may
+ * share the work folder (DATA_DIR on one volume) with separate pid namespaces: a profile is judged
+ * only by the host that made it.
+ */
+export function profileHost(name = hostname()): string {
+  return Buffer.from(name).toString('latin1').replace(/[^A-Za-z0-9.-]/g, '_');
+}
+
 /** How the wrapper runs Chromium: as which user (root only: another one), and whether sandboxed. */
 export interface BrowserJail {
   /** uid/gid the browser runs as when the worker is root; undefined: as the worker. */
@@ -144,7 +154,7 @@ function sandboxWorks(target: string, profiles: string, runAs: BrowserJail['runA
   const key = `${target}\0${runAs?.uid ?? ''}`;
   const known = probed.get(key);
   if (known !== undefined) return known;
-  const profile = mkdtempSync(join(profiles, `probe-${process.pid}-`));
+  const profile = mkdtempSync(join(profiles, `probe-${profileHost()}-${process.pid}-`));
   try {
     if (runAs) chownSync(profile, runAs.uid, runAs.gid);
     const prefix = runAs && SETPRIV ? [SETPRIV, `--reuid=${runAs.uid}`, `--regid=${runAs.gid}`, '--clear-groups'] : [];
@@ -187,8 +197,8 @@ export function browserDirs(workDir: string): { wrapper: string; profiles: strin
 /**
  * A shell script that runs `browser` under `workDir`/browser (a private folder: mode 0700, owned by
  * the worker, checked before every use). Returns its path. Each start gets a fresh profile folder
- * `chromium-<pid>-XXXXXXXX` under `workDir`/browser-profiles (the pid is the browser's: the script
- * execs it), replacing Remotion's (removed while still empty), so `clearProfiles` can tell which
+ * `chromium-<host>-<pid>-XXXXXXXX` under `workDir`/browser-profiles (the host name read when the
+ * browser starts, profileHost; the pid is the browser's: the script execs it), replacing Remotion's (removed while still empty), so `clearProfiles` can tell which
  * are left over. The browser runs sandboxed where the sandbox starts; a worker running as root runs
  * it as BROWSER_USER (Chromium refuses its sandbox as root). Where util-linux's setpriv exists the
  * browser is killed when the worker process dies (a worker killed mid-render must not leave
@@ -211,7 +221,8 @@ export function writeBrowserWrapper(browser: string, workDir = join(tmpdir(), 'v
     '#!/bin/sh',
     '# Written by the video engine (libs/video/src/browser.ts writeBrowserWrapper); rewritten when it differs.',
     'set -e',
-    `profile=$(mktemp -d ${sh(join(profiles, 'chromium-'))}"$$"-XXXXXXXX)`,
+    `host=$(printf %s "$(uname -n)" | tr -c 'A-Za-z0-9.-' _)`,
+    `profile=$(mktemp -d ${sh(join(profiles, 'chromium-'))}"$host-$$"-XXXXXXXX)`,
     ...(chosen.runAs ? [`chown ${chosen.runAs.uid}:${chosen.runAs.gid} "$profile"`] : []),
     'for a do',
     '  shift',
@@ -258,7 +269,8 @@ function inUse(pid: number, path: string): boolean {
 }
 
 /**
- * Removes the browser profiles of `workDir` no live process uses: a folder `chromium-<pid>-…` goes
+ * Removes the browser profiles of `workDir` no live process uses: a folder `chromium-<host>-<pid>-…`
+ * of this host (another host's, on a shared volume, and folders named otherwise are never touched) goes
  * when process <pid> is gone or is neither a browser started with that folder nor the wrapper
  * starting one (a reused pid); a sandbox probe's folder when the worker that made it is gone. Left by a
  * worker that was killed, or by a browser that closed. Returns the folders removed. `removeEmpty`
@@ -272,13 +284,14 @@ export function clearProfiles(workDir: string, opts: { removeEmpty?: boolean } =
   } catch {
     return [];
   }
+  const host = profileHost();
   const removed: string[] = [];
   for (const name of names) {
-    // chromium-<browser pid>-…, or probe-<worker pid>-… (sandboxWorks, killed mid-probe).
-    const m = /^(?:chromium|probe)-(\d+)-[A-Za-z0-9]+$/.exec(name);
-    if (!m) continue;
+    // chromium-<host>-<browser pid>-…, or probe-<host>-<worker pid>-… (sandboxWorks, killed mid-probe).
+    const m = /^(?:chromium|probe)-(.+)-(\d+)-[A-Za-z0-9]+$/.exec(name);
+    if (!m || m[1] !== host) continue;
     const path = join(profiles, name);
-    const pid = Number(m[1]);
+    const pid = Number(m[2]);
     if (name.startsWith('probe-') ? pid === process.pid || existsSync(`/proc/${pid}`) : inUse(pid, path)) continue;
     rmSync(path, { recursive: true, force: true });
     removed.push(path);

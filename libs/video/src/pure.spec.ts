@@ -6,7 +6,7 @@ import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync,
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { assertEdit } from '#libs/edit-spec';
-import { browserDirs, chooseBrowser, clearProfiles, findChromium, launcherTarget, WRAPPER_FLAGS, writeBrowserWrapper } from './browser.js';
+import { browserDirs, chooseBrowser, clearProfiles, findChromium, launcherTarget, profileHost, WRAPPER_FLAGS, writeBrowserWrapper } from './browser.js';
 import { parseSubtitles } from './captions.js';
 import { withinViewport } from './cdp.js';
 import { planChunks } from './chunks.js';
@@ -142,7 +142,7 @@ describe('video engine helpers', () => {
     // The browser dies with the worker (setpriv's parent-death signal; util-linux is on every
     // Debian) and runs as an unprivileged user, sandboxed, in a fresh profile of the engine's own.
     expect(script).toContain(`exec /usr/bin/setpriv --pdeathsig KILL --reuid=65534 --regid=65534 --clear-groups '/opt/it'\\''s/chromium' "$@" --user-data-dir="$profile" ${WRAPPER_FLAGS.map((f) => `'${f}'`).join(' ')}\n`);
-    expect(script).toContain(`profile=$(mktemp -d '${join(browserDirs(work).profiles, 'chromium-')}'"$$"-XXXXXXXX)`);
+    expect(script).toContain(`profile=$(mktemp -d '${join(browserDirs(work).profiles, 'chromium-')}'"$host-$$"-XXXXXXXX)`);
     expect(script).toContain('chown 65534:65534 "$profile"');
     expect(script).toContain('--no-proxy-server|--proxy-server=*|--proxy-bypass-list=*|--no-sandbox|--no-zygote) ;;');
     expect(WRAPPER_FLAGS).toContain('--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1');
@@ -251,28 +251,39 @@ describe('video engine helpers', () => {
     const work = workFolder();
     writeBrowserWrapper('/usr/bin/true', work, { sandbox: false });
     const { profiles } = browserDirs(work);
+    const host = profileHost();
+    // The wrapper names a profile after the host as profileHost does (a stand-in browser prints its arguments).
+    const echoing = workFolder();
+    expect(execFileSync('/bin/sh', [writeBrowserWrapper('/bin/echo', echoing, { sandbox: false })], { encoding: 'utf8' })).toMatch(new RegExp(`--user-data-dir=\\S+/chromium-${host.replace(/\./g, '\\.')}-\\d+-\\w{8} `));
+    expect(clearProfiles(echoing, { removeEmpty: true })).toHaveLength(1);
+    expect(profileHost('a b/ü.x-1')).toBe('a_b___.x-1');
     // A profile of a process that is gone (pid 2^22 + 1 is above Linux's pid_max), one whose pid
     // is alive but is not a browser with that folder (this test process), and one in use.
-    const gone = join(profiles, 'chromium-4194305-AAAAAAAA');
-    const reused = join(profiles, `chromium-${process.pid}-BBBBBBBB`);
+    const gone = join(profiles, `chromium-${host}-4194305-AAAAAAAA`);
+    const reused = join(profiles, `chromium-${host}-${process.pid}-BBBBBBBB`);
     mkdirSync(join(gone, 'Default'), { recursive: true });
     writeFileSync(join(gone, 'Default', 'Preferences'), 'x'.repeat(1000));
     mkdirSync(reused);
+    // Another worker container's (a work folder on a shared volume, its own pid namespace: pid
+    // 4194305 and this test's pid mean nothing here), and a folder named without a host: never touched.
+    const otherHost = [join(profiles, 'chromium-other-box-4194305-EEEEEEEE'), join(profiles, `chromium-not${host}-${process.pid}-FFFFFFFF`), join(profiles, 'probe-other-box-4194305-abcdef')];
+    const unnamed = join(profiles, 'chromium-4194305-GGGGGGGG');
+    for (const dir of [...otherHost, unnamed]) mkdirSync(dir);
     // A process started with its folder named after its pid, as the wrapper starts the browser.
     let starting: ReturnType<typeof spawn> | undefined;
-    const child = spawn('/bin/sh', ['-c', 'p="$0/chromium-$$-CCCCCCCC"; mkdir "$p"; exec "$1" -e "setTimeout(() => {}, 30000)" -- --user-data-dir="$p"', profiles, process.execPath], { stdio: 'ignore' });
-    const inUse = join(profiles, `chromium-${child.pid}-CCCCCCCC`);
+    const child = spawn('/bin/sh', ['-c', 'p="$0/chromium-$2-$$-CCCCCCCC"; mkdir "$p"; exec "$1" -e "setTimeout(() => {}, 30000)" -- --user-data-dir="$p"', profiles, process.execPath, host], { stdio: 'ignore' });
+    const inUse = join(profiles, `chromium-${host}-${child.pid}-CCCCCCCC`);
     try {
       const until = Date.now() + 5000;
       while (!readFileSync(`/proc/${child.pid}/cmdline`, 'utf8').startsWith(process.execPath) && Date.now() < until) execFileSync('sleep', ['0.05']);
       // A sandbox probe's folder of a worker that is gone; a profile the wrapper has just made (its
       // shell still runs, about to exec the browser under the same pid).
-      const probe = join(profiles, 'probe-4194305-abcdef');
+      const probe = join(profiles, `probe-${host}-4194305-abcdef`);
       mkdirSync(probe);
       const script = join(work, 'chromium-wrapper.sh');
       writeFileSync(script, 'sleep 30\n');
       starting = spawn('/bin/sh', [script], { stdio: 'ignore' });
-      const made = join(profiles, `chromium-${starting.pid!}-DDDDDDDD`);
+      const made = join(profiles, `chromium-${host}-${starting.pid!}-DDDDDDDD`);
       mkdirSync(made);
       try {
         expect(clearProfiles(work).sort()).toEqual([gone, probe, reused].sort());
@@ -284,13 +295,14 @@ describe('video engine helpers', () => {
       expect(existsSync(gone)).toBe(false);
       expect(existsSync(reused)).toBe(false);
       expect(existsSync(inUse)).toBe(true);
+      expect(existsSync(otherHost[0]!) && existsSync(otherHost[1]!) && existsSync(unnamed)).toBe(true);
     } finally {
       child.kill('SIGKILL');
     }
     // Once its browser is gone, the folder goes too.
     const until = Date.now() + 5000;
     while (existsSync(`/proc/${child.pid}/cmdline`) && readFileSync(`/proc/${child.pid}/cmdline`, 'utf8').startsWith(process.execPath) && Date.now() < until) execFileSync('sleep', ['0.05']);
-    expect(clearProfiles(work).sort()).toEqual([inUse, join(profiles, `chromium-${starting!.pid!}-DDDDDDDD`)].sort());
+    expect(clearProfiles(work).sort()).toEqual([inUse, join(profiles, `chromium-${host}-${starting!.pid!}-DDDDDDDD`)].sort());
   });
 });
 
