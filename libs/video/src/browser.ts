@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { accessSync, chmodSync, chownSync, constants, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
@@ -143,29 +143,50 @@ export interface BrowserJail {
   sandbox: boolean;
 }
 
-const probed = new Map<string, boolean>();
+/** The longest the sandbox probe may take (a healthy one: ~0.3 s); a hung one is killed and counts as no sandbox. */
+export const SANDBOX_PROBE_TIMEOUT_MS = 20_000;
+
+const probed = new Map<string, Promise<boolean>>();
+
+/** Whether `argv` exits 0 within `timeoutMs` (killed otherwise), without holding up the event loop. */
+function exitsCleanly(argv: string[], env: NodeJS.ProcessEnv, timeoutMs: number): Promise<boolean> {
+  return new Promise((done) => {
+    const child = spawn(argv[0]!, argv.slice(1), { env, stdio: 'ignore' });
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.once('error', () => {
+      clearTimeout(timer);
+      done(false);
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      done(code === 0);
+    });
+  });
+}
 
 /**
  * Whether `target` starts with its sandbox on as `runAs` (Chromium's namespace sandbox needs user
  * namespaces; a container's seccomp profile often refuses them). One short headless run, once per
- * process and browser.
+ * process and browser, asynchronous: stills may already be rendering (a blocked event loop would
+ * miss their job lock's renewal, STILL_LOCK_MS).
  */
-function sandboxWorks(target: string, profiles: string, runAs: BrowserJail['runAs']): boolean {
+export function sandboxWorks(target: string, profiles: string, runAs: BrowserJail['runAs'], timeoutMs = SANDBOX_PROBE_TIMEOUT_MS): Promise<boolean> {
   const key = `${target}\0${runAs?.uid ?? ''}`;
   const known = probed.get(key);
-  if (known !== undefined) return known;
-  const profile = mkdtempSync(join(profiles, `probe-${profileHost()}-${process.pid}-`));
-  try {
-    if (runAs) chownSync(profile, runAs.uid, runAs.gid);
-    const prefix = runAs && SETPRIV ? [SETPRIV, `--reuid=${runAs.uid}`, `--regid=${runAs.gid}`, '--clear-groups'] : [];
-    const argv = [...prefix, target, '--headless', `--user-data-dir=${profile}`, '--dump-dom', 'about:blank'];
-    const run = spawnSync(argv[0]!, argv.slice(1), { env: { ...process.env, HOME: profile, TMPDIR: profile }, timeout: 20_000, stdio: 'ignore' });
-    const works = run.status === 0;
-    probed.set(key, works);
-    return works;
-  } finally {
-    rmSync(profile, { recursive: true, force: true });
-  }
+  if (known) return known;
+  const probe = (async () => {
+    const profile = mkdtempSync(join(profiles, `probe-${profileHost()}-${process.pid}-`));
+    try {
+      if (runAs) chownSync(profile, runAs.uid, runAs.gid);
+      const prefix = runAs && SETPRIV ? [SETPRIV, `--reuid=${runAs.uid}`, `--regid=${runAs.gid}`, '--clear-groups'] : [];
+      const argv = [...prefix, target, '--headless', `--user-data-dir=${profile}`, '--dump-dom', 'about:blank'];
+      return await exitsCleanly(argv, { ...process.env, HOME: profile, TMPDIR: profile }, timeoutMs);
+    } finally {
+      rmSync(profile, { recursive: true, force: true });
+    }
+  })();
+  probed.set(key, probe);
+  return probe;
 }
 
 /** Whether every folder from / down to `dir` lets other users through (a browser run as another user must reach its profile). */
@@ -205,7 +226,7 @@ export function browserDirs(workDir: string): { wrapper: string; profiles: strin
  * Chromium running: Puppeteer starts it in its own process group, out of reach of a signal to the
  * worker's group). Remotion's proxy flags are dropped for WRAPPER_FLAGS'.
  */
-export function writeBrowserWrapper(browser: string, workDir = join(tmpdir(), 'video-engine'), jail?: BrowserJail): string {
+export async function writeBrowserWrapper(browser: string, workDir = join(tmpdir(), 'video-engine'), jail?: BrowserJail): Promise<string> {
   const dirs = browserDirs(workDir);
   const root = (process.getuid?.() ?? 0) === 0;
   const drop = root ? userIds(BROWSER_USER) : undefined;
@@ -214,7 +235,7 @@ export function writeBrowserWrapper(browser: string, workDir = join(tmpdir(), 'v
   // The profiles folder: a browser running as another user must reach (not list) its own profile in it.
   const profiles = privateFolder(dirs.profiles, drop ? 0o711 : 0o700);
   const target = launcherTarget(browser) ?? browser;
-  const chosen: BrowserJail = jail ?? (drop ? { runAs: drop, sandbox: sandboxWorks(target, profiles, drop) } : { sandbox: sandboxWorks(target, profiles, undefined) });
+  const chosen: BrowserJail = jail ?? (drop ? { runAs: drop, sandbox: await sandboxWorks(target, profiles, drop) } : { sandbox: await sandboxWorks(target, profiles, undefined) });
   const dropped = [...DROPPED_FLAGS, ...(chosen.sandbox ? SANDBOX_OFF_FLAGS : [])];
   const setpriv = SETPRIV ? [SETPRIV, '--pdeathsig', 'KILL', ...(chosen.runAs ? [`--reuid=${chosen.runAs.uid}`, `--regid=${chosen.runAs.gid}`, '--clear-groups'] : [])].join(' ') + ' ' : '';
   const script = [
@@ -314,7 +335,7 @@ export type BrowserChoice = { ok: true; executable: string; wrapped: boolean } |
  * image's /usr/local/bin/chromium-wrapper), else Chromium found on this machine, run through a
  * wrapper written to `wrapperDir`. Never a downloaded browser.
  */
-export function chooseBrowser(configured: string | undefined, wrapperDir?: string): BrowserChoice {
+export async function chooseBrowser(configured: string | undefined, wrapperDir?: string): Promise<BrowserChoice> {
   if (configured) {
     return executable(configured)
       ? { ok: true, executable: configured, wrapped: false }
@@ -323,7 +344,7 @@ export function chooseBrowser(configured: string | undefined, wrapperDir?: strin
   const found = findChromium();
   if (!found) return { ok: false, reason: 'no Chromium found (install Debian\'s chromium-headless-shell or chromium package, or set BROWSER_EXECUTABLE)' };
   try {
-    return { ok: true, executable: writeBrowserWrapper(found, wrapperDir), wrapped: true };
+    return { ok: true, executable: await writeBrowserWrapper(found, wrapperDir), wrapped: true };
   } catch (err) {
     return { ok: false, reason: (err as Error).message.replace(/^Video engine: /, '') };
   }

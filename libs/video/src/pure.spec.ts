@@ -2,11 +2,11 @@ import { execFile, execFileSync, spawn } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { assertEdit } from '#libs/edit-spec';
-import { browserDirs, chooseBrowser, clearProfiles, findChromium, launcherTarget, profileHost, WRAPPER_FLAGS, writeBrowserWrapper } from './browser.js';
+import { browserDirs, chooseBrowser, clearProfiles, findChromium, launcherTarget, profileHost, sandboxWorks, WRAPPER_FLAGS, writeBrowserWrapper } from './browser.js';
 import { parseSubtitles } from './captions.js';
 import { withinViewport } from './cdp.js';
 import { planChunks } from './chunks.js';
@@ -134,9 +134,9 @@ describe('video engine helpers', () => {
       .toBe('@font-face { font-family: "My \\22 Font\\22 "; src: url("http://127.0.0.1:1/t/f0.ttf"); font-weight: 300; font-style: italic; font-display: block; }');
   });
 
-  it('runs Chromium through a wrapper that never lets it phone home or reach anything but loopback, and reports a missing browser (issue 27)', () => {
+  it('runs Chromium through a wrapper that never lets it phone home or reach anything but loopback, and reports a missing browser (issue 27)', async () => {
     const work = workFolder();
-    const path = writeBrowserWrapper("/opt/it's/chromium", work, { runAs: { uid: 65534, gid: 65534 }, sandbox: true });
+    const path = await writeBrowserWrapper("/opt/it's/chromium", work, { runAs: { uid: 65534, gid: 65534 }, sandbox: true });
     expect(path).toBe(join(work, 'browser', 'chromium-wrapper.sh'));
     const script = readFileSync(path, 'utf8');
     // The browser dies with the worker (setpriv's parent-death signal; util-linux is on every
@@ -150,7 +150,7 @@ describe('video engine helpers', () => {
     expect(statSync(path).mode & 0o777).toBe(0o700);
     expect(statSync(join(work, 'browser')).mode & 0o777).toBe(0o700);
     // Without its sandbox the browser keeps Remotion's --no-sandbox.
-    expect(readFileSync(writeBrowserWrapper("/opt/it's/chromium", work, { sandbox: false }), 'utf8')).toContain('--proxy-bypass-list=*) ;;');
+    expect(readFileSync(await writeBrowserWrapper("/opt/it's/chromium", work, { sandbox: false }), 'utf8')).toContain('--proxy-bypass-list=*) ;;');
     // A launcher script that runs the browser without exec (Debian's chromium-headless-shell) is
     // skipped, so the signal reaches the browser itself.
     const binary = join(work, 'real-browser');
@@ -158,19 +158,19 @@ describe('video engine helpers', () => {
     const launcher = join(work, 'launcher');
     writeFileSync(launcher, `#!/bin/sh -e\n\n${binary} "$@"\n`, { mode: 0o755 });
     expect(launcherTarget(launcher)).toBe(binary);
-    expect(readFileSync(writeBrowserWrapper(launcher, work, { sandbox: false }), 'utf8')).toContain(`KILL '${binary}' "$@"`);
+    expect(readFileSync(await writeBrowserWrapper(launcher, work, { sandbox: false }), 'utf8')).toContain(`KILL '${binary}' "$@"`);
     writeFileSync(launcher, `#!/bin/sh\nexport X=1\n${binary} "$@"\n`, { mode: 0o755 });
     expect(launcherTarget(launcher)).toBeUndefined();
     expect(WRAPPER_FLAGS).toContain('--component-updater=url-source=http://127.0.0.1:9/');
     expect(WRAPPER_FLAGS).toContain('--in-process-gpu');
-    expect(chooseBrowser('/nonexistent/chromium')).toEqual({ ok: false, reason: 'BROWSER_EXECUTABLE /nonexistent/chromium is not an executable file' });
+    expect(await chooseBrowser('/nonexistent/chromium')).toEqual({ ok: false, reason: 'BROWSER_EXECUTABLE /nonexistent/chromium is not an executable file' });
   });
 
   it('the wrapper\'s browser reaches 127.0.0.1 and nothing else: not 127.0.0.2, not a host name (issue 27)', async () => {
     const chromium = findChromium();
     if (!chromium) throw new Error('no Chromium on this machine');
     const work = workFolder();
-    const wrapper = writeBrowserWrapper(chromium, work);
+    const wrapper = await writeBrowserWrapper(chromium, work);
     const seen: string[] = [];
     const listen = async (host: string) => {
       const server = createServer((req, res) => {
@@ -197,49 +197,49 @@ describe('video engine helpers', () => {
     }
   }, 60_000);
 
-  it('refuses a wrapper folder another user owns or that is a link, and tightens one of its own others may write (issue 27)', () => {
+  it('refuses a wrapper folder another user owns or that is a link, and tightens one of its own others may write (issue 27)', async () => {
     const work = workFolder();
     const jail = { sandbox: false };
     // Owned by someone else (the folder is made first by "another user").
     mkdirSync(join(work, 'browser'), { mode: 0o700 });
     chownSync(join(work, 'browser'), 65534, 65534);
-    expect(() => writeBrowserWrapper('/usr/bin/true', work, jail)).toThrow(/browser folder .*\/browser belongs to uid 65534, not to this process/);
+    await expect(writeBrowserWrapper('/usr/bin/true', work, jail)).rejects.toThrow(/browser folder .*\/browser belongs to uid 65534, not to this process/);
     rmSync(join(work, 'browser'), { recursive: true });
     // A link to a folder elsewhere.
     const elsewhere = workFolder();
     symlinkSync(elsewhere, join(work, 'browser'));
-    expect(() => writeBrowserWrapper('/usr/bin/true', work, jail)).toThrow(/is not a folder \(a link or a file\)/);
+    await expect(writeBrowserWrapper('/usr/bin/true', work, jail)).rejects.toThrow(/is not a folder \(a link or a file\)/);
     unlinkSync(join(work, 'browser'));
     // A work folder of another user (the wrapper folder could be swapped under it).
     chownSync(work, 65534, 65534);
-    expect(() => writeBrowserWrapper('/usr/bin/true', work, jail)).toThrow(/the folder of .* belongs to uid 65534/);
+    await expect(writeBrowserWrapper('/usr/bin/true', work, jail)).rejects.toThrow(/the folder of .* belongs to uid 65534/);
     chownSync(work, process.getuid!(), process.getgid!());
     // Folders of this user left writable by others are tightened, the work folder to no write for
     // others, the wrapper's to 0700; a wrapper file of another user in it is replaced.
     chmodSync(work, 0o777);
     mkdirSync(join(work, 'browser'), { mode: 0o700 });
     chmodSync(join(work, 'browser'), 0o777);
-    writeFileSync(join(work, 'browser', 'chromium-wrapper.sh'), readFileSync(writeBrowserWrapper('/usr/bin/true', workFolder(), jail)), { mode: 0o700 });
+    writeFileSync(join(work, 'browser', 'chromium-wrapper.sh'), readFileSync(await writeBrowserWrapper('/usr/bin/true', workFolder(), jail)), { mode: 0o700 });
     chownSync(join(work, 'browser', 'chromium-wrapper.sh'), 65534, 65534);
-    writeBrowserWrapper('/usr/bin/true', work, jail);
+    await writeBrowserWrapper('/usr/bin/true', work, jail);
     expect(statSync(work).mode & 0o777).toBe(0o755);
     expect(statSync(join(work, 'browser')).mode & 0o777).toBe(0o700);
     expect(statSync(join(work, 'browser', 'chromium-wrapper.sh')).uid).toBe(process.getuid!());
-    expect(chooseBrowser(undefined, join(work, 'browser', 'chromium-wrapper.sh'))).toMatchObject({ ok: false });
+    expect(await chooseBrowser(undefined, join(work, 'browser', 'chromium-wrapper.sh'))).toMatchObject({ ok: false });
   });
 
-  it('starts under umask 002: the work folder is made 0700, or tightened when this user made it 0775 (issue 27)', () => {
+  it('starts under umask 002: the work folder is made 0700, or tightened when this user made it 0775 (issue 27)', async () => {
     const previous = process.umask(0o002);
     try {
       // Made by the wrapper (as by VideoEngine.start: mode 0700), nested in a fresh data folder.
       const fresh = join(workFolder(), 'data', 'video-work');
-      expect(readFileSync(writeBrowserWrapper('/usr/bin/true', fresh, { sandbox: false }), 'utf8')).toContain('/usr/bin/true');
+      expect(readFileSync(await writeBrowserWrapper('/usr/bin/true', fresh, { sandbox: false }), 'utf8')).toContain('/usr/bin/true');
       expect(statSync(fresh).mode & 0o777).toBe(0o700);
       // Left by an earlier version with the default mode (0775 under this umask).
       const loose = join(workFolder(), 'video-work');
       mkdirSync(loose);
       expect(statSync(loose).mode & 0o777).toBe(0o775);
-      writeBrowserWrapper('/usr/bin/true', loose, { sandbox: false });
+      await writeBrowserWrapper('/usr/bin/true', loose, { sandbox: false });
       expect(statSync(loose).mode & 0o777).toBe(0o755);
       expect(statSync(join(loose, 'browser')).mode & 0o777).toBe(0o700);
     } finally {
@@ -247,14 +247,41 @@ describe('video engine helpers', () => {
     }
   });
 
-  it('clears browser profiles no live browser uses, and keeps the ones in use (issue 27)', () => {
+  it('probes the sandbox without holding up the event loop (stills render meanwhile), kills a hung probe, and asks once per process (issue 27)', async () => {
     const work = workFolder();
-    writeBrowserWrapper('/usr/bin/true', work, { sandbox: false });
+    const profiles = join(work, 'profiles');
+    mkdirSync(profiles, { mode: 0o700 });
+    const slow = join(work, 'slow-browser');
+    writeFileSync(slow, '#!/bin/sh\nsleep 1\n', { mode: 0o755 });
+    let ticks = 0;
+    const ticker = setInterval(() => ticks++, 50);
+    try {
+      expect(await sandboxWorks(slow, profiles, undefined)).toBe(true);
+      // A blocking probe (spawnSync) let no timer run for its whole second.
+      expect(ticks).toBeGreaterThanOrEqual(10);
+      // A hung probe is killed after its time-out and counts as no sandbox.
+      const hung = join(work, 'hung-browser');
+      writeFileSync(hung, '#!/bin/sh\nexec sleep 30\n', { mode: 0o755 });
+      const started = Date.now();
+      expect(await sandboxWorks(hung, profiles, undefined, 300)).toBe(false);
+      expect(Date.now() - started).toBeLessThan(5000);
+    } finally {
+      clearInterval(ticker);
+    }
+    // The answer is kept: the same browser is not run again (gone now, it would fail).
+    rmSync(slow);
+    expect(await sandboxWorks(slow, profiles, undefined)).toBe(true);
+    expect(readdirSync(profiles)).toEqual([]);
+  });
+
+  it('clears browser profiles no live browser uses, and keeps the ones in use (issue 27)', async () => {
+    const work = workFolder();
+    await writeBrowserWrapper('/usr/bin/true', work, { sandbox: false });
     const { profiles } = browserDirs(work);
     const host = profileHost();
     // The wrapper names a profile after the host as profileHost does (a stand-in browser prints its arguments).
     const echoing = workFolder();
-    expect(execFileSync('/bin/sh', [writeBrowserWrapper('/bin/echo', echoing, { sandbox: false })], { encoding: 'utf8' })).toMatch(new RegExp(`--user-data-dir=\\S+/chromium-${host.replace(/\./g, '\\.')}-\\d+-\\w{8} `));
+    expect(execFileSync('/bin/sh', [await writeBrowserWrapper('/bin/echo', echoing, { sandbox: false })], { encoding: 'utf8' })).toMatch(new RegExp(`--user-data-dir=\\S+/chromium-${host.replace(/\./g, '\\.')}-\\d+-\\w{8} `));
     expect(clearProfiles(echoing, { removeEmpty: true })).toHaveLength(1);
     expect(profileHost('a b/ü.x-1')).toBe('a_b___.x-1');
     // A profile of a process that is gone (pid 2^22 + 1 is above Linux's pid_max), one whose pid
