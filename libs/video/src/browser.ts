@@ -1,7 +1,7 @@
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { accessSync, chmodSync, chownSync, constants, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
 
 /**
@@ -97,29 +97,43 @@ export function userIds(name: string, passwd = '/etc/passwd'): { uid: number; gi
 
 /**
  * `dir`, made if missing with `mode`, after checking that it is a real folder (not a link) owned by
- * this process's user and writable by nobody else; `dir`'s parent is held to the same (a folder
- * others may write could have `dir` swapped under it). Throws naming the folder otherwise.
+ * this process's user; `dir`'s parent is held to the same (a folder others may write could have
+ * `dir` swapped under it). A folder of ours with a looser mode (made under umask 002: 0775) is
+ * tightened: `dir` to `mode`, its parent to no write for others. Throws naming the folder when it
+ * is a link, a file or another user's.
  */
 export function privateFolder(dir: string, mode: number): string {
   const uid = process.getuid?.() ?? 0;
-  const check = (path: string, what: string) => {
+  const own = (path: string, what: string) => {
     const info = lstatSync(path);
     if (!info.isDirectory()) throw new Error(`Video engine: ${what} ${path} is not a folder (a link or a file)`);
     if (info.uid !== uid) throw new Error(`Video engine: ${what} ${path} belongs to uid ${info.uid}, not to this process (uid ${uid}); refusing to use it`);
-    if (info.mode & 0o022) throw new Error(`Video engine: ${what} ${path} is writable by other users (mode ${(info.mode & 0o777).toString(8)}); refusing to use it`);
+    return info;
   };
-  mkdirSync(dirname(dir), { recursive: true, mode: 0o755 });
+  mkdirSync(dirname(dir), { recursive: true, mode: 0o700 });
   const parent = lstatSync(dirname(dir));
   // The system temp folder (sticky, root's): others may write in it but not replace our folder.
-  if (!(parent.uid === 0 && parent.mode & 0o1000)) check(dirname(dir), 'the folder of');
+  if (!(parent.uid === 0 && parent.mode & 0o1000)) {
+    const info = own(dirname(dir), 'the folder of');
+    if (info.mode & 0o022) chmodSync(dirname(dir), info.mode & 0o7755);
+  }
   try {
     mkdirSync(dir, { mode });
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
   }
-  check(dir, 'the browser folder');
-  if ((lstatSync(dir).mode & 0o777) !== mode) chmodSync(dir, mode);
+  if ((own(dir, 'the browser folder').mode & 0o777) !== mode) chmodSync(dir, mode);
   return dir;
+}
+
+/**
+ * This machine's name as profile folders carry it: bytes other than letters, digits, `.` and `-`
+ * become `_` (the wrapper's shell does the same with `uname -n | tr`). Two worker containers may
+ * share the work folder (DATA_DIR on one volume) with separate pid namespaces: a profile is judged
+ * only by the host that made it.
+ */
+export function profileHost(name = hostname()): string {
+  return Buffer.from(name).toString('latin1').replace(/[^A-Za-z0-9.-]/g, '_');
 }
 
 /** How the wrapper runs Chromium: as which user (root only: another one), and whether sandboxed. */
@@ -129,29 +143,50 @@ export interface BrowserJail {
   sandbox: boolean;
 }
 
-const probed = new Map<string, boolean>();
+/** The longest the sandbox probe may take (a healthy one: ~0.3 s); a hung one is killed and counts as no sandbox. */
+export const SANDBOX_PROBE_TIMEOUT_MS = 20_000;
+
+const probed = new Map<string, Promise<boolean>>();
+
+/** Whether `argv` exits 0 within `timeoutMs` (killed otherwise), without holding up the event loop. */
+function exitsCleanly(argv: string[], env: NodeJS.ProcessEnv, timeoutMs: number): Promise<boolean> {
+  return new Promise((done) => {
+    const child = spawn(argv[0]!, argv.slice(1), { env, stdio: 'ignore' });
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.once('error', () => {
+      clearTimeout(timer);
+      done(false);
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      done(code === 0);
+    });
+  });
+}
 
 /**
  * Whether `target` starts with its sandbox on as `runAs` (Chromium's namespace sandbox needs user
  * namespaces; a container's seccomp profile often refuses them). One short headless run, once per
- * process and browser.
+ * process and browser, asynchronous: stills may already be rendering (a blocked event loop would
+ * miss their job lock's renewal, STILL_LOCK_MS).
  */
-function sandboxWorks(target: string, profiles: string, runAs: BrowserJail['runAs']): boolean {
+export function sandboxWorks(target: string, profiles: string, runAs: BrowserJail['runAs'], timeoutMs = SANDBOX_PROBE_TIMEOUT_MS): Promise<boolean> {
   const key = `${target}\0${runAs?.uid ?? ''}`;
   const known = probed.get(key);
-  if (known !== undefined) return known;
-  const profile = mkdtempSync(join(profiles, `probe-${process.pid}-`));
-  try {
-    if (runAs) chownSync(profile, runAs.uid, runAs.gid);
-    const prefix = runAs && SETPRIV ? [SETPRIV, `--reuid=${runAs.uid}`, `--regid=${runAs.gid}`, '--clear-groups'] : [];
-    const argv = [...prefix, target, '--headless', `--user-data-dir=${profile}`, '--dump-dom', 'about:blank'];
-    const run = spawnSync(argv[0]!, argv.slice(1), { env: { ...process.env, HOME: profile, TMPDIR: profile }, timeout: 20_000, stdio: 'ignore' });
-    const works = run.status === 0;
-    probed.set(key, works);
-    return works;
-  } finally {
-    rmSync(profile, { recursive: true, force: true });
-  }
+  if (known) return known;
+  const probe = (async () => {
+    const profile = mkdtempSync(join(profiles, `probe-${profileHost()}-${process.pid}-`));
+    try {
+      if (runAs) chownSync(profile, runAs.uid, runAs.gid);
+      const prefix = runAs && SETPRIV ? [SETPRIV, `--reuid=${runAs.uid}`, `--regid=${runAs.gid}`, '--clear-groups'] : [];
+      const argv = [...prefix, target, '--headless', `--user-data-dir=${profile}`, '--dump-dom', 'about:blank'];
+      return await exitsCleanly(argv, { ...process.env, HOME: profile, TMPDIR: profile }, timeoutMs);
+    } finally {
+      rmSync(profile, { recursive: true, force: true });
+    }
+  })();
+  probed.set(key, probe);
+  return probe;
 }
 
 /** Whether every folder from / down to `dir` lets other users through (a browser run as another user must reach its profile). */
@@ -183,15 +218,15 @@ export function browserDirs(workDir: string): { wrapper: string; profiles: strin
 /**
  * A shell script that runs `browser` under `workDir`/browser (a private folder: mode 0700, owned by
  * the worker, checked before every use). Returns its path. Each start gets a fresh profile folder
- * `chromium-<pid>-XXXXXXXX` under `workDir`/browser-profiles (the pid is the browser's: the script
- * execs it), replacing Remotion's (removed while still empty), so `clearProfiles` can tell which
+ * `chromium-<host>-<pid>-XXXXXXXX` under `workDir`/browser-profiles (the host name read when the
+ * browser starts, profileHost; the pid is the browser's: the script execs it), replacing Remotion's (removed while still empty), so `clearProfiles` can tell which
  * are left over. The browser runs sandboxed where the sandbox starts; a worker running as root runs
  * it as BROWSER_USER (Chromium refuses its sandbox as root). Where util-linux's setpriv exists the
  * browser is killed when the worker process dies (a worker killed mid-render must not leave
  * Chromium running: Puppeteer starts it in its own process group, out of reach of a signal to the
  * worker's group). Remotion's proxy flags are dropped for WRAPPER_FLAGS'.
  */
-export function writeBrowserWrapper(browser: string, workDir = join(tmpdir(), 'video-engine'), jail?: BrowserJail): string {
+export async function writeBrowserWrapper(browser: string, workDir = join(tmpdir(), 'video-engine'), jail?: BrowserJail): Promise<string> {
   const dirs = browserDirs(workDir);
   const root = (process.getuid?.() ?? 0) === 0;
   const drop = root ? userIds(BROWSER_USER) : undefined;
@@ -200,14 +235,15 @@ export function writeBrowserWrapper(browser: string, workDir = join(tmpdir(), 'v
   // The profiles folder: a browser running as another user must reach (not list) its own profile in it.
   const profiles = privateFolder(dirs.profiles, drop ? 0o711 : 0o700);
   const target = launcherTarget(browser) ?? browser;
-  const chosen: BrowserJail = jail ?? (drop ? { runAs: drop, sandbox: sandboxWorks(target, profiles, drop) } : { sandbox: sandboxWorks(target, profiles, undefined) });
+  const chosen: BrowserJail = jail ?? (drop ? { runAs: drop, sandbox: await sandboxWorks(target, profiles, drop) } : { sandbox: await sandboxWorks(target, profiles, undefined) });
   const dropped = [...DROPPED_FLAGS, ...(chosen.sandbox ? SANDBOX_OFF_FLAGS : [])];
   const setpriv = SETPRIV ? [SETPRIV, '--pdeathsig', 'KILL', ...(chosen.runAs ? [`--reuid=${chosen.runAs.uid}`, `--regid=${chosen.runAs.gid}`, '--clear-groups'] : [])].join(' ') + ' ' : '';
   const script = [
     '#!/bin/sh',
     '# Written by the video engine (libs/video/src/browser.ts writeBrowserWrapper); rewritten when it differs.',
     'set -e',
-    `profile=$(mktemp -d ${sh(join(profiles, 'chromium-'))}"$$"-XXXXXXXX)`,
+    `host=$(printf %s "$(uname -n)" | tr -c 'A-Za-z0-9.-' _)`,
+    `profile=$(mktemp -d ${sh(join(profiles, 'chromium-'))}"$host-$$"-XXXXXXXX)`,
     ...(chosen.runAs ? [`chown ${chosen.runAs.uid}:${chosen.runAs.gid} "$profile"`] : []),
     'for a do',
     '  shift',
@@ -230,7 +266,8 @@ export function writeBrowserWrapper(browser: string, workDir = join(tmpdir(), 'v
       return undefined;
     }
   })();
-  if (current !== script || !executable(path)) {
+  // Rewritten too when another user's (left in a folder that was writable by others before privateFolder tightened it).
+  if (current !== script || !executable(path) || lstatSync(path).uid !== (process.getuid?.() ?? 0)) {
     const temp = `${path}.${process.pid}.tmp`;
     writeFileSync(temp, script, { mode: 0o700 });
     renameSync(temp, path);
@@ -253,7 +290,8 @@ function inUse(pid: number, path: string): boolean {
 }
 
 /**
- * Removes the browser profiles of `workDir` no live process uses: a folder `chromium-<pid>-…` goes
+ * Removes the browser profiles of `workDir` no live process uses: a folder `chromium-<host>-<pid>-…`
+ * of this host (another host's, on a shared volume, and folders named otherwise are never touched) goes
  * when process <pid> is gone or is neither a browser started with that folder nor the wrapper
  * starting one (a reused pid); a sandbox probe's folder when the worker that made it is gone. Left by a
  * worker that was killed, or by a browser that closed. Returns the folders removed. `removeEmpty`
@@ -267,13 +305,14 @@ export function clearProfiles(workDir: string, opts: { removeEmpty?: boolean } =
   } catch {
     return [];
   }
+  const host = profileHost();
   const removed: string[] = [];
   for (const name of names) {
-    // chromium-<browser pid>-…, or probe-<worker pid>-… (sandboxWorks, killed mid-probe).
-    const m = /^(?:chromium|probe)-(\d+)-[A-Za-z0-9]+$/.exec(name);
-    if (!m) continue;
+    // chromium-<host>-<browser pid>-…, or probe-<host>-<worker pid>-… (sandboxWorks, killed mid-probe).
+    const m = /^(?:chromium|probe)-(.+)-(\d+)-[A-Za-z0-9]+$/.exec(name);
+    if (!m || m[1] !== host) continue;
     const path = join(profiles, name);
-    const pid = Number(m[1]);
+    const pid = Number(m[2]);
     if (name.startsWith('probe-') ? pid === process.pid || existsSync(`/proc/${pid}`) : inUse(pid, path)) continue;
     rmSync(path, { recursive: true, force: true });
     removed.push(path);
@@ -296,7 +335,7 @@ export type BrowserChoice = { ok: true; executable: string; wrapped: boolean } |
  * image's /usr/local/bin/chromium-wrapper), else Chromium found on this machine, run through a
  * wrapper written to `wrapperDir`. Never a downloaded browser.
  */
-export function chooseBrowser(configured: string | undefined, wrapperDir?: string): BrowserChoice {
+export async function chooseBrowser(configured: string | undefined, wrapperDir?: string): Promise<BrowserChoice> {
   if (configured) {
     return executable(configured)
       ? { ok: true, executable: configured, wrapped: false }
@@ -305,7 +344,7 @@ export function chooseBrowser(configured: string | undefined, wrapperDir?: strin
   const found = findChromium();
   if (!found) return { ok: false, reason: 'no Chromium found (install Debian\'s chromium-headless-shell or chromium package, or set BROWSER_EXECUTABLE)' };
   try {
-    return { ok: true, executable: writeBrowserWrapper(found, wrapperDir), wrapped: true };
+    return { ok: true, executable: await writeBrowserWrapper(found, wrapperDir), wrapped: true };
   } catch (err) {
     return { ok: false, reason: (err as Error).message.replace(/^Video engine: /, '') };
   }

@@ -8,7 +8,7 @@ import { assertEdit, type JsonValue } from '#libs/edit-spec';
 import { FontCatalog, StillEngine } from '#libs/still';
 import { runBinary } from '#libs/media';
 import { hostileWoff, withFamilyName } from '#testing/media';
-import { BROWSER_USER, browserDirs, userIds } from './browser.js';
+import { BROWSER_USER, browserDirs, profileHost, userIds } from './browser.js';
 import { VideoEngine, VideoRenderCancelled } from './engine.js';
 import { frameAt, makeTestVideo, mapFetcher, MP4_COLOUR, probeColour, probeStreams, sineWav } from './testing.js';
 // The still engine's perceptual comparison (test helper of libs/still).
@@ -326,7 +326,7 @@ describe('the engine\'s browser (issue 27)', () => {
     const workDir = await mkdtemp(join(tmpdir(), 'video-engine-profiles-test-'));
     const { profiles } = browserDirs(workDir);
     // What a killed worker leaves: a profile of a browser that is gone (no such pid: above pid_max).
-    const left = join(profiles, 'chromium-4194305-AbCdEfGh');
+    const left = join(profiles, `chromium-${profileHost()}-4194305-AbCdEfGh`);
     await mkdir(join(left, 'Default'), { recursive: true });
     await writeFile(join(left, 'Default', 'History'), Buffer.alloc(1 << 20));
     const second = await VideoEngine.start({ fetch: mapFetcher(files), workDir, bundleDir: join(tmpdir(), 'video-engine', 'bundle') });
@@ -334,7 +334,7 @@ describe('the engine\'s browser (issue 27)', () => {
       expect(existsSync(left)).toBe(false);
       const ours = readdirSync(profiles).filter((n) => n.startsWith('chromium-'));
       expect(ours).toHaveLength(1);
-      const pid = /^chromium-(\d+)-/.exec(ours[0]!)![1]!;
+      const pid = /^chromium-.+-(\d+)-[A-Za-z0-9]+$/.exec(ours[0]!)![1]!;
       const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
       const uid = Number(/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]);
       expect(args).toContain(`--user-data-dir=${join(profiles, ours[0]!)}`);

@@ -137,7 +137,7 @@ const MIN_MEDIA_CACHE = 240 * 1024 * 1024;
  * answers 503 ENGINE_NOT_CONFIGURED with the reason otherwise.
  */
 export async function engineAvailable(opts: { browserExecutable?: string; bundleDir?: string; workDir?: string } = {}): Promise<EngineStatus> {
-  const browser = chooseBrowser(opts.browserExecutable, opts.workDir ?? DEFAULT_WORK_DIR);
+  const browser = await chooseBrowser(opts.browserExecutable, opts.workDir ?? DEFAULT_WORK_DIR);
   if (!browser.ok) return { ok: false, reason: browser.reason };
   const bundleDir = opts.bundleDir ?? join(opts.workDir ?? DEFAULT_WORK_DIR, 'bundle');
   if (!isBundle(bundleDir)) {
@@ -191,8 +191,9 @@ export class VideoEngine {
    */
   static async start(opts: VideoEngineOptions): Promise<VideoEngine> {
     const workDir = opts.workDir ?? DEFAULT_WORK_DIR;
-    await mkdir(workDir, { recursive: true });
-    const browser = chooseBrowser(opts.browserExecutable, workDir);
+    // Private: the browser's wrapper and profiles live in it (browser.ts privateFolder).
+    await mkdir(workDir, { recursive: true, mode: 0o700 });
+    const browser = await chooseBrowser(opts.browserExecutable, workDir);
     if (!browser.ok) throw new Error(`Video engine: ${browser.reason}`);
     // Profiles a killed worker's browsers left behind (1–2 MB each).
     if (browser.wrapped) clearProfiles(workDir);
@@ -527,7 +528,7 @@ export class VideoEngine {
         const printed = new Map<string, Buffer>();
         for (const [key, inputs] of Object.entries(prepared.props.clips)) {
           if (inputs.html === undefined || !inputs.source) continue;
-          printed.set(key, await printHtml(browser, inputs.html, inputs.source, opts.signal));
+          printed.set(key, await printHtml(browser, inputs.html, inputs.source, this.server.origin, opts.signal));
         }
         return printed;
       } finally {

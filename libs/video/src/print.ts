@@ -9,12 +9,21 @@ export const PRINT_TIMEOUT_MS = 30_000;
 type Send = (method: string, params?: Record<string, unknown>) => Promise<Record<string, unknown>>;
 
 /**
+ * Whether the print tab may load `url`: the render's media server (`origin`), data: and about:
+ * URLs. Anything else (a `<meta http-equiv="refresh">` navigating the tab to a loopback port: the
+ * document's CSP cannot stop a top-level navigation) is failed before it leaves the browser.
+ */
+export function printMayLoad(url: string, origin: string): boolean {
+  return url.startsWith(`${origin}/`) || /^(?:data|about):/i.test(url);
+}
+
+/**
  * An html document (htmlDocument: its CSP allows no script and no network beyond the render's media
- * server) printed by Chromium to a one-page PDF of `size` CSS px: vector, its text real text in
+ * server; the tab's requests are held to the same by the Fetch domain, printMayLoad) printed by Chromium to a one-page PDF of `size` CSS px: vector, its text real text in
  * subset-embedded fonts, its links kept as link annotations. A tab of its own, shown as a screen
  * (not the print media type, so it looks as in a video frame), backgrounds printed, no margins.
  */
-export async function printHtml(browser: HeadlessBrowser, html: string, size: Size, signal?: AbortSignal): Promise<Buffer> {
+export async function printHtml(browser: HeadlessBrowser, html: string, size: Size, origin: string, signal?: AbortSignal): Promise<Buffer> {
   const connection = browser.connection;
   const raw = connection.send as unknown as (method: string, params?: Record<string, unknown>) => Promise<{ value: Record<string, unknown> }>;
   const call: Send = async (method, params = {}) => (await raw.call(connection, method, params)).value;
@@ -26,6 +35,16 @@ export async function printHtml(browser: HeadlessBrowser, html: string, size: Si
     if (!session) throw new Error('Chromium gave no session for the print tab');
     const sessionSend = session.send as unknown as (method: string, params?: Record<string, unknown>) => Promise<{ value: Record<string, unknown> }>;
     const send: Send = async (method, params = {}) => (await sessionSend.call(session, method, params)).value;
+    // Every request of the tab is paused: the media server's continue, the rest fail (a navigation
+    // is aborted, so no error page replaces the document).
+    session.on('Fetch.requestPaused', (event: { requestId: string; request: { url: string }; resourceType?: string }) => {
+      const allowed = printMayLoad(event.request.url, origin);
+      void send(allowed ? 'Fetch.continueRequest' : 'Fetch.failRequest', {
+        requestId: event.requestId,
+        ...(allowed ? {} : { errorReason: event.resourceType === 'Document' ? 'Aborted' : 'BlockedByClient' }),
+      }).catch(() => undefined);
+    });
+    await send('Fetch.enable', { patterns: [{ urlPattern: '*' }] });
     const work = (async () => {
       const { frameTree } = (await send('Page.getFrameTree')) as { frameTree: { frame: { id: string } } };
       await send('Emulation.setDeviceMetricsOverride', { width: Math.ceil(size.width), height: Math.ceil(size.height), deviceScaleFactor: 1, mobile: false });

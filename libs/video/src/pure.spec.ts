@@ -2,11 +2,11 @@ import { execFile, execFileSync, spawn } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { assertEdit } from '#libs/edit-spec';
-import { browserDirs, chooseBrowser, clearProfiles, findChromium, launcherTarget, WRAPPER_FLAGS, writeBrowserWrapper } from './browser.js';
+import { browserDirs, chooseBrowser, clearProfiles, findChromium, launcherTarget, profileHost, sandboxWorks, WRAPPER_FLAGS, writeBrowserWrapper } from './browser.js';
 import { parseSubtitles } from './captions.js';
 import { withinViewport } from './cdp.js';
 import { planChunks } from './chunks.js';
@@ -134,15 +134,15 @@ describe('video engine helpers', () => {
       .toBe('@font-face { font-family: "My \\22 Font\\22 "; src: url("http://127.0.0.1:1/t/f0.ttf"); font-weight: 300; font-style: italic; font-display: block; }');
   });
 
-  it('runs Chromium through a wrapper that never lets it phone home or reach anything but loopback, and reports a missing browser (issue 27)', () => {
+  it('runs Chromium through a wrapper that never lets it phone home or reach anything but loopback, and reports a missing browser (issue 27)', async () => {
     const work = workFolder();
-    const path = writeBrowserWrapper("/opt/it's/chromium", work, { runAs: { uid: 65534, gid: 65534 }, sandbox: true });
+    const path = await writeBrowserWrapper("/opt/it's/chromium", work, { runAs: { uid: 65534, gid: 65534 }, sandbox: true });
     expect(path).toBe(join(work, 'browser', 'chromium-wrapper.sh'));
     const script = readFileSync(path, 'utf8');
     // The browser dies with the worker (setpriv's parent-death signal; util-linux is on every
     // Debian) and runs as an unprivileged user, sandboxed, in a fresh profile of the engine's own.
     expect(script).toContain(`exec /usr/bin/setpriv --pdeathsig KILL --reuid=65534 --regid=65534 --clear-groups '/opt/it'\\''s/chromium' "$@" --user-data-dir="$profile" ${WRAPPER_FLAGS.map((f) => `'${f}'`).join(' ')}\n`);
-    expect(script).toContain(`profile=$(mktemp -d '${join(browserDirs(work).profiles, 'chromium-')}'"$$"-XXXXXXXX)`);
+    expect(script).toContain(`profile=$(mktemp -d '${join(browserDirs(work).profiles, 'chromium-')}'"$host-$$"-XXXXXXXX)`);
     expect(script).toContain('chown 65534:65534 "$profile"');
     expect(script).toContain('--no-proxy-server|--proxy-server=*|--proxy-bypass-list=*|--no-sandbox|--no-zygote) ;;');
     expect(WRAPPER_FLAGS).toContain('--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1');
@@ -150,7 +150,7 @@ describe('video engine helpers', () => {
     expect(statSync(path).mode & 0o777).toBe(0o700);
     expect(statSync(join(work, 'browser')).mode & 0o777).toBe(0o700);
     // Without its sandbox the browser keeps Remotion's --no-sandbox.
-    expect(readFileSync(writeBrowserWrapper("/opt/it's/chromium", work, { sandbox: false }), 'utf8')).toContain('--proxy-bypass-list=*) ;;');
+    expect(readFileSync(await writeBrowserWrapper("/opt/it's/chromium", work, { sandbox: false }), 'utf8')).toContain('--proxy-bypass-list=*) ;;');
     // A launcher script that runs the browser without exec (Debian's chromium-headless-shell) is
     // skipped, so the signal reaches the browser itself.
     const binary = join(work, 'real-browser');
@@ -158,19 +158,19 @@ describe('video engine helpers', () => {
     const launcher = join(work, 'launcher');
     writeFileSync(launcher, `#!/bin/sh -e\n\n${binary} "$@"\n`, { mode: 0o755 });
     expect(launcherTarget(launcher)).toBe(binary);
-    expect(readFileSync(writeBrowserWrapper(launcher, work, { sandbox: false }), 'utf8')).toContain(`KILL '${binary}' "$@"`);
+    expect(readFileSync(await writeBrowserWrapper(launcher, work, { sandbox: false }), 'utf8')).toContain(`KILL '${binary}' "$@"`);
     writeFileSync(launcher, `#!/bin/sh\nexport X=1\n${binary} "$@"\n`, { mode: 0o755 });
     expect(launcherTarget(launcher)).toBeUndefined();
     expect(WRAPPER_FLAGS).toContain('--component-updater=url-source=http://127.0.0.1:9/');
     expect(WRAPPER_FLAGS).toContain('--in-process-gpu');
-    expect(chooseBrowser('/nonexistent/chromium')).toEqual({ ok: false, reason: 'BROWSER_EXECUTABLE /nonexistent/chromium is not an executable file' });
+    expect(await chooseBrowser('/nonexistent/chromium')).toEqual({ ok: false, reason: 'BROWSER_EXECUTABLE /nonexistent/chromium is not an executable file' });
   });
 
   it('the wrapper\'s browser reaches 127.0.0.1 and nothing else: not 127.0.0.2, not a host name (issue 27)', async () => {
     const chromium = findChromium();
     if (!chromium) throw new Error('no Chromium on this machine');
     const work = workFolder();
-    const wrapper = writeBrowserWrapper(chromium, work);
+    const wrapper = await writeBrowserWrapper(chromium, work);
     const seen: string[] = [];
     const listen = async (host: string) => {
       const server = createServer((req, res) => {
@@ -197,62 +197,120 @@ describe('video engine helpers', () => {
     }
   }, 60_000);
 
-  it('refuses a wrapper folder another user owns, others may write, or that is a link (issue 27)', () => {
+  it('refuses a wrapper folder another user owns or that is a link, and tightens one of its own others may write (issue 27)', async () => {
     const work = workFolder();
     const jail = { sandbox: false };
     // Owned by someone else (the folder is made first by "another user").
     mkdirSync(join(work, 'browser'), { mode: 0o700 });
     chownSync(join(work, 'browser'), 65534, 65534);
-    expect(() => writeBrowserWrapper('/usr/bin/true', work, jail)).toThrow(/browser folder .*\/browser belongs to uid 65534, not to this process/);
-    rmSync(join(work, 'browser'), { recursive: true });
-    // Writable by others.
-    mkdirSync(join(work, 'browser'), { mode: 0o700 });
-    chmodSync(join(work, 'browser'), 0o777);
-    expect(() => writeBrowserWrapper('/usr/bin/true', work, jail)).toThrow(/writable by other users \(mode 777\)/);
+    await expect(writeBrowserWrapper('/usr/bin/true', work, jail)).rejects.toThrow(/browser folder .*\/browser belongs to uid 65534, not to this process/);
     rmSync(join(work, 'browser'), { recursive: true });
     // A link to a folder elsewhere.
     const elsewhere = workFolder();
     symlinkSync(elsewhere, join(work, 'browser'));
-    expect(() => writeBrowserWrapper('/usr/bin/true', work, jail)).toThrow(/is not a folder \(a link or a file\)/);
+    await expect(writeBrowserWrapper('/usr/bin/true', work, jail)).rejects.toThrow(/is not a folder \(a link or a file\)/);
     unlinkSync(join(work, 'browser'));
-    // A work folder others may write (the wrapper folder could be swapped under it).
+    // A work folder of another user (the wrapper folder could be swapped under it).
+    chownSync(work, 65534, 65534);
+    await expect(writeBrowserWrapper('/usr/bin/true', work, jail)).rejects.toThrow(/the folder of .* belongs to uid 65534/);
+    chownSync(work, process.getuid!(), process.getgid!());
+    // Folders of this user left writable by others are tightened, the work folder to no write for
+    // others, the wrapper's to 0700; a wrapper file of another user in it is replaced.
     chmodSync(work, 0o777);
-    expect(() => writeBrowserWrapper('/usr/bin/true', work, jail)).toThrow(/the folder of .* is writable by other users/);
-    chmodSync(work, 0o700);
-    // A private folder left with a loose mode by this user is tightened.
-    mkdirSync(join(work, 'browser'), { mode: 0o755 });
-    chmodSync(join(work, 'browser'), 0o755);
-    writeBrowserWrapper('/usr/bin/true', work, jail);
+    mkdirSync(join(work, 'browser'), { mode: 0o700 });
+    chmodSync(join(work, 'browser'), 0o777);
+    writeFileSync(join(work, 'browser', 'chromium-wrapper.sh'), readFileSync(await writeBrowserWrapper('/usr/bin/true', workFolder(), jail)), { mode: 0o700 });
+    chownSync(join(work, 'browser', 'chromium-wrapper.sh'), 65534, 65534);
+    await writeBrowserWrapper('/usr/bin/true', work, jail);
+    expect(statSync(work).mode & 0o777).toBe(0o755);
     expect(statSync(join(work, 'browser')).mode & 0o777).toBe(0o700);
-    expect(chooseBrowser(undefined, join(work, 'browser', 'chromium-wrapper.sh'))).toMatchObject({ ok: false });
+    expect(statSync(join(work, 'browser', 'chromium-wrapper.sh')).uid).toBe(process.getuid!());
+    expect(await chooseBrowser(undefined, join(work, 'browser', 'chromium-wrapper.sh'))).toMatchObject({ ok: false });
   });
 
-  it('clears browser profiles no live browser uses, and keeps the ones in use (issue 27)', () => {
+  it('starts under umask 002: the work folder is made 0700, or tightened when this user made it 0775 (issue 27)', async () => {
+    const previous = process.umask(0o002);
+    try {
+      // Made by the wrapper (as by VideoEngine.start: mode 0700), nested in a fresh data folder.
+      const fresh = join(workFolder(), 'data', 'video-work');
+      expect(readFileSync(await writeBrowserWrapper('/usr/bin/true', fresh, { sandbox: false }), 'utf8')).toContain('/usr/bin/true');
+      expect(statSync(fresh).mode & 0o777).toBe(0o700);
+      // Left by an earlier version with the default mode (0775 under this umask).
+      const loose = join(workFolder(), 'video-work');
+      mkdirSync(loose);
+      expect(statSync(loose).mode & 0o777).toBe(0o775);
+      await writeBrowserWrapper('/usr/bin/true', loose, { sandbox: false });
+      expect(statSync(loose).mode & 0o777).toBe(0o755);
+      expect(statSync(join(loose, 'browser')).mode & 0o777).toBe(0o700);
+    } finally {
+      process.umask(previous);
+    }
+  });
+
+  it('probes the sandbox without holding up the event loop (stills render meanwhile), kills a hung probe, and asks once per process (issue 27)', async () => {
     const work = workFolder();
-    writeBrowserWrapper('/usr/bin/true', work, { sandbox: false });
+    const profiles = join(work, 'profiles');
+    mkdirSync(profiles, { mode: 0o700 });
+    const slow = join(work, 'slow-browser');
+    writeFileSync(slow, '#!/bin/sh\nsleep 1\n', { mode: 0o755 });
+    let ticks = 0;
+    const ticker = setInterval(() => ticks++, 50);
+    try {
+      expect(await sandboxWorks(slow, profiles, undefined)).toBe(true);
+      // A blocking probe (spawnSync) let no timer run for its whole second.
+      expect(ticks).toBeGreaterThanOrEqual(10);
+      // A hung probe is killed after its time-out and counts as no sandbox.
+      const hung = join(work, 'hung-browser');
+      writeFileSync(hung, '#!/bin/sh\nexec sleep 30\n', { mode: 0o755 });
+      const started = Date.now();
+      expect(await sandboxWorks(hung, profiles, undefined, 300)).toBe(false);
+      expect(Date.now() - started).toBeLessThan(5000);
+    } finally {
+      clearInterval(ticker);
+    }
+    // The answer is kept: the same browser is not run again (gone now, it would fail).
+    rmSync(slow);
+    expect(await sandboxWorks(slow, profiles, undefined)).toBe(true);
+    expect(readdirSync(profiles)).toEqual([]);
+  });
+
+  it('clears browser profiles no live browser uses, and keeps the ones in use (issue 27)', async () => {
+    const work = workFolder();
+    await writeBrowserWrapper('/usr/bin/true', work, { sandbox: false });
     const { profiles } = browserDirs(work);
+    const host = profileHost();
+    // The wrapper names a profile after the host as profileHost does (a stand-in browser prints its arguments).
+    const echoing = workFolder();
+    expect(execFileSync('/bin/sh', [await writeBrowserWrapper('/bin/echo', echoing, { sandbox: false })], { encoding: 'utf8' })).toMatch(new RegExp(`--user-data-dir=\\S+/chromium-${host.replace(/\./g, '\\.')}-\\d+-\\w{8} `));
+    expect(clearProfiles(echoing, { removeEmpty: true })).toHaveLength(1);
+    expect(profileHost('a b/ü.x-1')).toBe('a_b___.x-1');
     // A profile of a process that is gone (pid 2^22 + 1 is above Linux's pid_max), one whose pid
     // is alive but is not a browser with that folder (this test process), and one in use.
-    const gone = join(profiles, 'chromium-4194305-AAAAAAAA');
-    const reused = join(profiles, `chromium-${process.pid}-BBBBBBBB`);
+    const gone = join(profiles, `chromium-${host}-4194305-AAAAAAAA`);
+    const reused = join(profiles, `chromium-${host}-${process.pid}-BBBBBBBB`);
     mkdirSync(join(gone, 'Default'), { recursive: true });
     writeFileSync(join(gone, 'Default', 'Preferences'), 'x'.repeat(1000));
     mkdirSync(reused);
+    // Another worker container's (a work folder on a shared volume, its own pid namespace: pid
+    // 4194305 and this test's pid mean nothing here), and a folder named without a host: never touched.
+    const otherHost = [join(profiles, 'chromium-other-box-4194305-EEEEEEEE'), join(profiles, `chromium-not${host}-${process.pid}-FFFFFFFF`), join(profiles, 'probe-other-box-4194305-abcdef')];
+    const unnamed = join(profiles, 'chromium-4194305-GGGGGGGG');
+    for (const dir of [...otherHost, unnamed]) mkdirSync(dir);
     // A process started with its folder named after its pid, as the wrapper starts the browser.
     let starting: ReturnType<typeof spawn> | undefined;
-    const child = spawn('/bin/sh', ['-c', 'p="$0/chromium-$$-CCCCCCCC"; mkdir "$p"; exec "$1" -e "setTimeout(() => {}, 30000)" -- --user-data-dir="$p"', profiles, process.execPath], { stdio: 'ignore' });
-    const inUse = join(profiles, `chromium-${child.pid}-CCCCCCCC`);
+    const child = spawn('/bin/sh', ['-c', 'p="$0/chromium-$2-$$-CCCCCCCC"; mkdir "$p"; exec "$1" -e "setTimeout(() => {}, 30000)" -- --user-data-dir="$p"', profiles, process.execPath, host], { stdio: 'ignore' });
+    const inUse = join(profiles, `chromium-${host}-${child.pid}-CCCCCCCC`);
     try {
       const until = Date.now() + 5000;
       while (!readFileSync(`/proc/${child.pid}/cmdline`, 'utf8').startsWith(process.execPath) && Date.now() < until) execFileSync('sleep', ['0.05']);
       // A sandbox probe's folder of a worker that is gone; a profile the wrapper has just made (its
       // shell still runs, about to exec the browser under the same pid).
-      const probe = join(profiles, 'probe-4194305-abcdef');
+      const probe = join(profiles, `probe-${host}-4194305-abcdef`);
       mkdirSync(probe);
       const script = join(work, 'chromium-wrapper.sh');
       writeFileSync(script, 'sleep 30\n');
       starting = spawn('/bin/sh', [script], { stdio: 'ignore' });
-      const made = join(profiles, `chromium-${starting.pid!}-DDDDDDDD`);
+      const made = join(profiles, `chromium-${host}-${starting.pid!}-DDDDDDDD`);
       mkdirSync(made);
       try {
         expect(clearProfiles(work).sort()).toEqual([gone, probe, reused].sort());
@@ -264,13 +322,14 @@ describe('video engine helpers', () => {
       expect(existsSync(gone)).toBe(false);
       expect(existsSync(reused)).toBe(false);
       expect(existsSync(inUse)).toBe(true);
+      expect(existsSync(otherHost[0]!) && existsSync(otherHost[1]!) && existsSync(unnamed)).toBe(true);
     } finally {
       child.kill('SIGKILL');
     }
     // Once its browser is gone, the folder goes too.
     const until = Date.now() + 5000;
     while (existsSync(`/proc/${child.pid}/cmdline`) && readFileSync(`/proc/${child.pid}/cmdline`, 'utf8').startsWith(process.execPath) && Date.now() < until) execFileSync('sleep', ['0.05']);
-    expect(clearProfiles(work).sort()).toEqual([inUse, join(profiles, `chromium-${starting!.pid!}-DDDDDDDD`)].sort());
+    expect(clearProfiles(work).sort()).toEqual([inUse, join(profiles, `chromium-${host}-${starting!.pid!}-DDDDDDDD`)].sort());
   });
 });
 
