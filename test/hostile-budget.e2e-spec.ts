@@ -131,8 +131,8 @@ describe('hostile input: the render budget (issue 27)', () => {
     await answersAStill();
   }, 120_000);
 
-  it('the largest still of the Pro plan (8192×8192) with one full-frame text clip renders (one layer may be as large as the frame), under 1.5 GB; a second full-frame clip is refused naming it', async () => {
-    const full = { asset: { type: 'text', text: 'Full frame', font: { family: 'Open Sans', size: 400, color: '#ffffff' } }, start: 0, length: 1 };
+  it('the largest still of the Pro plan (8192×8192) with one faded full-frame text clip renders (one layer may be as large as the frame), under 1.5 GB; a second full-frame clip is refused naming it', async () => {
+    const full = { asset: { type: 'text', text: 'Full frame', font: { family: 'Open Sans', size: 400, color: '#ffffff' } }, start: 0, length: 1, opacity: 0.8 };
     const edit = (clips: unknown[]) => ({ timeline: { background: '#102030', tracks: [{ clips }] }, output: { format: 'png', size: { width: 8192, height: 8192 } } });
     const res = await post({ edit: edit([full]) });
     expect([res.statusCode, res.json().data?.status]).toEqual([200, 'done']);

@@ -580,7 +580,9 @@ export class StillEngine {
 
     let placed: Placed = { raster, left, top };
     if (transformed) placed = await this.transform(placed, v, pixelRatio);
-    placed = { ...placed, raster: withOpacity(placed.raster, v.opacity) };
+    // Every drawable's draw(), applyFilter and transform hand back a raster of their own (none cached):
+    // faded in place, not copied.
+    placed = { ...placed, raster: withOpacity(placed.raster, v.opacity, { inPlace: true }) };
     if (drawable.opaque && v.opacity >= 1 && !transformed && v.filter !== 'blur') placed.opaque = true;
     this.layers.set(key, placed, placed.raster.data.length);
     return placed;
