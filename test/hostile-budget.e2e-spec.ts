@@ -131,6 +131,21 @@ describe('hostile input: the render budget (issue 27)', () => {
     await answersAStill();
   }, 120_000);
 
+  it('the largest still of the Pro plan (8192×8192) with one faded full-frame text clip renders (one layer may be as large as the frame), under 1.5 GB; a second full-frame clip is refused naming it', async () => {
+    const full = { asset: { type: 'text', text: 'Full frame', font: { family: 'Open Sans', size: 400, color: '#ffffff' } }, start: 0, length: 1, opacity: 0.8 };
+    const edit = (clips: unknown[]) => ({ timeline: { background: '#102030', tracks: [{ clips }] }, output: { format: 'png', size: { width: 8192, height: 8192 } } });
+    const res = await post({ edit: edit([full]) });
+    expect([res.statusCode, res.json().data?.status]).toEqual([200, 'done']);
+    const rss = peakRss(worker);
+    process.stdout.write(`hostile-budget: worker peak RSS after an 8192×8192 full-frame text still: ${(rss / 2 ** 20).toFixed(0)} MiB\n`);
+    expect(rss).toBeLessThan(1.5 * GB);
+    const before = await counts();
+    const two = await post({ edit: edit([full, full]) });
+    expect([two.statusCode, two.json().code, Object.keys(two.json().errors)]).toEqual([422, 'VALIDATION_FAILED', ['edit.timeline.tracks[0].clips[1]']]);
+    expect(await counts()).toEqual(before);
+    await answersAStill();
+  }, 120_000);
+
   it('a poison still whose worker is SIGKILLed fails WORKER_LOST: its hold released once, one render.failed, not drawn again', async () => {
     const answer = post({ edit: UNDER_BUDGET, metadata: { poison: true } });
     const id = await working();

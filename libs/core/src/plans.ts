@@ -91,7 +91,7 @@ export const PLANS: Readonly<Record<PlanCode, Plan>> = {
 export const RENDER_BUDGET = {
   /** Clips in one edit (every track). */
   clips: 300,
-  /** One clip's layer, drawn at output scale. */
+  /** One clip's layer, drawn at output scale, unless the output frame itself is larger (`layerPixelLimit`). */
   layerPixels: 36_000_000,
   /** Layer pixels drawn for one frame (a still's; a video's busiest moment). */
   framePixels: 200_000_000,
@@ -100,6 +100,15 @@ export const RENDER_BUDGET = {
   /** A decoded input image (width × height); the still engine's sharp `limitInputPixels`. */
   mediaPixels: 40_000_000,
 } as const;
+
+/**
+ * The largest one clip's layer may be in an output of `outputPixels` (at its scale): RENDER_BUDGET.layerPixels,
+ * or the output frame itself when that is larger, so a full-frame text, html or image clip is never refused
+ * on a still the plan allows (docs/decisions.md "Hostile input (issue 27): budget").
+ */
+export function layerPixelLimit(outputPixels: number): number {
+  return Math.max(RENDER_BUDGET.layerPixels, outputPixels);
+}
 
 export function isPlanCode(value: string): value is PlanCode {
   return (PLAN_CODES as readonly string[]).includes(value);

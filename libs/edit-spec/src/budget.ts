@@ -23,12 +23,16 @@ export interface RenderCost {
   clips: number;
   /** The largest single layer. */
   largest?: LayerCost;
+  /** The second largest (only one layer may be as large as a frame over the house layer limit). */
+  runnerUp?: LayerCost;
   /** Layer pixels drawn for one frame: a still's frame, a video's busiest moment. */
   framePixels: number;
   /** Σ pixels × blur sigma over that frame. */
   frameBlur: number;
   /** Output pixels × frames (a still is one frame). */
   pixelFrames: number;
+  /** Pixels of one output frame, at output scale (a still's device scale included). */
+  outputPixels: number;
 }
 
 const maxOf = (value: Animatable): number => (typeof value === 'number' ? value : Math.max(...value.flatMap((t) => [t.from, t.to])));
@@ -79,14 +83,15 @@ export function renderCost(edit: EditSpec, timing: Timing, opts: { scale?: numbe
     framePixels = Math.max(framePixels, active.reduce((n, c) => n + c.pixels, 0));
     frameBlur = Math.max(frameBlur, active.reduce((n, c) => n + c.blur, 0));
   }
-  let largest: LayerCost | undefined;
-  for (const c of costs.values()) if (c.pixels > (largest?.pixels ?? 0)) largest = c;
+  const [largest, runnerUp] = [...costs.values()].filter((c) => c.pixels > 0).sort((a, b) => b.pixels - a.pixels);
   const frames = still ? 1 : Math.max(1, Math.ceil(length * outputFps(edit.output)));
   return {
     clips: timing.tracks.reduce((n, t) => n + t.length, 0),
     ...(largest ? { largest } : {}),
+    ...(runnerUp ? { runnerUp } : {}),
     framePixels,
     frameBlur,
     pixelFrames: size.width * size.height * frames,
+    outputPixels: size.width * size.height,
   };
 }

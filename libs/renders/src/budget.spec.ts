@@ -49,6 +49,30 @@ describe('checkBudget (issue 27)', () => {
     expect(Object.keys(errorsOf(edit) ?? {})).toEqual(['edit.timeline.tracks[0].clips[0]']);
   });
 
+  // The largest still each plan allows (its side; the still engine draws up to 80 megapixels) with one
+  // full-frame text clip, a layer as large as the frame: over RENDER_BUDGET.layerPixels from Pro up.
+  it.each(Object.values(PLANS).map((p) => [p.code, p] as const))('lets the largest still of the %s plan through with a full-frame text clip (one layer may be as large as the frame)', (_code, plan) => {
+    // An edit's size is at most 8192 a side: the Enterprise plan's 16384 is reached at scale 2 (16384×4882).
+    const scale = Math.ceil(plan.maxImageDimension / 8192);
+    const side = plan.maxImageDimension / scale;
+    const size = { width: side, height: Math.min(side, Math.floor(80_000_000 / scale / scale / side)) };
+    const edit = { timeline: { tracks: [{ clips: [{ asset: { type: 'text', text: 'Full frame', font: { family: 'Open Sans', size: 200 } }, start: 0, length: 1 }] }] }, output: { format: 'png', size } };
+    const parsed = assertEdit(edit);
+    expect(renderCost(parsed, assertTiming(parsed), { scale }).largest?.pixels).toBe(size.width * size.height * scale * scale);
+    expect(errorsOf(edit, plan, scale)).toBeUndefined();
+  });
+
+  it('still refuses a clip larger than the frame when the frame is over the house layer limit (an 8192×4608 still, a 9000×9000 clip)', () => {
+    const edit = { timeline: { tracks: [{ clips: [{ asset: { type: 'shape', shape: 'rectangle', rectangle: { width: 10, height: 10 }, width: 9000, height: 9000 }, start: 0, length: 1 }] }] }, output: { format: 'png', size: { width: 8192, height: 4608 } } };
+    expect(errorsOf(edit)).toEqual({ 'edit.timeline.tracks[0].clips[0]': ['at most 37.7 megapixels in one clip drawn at output scale (the output frame); this clip is 81 megapixels'] });
+  });
+
+  it('refuses a second clip over the house layer limit in a still larger than it (two full-frame layers of 8192×8192), naming that clip', () => {
+    const full = { asset: { type: 'text', text: 'Full frame', font: { family: 'Open Sans', size: 200 } }, start: 0, length: 1 };
+    const edit = { timeline: { tracks: [{ clips: [full, full] }] }, output: { format: 'png', size: { width: 8192, height: 8192 } } };
+    expect(errorsOf(edit)).toEqual({ 'edit.timeline.tracks[0].clips[1]': ['at most one clip over 36 megapixels drawn at output scale (house limit, docs/decisions.md); this clip is 67.1 megapixels, and edit.timeline.tracks[0].clips[0] is 67.1 megapixels'] });
+  });
+
   it('counts a still at its device scale: under at scale 1, over at scale 3', () => {
     const edit = blurredText(0);
     edit.timeline.tracks[0]!.clips = Array.from({ length: 2 }, () => ({ asset: { type: 'text', text: 'x', width: 3000, height: 3000, font: { family: 'Open Sans', size: 40 } }, start: 0, length: 1, filter: 'blur' }));

@@ -1,4 +1,4 @@
-import { RENDER_BUDGET, validationFailed, type FieldErrors, type Plan } from '#libs/core';
+import { layerPixelLimit, RENDER_BUDGET, validationFailed, type FieldErrors, type Plan } from '#libs/core';
 import { outputKind, renderCost, type EditSpec, type Timing } from '#libs/edit-spec';
 
 const mp = (pixels: number) => `${Math.round(pixels / 1e5) / 10} megapixels`;
@@ -9,7 +9,8 @@ const HOUSE = 'house limit, docs/decisions.md';
  * The render budget (docs/decisions.md "Hostile input (issue 27): budget"), checked on the render and
  * the estimate before anything is held, queued or drawn: clips, the largest layer, a frame's layer
  * pixels and blur, and a video's output pixels × frames (the plan's). Over it is 422
- * VALIDATION_FAILED naming each limit at its path. A decoded image's size is known only once it is
+ * VALIDATION_FAILED naming each limit at its path. One layer may be RENDER_BUDGET.layerPixels or the
+ * output frame, whichever is larger (`layerPixelLimit`), and only one clip may be over the house value. A decoded image's size is known only once it is
  * downloaded: the still engine refuses one over RENDER_BUDGET.mediaPixels (sharp's limitInputPixels).
  */
 export function checkBudget(edit: EditSpec, timing: Timing, plan: Plan, opts: { scale?: number; root?: string } = {}): void {
@@ -18,8 +19,14 @@ export function checkBudget(edit: EditSpec, timing: Timing, plan: Plan, opts: { 
   const errors: FieldErrors = {};
   const add = (path: string, message: string) => (errors[path] ??= []).push(message);
   if (cost.clips > RENDER_BUDGET.clips) add(`${root}.timeline.tracks`, `at most ${RENDER_BUDGET.clips} clips in a render (${HOUSE}); this edit has ${cost.clips}`);
-  if (cost.largest && cost.largest.pixels > RENDER_BUDGET.layerPixels) {
-    add(cost.largest.path, `at most ${mp(RENDER_BUDGET.layerPixels)} in one clip drawn at output scale (${HOUSE}); this clip is ${mp(cost.largest.pixels)}`);
+  const layerLimit = layerPixelLimit(cost.outputPixels);
+  if (cost.largest && cost.largest.pixels > layerLimit) {
+    const why = layerLimit > RENDER_BUDGET.layerPixels ? 'the output frame' : HOUSE;
+    add(cost.largest.path, `at most ${mp(layerLimit)} in one clip drawn at output scale (${why}); this clip is ${mp(cost.largest.pixels)}`);
+  }
+  // A still over the house layer limit may have one frame-sized clip (its background), not two.
+  if (cost.runnerUp && cost.runnerUp.pixels > RENDER_BUDGET.layerPixels && cost.runnerUp.pixels <= layerLimit) {
+    add(cost.runnerUp.path, `at most one clip over ${mp(RENDER_BUDGET.layerPixels)} drawn at output scale (${HOUSE}); this clip is ${mp(cost.runnerUp.pixels)}, and ${cost.largest!.path} is ${mp(cost.largest!.pixels)}`);
   }
   if (cost.framePixels > RENDER_BUDGET.framePixels) {
     add(`${root}.timeline.tracks`, `at most ${mp(RENDER_BUDGET.framePixels)} of clips drawn for one frame at output scale (${HOUSE}); this edit draws ${mp(cost.framePixels)}`);

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import sharp from 'sharp';
-import { ApiError, RENDER_BUDGET, type FieldErrors } from '#libs/core';
+import { ApiError, layerPixelLimit, RENDER_BUDGET, type FieldErrors } from '#libs/core';
 import {
   aspectMismatch, assertTiming, clipsAt, clipVisualAt, intrinsicSize, isStillFormat, layerCost, outputSize, parseColor, pdfPageLayout,
   type Clip, type Durations, type EditSpec, type ImageAsset, type Output, type Quality, type Rect, type Size, type TimedClip,
@@ -33,7 +33,8 @@ export interface StillEngineOptions {
   /**
    * Layer pixels drawn at once by this engine, across every still it draws at once (PixelGate);
    * default one largest layer (RENDER_BUDGET.layerPixels, 36 megapixels: about 0.8 GB with a layer's
-   * drawn, filtered, faded and placed copies). A frame with more is drawn in groups of layers that fit.
+   * drawn, filtered, faded and placed copies). A frame with more is drawn in groups of layers that fit;
+   * a layer larger than this (a full-frame clip of a still over 36 megapixels) is drawn alone.
    */
   pixelsInFlight?: number;
   /**
@@ -86,8 +87,6 @@ export const JPEG_QUALITY: Readonly<Record<Quality, number>> = { verylow: 40, lo
 /** No still is drawn beyond these, whatever the plan (plans set lower ceilings: LIMIT_IMAGE_SIZE). */
 export const MAX_SIDE = 16_384;
 export const MAX_PIXELS = 80_000_000;
-/** The largest single layer (a clip scaled far past the frame): the render budget's. */
-const MAX_LAYER_PIXELS = RENDER_BUDGET.layerPixels;
 /** Layer pixels drawn at once by default (StillEngineOptions.pixelsInFlight). */
 export const DEFAULT_PIXELS_IN_FLIGHT = RENDER_BUDGET.layerPixels;
 
@@ -528,7 +527,8 @@ export class StillEngine {
     const height = Math.max(1, Math.round(source.height * scale));
     const own = svgSize(markup);
     const density = own ? Math.min(72 * 40, Math.max(1, 72 * (width / own.width))) : 72;
-    const full = await toRaster(sharp(Buffer.from(markup), { density, limitInputPixels: MAX_LAYER_PIXELS }).resize(width, height, { fit: 'fill' }));
+    // No layer is larger than the largest frame (layerPixelLimit), so neither is a decoded SVG.
+    const full = await toRaster(sharp(Buffer.from(markup), { density, limitInputPixels: MAX_PIXELS }).resize(width, height, { fit: 'fill' }));
     return cropScaled(full, crop, scale, target);
   }
 
@@ -570,7 +570,8 @@ export class StillEngine {
     const left = Math.round(content.x);
     const top = Math.round(content.y);
     const target = { width: Math.max(1, Math.round(content.x + content.width) - left), height: Math.max(1, Math.round(content.y + content.height) - top) };
-    if (target.width * target.height > MAX_LAYER_PIXELS) {
+    // The largest single layer (a clip scaled far past the frame): the render budget's (at least the frame).
+    if (target.width * target.height > layerPixelLimit(frame.width * frame.height)) {
       throw new ApiError('TEMPLATE_VALIDATION_FAILED', 'A clip is too large to draw', { errors: { [`${clipPath(c)}.scale`]: [`the clip would be ${target.width}×${target.height} pixels`] } });
     }
     const scale = content.width / crop.width;
@@ -579,7 +580,9 @@ export class StillEngine {
 
     let placed: Placed = { raster, left, top };
     if (transformed) placed = await this.transform(placed, v, pixelRatio);
-    placed = { ...placed, raster: withOpacity(placed.raster, v.opacity) };
+    // Every drawable's draw(), applyFilter and transform hand back a raster of their own (none cached):
+    // faded in place, not copied.
+    placed = { ...placed, raster: withOpacity(placed.raster, v.opacity, { inPlace: true }) };
     if (drawable.opaque && v.opacity >= 1 && !transformed && v.filter !== 'blur') placed.opaque = true;
     this.layers.set(key, placed, placed.raster.data.length);
     return placed;

@@ -50,10 +50,14 @@ export function cropRaster(r: Raster, rect: { left: number; top: number; width: 
   return { data: out, width, height };
 }
 
-/** Multiplies the alpha channel (clip opacity). Returns a new raster; the input may be cached. */
-export function withOpacity(r: Raster, opacity: number): Raster {
+/**
+ * Multiplies the alpha channel (clip opacity). Returns a new raster (the input may be cached), or with
+ * `inPlace` changes the input's own pixels: for a raster nobody else holds, so a frame-sized layer is
+ * not copied (320 MB at 80 megapixels; docs/decisions.md "Hostile input (issue 27): budget").
+ */
+export function withOpacity(r: Raster, opacity: number, opts: { inPlace?: boolean } = {}): Raster {
   if (opacity >= 1) return r;
-  const data = Buffer.from(r.data);
+  const data = opts.inPlace ? r.data : Buffer.from(r.data);
   for (let i = 3; i < data.length; i += 4) data[i] = Math.round(data[i]! * opacity);
   return { data, width: r.width, height: r.height };
 }

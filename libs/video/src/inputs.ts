@@ -1,7 +1,7 @@
 import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import sharp from 'sharp';
-import { ApiError, type FieldErrors } from '#libs/core';
+import { ApiError, RENDER_BUDGET, type FieldErrors } from '#libs/core';
 import {
   assertTiming, clipsAt, intrinsicSize, outputFps, outputSize, svgSize,
   type Asset, type Crop, type Durations, type EditSpec, type OutputSize, type Rect, type Size, type TimedClip, type Timing,
@@ -363,7 +363,7 @@ function svgDataUrl(markup: string): string {
 async function probe(media: FetchedMedia, file: string, signal?: AbortSignal): Promise<ProbedMedia> {
   if (media.kind === 'image') {
     try {
-      const meta = await sharp(media.bytes, { limitInputPixels: 40_000_000 }).metadata();
+      const meta = await sharp(media.bytes, { limitInputPixels: RENDER_BUDGET.mediaPixels }).metadata();
       if (!meta.width || !meta.height) throw new Error('no size');
       const turned = (meta.orientation ?? 1) >= 5;
       return { width: turned ? meta.height : meta.width, height: turned ? meta.width : meta.height, hasVideo: true, hasAudio: false };
@@ -381,5 +381,20 @@ async function probe(media: FetchedMedia, file: string, signal?: AbortSignal): P
   }
   if (!probed.hasVideo && !probed.hasAudio) throw new MediaFetchError(media.url, 'The file has no audio or video stream');
   if (probed.duration === undefined) throw new MediaFetchError(media.url, 'The file has no duration');
+  if (media.kind === 'video') assertVideoSize(media.url, probed);
   return probed;
+}
+
+/**
+ * A video (or luma video) whose picture is over RENDER_BUDGET.mediaPixels (40 megapixels: 8K UHD,
+ * 7680×4320, fits) is refused before the browser decodes a frame of it: a tiny 16384×16384 VP9 or AV1
+ * file decodes at about 1 GB a frame (docs/decisions.md "Hostile input (issue 27): budget"). The
+ * render fails 422 MEDIA_UNAVAILABLE naming the clip's src and the size.
+ */
+export function assertVideoSize(url: string, probed: Pick<ProbedMedia, 'width' | 'height'>): void {
+  const { width = 0, height = 0 } = probed;
+  if (width * height > RENDER_BUDGET.mediaPixels) {
+    const mp = (n: number) => `${Math.round(n / 1e5) / 10} megapixels`;
+    throw new MediaFetchError(url, `The video ${url} is ${width}×${height} (${mp(width * height)}); at most ${mp(RENDER_BUDGET.mediaPixels)} a frame are decoded (house limit, docs/decisions.md)`);
+  }
 }

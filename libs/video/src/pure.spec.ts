@@ -5,6 +5,7 @@ import { promisify } from 'node:util';
 import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import sharp from 'sharp';
 import { assertEdit } from '#libs/edit-spec';
 import { browserDirs, chooseBrowser, clearProfiles, findChromium, launcherTarget, profileHost, sandboxWorks, WRAPPER_FLAGS, writeBrowserWrapper } from './browser.js';
 import { parseSubtitles } from './captions.js';
@@ -14,7 +15,8 @@ import { CRF, encodingFor, GIF_FILTER, gifFfmpegOverride, REMOTION_GIF_FILTER } 
 import { cssString, cssUrl, pageCsp } from './css.js';
 import { faceTraits, fontFaceRules } from './font-face.js';
 import { htmlDocument, remoteUrls } from './html.js';
-import { readProbe } from '#libs/media';
+import { MediaFetchError, probeMedia, readProbe, runBinary } from '#libs/media';
+import { assertVideoSize } from './inputs.js';
 
 /** Work folders of the browser tests, removed afterwards with their profiles folders (in the temp folder when the work folder is 0700). */
 const workFolders: string[] = [];
@@ -341,5 +343,30 @@ describe('the gif palette filter (docs/benchmarks.md "GIF palette and dithering"
     expect(out.join(' ')).toContain('paletteuse=dither=floyd_steinberg');
     expect(out.join(' ')).toContain('reserve_transparent=0');
     expect(gifFfmpegOverride({ type: 'stitcher', args: ['-i', 'x.png', 'y.mp4'] })).toEqual(['-i', 'x.png', 'y.mp4']);
+  });
+});
+
+describe('assertVideoSize (issue 27: a video decoded at a bounded size)', () => {
+  it('lets an 8K UHD video through and refuses 16384×16384, naming the src and the size', () => {
+    expect(() => assertVideoSize('https://media.test/8k.mp4', { width: 7680, height: 4320 })).not.toThrow();
+    expect(() => assertVideoSize('https://media.test/a.mp3', {})).not.toThrow();
+    expect(() => assertVideoSize('https://media.test/huge.webm', { width: 16384, height: 16384 })).toThrow(
+      new MediaFetchError('https://media.test/huge.webm', 'The video https://media.test/huge.webm is 16384×16384 (268.4 megapixels); at most 40 megapixels a frame are decoded (house limit, docs/decisions.md)'),
+    );
+  });
+
+  it('refuses a real 8000×6000 file from its ffprobe size, before anything decodes it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'video-size-'));
+    try {
+      const file = join(dir, 'big.mp4');
+      const picture = join(dir, 'black.png');
+      await sharp({ create: { width: 8000, height: 6000, channels: 3, background: '#000000' } }).png().toFile(picture);
+      await runBinary('ffmpeg', ['-v', 'error', '-y', '-i', picture, '-frames:v', '1', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', file], { timeoutMs: 60_000 });
+      const probed = await probeMedia(file);
+      expect([probed.width, probed.height]).toEqual([8000, 6000]);
+      expect(() => assertVideoSize('https://media.test/big.mp4', probed)).toThrow(/^The video https:\/\/media.test\/big.mp4 is 8000×6000 \(48 megapixels\); at most 40 megapixels/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
