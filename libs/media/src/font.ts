@@ -125,15 +125,23 @@ function sfntFont(file: Buffer, at: number): { ext: 'ttf' | 'otf'; families: str
 }
 
 /**
- * WOFF 1.0 → sfnt: the whole header and directory checked first (sizes, ranges, overlaps), then each
- * table inflated to at most its declared size behind a rebuilt table directory.
+ * What WOFF 1.0 and 2.0 headers share (same offsets): the header whole (`headerBytes`), no collection
+ * flavour, the length the file has, and the unpacked size it declares within the limit.
  */
-function woffToSfnt(file: Buffer): Buffer {
-  if (file.length < 44) throw damaged('its header is cut off');
+function checkWoffHeader(file: Buffer, headerBytes: number): void {
+  if (file.length < headerBytes) throw damaged('its header is cut off');
   if (file.readUInt32BE(4) === TAG.ttcf) throw collection();
   if (file.readUInt32BE(8) !== file.length) throw damaged('its length does not match its header');
   const declared = file.readUInt32BE(16);
   if (declared > MAX_FONT_BYTES) throw tooLarge('unpacks to', declared);
+}
+
+/**
+ * WOFF 1.0 → sfnt: the whole header and directory checked first (sizes, ranges, overlaps), then each
+ * table inflated to at most its declared size behind a rebuilt table directory.
+ */
+function woffToSfnt(file: Buffer): Buffer {
+  checkWoffHeader(file, 44);
   const numTables = file.readUInt16BE(12);
   const directoryEnd = 44 + numTables * 20;
   if (numTables === 0 || directoryEnd > file.length) throw damaged('its table directory is cut off');
@@ -199,11 +207,7 @@ const WOFF2_TAGS = 'cmap head hhea hmtx maxp name OS/2 post cvt_ fpgm glyf loca 
 
 /** A WOFF2's header and table directory: the sizes it declares within the limit, its compressed stream inside the file. */
 function checkWoff2(file: Buffer): void {
-  if (file.length < 48) throw damaged('its header is cut off');
-  if (file.readUInt32BE(4) === TAG.ttcf) throw collection();
-  if (file.readUInt32BE(8) !== file.length) throw damaged('its length does not match its header');
-  const declared = file.readUInt32BE(16);
-  if (declared > MAX_FONT_BYTES) throw tooLarge('unpacks to', declared);
+  checkWoffHeader(file, 48);
   const numTables = file.readUInt16BE(12);
   if (numTables === 0) throw damaged('it has no tables');
   let at = 48;
