@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -13,7 +13,7 @@ import { Asset } from '#libs/assets';
 import { JobQueues } from '#libs/queue';
 import { Render } from '#libs/renders';
 import { multipart, startApi, type TestApi } from './harness.js';
-import { eventsOf, ledgerOf, until } from './render-helpers.js';
+import { eventsOf, ledgerOf, until, workerProcesses } from './render-helpers.js';
 
 // Issue 27 "One request cannot exhaust a worker" (docs/decisions.md "Hostile input (issue 27):
 // budget"): every render is priced in work before anything is held (422 VALIDATION_FAILED naming the
@@ -52,7 +52,6 @@ describe('hostile input: the render budget (issue 27)', () => {
   let workspaceId: string;
   let worker: ChildProcess;
   const hits: string[] = [];
-  const children = new Set<ChildProcess>();
 
   const post = (body: unknown, url = '/api/v1/render') => api.app.inject({ method: 'POST', url, headers: { 'x-api-key': key }, payload: body as object });
   const record = (id: string) => allWorkspaces(orm).findOneOrFail(Render, { id }, { refresh: true });
@@ -60,18 +59,7 @@ describe('hostile input: the render budget (issue 27)', () => {
     const em = forWorkspace(orm, workspaceId);
     return { renders: await em.count(Render, {}), ledger: await em.count(LedgerEntry, {}), events: await em.count(OutboxEvent, {}) };
   };
-  /** The built worker in its own process group, with the API's configuration. */
-  function spawnWorker(): ChildProcess {
-    const child = spawn(process.execPath, ['dist/apps/worker/src/main.js'], { env: { ...process.env, ...api.env }, detached: true, stdio: 'ignore' });
-    children.add(child);
-    child.on('exit', () => children.delete(child));
-    return child;
-  }
-  async function kill(child: ChildProcess): Promise<void> {
-    const exited = new Promise((r) => child.once('exit', r));
-    process.kill(-child.pid!, 'SIGKILL');
-    await exited;
-  }
+  const workers = workerProcesses(() => api.env);
   /** The process's peak resident set (VmHWM), in bytes. */
   const peakRss = (child: ChildProcess) => Number(/^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1]) * 1024;
   /** An ordinary still: the worker is alive and answering. */
@@ -95,11 +83,11 @@ describe('hostile input: the render budget (issue 27)', () => {
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    worker = spawnWorker();
+    worker = workers.spawn();
     await until(async () => (await post({ edit: { timeline: { tracks: [{ clips: [{ asset: { type: 'shape', shape: 'circle', circle: { radius: 5 } }, start: 0, length: 1 }] }] }, output: { format: 'png', size: { width: 20, height: 20 } } } })).statusCode === 200, 'the worker to answer', 60_000, 500);
   }, 120_000);
   afterAll(async () => {
-    for (const child of children) process.kill(-child.pid!, 'SIGKILL');
+    workers.killAll();
     server.close();
     await orm.close(true);
     await api.close();
@@ -151,9 +139,9 @@ describe('hostile input: the render budget (issue 27)', () => {
     const id = await working();
     const jobs = api.app.get(JobQueues).queue('stills');
     await until(async () => (await (await jobs.getJob(id))?.getState()) === 'active', 'the worker to take the still', 20_000, 20);
-    await kill(worker);
+    await workers.kill(worker);
     // Another worker finds its job stalled: it fails it instead of drawing it again.
-    worker = spawnWorker();
+    worker = workers.spawn();
     const res = await answer;
     expect([res.statusCode, res.json().code, res.json().data]).toEqual([500, 'WORKER_LOST', { id, status: 'failed' }]);
     expect(res.json().message).toMatch(/not drawn again/);
@@ -191,7 +179,7 @@ describe('hostile input: the render budget (issue 27)', () => {
   });
 
   it('an asset whose worker died is not processed again: it fails WORKER_LOST with the reason, once', async () => {
-    await kill(worker);
+    await workers.kill(worker);
     const png = await sharp({ create: { width: 64, height: 64, channels: 3, background: '#2a9d8f' } }).png().toBuffer();
     const body = multipart([{ name: 'file', file: png, filename: 'poison.png', type: 'image/png' }]);
     const res = await api.app.inject({ method: 'POST', url: '/api/v1/assets', headers: { 'x-api-key': key, ...body.headers }, payload: body.payload });
@@ -204,7 +192,7 @@ describe('hostile input: the render budget (issue 27)', () => {
     expect(job?.data).toMatchObject({ assetId: id });
     await dying.close(true);
     // The next worker's stalled checks find it: the asset fails instead of being processed again.
-    worker = spawnWorker();
+    worker = workers.spawn();
     const failed = await until(async () => {
       const row = await allWorkspaces(orm).findOne(Asset, { id }, { refresh: true });
       return row?.status === 'failed' ? row : undefined;

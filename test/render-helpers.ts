@@ -1,3 +1,4 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 import { Asset, seedStock, STOCK_ITEMS, stockAssetId } from '#libs/assets';
 import { LedgerEntry } from '#libs/credits';
 import { allWorkspaces, forWorkspace, type Orm } from '#libs/db';
@@ -50,4 +51,29 @@ export async function seedStockItems(orm: Orm, storage: StorageDriver, queues: J
     if (failed) throw new Error(`Stock item ${failed.id} failed processing: ${failed.error?.message}`);
     return rows.length === ids.length && rows.every((r) => r.status === 'ready');
   }, `stock items ${ids.join(', ')} to be ready`, 90_000);
+}
+
+/**
+ * Worker processes of the built worker (dist/), each in its own process group with the API's
+ * configuration: `spawn` one, `kill` one with SIGKILL (it and its Chromium) and wait for it to exit,
+ * `killAll` whatever is still running (a file's afterAll).
+ */
+export function workerProcesses(env: () => Record<string, string | undefined>) {
+  const children = new Set<ChildProcess>();
+  return {
+    spawn(): ChildProcess {
+      const child = spawn(process.execPath, ['dist/apps/worker/src/main.js'], { env: { ...process.env, ...env() }, detached: true, stdio: 'ignore' });
+      children.add(child);
+      child.on('exit', () => children.delete(child));
+      return child;
+    },
+    async kill(child: ChildProcess): Promise<void> {
+      const exited = new Promise((r) => child.once('exit', r));
+      process.kill(-child.pid!, 'SIGKILL');
+      await exited;
+    },
+    killAll(): void {
+      for (const child of children) process.kill(-child.pid!, 'SIGKILL');
+    },
+  };
 }

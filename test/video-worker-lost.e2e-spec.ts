@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import type { INestApplicationContext } from '@nestjs/common';
 import { openAppDatabase } from '#libs/app';
@@ -8,7 +7,7 @@ import { Render } from '#libs/renders';
 import type { Redis } from 'ioredis';
 import { createWorkerApp } from '../apps/worker/src/app.js';
 import { startApi, type TestApi } from './harness.js';
-import { eventsOf, ledgerOf, until } from './render-helpers.js';
+import { eventsOf, ledgerOf, until, workerProcesses } from './render-helpers.js';
 
 // Issue 6 "A worker killed mid-render" — contract §3 (render status), §6 (render events), decisions.md
 // "Video renders": the job runs again on another worker from `queued`; a render that killed two
@@ -35,30 +34,18 @@ describe('a video worker killed mid-render (issue 6)', () => {
   let redis: Redis;
   let key: string;
   let workspaceId: string;
-  const children = new Set<ChildProcess>();
 
   const post = (body: unknown) => api.app.inject({ method: 'POST', url: '/api/v1/render', headers: { 'x-api-key': key }, payload: body as object });
   const record = (id: string) => allWorkspaces(orm).findOneOrFail(Render, { id }, { refresh: true });
-  /** The built worker in its own process group, with the API's configuration. */
-  function spawnWorker(): ChildProcess {
-    const child = spawn(process.execPath, ['dist/apps/worker/src/main.js'], { env: { ...process.env, ...api.env }, detached: true, stdio: 'ignore' });
-    children.add(child);
-    child.on('exit', () => children.delete(child));
-    return child;
-  }
-  async function kill(child: ChildProcess): Promise<void> {
-    const exited = new Promise((r) => child.once('exit', r));
-    process.kill(-child.pid!, 'SIGKILL');
-    await exited;
-  }
+  const workers = workerProcesses(() => api.env);
   /** Spawns a worker and waits until it is drawing the render's frames (attempt `attempt`), then kills it. */
   async function killWhileRendering(id: string, attempt: number): Promise<void> {
-    const child = spawnWorker();
+    const child = workers.spawn();
     await until(async () => {
       const r = await record(id);
       return r.status === 'rendering' && r.attempts === attempt && Number(r.progress) > 0;
     }, `render ${id} to be rendering in run ${attempt}`);
-    await kill(child);
+    await workers.kill(child);
   }
   /** Browser processes left without a parent (reparented to init): what a dead worker would leak. */
   const orphanBrowsers = () =>
@@ -74,7 +61,7 @@ describe('a video worker killed mid-render (issue 6)', () => {
   const events = (id: string) => eventsOf(orm, workspaceId, id);
   /** A worker process is spawned, a render of `seconds` accepted and drawn by it: killed mid-render. */
   async function killFirstWorkerMidRender(seconds: number): Promise<string> {
-    const first = spawnWorker();
+    const first = workers.spawn();
     // The API takes videos once a worker's engine beats in Redis.
     await until(async () => (await redis.exists(new RedisKeys(api.config.redisPrefix).videoEngine())) === 1, 'the video engine heartbeat', 90_000);
     const res = await post({ edit: edit(seconds) });
@@ -84,7 +71,7 @@ describe('a video worker killed mid-render (issue 6)', () => {
       const r = await record(id);
       return r.status === 'rendering' && Number(r.progress) > 0;
     }, 'the first worker to render', 90_000);
-    await kill(first);
+    await workers.kill(first);
     return id;
   }
 
@@ -96,7 +83,7 @@ describe('a video worker killed mid-render (issue 6)', () => {
     ({ workspaceId, liveKey: key } = (await api.cli('workspace:create', '--name', 'Killed', '--plan', 'pro')).json as { workspaceId: string; liveKey: string });
   }, 60_000);
   afterAll(async () => {
-    for (const child of children) process.kill(-child.pid!, 'SIGKILL');
+    workers.killAll();
     redis.disconnect();
     await orm.close(true);
     await api.close();
