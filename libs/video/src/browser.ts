@@ -1,8 +1,9 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { accessSync, chmodSync, chownSync, constants, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { accessSync, chmodSync, chownSync, constants, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
+import { processAlive } from '#libs/core';
 
 /**
  * Browsers in order of preference (PATH is searched first, then the usual folders). Debian's
@@ -313,7 +314,7 @@ export function clearProfiles(workDir: string, opts: { removeEmpty?: boolean } =
     if (!m || m[1] !== host) continue;
     const path = join(profiles, name);
     const pid = Number(m[2]);
-    if (name.startsWith('probe-') ? pid === process.pid || existsSync(`/proc/${pid}`) : inUse(pid, path)) continue;
+    if (name.startsWith('probe-') ? pid === process.pid || processAlive(pid) : inUse(pid, path)) continue;
     rmSync(path, { recursive: true, force: true });
     removed.push(path);
   }
