@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, mkdtemp, open, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { ApiError } from '#libs/core';
 import type { IntegrationsService } from '#libs/integrations';
-import { ASSET_HEAD_BYTES, detectAssetType, MediaFetchError, probeMedia, runBinary, type MediaFetcher } from '#libs/media';
+import { ASSET_HEAD_BYTES, detectAssetType, MediaFetchError, probeMedia, readHead, runBinary, type MediaFetcher } from '#libs/media';
 import { StoredFileNotFoundError, type StorageDriver } from '#libs/storage';
 import { refusals } from './capability.js';
 import { recognitionCacheKey } from './cache-key.js';
@@ -27,17 +27,6 @@ export const MAX_AUDIO_SEC = 4 * 3600;
 class Refused extends Error {
   constructor(readonly info: TranscriptionErrorInfo) {
     super(info.message);
-  }
-}
-
-async function headOf(file: string): Promise<Buffer> {
-  const fh = await open(file, 'r');
-  try {
-    const buf = Buffer.alloc(ASSET_HEAD_BYTES);
-    const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
-    return buf.subarray(0, bytesRead);
-  } finally {
-    await fh.close();
   }
 }
 
@@ -147,7 +136,7 @@ export class TranscriptionRunner {
       file = join(dir, 'audio.wav');
       await runBinary('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-nostdin', '-i', video, '-vn', '-ac', '1', '-ar', '16000', '-c:a', 'pcm_s16le', file], { signal, timeoutMs: 120_000 });
     }
-    const detected = detectAssetType(await headOf(file));
+    const detected = detectAssetType(await readHead(file, ASSET_HEAD_BYTES));
     if (!detected || (detected.type !== 'audio' && detected.type !== 'video')) {
       throw new Refused({ code: 'UNSUPPORTED_ASSET', message: 'The recording is not an audio or video file (mp3, wav, ogg, flac, m4a, mp4, mov, webm)' });
     }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdir, open, rm, truncate, writeFile } from 'node:fs/promises';
+import { mkdir, rm, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Transform } from 'node:stream';
@@ -9,7 +9,7 @@ import { ApiError, makeOwnScratch, sweepScratch, validationFailed, type AppConfi
 import { StoredFileNotFoundError, type ByteRange, type StorageDriver } from '#libs/storage';
 import { DEFAULT_FETCH_LIMITS, FileTooLarge, MediaFetchError, readRangeToFile, type RangeRead } from './fetch.js';
 import { probeMedia } from './probe.js';
-import { sniff, type MediaKind } from './sniff.js';
+import { readHead, sniff, type MediaKind } from './sniff.js';
 
 export interface DurationSource {
   src: string;
@@ -234,7 +234,7 @@ export class MediaProber {
     const head = await this.read(src, { start: 0, end: limits.stepBytes - 1 }, file, budget, left());
     budget -= head.read;
     if (head.total !== undefined && head.total > limits.maxFileBytes) throw new FileTooLarge(src, limits.maxFileBytes);
-    const type = sniff(await firstBytes(file, 4096));
+    const type = sniff(await readHead(file, 4096));
     if (!type) throw new MediaFetchError(src, 'The file is not a media type the renderer reads');
     if (type.kind !== 'video' && type.kind !== 'audio') return type;
     const total = head.total;
@@ -265,17 +265,6 @@ async function durationOf(file: string, signal: AbortSignal | undefined, timeout
   } catch (err) {
     if (/ffprobe failed/.test((err as Error).message)) return undefined;
     throw err;
-  }
-}
-
-async function firstBytes(file: string, n: number): Promise<Buffer> {
-  const handle = await open(file, 'r');
-  try {
-    const buf = Buffer.alloc(n);
-    const { bytesRead } = await handle.read(buf, 0, n, 0);
-    return buf.subarray(0, bytesRead);
-  } finally {
-    await handle.close();
   }
 }
 

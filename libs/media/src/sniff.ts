@@ -1,3 +1,5 @@
+import { open } from 'node:fs/promises';
+
 /** Media kinds the renderers take. */
 export type MediaKind = 'image' | 'video' | 'audio' | 'font' | 'svg';
 
@@ -36,4 +38,16 @@ export function sniff(buf: Buffer): Sniffed | null {
   const head = buf.subarray(0, 512).toString('utf8').replace(/^\uFEFF/, '').trimStart();
   if (/^(<\?xml[^>]*>\s*)?(<!--[\s\S]*?-->\s*)*(<!DOCTYPE svg[^>]*>\s*)?<svg[\s>]/i.test(head)) return { kind: 'svg', mime: 'image/svg+xml' };
   return null;
+}
+
+/** The first `n` bytes of the file at `path` (fewer for a shorter file): what the sniffers read. */
+export async function readHead(path: string, n: number): Promise<Buffer> {
+  const handle = await open(path, 'r');
+  try {
+    const buf = Buffer.alloc(n);
+    const { bytesRead } = await handle.read(buf, 0, n, 0);
+    return buf.subarray(0, bytesRead);
+  } finally {
+    await handle.close();
+  }
 }

@@ -1,11 +1,11 @@
 import { createReadStream } from 'node:fs';
-import { mkdtemp, open, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { assetName, tidyUploadFields, type Asset, type AssetsService } from '#libs/assets';
 import { ApiError, validationFailed, type Plan } from '#libs/core';
 import { ProviderError, type UsableConnection } from '#libs/integrations';
-import { ACCEPTED_ASSET_FORMATS, ASSET_HEAD_BYTES, detectAssetType, downloadToFile, FileTooLarge, MediaFetchError } from '#libs/media';
+import { ACCEPTED_ASSET_FORMATS, ASSET_HEAD_BYTES, detectAssetType, downloadToFile, FileTooLarge, MediaFetchError, readHead } from '#libs/media';
 import type { StorageDriver } from '#libs/storage';
 import { DRIVE_BASE_URL, garbled, googleCall, GoogleSession, suiteFailure, type GoogleDeps, type GoogleRequest, type GoogleTokens } from './google.js';
 import { driveLiteral } from './sheets.service.js';
@@ -269,13 +269,3 @@ function sourceFailure(err: unknown, maxBytes: number): unknown {
   return err;
 }
 
-async function readHead(path: string, n: number): Promise<Buffer> {
-  const file = await open(path, 'r');
-  try {
-    const buf = Buffer.alloc(n);
-    const { bytesRead } = await file.read(buf, 0, n, 0);
-    return buf.subarray(0, bytesRead);
-  } finally {
-    await file.close();
-  }
-}

@@ -1,5 +1,5 @@
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, mkdtemp, open, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Inject } from '@nestjs/common';
@@ -7,23 +7,11 @@ import { OnWorkerEvent, Processor } from '@nestjs/bullmq';
 import type { Job } from 'bullmq';
 import { assetKey, assetPrefix, AssetsService, type Asset, type AssetFindings } from '#libs/assets';
 import type { AppConfig } from '#libs/core';
-import { ASSET_HEAD_BYTES, AssetRejected, DEFAULT_ASSET_LIMITS, detectAssetType, inspectAsset } from '#libs/media';
+import { ASSET_HEAD_BYTES, AssetRejected, DEFAULT_ASSET_LIMITS, detectAssetType, inspectAsset, readHead } from '#libs/media';
 import { isWorkerLost, type TypedJob } from '#libs/queue';
 import { StoredFileNotFoundError, type StorageDriver } from '#libs/storage';
 import { STORAGE, WORKER_CONFIG } from '../tokens.js';
 import { QueueProcessor, type QueueHandlers } from './queue-processor.js';
-
-/** The leading bytes of a file. */
-async function headOf(file: string, n: number): Promise<Buffer> {
-  const fh = await open(file, 'r');
-  try {
-    const buf = Buffer.alloc(n);
-    const { bytesRead } = await fh.read(buf, 0, n, 0);
-    return buf.subarray(0, bytesRead);
-  } finally {
-    await fh.close();
-  }
-}
 
 /**
  * The `assets` queue: an uploaded file becomes `ready` or `failed` (§3, docs/assets.md). Its bytes
@@ -60,7 +48,7 @@ export class AssetsProcessor extends QueueProcessor<'assets'> {
     try {
       const file = join(dir, 'upload');
       await pipeline(await this.storage.read(row.uploadKey ?? row.fileKey), createWriteStream(file));
-      const detected = detectAssetType(await headOf(file, ASSET_HEAD_BYTES));
+      const detected = detectAssetType(await readHead(file, ASSET_HEAD_BYTES));
       if (!detected || detected.type !== row.type) throw new AssetRejected('The stored file is not the type it was uploaded as');
       const found = await inspectAsset(file, detected, DEFAULT_ASSET_LIMITS);
       const findings: AssetFindings = {
