@@ -50,9 +50,21 @@ export async function printHtml(browser: HeadlessBrowser, html: string, size: Si
       await send('Emulation.setDeviceMetricsOverride', { width: Math.ceil(size.width), height: Math.ceil(size.height), deviceScaleFactor: 1, mobile: false });
       await send('Emulation.setEmulatedMedia', { media: 'screen' });
       await send('Page.setDocumentContent', { frameId: frameTree.frame.id, html });
+      // A navigation the document starts (a meta refresh) is aborted by the request filter, but it may
+      // interrupt the evaluation or the print below: each is tried again, up to three times.
+      const settled = async <T>(step: () => Promise<T>): Promise<T> => {
+        for (let attempt = 1; ; attempt++) {
+          try {
+            return await step();
+          } catch (err) {
+            if (attempt >= 3 || signal?.aborted) throw err;
+            await new Promise((r) => setTimeout(r, 100));
+          }
+        }
+      };
       // Pictures decoded and every font the laid-out text uses loaded (DevTools evaluation is not
       // subject to the document's CSP, which refuses the page's own scripts).
-      await send('Runtime.evaluate', {
+      await settled(() => send('Runtime.evaluate', {
         awaitPromise: true,
         expression: `(async () => {
           if (document.readyState !== 'complete') await new Promise((r) => addEventListener('load', r, { once: true }));
@@ -61,8 +73,8 @@ export async function printHtml(browser: HeadlessBrowser, html: string, size: Si
           await document.fonts.ready;
           return true;
         })()`,
-      });
-      const { data } = (await send('Page.printToPDF', {
+      }));
+      const { data } = (await settled(() => send('Page.printToPDF', {
         paperWidth: size.width / CSS_PX_PER_INCH,
         paperHeight: size.height / CSS_PX_PER_INCH,
         marginTop: 0, marginBottom: 0, marginLeft: 0, marginRight: 0,
@@ -70,7 +82,7 @@ export async function printHtml(browser: HeadlessBrowser, html: string, size: Si
         preferCSSPageSize: false,
         pageRanges: '1',
         generateTaggedPDF: false,
-      })) as { data: string };
+      }))) as { data: string };
       return Buffer.from(data, 'base64');
     })();
     const stop = new Promise<never>((_, reject) => {
