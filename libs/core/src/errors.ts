@@ -47,6 +47,8 @@ export const ERROR_STATUS = {
   INVALID_REFRESH_TOKEN: 401,
   NOT_A_MEMBER: 403,
   ROLE_REQUIRED: 403,
+  /** Test mode (issue 28): a test key or test-mode session acting on a live record (cancel, change, redeliver, delete). */
+  LIVE_MODE_REQUIRED: 403,
   API_KEY_NOT_FOUND: 404,
   WEBHOOK_NOT_FOUND: 404,
   DELIVERY_NOT_FOUND: 404,

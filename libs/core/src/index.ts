@@ -16,3 +16,4 @@ export * from './scavenge.js';
 export * from './offload.js';
 export * from './events.js';
 export * from './scratch.js';
+export * from './modes.js';
