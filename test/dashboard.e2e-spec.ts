@@ -290,7 +290,6 @@ describe('the web dashboard in a browser', () => {
     expect((await listed).headers()['x-service-mode']).toBe('test');
     expect((await feed).headers()['x-service-mode']).toBe('test');
     await accessible('renders in test mode');
-    await screenshot('renders-test-mode');
     await page.setViewportSize({ width: 375, height: 760 });
     await accessible('renders in test mode at 375 px');
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
@@ -309,6 +308,7 @@ describe('the web dashboard in a browser', () => {
     expect(record).toMatchObject({ mode: 'test', credits: 0, watermarked: true });
     await open('Renders');
     await page.locator(`[data-render="${testId}"] .mode-test`).waitFor();
+    await screenshot('renders-test-mode');
     // Live renders carry no badge.
     const live = page.locator('[data-render]').filter({ hasNot: page.locator('.mode-test') });
     expect(await live.count()).toBeGreaterThan(0);
