@@ -37,7 +37,8 @@ export const Render = defineEntity({
     /**
      * A dashboard form's preview (POST /organization/templates/{id}/preview): a test-mode still that is
      * not part of the workspace's history — left out of the renders list, no event (no webhook, no
-     * callback, no stream), output and record kept an hour (decisions.md "Test mode (issue 28): dashboard previews").
+     * callback, no stream), output and record kept an hour (decisions.md "Test mode (issue 28):
+     * dashboard previews and the mode switch").
      */
     preview: p.boolean().default(false),
     templateId: p.string().length(64).nullable(),

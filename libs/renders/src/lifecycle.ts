@@ -15,9 +15,9 @@ const RENDER_BY_ID = renders.prepare((db, p: { id: string }) => db.selectFrom('r
 export const RETENTION_DAYS = { live: 30, test: 7 } as const;
 
 /**
- * A dashboard preview's output and record are kept an hour after it settles (decisions.md "Test mode
- * (issue 28): dashboard previews"): long enough for the form it was drawn for, short enough that a
- * preview per pause in typing does not pile up.
+ * A dashboard preview's output and record are kept an hour after it settles: long enough for the form it
+ * was drawn for, short enough that a preview per pause in typing does not pile up (decisions.md "Test
+ * mode (issue 28): dashboard previews and the mode switch").
  */
 export const PREVIEW_RETENTION_MS = 60 * 60_000;
 

@@ -7,9 +7,9 @@ import { SessionUser, type SessionPrincipal } from '../http/principal.js';
 import { RENDER_VIEW_EXAMPLE, RenderDto, TemplatePreviewDto } from './renders.dto.js';
 
 /**
- * The dashboard's template form previews (decisions.md "Test mode (issue 28): dashboard previews"): a
- * test-mode still (free, watermarked) marked `preview`, which the renders list leaves out and which
- * writes no event. A session route: an API key has POST /v1/render for real renders.
+ * The dashboard's template form previews: a test-mode still (free, watermarked) marked `preview`, which
+ * the renders list leaves out and which writes no event. A session route: an API key has POST /v1/render
+ * for real renders (decisions.md "Test mode (issue 28): dashboard previews and the mode switch").
  */
 @ApiTags('organization')
 @Controller('organization/templates')

@@ -99,7 +99,8 @@ export function TemplatePage({ id }: { id: string }) {
   }, [t]);
 
   // The still preview 600 ms after the last change: a test-mode still (free, watermarked) that is not one of the
-  // workspace's renders (not listed, no webhook or event; decisions.md "Test mode (issue 28): dashboard previews").
+  // workspace's renders: not listed, no webhook or event (decisions.md "Test mode (issue 28): dashboard previews
+  // and the mode switch").
   const seq = useRef(0);
   useEffect(() => {
     if (!t || t.kind !== 'image' || t.status !== 'published') return;
