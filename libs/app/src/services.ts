@@ -346,8 +346,9 @@ export class AppServices {
     }));
   }
 
-  /** Releases what was opened: the Redis connection (if one was made) and the database. */
+  /** Releases what was opened: the Redis connection (if one was made) and the database, once queued sign-in codes are sent (5 s at most). */
   async close(): Promise<void> {
+    await this.built.auth?.sendsSettled(5000);
     this.built.renderFeed?.close();
     await this.built.offload?.close();
     this.built.redis?.disconnect();
