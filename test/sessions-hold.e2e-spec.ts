@@ -230,3 +230,22 @@ describe('sessions and sign-in codes hold up (issue 28)', () => {
     expect((await api.cli('otp:last', '--phone', known[0])).json).toEqual({ phone: known[0], code: /\b(\d{6})\b/.exec(last.body)![1] });
   });
 });
+
+describe('SIGN_IN=off (issue 28: production without an SMS provider)', () => {
+  let api: TestApi;
+  beforeAll(async () => {
+    api = await startApi({ SIGN_IN: 'off' });
+  });
+  afterAll(async () => {
+    await api?.close();
+  });
+
+  it('answers 404 NOT_FOUND to send-otp and verify-otp, naming the setting; keys work as ever', async () => {
+    for (const [url, payload] of [['/api/auth/send-otp', { phone: '+4915128000009' }], ['/api/auth/verify-otp', { phone: '+4915128000009', otp: '123456' }]] as const) {
+      const res = await api.app.inject({ method: 'POST', url, payload });
+      expect([res.statusCode, res.json().code, res.json().message]).toEqual([404, 'NOT_FOUND', expect.stringContaining('SIGN_IN=off')]);
+    }
+    const { liveKey } = (await api.cli('workspace:create', '--name', 'Keys only')).json as { liveKey: string };
+    expect((await api.app.inject({ method: 'GET', url: '/api/v1/keys/current', headers: { 'x-api-key': liveKey } })).statusCode).toBe(200);
+  });
+});

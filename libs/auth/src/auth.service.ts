@@ -62,7 +62,7 @@ export class AuthService {
     private readonly orm: MikroORM,
     private readonly redis: Redis,
     private readonly keys: RedisKeys,
-    config: Pick<AppConfig, 'appSecret'>,
+    private readonly config: Pick<AppConfig, 'appSecret' | 'signIn'>,
     private readonly sms: SmsSender,
   ) {
     this.jwtKey = deriveKey(config.appSecret, 'session-jwt');
@@ -83,6 +83,7 @@ export class AuthService {
    * client address, and refused while the phone is locked by wrong tries (429 with Retry-After).
    */
   async sendOtp(rawPhone: string, clientAddress: string): Promise<{ sent: true; expiresInSec: number }> {
+    this.refuseWhenOff();
     const phone = this.phone(rawPhone);
     await this.refuseLocked(phone);
     await this.limit(this.keys.otpSends('phone', phone), SESSION_LIMITS.sendPerPhone, 'Too many sign-in codes requested for this phone number');
@@ -119,6 +120,7 @@ export class AuthService {
    * until the window ends, the right code included, for known and unknown numbers alike.
    */
   async verifyOtp(rawPhone: string, code: string): Promise<{ user: User; tokens: SessionTokens }> {
+    this.refuseWhenOff();
     const phone = normalisePhone(rawPhone);
     const refuse = (why: string) => new ApiError('INVALID_OTP', why);
     if (!phone) throw refuse('The sign-in code is not valid');
@@ -331,6 +333,11 @@ export class AuthService {
 
   private hashCode(phone: string, code: string): string {
     return hmacHex(this.otpKey, `${phone}:${code}`);
+  }
+
+  /** SIGN_IN=off: the deployment offers no sign-in by code (404, as for a route it does not have). */
+  private refuseWhenOff(): void {
+    if (!this.config.signIn) throw new ApiError('NOT_FOUND', 'Sign-in by phone code is turned off on this deployment (SIGN_IN=off)');
   }
 
   /** 429 while the phone's wrong tries are used up (SESSION_LIMITS.wrongTriesPerPhone). */

@@ -3,6 +3,18 @@ import { BackgroundTasks } from './background.js';
 describe('BackgroundTasks (sign-in codes off the request path)', () => {
   const tick = (ms = 5) => new Promise((r) => setTimeout(r, ms));
 
+  it('starts a task on a later turn of the event loop, never in the caller\'s', async () => {
+    const tasks = new BackgroundTasks({ concurrency: 2, maxWaiting: 10, onError: () => undefined });
+    let started = false;
+    tasks.push(async () => {
+      started = true;
+    });
+    await Promise.resolve();
+    expect(started).toBe(false);
+    await tasks.settled(1000);
+    expect(started).toBe(true);
+  });
+
   it('runs tasks in order, a few at once, and reports a failure without stopping the rest', async () => {
     const errors: unknown[] = [];
     const tasks = new BackgroundTasks({ concurrency: 2, maxWaiting: 10, onError: (e) => errors.push(e) });
@@ -28,6 +40,7 @@ describe('BackgroundTasks (sign-in codes off the request path)', () => {
     const tasks = new BackgroundTasks({ concurrency: 1, maxWaiting: 2, onError: () => undefined });
     let release!: () => void;
     tasks.push(() => new Promise<void>((r) => (release = r)));
+    await tick();
     tasks.push(async () => undefined);
     expect(tasks.full).toBe(false);
     tasks.push(async () => undefined);
