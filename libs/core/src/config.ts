@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { parseCidrList, type CidrRule } from './ip.js';
 import { defaultOffloadThreads } from './offload.js';
+import { privateDir, privateFile } from './private-files.js';
 
 export type AppEnv = 'development' | 'production';
 
@@ -215,8 +216,11 @@ function appSecret(env: Env, appEnv: AppEnv, dataDir: string): Buffer {
   }
   if (appEnv === 'production') throw new ConfigError('APP_SECRET', 'is required in production');
   const file = join(dataDir, 'app-secret');
-  if (existsSync(file)) return Buffer.from(readFileSync(file, 'utf8').trim(), 'hex');
-  mkdirSync(dataDir, { recursive: true });
+  if (existsSync(file)) {
+    privateFile(file, { create: false });
+    return Buffer.from(readFileSync(file, 'utf8').trim(), 'hex');
+  }
+  privateDir(dataDir);
   const secret = randomBytes(32);
   writeFileSync(file, secret.toString('hex'), { mode: 0o600, flag: 'wx' });
   return secret;
