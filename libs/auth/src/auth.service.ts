@@ -292,12 +292,6 @@ export class AuthService {
   }
 
   /**
-   * A new access token and refresh token of a family; null when the family was revoked meanwhile (a
-   * sign-out or a reuse that ran while this refresh or sign-in was under way). The refresh token is
-   * stored first, then the epoch and the family are read: a revocation that committed before the
-   * read is seen here, one after it has either revoked the new row too or left the token an older epoch.
-   */
-  /**
    * Removes a member from a workspace (an owner's action; 404 NOT_FOUND for a user who is not one, 422
    * for the last owner). Their sessions lose the workspace on their next request: membership is read
    * on every request, never cached. Their sessions themselves stand (other workspaces).
@@ -315,6 +309,12 @@ export class AuthService {
     }));
   }
 
+  /**
+   * A new access token and refresh token of a family; null when the family was revoked meanwhile (a
+   * sign-out or a reuse that ran while this refresh or sign-in was under way). The refresh token is
+   * stored first, then the epoch and the family are read: a revocation that committed before the
+   * read is seen here, one after it has either revoked the new row too or left the token an older epoch.
+   */
   private async issue(user: User, familyId: string): Promise<SessionTokens | null> {
     const refreshToken = `rt_${randomToken(32)}`;
     const em = this.orm.em.fork();
