@@ -136,6 +136,24 @@ describe('sessions and sign-in codes hold up (issue 28)', () => {
     expect(await status(get('/credits', as((await signIn(phone)).token, a.workspaceId)))).toBe(200);
   });
 
+  it('§5 sign-out: a refresh running at the same moment does not outlive it (its new tokens are refused too)', async () => {
+    const survivors: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      const phone = `+49151280100${String(i).padStart(2, '0')}`;
+      await addUser(phone, a.workspaceId, 'member');
+      const s = await signIn(phone);
+      const [refreshed] = await Promise.all([
+        post('/auth/refresh', { refreshToken: s.refreshToken }),
+        post('/auth/sign-out', {}, { authorization: `Bearer ${s.token}` }, other),
+      ]);
+      if (refreshed.statusCode !== 200) continue;
+      const fresh = refreshed.json().data as Session;
+      if (await status(get('/credits', as(fresh.token, a.workspaceId))) === 200) survivors.push(`${phone}: access token`);
+      if (await status(post('/auth/refresh', { refreshToken: fresh.refreshToken })) === 200) survivors.push(`${phone}: refresh token`);
+    }
+    expect(survivors).toEqual([]);
+  });
+
   it('a member an owner removes from a workspace can no longer act on it, at once and in every API process; their other workspaces are untouched', async () => {
     const ownerPhone = '+4915128000003';
     const memberPhone = '+4915128000004';
