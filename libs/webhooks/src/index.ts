@@ -4,6 +4,7 @@ export { isHeaderName, isReservedHeader } from './headers.js';
 export { TemplateRefused, isKnownVariable, isValidHeaderValue, renderPayload, renderTemplate, renderUrl, renderHeaderValue, type TemplateVars } from './template.js';
 export { LIMITS, checkCallbackUrl, validateEndpointInput, mergeEndpointUpdate, type EndpointInput, type EndpointSettings, type FieldErrors, type Validated, type ValidateOptions } from './validate.js';
 export { generateSecret, secretHint } from './secret.js';
+export { MASK, isMaskedValue, maskHeaderValue, maskedHeaders, sealPlainHeaders, type PlainHeader, type SealedHeader, type StoredHeader } from './header-values.js';
 export { SIGNATURE_TOLERANCE_SEC, deliverySignatures, requestTarget, signPayload, signRequest, verifyRequestSignature, verifySignature } from './sign.js';
 export { USER_AGENT, buildDelivery, deliveryVars, type DeliveryRequest } from './build.js';
 export { RESPONSE_TIMEOUT_MS, classifyResponse, type AttemptOutcome, type DeliveryErrorKind } from './retry.js';
