@@ -210,7 +210,8 @@ describe('the web dashboard in a browser', () => {
     await form.getByLabel(/^Headers/).fill('X-Team: media');
     await form.getByRole('button', { name: 'Save settings' }).click();
     await card.getByRole('heading', { name: `${receiverUrl}/edited` }).waitFor();
-    await expect(record()).resolves.toMatchObject({ url: `${receiverUrl}/edited`, events: ['asset.failed'], method: 'PUT', headers: [{ key: 'X-Team', value: 'media' }] });
+    // Issue 28: header values are sealed and shown masked (a 5-character value shows no tail).
+    await expect(record()).resolves.toMatchObject({ url: `${receiverUrl}/edited`, events: ['asset.failed'], method: 'PUT', headers: [{ key: 'X-Team', value: '••••' }] });
     // A url the API refuses: its 422 VALIDATION_FAILED, the message beside the field; the record unchanged.
     await card.getByText('Edit settings').click();
     await form.getByLabel('URL').fill('ftp://example.com/hooks');

@@ -17,7 +17,7 @@ import { httpReachability, storedOrHttp, TemplatesService, type AssetChecker } f
 import { ContactsService, DriveService, GoogleConsent, GoogleTokens, SheetsService, type SheetsDeps } from '#libs/suite';
 import { CampaignsService, MessagingService } from '#libs/messaging';
 import { VoiceService } from '#libs/voice';
-import { WebhookDeliverer, WebhookDispatcher, WebhookEndpoints, WebhookStore } from '#libs/webhooks';
+import { sealPlainHeaders, WebhookDeliverer, WebhookDispatcher, WebhookEndpoints, WebhookStore } from '#libs/webhooks';
 import { WorkflowRunner, WorkflowsService } from '#libs/workflows';
 import { WorkspacesService } from '#libs/workspaces';
 import { openAppDatabase } from './database.js';
@@ -131,10 +131,16 @@ export class AppServices {
     private readonly role: ProcessRole,
   ) {}
 
+  /**
+   * Opens (and migrates) the database, then seals any webhook header value stored in clear before
+   * issue 28 (a data step the schema migrations cannot do: the key derives from APP_SECRET).
+   */
   static async open(config: AppConfig, role: ProcessRole): Promise<AppServices> {
     // The data folder is this user's alone (issue 28); what is made in it after (files/, work folders) sits behind it.
     privateDir(config.dataDir);
-    return new AppServices(config, await openAppDatabase(config.database), role);
+    const orm = await openAppDatabase(config.database);
+    await sealPlainHeaders(orm, deriveKey(config.appSecret, 'encryption'));
+    return new AppServices(config, orm, role);
   }
 
   private once<K extends keyof AppServices>(key: K, build: () => AppServices[K]): AppServices[K] {

@@ -4,12 +4,17 @@ import type { CreditKind, CreditsService } from '#libs/credits';
 import { allWorkspaces, entityOf, forWorkspace, queries, retryBusy, type Tables } from '#libs/db';
 import { writeEvent } from '#libs/events';
 import { renderPrefix, type StorageDriver } from '#libs/storage';
+import { lockWorkspace } from '#libs/workspaces';
 import { Render, RENDER_STATUSES, TERMINAL_STATUSES, type RenderErrorInfo, type RenderStatus } from './entities.js';
 
 const renders = queries<Tables<typeof Render>>();
 
 /** A render by its id, whatever its workspace: the worker settles the renders of every workspace by their job's id. */
 const RENDER_BY_ID = renders.prepare((db, p: { id: string }) => db.selectFrom('render').selectAll().where('id', '=', p.id), { allWorkspaces: true });
+
+/** A workspace's queued renders (§8 queue depth). */
+const QUEUED = renders.prepare((db, p: { workspaceId: string }) => db
+  .selectFrom('render').select((eb) => eb.fn.countAll().as('n')).where('workspace_id', '=', p.workspaceId).where('status', '=', 'queued'));
 
 /** Output retention (decisions.md "Plans"): 30 days for live renders, 7 for test renders. */
 export const RETENTION_DAYS = { live: 30, test: 7 } as const;
@@ -34,6 +39,13 @@ export interface CompletedOutput {
   fps?: number;
   posterKey?: string;
   thumbnailKey?: string;
+}
+
+/** §8 queue depth of a queued render's claim: at most `max` queued renders in the workspace, this one included. */
+export interface QueueDepth {
+  max: number;
+  /** Named in the 402's message. */
+  planName: string;
 }
 
 /** A render's credit hold, taken in the transaction that creates it. */
@@ -65,15 +77,29 @@ export class RenderLifecycle {
    * idempotency key before anything else: a concurrent duplicate waits on the unique index, then
    * fails (UniqueConstraintViolationException, the caller replays) without touching the balance (on
    * PostgreSQL, a duplicate holding the balance row while waiting on the key deadlocks).
+   *
+   * `queueDepth` (a queued video): the count of the workspace's queued renders and this insert are
+   * one step: counted after the insert under the workspace's lock (`lockWorkspace`: PostgreSQL's row
+   * lock, SQLite's write lock), so parallel claims at the last place cannot both see it free; over
+   * the depth, 402 LIMIT_QUEUE_DEPTH and nothing is kept (the transaction rolls back).
    */
-  claim(row: Render, hold: RenderHold | null, also?: (em: EntityManager) => Promise<void>): Promise<Render> {
+  claim(row: Render, hold: RenderHold | null, also?: (em: EntityManager) => Promise<void>, queueDepth?: QueueDepth): Promise<Render> {
     return retryBusy(() => forWorkspace(this.orm, row.workspaceId).transactional(async (em) => {
       await renders.insert(em, Render, row);
+      if (queueDepth && row.status === 'queued') await this.checkQueueDepth(em, row.workspaceId, queueDepth);
       if (hold) await this.credits.holdIn(em, { ...hold, workspaceId: row.workspaceId, renderId: row.id });
       if (also) await also(em);
       if (row.status === 'queued' && !row.preview) await writeEvent(em, row.workspaceId, 'render.queued', this.eventData(row));
       return row;
     }));
+  }
+
+  private async checkQueueDepth(em: EntityManager, workspaceId: string, depth: QueueDepth): Promise<void> {
+    await lockWorkspace(em, workspaceId);
+    const queued = Number((await QUEUED.one(em, { workspaceId }))?.n ?? 0);
+    if (queued > depth.max) {
+      throw new ApiError('LIMIT_QUEUE_DEPTH', `${queued - 1} renders are already waiting; the ${depth.planName} plan queues up to ${depth.max}`);
+    }
   }
 
   /**

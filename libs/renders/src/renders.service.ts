@@ -235,12 +235,6 @@ export class RendersService {
     const t1 = performance.now();
 
     const video = planned.estimate.kind === 'video';
-    if (video) {
-      const queued = await forWorkspace(this.deps.orm, caller.workspaceId).count(Render, { status: 'queued' });
-      if (queued >= caller.plan.queueDepth) {
-        throw new ApiError('LIMIT_QUEUE_DEPTH', `${queued} renders are already waiting; the ${caller.plan.name} plan queues up to ${caller.plan.queueDepth}`);
-      }
-    }
     const watermarked = caller.mode === 'test' || caller.plan.watermark;
     const id = newId('render');
     const credits = caller.mode === 'test' ? 0 : planned.estimate.credits;
@@ -261,7 +255,9 @@ export class RendersService {
       const hold = credits > 0 ? { plan: caller.plan.code, kind: planned.estimate.kind, amount: credits, mode: caller.mode } : null;
       // A preview is not a use of the template (nor anything else of the workspace's history).
       const templateId = input.preview ? null : planned.templateId;
-      render = await this.lifecycle.claim(row, hold, templateId ? (em) => this.deps.templates.recordUsage(templateId, em) : undefined);
+      // A video waits in the queue: its claim counts the queue depth (§8) in the same step as the insert.
+      render = await this.lifecycle.claim(row, hold, templateId ? (em) => this.deps.templates.recordUsage(templateId, em) : undefined,
+        video ? { max: caller.plan.queueDepth, planName: caller.plan.name } : undefined);
     } catch (err) {
       if (!(err instanceof UniqueConstraintViolationException) || input.idempotencyKey === undefined) throw err;
       const winner = await this.byKey(caller.workspaceId, input.idempotencyKey);

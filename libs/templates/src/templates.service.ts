@@ -82,6 +82,23 @@ function searchText(t: { name: string; description?: string | null; tags: readon
   return [t.name, t.description ?? '', t.tags.join(' ')].join('\n').toLowerCase();
 }
 
+/**
+ * Who writes a template, as the library rule needs it (decisions.md "Stored secrets and limits (issue
+ * 28)"): a write that leaves a template public (in the shared library once published, where every
+ * workspace sees it) is an owner's. Members create, save, publish and archive private templates.
+ */
+export interface TemplateWriter {
+  /** The caller may put templates in the shared library (a workspace owner). */
+  mayShare: boolean;
+}
+
+/** 403 ROLE_REQUIRED unless `writer` may share, when the template is public after the write. */
+function assertMayShare(writer: TemplateWriter, visibility: TemplateVisibility | undefined, what: string): void {
+  if (visibility === 'public' && !writer.mayShare) {
+    throw new ApiError('ROLE_REQUIRED', `Only an owner of the workspace may ${what} a public template: public templates are in the shared library every workspace sees`);
+  }
+}
+
 function stale(id: string, current: number, given: number): ApiError {
   return new ApiError('TEMPLATE_STALE', `Template ${id} was saved by someone else since version ${given}; it is now at version ${current}. Reload it and apply the change again`, {
     data: { id, version: current },
@@ -243,8 +260,9 @@ export class TemplatesService {
     return this.insertFrom(workspaceId, plan, tidyTemplateInput(input), 'import');
   }
 
-  /** Dashboard: a new draft (private unless `visibility` says public). */
-  async create(workspaceId: string, plan: Plan, input: NewTemplateInput): Promise<Template> {
+  /** Dashboard: a new draft (private unless `visibility` says public: an owner's). */
+  async create(workspaceId: string, plan: Plan, input: NewTemplateInput, writer: TemplateWriter): Promise<Template> {
+    assertMayShare(writer, input.visibility, 'create');
     return this.insertFrom(workspaceId, plan, tidyTemplateInput(input), 'create');
   }
 
@@ -283,13 +301,15 @@ export class TemplatesService {
 
   /**
    * Dashboard save: `version` must be the current one (else 409 TEMPLATE_STALE); a successful save
-   * bumps it. A published template stays published only if the change passes the review again.
+   * bumps it. A published template stays published only if the change passes the review again. A
+   * template public after the save is an owner's to save (making it private is anyone's).
    */
-  async update(workspaceId: string, id: string, body: TemplateUpdateInput): Promise<Template> {
+  async update(workspaceId: string, id: string, body: TemplateUpdateInput, writer: TemplateWriter): Promise<Template> {
     const input = tidyTemplateInput(body);
     const given = input.version;
     const em = forWorkspace(this.orm, workspaceId);
     const row = await this.getOwn(workspaceId, id, em);
+    assertMayShare(writer, (input.visibility ?? row.visibility) as TemplateVisibility, 'save');
     if (row.version !== given) throw stale(id, row.version, given);
 
     const contentChanged = input.edit !== undefined || input.fields !== undefined || input.fieldGroups !== undefined;
@@ -344,9 +364,12 @@ export class TemplatesService {
    * way), writing `template.published` {id, name, version} to the outbox in the same transaction. A
    * failed review is kept as the template's last review and answers 422 INVALID_CATEGORY (category
    * check) or NOT_PUBLISHABLE, both with `checks`. Publishing a published template changes nothing.
+   * Publishing a public template puts it in the shared library: an owner's (403 ROLE_REQUIRED).
    */
-  async publish(workspaceId: string, id: string, opts: { version?: number } = {}): Promise<{ template: Template; changed: boolean }> {
-    return this.publishRow(() => forWorkspace(this.orm, workspaceId), await this.getOwn(workspaceId, id), opts);
+  async publish(workspaceId: string, id: string, writer: TemplateWriter, opts: { version?: number } = {}): Promise<{ template: Template; changed: boolean }> {
+    const row = await this.getOwn(workspaceId, id);
+    assertMayShare(writer, row.visibility as TemplateVisibility, 'publish');
+    return this.publishRow(() => forWorkspace(this.orm, workspaceId), row, opts);
   }
 
   /** publish for the operator's CLI: any template by id, the library's included. */

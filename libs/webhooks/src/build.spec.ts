@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { buildDelivery } from './build.js';
 import { generateSecret, secretHint } from './secret.js';
-import { signPayload, verifySignature } from './sign.js';
+import { signPayload, signRequest, verifyRequestSignature, verifySignature } from './sign.js';
 import { TemplateRefused } from './template.js';
 import type { DeliveryContext, EndpointConfig, EventEnvelope } from './types.js';
 
@@ -61,6 +61,7 @@ describe('building a delivery', () => {
       'X-Service-Timestamp': '1772359200',
       'X-Service-Attempt': '2',
       'X-Service-Signature': expect.stringMatching(/^sha256=[0-9a-f]{64}$/),
+      'X-Service-Signature-V2': expect.stringMatching(/^sha256=[0-9a-f]{64}$/),
     });
     expect(receiverAccepts(req.headers, req.body)).toBe(true);
     expect(receiverAccepts(req.headers, req.body, `${secret}x`)).toBe(false);
@@ -109,15 +110,42 @@ describe('building a delivery', () => {
     expect(buildDelivery(endpoint({ bodyFormat: 'multipart' }), event, { ...ctx, attempt: 3 }).contentType).not.toBe(req.contentType);
   });
 
-  it('sends GET and bodyFormat none without a body or content type, signing the empty string', () => {
+  it('sends GET and bodyFormat none without a body or content type', () => {
     for (const over of [{ method: 'GET' as const, bodyFormat: 'json' as const }, { method: 'POST' as const, bodyFormat: 'none' as const }]) {
       const req = buildDelivery(endpoint({ ...over, payloadMode: 'custom', payloadTemplate: '{"a": 1}' }), event, ctx);
       expect(req.body).toBeNull();
       expect(req.contentType).toBeNull();
       expect(Object.keys(req.headers).map((h) => h.toLowerCase())).not.toContain('content-type');
-      expect(req.headers['X-Service-Signature']).toBe(`sha256=${createHmac('sha256', secret).update(`${ctx.timestamp}.`).digest('hex')}`);
-      expect(receiverAccepts(req.headers, null)).toBe(true);
     }
+  });
+
+  it('issue 28: a GET delivery\'s X-Service-Signature covers its method, path and query (a changed query fails); POST keeps §6\'s `<timestamp>.<raw body>`', () => {
+    const url = 'https://hooks.example.com/in?event={{event.type}}&render={{data.id}}';
+    const get = buildDelivery(endpoint({ url, method: 'GET' }), event, ctx);
+    const target = '/in?event=render.completed&render=rnd_1';
+    const v2 = `sha256=${createHmac('sha256', secret).update(`${ctx.timestamp}.GET.${target}.`).digest('hex')}`;
+    expect(get.headers['X-Service-Signature']).toBe(v2);
+    expect(get.headers['X-Service-Signature-V2']).toBe(v2);
+    const check = (t: string, header = get.headers['X-Service-Signature']) => verifyRequestSignature(secret, header, ctx.timestamp, { method: 'GET', target: t, body: '' }, ctx.timestamp);
+    expect(check(target)).toBe(true);
+    expect(check('/in?event=render.completed&render=rnd_2')).toBe(false);
+    expect(check('/in?event=render.failed&render=rnd_1')).toBe(false);
+    expect(check('/other?event=render.completed&render=rnd_1')).toBe(false);
+    expect(verifyRequestSignature(secret, v2, ctx.timestamp, { method: 'POST', target, body: '' }, ctx.timestamp)).toBe(false);
+    // The contract's string (the timestamp alone for a GET) no longer verifies: a forged query cannot ride on it.
+    expect(receiverAccepts(get.headers, null)).toBe(false);
+
+    // POST, PUT and PATCH: X-Service-Signature stays §6's; V2 adds the method, path and query.
+    for (const method of ['POST', 'PUT', 'PATCH'] as const) {
+      const req = buildDelivery(endpoint({ url, method }), event, ctx);
+      expect(receiverAccepts(req.headers, req.body)).toBe(true);
+      expect(req.headers['X-Service-Signature-V2']).toBe(signRequest(secret, ctx.timestamp, method, target, req.body!));
+      expect(verifyRequestSignature(secret, req.headers['X-Service-Signature-V2'], ctx.timestamp, { method, target: '/in?event=render.completed&render=rnd_9', body: req.body! }, ctx.timestamp)).toBe(false);
+    }
+    // bodyFormat none on POST: §6's empty body; V2 covers the query.
+    const none = buildDelivery(endpoint({ url, bodyFormat: 'none' }), event, ctx);
+    expect(receiverAccepts(none.headers, null)).toBe(true);
+    expect(verifyRequestSignature(secret, none.headers['X-Service-Signature-V2'], ctx.timestamp, { method: 'POST', target, body: '' }, ctx.timestamp)).toBe(true);
   });
 
   it('never lets a configured header replace a managed one, whatever its case', () => {
@@ -138,7 +166,7 @@ describe('building a delivery', () => {
     expect(req.headers['Content-Type']).toBe('application/json');
     expect(lower.map(([k]) => k)).not.toContain('x-service-test');
     expect(req.headers['X-Custom']).toBe('kept');
-    expect(Object.keys(req.headers)).toHaveLength(7);
+    expect(Object.keys(req.headers)).toHaveLength(8);
     expect(receiverAccepts(req.headers, req.body)).toBe(true);
   });
 

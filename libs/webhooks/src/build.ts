@@ -1,6 +1,6 @@
 import { encodeForm, encodeMultipart } from './body.js';
 import { isReservedHeader } from './headers.js';
-import { signPayload } from './sign.js';
+import { deliverySignatures } from './sign.js';
 import { renderHeaderValue, renderPayload, renderUrl, TemplateRefused, type TemplateVars } from './template.js';
 import type { DeliveryContext, EndpointConfig, EventEnvelope, HttpMethod } from './types.js';
 
@@ -45,7 +45,8 @@ function encodeBody(endpoint: EndpointConfig, payload: Record<string, unknown>, 
 /**
  * Builds one attempt of a delivery (§6): URL and header values templated, the payload (envelope or
  * rendered template) encoded per `bodyFormat`, and the managed headers added after the configured
- * ones, which can never replace them. Throws `TemplateRefused` when a stored template cannot be sent
+ * ones, which can never replace them; signed by `X-Service-Signature` (§6; a GET's covers its path and
+ * query) and `X-Service-Signature-V2` (method, path and query, body). Throws `TemplateRefused` when a stored template cannot be sent
  * (a header value resolving to a line break, a template that is not a JSON object): retrying would
  * build the same request, so the caller ends the delivery as failed.
  */
@@ -72,8 +73,11 @@ export function buildDelivery(endpoint: EndpointConfig, event: EventEnvelope, ct
   headers['X-Service-Event'] = event.type;
   headers['X-Service-Timestamp'] = String(ctx.timestamp);
   headers['X-Service-Attempt'] = String(ctx.attempt);
-  headers['X-Service-Signature'] = signPayload(endpoint.secret, ctx.timestamp, body ?? '');
+  const url = renderUrl(endpoint.url, vars);
+  const signed = deliverySignatures(endpoint.secret, ctx.timestamp, endpoint.method, url, body);
+  headers['X-Service-Signature'] = signed.v1;
+  headers['X-Service-Signature-V2'] = signed.v2;
   if (ctx.test) headers['X-Service-Test'] = 'true';
 
-  return { url: renderUrl(endpoint.url, vars), method: endpoint.method, headers, body, contentType };
+  return { url, method: endpoint.method, headers, body, contentType };
 }

@@ -1,5 +1,6 @@
 import { decryptSecret, deriveKey, type AppConfig, type OutboundPolicy } from '#libs/core';
 import { buildDelivery, type DeliveryRequest } from './build.js';
+import { openHeaders } from './header-values.js';
 import type { DeliveryState } from './entities.js';
 import { DELIVERY_ATTEMPTS } from '#libs/queue';
 import { classifyResponse, type AttemptOutcome } from './retry.js';
@@ -17,7 +18,7 @@ export const DISABLE_AFTER_FAILURES = 20;
  */
 export const LAST_SUCCESS_GRANULARITY_MS = 1000;
 
-/** Decrypted secrets kept per process, by their sealed text (a new secret is a new sealed text). */
+/** Decrypted secrets and header values kept per process, by their sealed text (a new secret is a new sealed text). */
 const MAX_CACHED_SECRETS = 1000;
 
 export interface DelivererOptions {
@@ -49,8 +50,8 @@ export class WebhookDeliverer {
    * Returns the outcome; `retry` means another attempt is due.
    *
    * One read (the delivery with its endpoint, so a pause or deletion is seen at once) and one write
-   * (one transaction, or one statement); the endpoint's secret is decrypted once per process and
-   * sealed text.
+   * (one transaction, or one statement); the endpoint's secret and header values are decrypted once
+   * per process and sealed text.
    */
   async attempt(deliveryId: string, attempt: number, opts: { final?: boolean } = {}): Promise<AttemptOutcome | 'cancelled'> {
     const row = await this.store.loadAttempt(deliveryId);
@@ -64,7 +65,10 @@ export class WebhookDeliverer {
     let result: DeliveryResult;
     try {
       const req = buildDelivery(
-        { ...endpoint, id: row.endpointId, secret: this.secretOf(endpoint.secretSealed) },
+        {
+          ...endpoint, id: row.endpointId, secret: this.secretOf(endpoint.secretSealed),
+          headers: openHeaders(endpoint.headers, (sealed) => this.secretOf(sealed)),
+        },
         row.event as unknown as EventEnvelope,
         { orgId: row.workspaceId, endpointId: row.endpointId, attempt, timestamp, test: row.test },
       );

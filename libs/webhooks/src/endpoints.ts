@@ -9,9 +9,10 @@ import { Workspace } from '#libs/workspaces';
 import { DeliveryAllowance } from './allowance.js';
 import type { WebhookDeliverer } from './deliverer.js';
 import { WebhookAttempt, WebhookDelivery, WebhookEndpoint } from './entities.js';
+import { maskedHeaders, sealHeaders, sealStored } from './header-values.js';
 import { generateSecret, secretHint } from './secret.js';
 import type { WebhookStore } from './store.js';
-import type { EventEnvelope, WebhookEvent } from './types.js';
+import type { EventEnvelope, HeaderPair, WebhookEvent } from './types.js';
 import { mergeEndpointUpdate, validateEndpointInput, type EndpointSettings } from './validate.js';
 
 export type EndpointView = ReturnType<WebhookEndpoints['view']>;
@@ -49,7 +50,8 @@ export class WebhookEndpoints {
       bodyFormat: e.bodyFormat,
       payloadMode: e.payloadMode,
       payloadTemplate: e.payloadTemplate,
-      headers: e.headers,
+      // Names and masked values only: the values are sealed and never read back (issue 28).
+      headers: maskedHeaders(e.headers),
       secretHint: e.secretHint,
       isActive: e.isActive,
       disabled: e.disabledAt !== null,
@@ -84,11 +86,12 @@ export class WebhookEndpoints {
     const checked = validateEndpointInput(input, { env: this.policy, defaultEvents });
     if (!checked.ok) throw invalid(checked.errors);
     const s = checked.value as EndpointSettings;
+    const headers = this.sealed(s.headers, []);
     const secret = generateSecret();
     const em = forWorkspace(this.orm, workspaceId);
     const endpoint = em.create(WebhookEndpoint, {
       id: newId('webhook'), workspaceId, kind: 'endpoint', url: s.url, description: s.description || null, events: s.events, method: s.method,
-      bodyFormat: s.bodyFormat, payloadMode: s.payloadMode, payloadTemplate: s.payloadTemplate, headers: s.headers,
+      bodyFormat: s.bodyFormat, payloadMode: s.payloadMode, payloadTemplate: s.payloadTemplate, headers,
       secretSealed: encryptSecret(this.sealKey, secret), secretHint: secretHint(secret), isActive: s.isActive,
       disabledAt: null, consecutiveFailures: 0, lastSuccessAt: null, lastFailureAt: null,
     });
@@ -105,9 +108,11 @@ export class WebhookEndpoints {
     if (!merged.ok) throw invalid(merged.errors);
     const m = merged.value;
     const s = input as Partial<EndpointSettings>;
+    // `headers` replaces the list (values sealed; a masked value as shown keeps the stored one); else they stay, sealed.
+    const headers = s.headers !== undefined ? this.sealed(m.headers, row.headers) : sealStored(row.headers, this.sealKey);
     Object.assign(row, {
       url: m.url, description: m.description || null, events: m.events, method: m.method, bodyFormat: m.bodyFormat,
-      payloadMode: m.payloadMode, payloadTemplate: m.payloadTemplate, headers: m.headers,
+      payloadMode: m.payloadMode, payloadTemplate: m.payloadTemplate, headers,
     });
     if (s.isActive === true && !row.isActive) Object.assign(row, { isActive: true, disabledAt: null, consecutiveFailures: 0 });
     if (s.isActive === false) row.isActive = false;
@@ -177,11 +182,19 @@ export class WebhookEndpoints {
     await forWorkspace(this.orm, workspaceId).nativeUpdate(WebhookEndpoint, { kind: 'callback' }, { secretSealed });
   }
 
+  /** The stored settings an update is merged with; the headers (sealed) are the update's own business (`sealed`). */
   private settingsOf(e: WebhookEndpoint) {
     return {
       url: e.url, description: e.description ?? '', events: e.events as WebhookEvent[], method: e.method, bodyFormat: e.bodyFormat,
-      payloadMode: e.payloadMode, payloadTemplate: e.payloadTemplate ?? null, headers: e.headers,
+      payloadMode: e.payloadMode, payloadTemplate: e.payloadTemplate ?? null, headers: [],
     };
+  }
+
+  /** A create's or an update's headers, sealed; 422 for a masked value that stands for no stored one. */
+  private sealed(given: readonly HeaderPair[], stored: WebhookEndpoint['headers']) {
+    const { headers, errors } = sealHeaders(given, stored, this.sealKey);
+    if (Object.keys(errors).length) throw invalid(errors);
+    return headers;
   }
 
   /** A test delivery or a redelivery (the dispatcher inserts its rows in bulk, `dispatch`). */

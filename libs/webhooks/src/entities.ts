@@ -1,6 +1,7 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
 import { workspaceFilter } from '#libs/db';
-import type { BodyFormat, HeaderPair, HttpMethod, PayloadMode } from './types.js';
+import type { StoredHeader } from './header-values.js';
+import type { BodyFormat, HttpMethod, PayloadMode } from './types.js';
 
 /**
  * A workspace's webhook endpoint (§2). States (§3): active (isActive), paused (isActive false, no
@@ -24,7 +25,8 @@ export const WebhookEndpoint = defineEntity({
     bodyFormat: p.string().length(10).$type<BodyFormat>(),
     payloadMode: p.string().length(8).$type<PayloadMode>(),
     payloadTemplate: p.text().nullable(),
-    headers: p.json<HeaderPair[]>(),
+    /** Names with their values sealed (AES-GCM) and masked (header-values.ts); never shown in clear. */
+    headers: p.json<StoredHeader[]>(),
     /** AES-GCM sealed with a key derived from APP_SECRET. */
     secretSealed: p.text(),
     secretHint: p.string().length(20),

@@ -4,7 +4,7 @@ import { resolveOutbound } from '#libs/core';
 import { buildDelivery, type DeliveryRequest } from './build.js';
 import { classifyResponse } from './retry.js';
 import { closeDeliveryConnections, sendDelivery, type Resolver } from './send.js';
-import { verifySignature } from './sign.js';
+import { verifyRequestSignature, verifySignature } from './sign.js';
 import type { EndpointConfig, EventEnvelope } from './types.js';
 
 interface Seen {
@@ -175,7 +175,8 @@ describe('sending a delivery', () => {
     expect(seen[0].body).toHaveLength(0);
     expect(seen[0].headers['content-type']).toBeUndefined();
     expect(seen[0].headers['content-length']).toBeUndefined();
-    expect(verifySignature(secret, seen[0].headers['x-service-signature'] as string, timestamp, '', timestamp)).toBe(true);
+    // Issue 28: a GET's signature covers its method, path and query.
+    expect(verifyRequestSignature(secret, seen[0].headers['x-service-signature'] as string, timestamp, { method: 'GET', target: seen[0].path, body: '' }, timestamp)).toBe(true);
   });
 
   it('refuses loopback in production before connecting, and that ends the delivery', async () => {

@@ -4,7 +4,8 @@ import { dbArray, dialectOf, queries, sql, writeTogether, type DbArray, type Tab
 import type { OutboxEvent } from '#libs/events';
 import type { Workspace } from '#libs/workspaces';
 import type { DeliveryState, WebhookAttempt, WebhookDelivery, WebhookEndpoint } from './entities.js';
-import type { BodyFormat, HeaderPair, HttpMethod, PayloadMode } from './types.js';
+import type { StoredHeader } from './header-values.js';
+import type { BodyFormat, HttpMethod, PayloadMode } from './types.js';
 
 /*
  * The delivery hot path's SQL: the dispatcher's fan-out and every attempt, as statements compiled
@@ -27,7 +28,8 @@ export interface AttemptRow {
     bodyFormat: BodyFormat;
     payloadMode: PayloadMode;
     payloadTemplate: string | null;
-    headers: HeaderPair[];
+    /** Values sealed: the deliverer unseals them. */
+    headers: StoredHeader[];
     secretSealed: string;
     isActive: boolean;
   } | null;
@@ -232,7 +234,7 @@ export class WebhookStore {
       state: r.state, test: r.test, event: r.event, workspaceId: r.workspace_id, endpointId: r.endpoint_id,
       endpoint: r.e_id === null ? null : {
         url: r.url as string, method: r.method as HttpMethod, bodyFormat: r.body_format as BodyFormat, payloadMode: r.payload_mode as PayloadMode,
-        payloadTemplate: r.payload_template ?? null, headers: r.headers as HeaderPair[], secretSealed: r.secret_sealed as string, isActive: r.is_active as boolean,
+        payloadTemplate: r.payload_template ?? null, headers: r.headers as StoredHeader[], secretSealed: r.secret_sealed as string, isActive: r.is_active as boolean,
       },
     };
   }

@@ -1,5 +1,6 @@
 import { addressAllowed, parseIp, validationFailed } from '#libs/core';
 import { isReservedHeader } from './headers.js';
+import { isMaskedValue } from './header-values.js';
 import { isKnownVariable, parseTemplateObject, placeholdersIn, replacePlaceholders } from './template.js';
 import type { BodyFormat, HeaderPair, HttpMethod, PayloadMode, WebhookEvent } from './types.js';
 
@@ -106,7 +107,8 @@ function checkHeaders(headers: readonly HeaderPair[], errors: Collector): Header
     if (isReservedHeader(key)) errors.add(`headers[${i}].key`, `${key} is set by the delivery and cannot be configured`);
     else if (seen.has(key.toLowerCase())) errors.add(`headers[${i}].key`, `${key} is already configured`);
     seen.add(key.toLowerCase());
-    checkVariables(value, `headers[${i}].value`, errors);
+    // A masked value (an update sending back the list as shown) stands for the stored value.
+    if (!isMaskedValue(value)) checkVariables(value, `headers[${i}].value`, errors);
   });
   return headers.map(({ key, value }) => ({ key, value }));
 }

@@ -63,6 +63,9 @@ export class TemplatesController {
   }
 }
 
+/** The library rule (decisions.md, issue 28): a template public after the write is an owner's to create, save or publish. */
+const writer = (s: SessionPrincipal) => ({ mayShare: s.role === 'owner' });
+
 /** Dashboard (session + X-Service-Org): editing, the publish review and archiving (decisions.md "done in the dashboard"). */
 @ApiTags('organization')
 @Controller('organization/templates')
@@ -81,11 +84,11 @@ export class OrganizationTemplatesController {
 
   @Post()
   @Session()
-  @ApiOperation({ summary: 'Create a template (a draft)' })
+  @ApiOperation({ summary: 'Create a template (a draft); visibility public is an owner\'s (403 ROLE_REQUIRED)' })
   @ApiEnvelope(TemplateDetailDto, { status: 201 })
-  @ApiErrors(...CONTENT_ERRORS, 'LIMIT_TEMPLATES')
+  @ApiErrors(...CONTENT_ERRORS, 'LIMIT_TEMPLATES', 'ROLE_REQUIRED')
   create(@SessionUser() s: SessionPrincipal, @Body() body: CreateTemplateDto) {
-    return this.h.create(s.workspaceId, s.plan, body);
+    return this.h.create(s.workspaceId, s.plan, body, writer(s));
   }
 
   @Get(':id')
@@ -99,22 +102,22 @@ export class OrganizationTemplatesController {
 
   @Patch(':id')
   @Session()
-  @ApiOperation({ summary: 'Save a template: send the version it was loaded at; the save bumps it. A published template must still pass its review' })
+  @ApiOperation({ summary: 'Save a template: send the version it was loaded at; the save bumps it. A published template must still pass its review; a template public after the save is an owner\'s (403 ROLE_REQUIRED)' })
   @ApiEnvelope(TemplateDetailDto)
-  @ApiErrors(NOT_FOUND, 'TEMPLATE_STALE', 'NOT_PUBLISHABLE', ...CONTENT_ERRORS)
+  @ApiErrors(NOT_FOUND, 'TEMPLATE_STALE', 'NOT_PUBLISHABLE', 'ROLE_REQUIRED', ...CONTENT_ERRORS)
   update(@SessionUser() s: SessionPrincipal, @Param('id') id: string, @Body() body: UpdateTemplateDto) {
-    return this.h.update(s.workspaceId, id, body);
+    return this.h.update(s.workspaceId, id, body, writer(s));
   }
 
   @Post(':id/publish')
   @HttpCode(200)
   @Session()
-  @ApiOperation({ summary: 'Run the review (category, edit, timeline, placeholders ↔ fields, media reachable) and publish; emits template.published' })
+  @ApiOperation({ summary: 'Run the review (category, edit, timeline, placeholders ↔ fields, media reachable) and publish; emits template.published. A public template goes to the shared library: an owner\'s (403 ROLE_REQUIRED)' })
   @ApiBody({ type: PublishTemplateDto, required: false })
   @ApiEnvelope(PublishResultDto)
-  @ApiErrors(NOT_FOUND, 'TEMPLATE_STALE', 'NOT_PUBLISHABLE', 'INVALID_CATEGORY', 'INVALID_REQUEST', 'VALIDATION_FAILED')
+  @ApiErrors(NOT_FOUND, 'TEMPLATE_STALE', 'NOT_PUBLISHABLE', 'INVALID_CATEGORY', 'INVALID_REQUEST', 'VALIDATION_FAILED', 'ROLE_REQUIRED')
   publish(@SessionUser() s: SessionPrincipal, @Param('id') id: string, @Body() body: PublishTemplateDto) {
-    return this.h.publish(s.workspaceId, id, body.version);
+    return this.h.publish(s.workspaceId, id, body.version, writer(s));
   }
 
   @Post(':id/archive')

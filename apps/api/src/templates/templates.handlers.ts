@@ -1,5 +1,5 @@
 import { ok, paged, pagination, parseListQuery, type Plan } from '#libs/core';
-import { TEMPLATE_LIST, type NewTemplateInput, type Template, type TemplatesService, type TemplateUpdateInput } from '#libs/templates';
+import { TEMPLATE_LIST, type NewTemplateInput, type Template, type TemplatesService, type TemplateUpdateInput, type TemplateWriter } from '#libs/templates';
 
 /**
  * The template operations shared by the key routes (/v1/templates) and the dashboard's session
@@ -32,18 +32,18 @@ export class TemplateHandlers {
     return ok(this.templates.summary(row), `Design imported as ${row.id}, a private draft with ${row.fields.length} field${row.fields.length === 1 ? '' : 's'}; publish it in the dashboard before rendering`);
   }
 
-  async create(workspaceId: string, plan: Plan, body: NewTemplateInput) {
-    const row = await this.templates.create(workspaceId, plan, body);
+  async create(workspaceId: string, plan: Plan, body: NewTemplateInput, writer: TemplateWriter) {
+    const row = await this.templates.create(workspaceId, plan, body, writer);
     return ok(this.templates.detail(row, workspaceId), 'Template created as a draft');
   }
 
-  async update(workspaceId: string, id: string, body: TemplateUpdateInput) {
-    const row = await this.templates.update(workspaceId, id, body);
+  async update(workspaceId: string, id: string, body: TemplateUpdateInput, writer: TemplateWriter) {
+    const row = await this.templates.update(workspaceId, id, body, writer);
     return ok(this.templates.detail(row, workspaceId), `Template saved as version ${row.version}`);
   }
 
-  async publish(workspaceId: string, id: string, version: number | undefined) {
-    const { template, changed } = await this.templates.publish(workspaceId, id, { version });
+  async publish(workspaceId: string, id: string, version: number | undefined, writer: TemplateWriter) {
+    const { template, changed } = await this.templates.publish(workspaceId, id, writer, { version });
     return ok(publishView(template), changed ? 'Template published: it can be rendered now' : 'The template was already published');
   }
 

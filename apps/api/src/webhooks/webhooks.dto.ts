@@ -3,7 +3,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsNotEmpty, IsOptional, IsString, MaxLength, ValidateIf, ValidateNested } from 'class-validator';
 import {
-  BODY_FORMATS, DELIVERY_STATES, HTTP_METHODS, isHeaderName, isValidHeaderValue, LIMITS, PAYLOAD_MODES, WEBHOOK_EVENTS,
+  BODY_FORMATS, DELIVERY_STATES, HTTP_METHODS, isHeaderName, isMaskedValue, isValidHeaderValue, LIMITS, MASK, PAYLOAD_MODES, WEBHOOK_EVENTS,
   type BodyFormat, type EndpointInput, type HeaderPair, type HttpMethod, type PayloadMode, type WebhookEvent,
 } from '#libs/webhooks';
 import { MayOmit, Satisfies } from '../http/validation.js';
@@ -23,9 +23,12 @@ class HeaderDto implements HeaderPair {
   @Satisfies('isHeaderName', (v) => typeof v === 'string' && isHeaderName(v), 'key must be a header name (letters, digits and !#$%&\'*+-.^_`|~)')
   key!: string;
 
-  @ApiProperty({ maxLength: LIMITS.headerValue, example: 'Bearer {{org.id}}', description: 'May hold {{variables}}' })
+  @ApiProperty({
+    maxLength: LIMITS.headerValue, example: 'Bearer {{org.id}}',
+    description: `May hold {{variables}}. Stored sealed and never shown again (answers show it masked); on update, a value exactly as shown (\`Bearer ${MASK}1a2b\`) keeps the stored one`,
+  })
   @IsString() @MaxLength(LIMITS.headerValue)
-  @Satisfies('isHeaderValue', (v) => typeof v === 'string' && isValidHeaderValue(v), 'value must not contain line breaks, control characters or characters beyond Latin-1')
+  @Satisfies('isHeaderValue', (v) => typeof v === 'string' && (isValidHeaderValue(v) || isMaskedValue(v)), 'value must not contain line breaks, control characters or characters beyond Latin-1')
   value!: string;
 }
 
@@ -80,9 +83,13 @@ export class CallbackSettingsDto {
 
 // --- answers ---------------------------------------------------------------------------------
 
+/** A configured header as the routes show it: the value masked (sealed at rest, never read back; issue 28). */
 class HeaderPairDto {
-  @ApiProperty({ example: 'X-Team' }) key!: string;
-  @ApiProperty({ example: 'media' }) value!: string;
+  @ApiProperty({ example: 'Authorization' }) key!: string;
+  @ApiProperty({
+    example: `Bearer ${MASK}1a2b`,
+    description: `Masked: a leading scheme word (Basic, Bearer, Digest, Token, Negotiate, ApiKey, Key) is kept, the rest is ${MASK} plus its last four characters when it has 12 or more. The value is stored sealed and never shown; deliveries send it`,
+  }) value!: string;
 }
 
 /** A webhook endpoint as the routes show it (never its secret, except once on creation). */

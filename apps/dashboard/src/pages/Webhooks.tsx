@@ -112,7 +112,7 @@ function EditEndpoint({ e, onSaved }: { e: Endpoint; onSaved: () => void }) {
           <FieldErrors problems={problems} path="bodyFormat" />
         </label>
         <label>
-          Headers (one <code>Name: value</code> a line)
+          Headers (one <code>Name: value</code> a line; saved values are shown masked: leave a masked value as it is to keep it)
           <textarea rows={3} value={headers} onChange={(x) => setHeaders(x.target.value)} {...described(problems, 'headers')} />
           <FieldErrors problems={problems} path="headers" />
         </label>
