@@ -408,7 +408,7 @@ describe('captions and transcriptions (§4.3, §4.5 speech-gamma)', () => {
   it('transcriptions.sweep hands a transcription whose job was lost to the workers again', async () => {
     // Queued, but its job never reached Redis (Redis restarted without its data).
     const lost = await worker.get(TranscriptionsService).create(ws.workspaceId, {
-      route: 'captions', provider: 'speech-alpha', engine: 'provider', source: { kind: 'assetId', value: mp3Asset },
+      mode: 'live', route: 'captions', provider: 'speech-alpha', engine: 'provider', source: { kind: 'assetId', value: mp3Asset },
       settings: { languageCode: 'en-US', alternativeLanguageCodes: [], model: 'nova-2', diarize: false, keywords: [], punctuation: true, filterProfanity: false },
       cueOptions: { wordsPerCue: 4, charsPerCue: 42, maxCueSec: 6 }, cacheMode: 'fresh', save: false, name: null,
     });

@@ -1,6 +1,6 @@
 import { Inject, Injectable, type BeforeApplicationShutdown } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import { isId, validationFailed } from '#libs/core';
+import { isId, validationFailed, type KeyMode } from '#libs/core';
 import { forWorkspace, type Orm } from '#libs/db';
 import { RenderFeed, renderEventsAfter, type FeedMessage } from '#libs/events';
 import { ORM } from '../infra/tokens.js';
@@ -31,17 +31,26 @@ export class RenderEventStreams implements BeforeApplicationShutdown {
 
   constructor(@Inject(ORM) private readonly orm: Orm, private readonly feed: RenderFeed) {}
 
-  async stream(workspaceId: string, lastEventId: string | undefined, reply: FastifyReply): Promise<void> {
+  /**
+   * A test caller's stream carries the workspace's test events only (settle events, progress figures
+   * and the resume's backlog of test renders); a live caller's carries every event, each with `livemode`.
+   */
+  async stream(workspaceId: string, mode: KeyMode, lastEventId: string | undefined, reply: FastifyReply): Promise<void> {
     if (lastEventId !== undefined && !isId('event', lastEventId)) {
       throw validationFailed({ 'headers.last-event-id': ['must be the id of an event this stream sent (evt_…)'] });
     }
     // Subscribed before the backlog is read: an event announced in between is held, then sent once.
     let held: FeedMessage[] | null = [];
     let write: (m: FeedMessage) => void = () => undefined;
-    const unsubscribe = await this.feed.subscribe(workspaceId, (m) => (held ? held.push(m) : write(m)));
+    const testOnly = mode === 'test';
+    const unsubscribe = await this.feed.subscribe(workspaceId, (m) => {
+      if (testOnly && m.livemode !== false) return;
+      if (held) held.push(m);
+      else write(m);
+    });
     let backlog: FeedMessage[];
     try {
-      backlog = lastEventId ? await renderEventsAfter(forWorkspace(this.orm, workspaceId), lastEventId, REPLAY_LIMIT) : [];
+      backlog = lastEventId ? await renderEventsAfter(forWorkspace(this.orm, workspaceId), lastEventId, REPLAY_LIMIT, testOnly ? 'test' : undefined) : [];
     } catch (err) {
       unsubscribe();
       throw err;
