@@ -365,7 +365,9 @@ describe('captions and transcriptions (§4.3, §4.5 speech-gamma)', () => {
   it('§4.3 list (limit 1–100, default 20) and get; 404 TRANSCRIPTION_NOT_FOUND across workspaces', async () => {
     const list = (await inject('GET', '/v1/transcriptions', ws.liveKey)).json().data as Json[];
     expect(list.length).toBeGreaterThan(5);
-    expect(Object.keys(list[0]).sort()).toEqual(['id', 'languageCode', 'srtUrl', 'status']);
+    expect(Object.keys(list[0]).sort()).toEqual(['id', 'languageCode', 'mode', 'srtUrl', 'status']);
+    // Issue 28: each transcription carries the mode it was asked in (this file asks with a live key).
+    expect(new Set(list.map((t) => t.mode))).toEqual(new Set(['live']));
     expect((await inject('GET', '/v1/transcriptions?limit=2', ws.liveKey)).json().data).toHaveLength(2);
     const over = await inject('GET', '/v1/transcriptions?limit=101', ws.liveKey);
     expect(over.statusCode).toBe(422);
