@@ -235,7 +235,13 @@ describe('the web dashboard in a browser', () => {
     expect((await keyApi(`/v1/webhooks/${id}`)).status).toBe(404);
   });
 
-  it('renders a still from a duplicated library template and sees it in the gallery', async () => {
+  /** The renders the template form's previews made (POST /organization/templates/{id}/preview), by id. */
+  const previews: string[] = [];
+
+  it('renders a still from a duplicated library template and sees it in the gallery; the form\'s previews are not listed (issue 28)', async () => {
+    page.on('response', (r) => {
+      if (/\/api\/organization\/templates\/[^/]+\/preview$/.test(r.url()) && r.status() === 200) void r.json().then((b: { data: { id: string } }) => previews.push(b.data.id), () => undefined);
+    });
     await open('Templates');
     await page.getByRole('button', { name: 'Library' }).click();
     await page.getByRole('button', { name: /^Duplicate .*sale/i }).first().click();
@@ -259,9 +265,64 @@ describe('the web dashboard in a browser', () => {
     await accessible('render');
     await screenshot('render');
     await open('Renders');
-    // In the gallery, done, with its thumbnail (beside the form's test-mode previews).
+    // In the gallery, done, with its thumbnail; the form's previews are not (readable by id, never listed).
     await page.locator(`[data-render="${renderId}"][data-status="done"] img`).waitFor();
+    await until(() => previews.length > 0, 'the form\'s preview responses', 5000);
+    const shown = await page.locator('[data-render]').evaluateAll((cards) => cards.map((c) => c.getAttribute('data-render')));
+    expect(shown).toEqual([renderId]);
+    expect(((await (await keyApi(`/v1/render/${previews[0]}`)).json()) as { data: { preview: boolean } }).data.preview).toBe(true);
     await accessible('renders');
+  });
+
+  it('the test/live switch on every page (issue 28): calls carry X-Service-Mode: test, a banner says so, a test render is badged; kept across a reload', async () => {
+    const modeSwitch = page.getByRole('switch', { name: 'Test mode' });
+    for (const label of ['Templates', 'Webhooks', 'Renders']) {
+      await open(label);
+      await expect(modeSwitch.getAttribute('aria-checked')).resolves.toBe('false');
+    }
+    await expect(page.locator('.test-banner').count()).resolves.toBe(0);
+    const listed = page.waitForRequest((r) => r.url().includes('/api/v1/render?'));
+    const feed = page.waitForRequest((r) => r.url().endsWith('/api/v1/renders/events'));
+    await modeSwitch.click();
+    await expect(modeSwitch.getAttribute('aria-checked')).resolves.toBe('true');
+    await page.getByText('Test mode.').waitFor();
+    // The page reloads in test mode: its list and its event stream.
+    expect((await listed).headers()['x-service-mode']).toBe('test');
+    expect((await feed).headers()['x-service-mode']).toBe('test');
+    await accessible('renders in test mode');
+    await page.setViewportSize({ width: 375, height: 760 });
+    await accessible('renders in test mode at 375 px');
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
+    await page.setViewportSize({ width: 1280, height: 800 });
+    // A render made from the template page in test mode: free, watermarked, badged "test" on its page and in the gallery.
+    await open('Templates');
+    await page.locator('[data-template]', { hasText: 'Sale announcement' }).getByRole('link').first().click();
+    await page.waitForURL(/\/templates\/tpl_/);
+    const made = page.waitForRequest((r) => r.url().endsWith('/api/v1/render') && r.method() === 'POST');
+    await page.getByRole('button', { name: 'Render', exact: true }).click();
+    expect((await made).headers()['x-service-mode']).toBe('test');
+    await page.waitForURL(/\/renders\/rnd_/);
+    const testId = page.url().split('/').pop()!;
+    await page.getByRole('heading', { level: 1 }).locator('.mode-test', { hasText: 'test' }).waitFor();
+    const record = ((await (await keyApi(`/v1/render/${testId}`)).json()) as { data: { mode: string; credits: number; watermarked: boolean } }).data;
+    expect(record).toMatchObject({ mode: 'test', credits: 0, watermarked: true });
+    await open('Renders');
+    await page.locator(`[data-render="${testId}"] .mode-test`).waitFor();
+    await screenshot('renders-test-mode');
+    // Live renders carry no badge.
+    const live = page.locator('[data-render]').filter({ hasNot: page.locator('.mode-test') });
+    expect(await live.count()).toBeGreaterThan(0);
+    await expect(page.locator('[data-render] .mode-test').count()).resolves.toBe(1);
+    // Kept in this browser: a reload is still in test mode.
+    expect(await page.evaluate(() => localStorage.getItem('mr.mode'))).toBe('test');
+    await page.reload();
+    await page.getByText('Test mode.').waitFor();
+    await expect(modeSwitch.getAttribute('aria-checked')).resolves.toBe('true');
+    // Back to live: the banner goes and the calls say live.
+    const again = page.waitForRequest((r) => r.url().includes('/api/v1/render?'));
+    await modeSwitch.click();
+    expect((await again).headers()['x-service-mode']).toBe('live');
+    await expect(page.locator('.test-banner').count()).resolves.toBe(0);
   });
 
   it('watches a video\'s progress to done in the gallery, live from the render event stream, and plays it', async () => {

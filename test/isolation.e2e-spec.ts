@@ -93,7 +93,7 @@ const OWNED: Owned<object>[] = [
   owned<Render>({
     entity: Render, name: 'Render',
     row: (workspaceId) => ({
-      id: newId('render'), workspaceId, status: 'queued', kind: 'image', mode: 'live', templateId: null, templateVersion: null, format: 'png',
+      id: newId('render'), workspaceId, status: 'queued', kind: 'image', mode: 'live', preview: false, templateId: null, templateVersion: null, format: 'png',
       width: 10, height: 10, duration: null, fps: null, scale: 1, fileSizeBytes: null, renderTime: null, credits: 0, watermarked: false,
       outputKey: null, posterKey: null, thumbnailKey: null, expiresAt: null, purgedAt: null, error: null, progress: 0, cancelRequested: false,
       metadata: null, callback: null, edit: {}, idempotencyKey: null, requestHash: null, attempts: 1, createdAt: at, updatedAt: at, startedAt: null, completedAt: null,

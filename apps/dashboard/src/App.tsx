@@ -1,5 +1,5 @@
 import { useEffect, useState, useSyncExternalStore } from 'react';
-import { api, envelope, refreshSession, session } from './api/client';
+import { api, envelope, refreshSession, session, type Mode } from './api/client';
 import { loadMe, MeContext, preferredWorkspace, rememberWorkspace, SignIn, WorkspaceSwitcher, type Me } from './auth';
 import { Link, navigate, useLocation } from './router';
 import { CreditsPage } from './pages/Credits';
@@ -52,11 +52,21 @@ function Page({ path }: { path: string }) {
   }
 }
 
+/** The test/live switch of every page: the X-Service-Mode of the dashboard's calls, kept in this browser. */
+function ModeSwitch({ mode }: { mode: Mode }) {
+  return (
+    <button type="button" role="switch" className="mode-switch" aria-checked={mode === 'test'} onClick={() => session.setMode(mode === 'test' ? 'live' : 'test')}>
+      Test mode
+    </button>
+  );
+}
+
 export function App() {
   const [me, setMe] = useState<Me | null>(null);
   const [starting, setStarting] = useState(true);
   const token = useSyncExternalStore(session.subscribe, () => session.token);
   const workspaceId = useSyncExternalStore(session.subscribe, () => session.workspaceId);
+  const mode = useSyncExternalStore(session.subscribe, () => session.mode);
   const { path, visit } = useLocation();
   const signedIn = (found: Me) => {
     const ws = preferredWorkspace(found.workspaces);
@@ -112,13 +122,20 @@ export function App() {
           ))}
         </nav>
         <div className="who">
+          <ModeSwitch mode={mode} />
           <WorkspaceSwitcher />
           <button type="button" onClick={() => void signOut()}>
             Sign out everywhere
           </button>
         </div>
       </header>
-      <main id="main" key={workspace.id}>
+      {mode === 'test' && (
+        <p className="test-banner">
+          <strong>Test mode.</strong> Renders are free and watermarked, and nothing reaches a real customer or provider. Live records can be viewed, not changed.
+        </p>
+      )}
+      {/* A page is loaded afresh in the other workspace or mode (its calls and its event stream carry both). */}
+      <main id="main" key={`${workspace.id} ${mode}`}>
         <Page key={visit} path={path} />
       </main>
     </MeContext.Provider>

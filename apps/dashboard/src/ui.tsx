@@ -113,6 +113,17 @@ export function CopyButton({ text, label = 'Copy' }: { text: string; label?: str
 /** A status as a badge (colour and the word: never colour alone). */
 export const Status = ({ value }: { value: string }) => <span className={`badge s-${value}`}>{value}</span>;
 
+/**
+ * The mark of a record made in test mode (a render, and any record with a `mode`): the word "test" in the
+ * test-mode colour; nothing for a live record (live is the normal case, as in peers' dashboards).
+ */
+export const ModeBadge = ({ mode }: { mode: string | null | undefined }) =>
+  mode === 'test' ? (
+    <span className="badge mode-test" title="Made in test mode: free, watermarked, reaches no real customer">
+      test
+    </span>
+  ) : null;
+
 /** What a render or a template makes. */
 export const KINDS = ['image', 'video'] as const;
 

@@ -34,6 +34,13 @@ export const Render = defineEntity({
     status: p.string().length(12).$type<RenderStatus>(),
     kind: p.string().length(8).$type<RenderKind>(),
     mode: p.string().length(8).$type<'live' | 'test'>(),
+    /**
+     * A dashboard form's preview (POST /organization/templates/{id}/preview): a test-mode still that is
+     * not part of the workspace's history — left out of the renders list, no event (no webhook, no
+     * callback, no stream), output and record kept an hour (decisions.md "Test mode (issue 28):
+     * dashboard previews and the mode switch").
+     */
+    preview: p.boolean().default(false),
     templateId: p.string().length(64).nullable(),
     templateVersion: p.integer().nullable(),
     format: p.string().length(8),

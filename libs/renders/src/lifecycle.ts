@@ -14,6 +14,16 @@ const RENDER_BY_ID = renders.prepare((db, p: { id: string }) => db.selectFrom('r
 /** Output retention (decisions.md "Plans"): 30 days for live renders, 7 for test renders. */
 export const RETENTION_DAYS = { live: 30, test: 7 } as const;
 
+/**
+ * A dashboard preview's output and record are kept an hour after it settles: long enough for the form it
+ * was drawn for, short enough that a preview per pause in typing does not pile up (decisions.md "Test
+ * mode (issue 28): dashboard previews and the mode switch").
+ */
+export const PREVIEW_RETENTION_MS = 60 * 60_000;
+
+/** How long a settled render's files are kept. */
+const retentionMs = (row: Pick<Render, 'mode' | 'preview'>) => (row.preview ? PREVIEW_RETENTION_MS : RETENTION_DAYS[row.mode] * 86_400_000);
+
 /** What a finished render stored (a still's job result satisfies it). */
 export interface CompletedOutput {
   key: string;
@@ -38,7 +48,8 @@ export interface RenderHold {
  * The one owner of a render's status (§3, decisions.md "Render record"): every change — created
  * (the claim), fetching, rendering with progress, saving, back to queued, cancel requested, and the
  * three settled ends — is a method here, and each writes its event (one outbox function, in the
- * same transaction) and moves its credits (hold at the claim, capture or release at the settle).
+ * same transaction; none for a dashboard preview, which is no part of the workspace's history) and
+ * moves its credits (hold at the claim, capture or release at the settle).
  * The API and the workers call it; neither writes render rows itself. Settled renders never change.
  */
 export class RenderLifecycle {
@@ -60,7 +71,7 @@ export class RenderLifecycle {
       await renders.insert(em, Render, row);
       if (hold) await this.credits.holdIn(em, { ...hold, workspaceId: row.workspaceId, renderId: row.id });
       if (also) await also(em);
-      if (row.status === 'queued') await writeEvent(em, row.workspaceId, 'render.queued', this.eventData(row), { mode: row.mode });
+      if (row.status === 'queued' && !row.preview) await writeEvent(em, row.workspaceId, 'render.queued', this.eventData(row), { mode: row.mode });
       return row;
     }));
   }
@@ -89,7 +100,7 @@ export class RenderLifecycle {
       const set: Partial<Render> = {
         status: 'done', outputKey: out.key, width: out.width, height: out.height, fileSizeBytes: out.sizeBytes,
         renderTime: now.getTime() - row.createdAt.getTime(), progress: 1, completedAt: now,
-        expiresAt: new Date(now.getTime() + RETENTION_DAYS[row.mode] * 86_400_000),
+        expiresAt: new Date(now.getTime() + retentionMs(row)),
       };
       if (out.duration !== undefined) set.duration = out.duration;
       if (out.fps !== undefined) set.fps = out.fps;
@@ -153,7 +164,7 @@ export class RenderLifecycle {
       const won = await renders.run(em, (db) => db.updateTable('render').set(renders.columns(em, Render, set)).where('id', '=', id).where('status', 'in', from));
       if (won === 0) return { row: await this.read(em, id), changed: false };
       Object.assign(row, set);
-      await writeEvent(em, row.workspaceId, type, { ...this.eventData(row), ...extra }, { mode: row.mode, target: row.callback });
+      if (!row.preview) await writeEvent(em, row.workspaceId, type, { ...this.eventData(row), ...extra }, { mode: row.mode, target: row.callback });
       await this.credits.settleIn(em, id, credit);
       return { row, changed: true };
     }));
@@ -179,7 +190,7 @@ export class RenderLifecycle {
       const first = row.startedAt === null || row.startedAt === undefined;
       Object.assign(row, { status: 'fetching' satisfies RenderStatus, startedAt: row.startedAt ?? new Date(), attempts: attempt, progress: 0 });
       await em.flush();
-      if (first) await writeEvent(em, row.workspaceId, 'render.started', this.eventData(row), { mode: row.mode });
+      if (first && !row.preview) await writeEvent(em, row.workspaceId, 'render.started', this.eventData(row), { mode: row.mode });
       return row;
     }));
   }
@@ -254,20 +265,23 @@ export class RenderLifecycle {
  * Deletes the files of renders past `expiresAt` (at most `batch` per call); returns their ids. A
  * failed or cancelled render has no `expiresAt` (no output to hand out) but may have files all the
  * same (a still whose first run stored its file and died; a video that failed while saving): its
- * folder goes when it would have expired, the retention after it was settled.
+ * folder goes when it would have expired, the retention after it was settled. A dashboard preview's
+ * record goes with its files: nothing refers to it (no event, no credits, not listed).
  */
 export async function purgeExpired(orm: MikroORM, storage: Pick<StorageDriver, 'deletePrefix'>, now = new Date(), batch = 500): Promise<string[]> {
   const em = allWorkspaces(orm);
-  const settledBefore = (mode: KeyMode) => new Date(now.getTime() - RETENTION_DAYS[mode] * 86_400_000);
+  const failedEnd = (kind: Pick<Render, 'mode' | 'preview'>) => ({
+    expiresAt: null, ...kind, status: { $in: ['failed', 'cancelled'] as RenderStatus[] }, completedAt: { $lte: new Date(now.getTime() - retentionMs(kind)) },
+  });
   const rows = await em.find(Render, {
     purgedAt: null,
-    $or: [
-      { expiresAt: { $lte: now } },
-      ...(['live', 'test'] as const).map((mode) => ({ expiresAt: null, mode, status: { $in: ['failed', 'cancelled'] as RenderStatus[] }, completedAt: { $lte: settledBefore(mode) } })),
-    ],
+    $or: [{ expiresAt: { $lte: now } }, failedEnd({ preview: false, mode: 'live' }), failedEnd({ preview: false, mode: 'test' }), failedEnd({ preview: true, mode: 'test' })],
   }, { orderBy: { completedAt: 'asc' }, limit: batch });
   for (const row of rows) await storage.deletePrefix(renderPrefix(row.id));
-  if (rows.length) await em.nativeUpdate(Render, { id: { $in: rows.map((r) => r.id) } }, { purgedAt: now });
+  const previews = rows.filter((r) => r.preview).map((r) => r.id);
+  const kept = rows.filter((r) => !r.preview).map((r) => r.id);
+  if (previews.length) await em.nativeDelete(Render, { id: { $in: previews } });
+  if (kept.length) await em.nativeUpdate(Render, { id: { $in: kept } }, { purgedAt: now });
   return rows.map((r) => r.id);
 }
 

@@ -172,6 +172,7 @@ export class RendersService {
     if (input.overrides.fps !== undefined) output.fps = input.overrides.fps;
     let edit = assertEdit({ ...spec, output }, { root });
     const kind = outputKind(edit.output.format);
+    if (input.preview && kind !== 'image') throw validationFailed({ templateId: [`is a video template (${edit.output.format}); a preview is a still: render it to see it`] }, 'Previews are stills (png, jpeg, pdf)');
     if (input.binary && kind !== 'image') throw validationFailed({ 'query.format': ['binary is for png, jpeg and pdf'] }, 'format=binary returns still images only; poll the render for a video');
     if (kind === 'video') {
       checkVideoPlan(caller.plan, edit);
@@ -255,12 +256,13 @@ export class RendersService {
         fps: video ? planned.estimate.breakdown.fps : null, scale: input.scale,
         fileSizeBytes: null, renderTime: null, credits, watermarked, outputKey: null, posterKey: null, thumbnailKey: null,
         expiresAt: null, purgedAt: null, error: null, progress: 0, cancelRequested: false, metadata: input.metadata ?? null,
-        callback: input.callback ?? planned.edit.callback ?? null, edit: planned.edit as unknown as Record<string, unknown>,
+        callback: input.preview ? null : (input.callback ?? planned.edit.callback ?? null), edit: planned.edit as unknown as Record<string, unknown>,
         idempotencyKey: input.idempotencyKey ?? null, requestHash: input.idempotencyKey ? hash : null, attempts: 1,
-        createdAt: now, updatedAt: now, startedAt: video ? null : now, completedAt: null,
+        createdAt: now, updatedAt: now, startedAt: video ? null : now, completedAt: null, preview: input.preview,
       } satisfies Render as Render;
       const hold = credits > 0 ? { plan: caller.plan.code, kind: planned.estimate.kind, amount: credits, mode: caller.mode } : null;
-      const templateId = planned.templateId;
+      // A preview is not a use of the template (nor anything else of the workspace's history).
+      const templateId = input.preview ? null : planned.templateId;
       render = await this.lifecycle.claim(row, hold, templateId ? (em) => this.deps.templates.recordUsage(templateId, em) : undefined);
     } catch (err) {
       if (!(err instanceof UniqueConstraintViolationException) || input.idempotencyKey === undefined) throw err;
@@ -412,8 +414,9 @@ export class RendersService {
     }));
   }
 
+  /** The workspace's renders, without the dashboard's previews (read by id only). */
   async list(workspaceId: string, q: ListQuery): Promise<{ rows: Render[]; total: number }> {
-    const where: FilterQuery<Render> = {};
+    const where: FilterQuery<Render> = { preview: false };
     if (q.sets.status) where.status = { $in: q.sets.status as RenderStatus[] };
     if (q.sets.kind) where.kind = { $in: q.sets.kind as Render['kind'][] };
     if (q.sets.templateId) where.templateId = { $in: q.sets.templateId };
@@ -454,6 +457,7 @@ export class RendersService {
     return {
       ...this.lifecycle.eventData(row),
       mode: row.mode,
+      preview: row.preview,
       templateVersion: row.templateVersion,
       expiresAt: row.expiresAt?.toISOString() ?? null,
       error: row.error ?? null,

@@ -44,6 +44,8 @@ export interface RenderRequest {
   idempotencyKey?: string;
   /** Body and query as the client sent them, which an idempotency key is bound to (`requestHash`); else `body` and `query`. */
   sent?: { body: unknown; query: unknown };
+  /** A dashboard form's preview (a session's test-mode still, out of the workspace's history; `Render.preview`). */
+  preview?: boolean;
 }
 
 /** A create-render (or estimate) request mapped for the service; values still raw. */
@@ -61,6 +63,8 @@ export interface RenderInput {
   scale: number;
   /** Query overrides of output: type (format), resolution, fps. */
   overrides: { format?: string; resolution?: string; fps?: number };
+  /** A dashboard form's preview: a still only, no event, no template use counted, kept an hour. */
+  preview: boolean;
 }
 
 /** An Idempotency-Key: 1 to 255 visible ASCII characters (§1.4; also the messaging send's). */
@@ -71,7 +75,7 @@ export const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
  * neither templateId nor edit is 400 INVALID_REQUEST; both, an idempotency key of the wrong form
  * (header or body) or a header and body field that differ is 422 VALIDATION_FAILED.
  */
-export function parseRenderInput({ body, query, idempotencyKey: header }: RenderRequest): RenderInput {
+export function parseRenderInput({ body, query, idempotencyKey: header, preview = false }: RenderRequest): RenderInput {
   const templateId = body.templateId ?? query.templateId;
   if (templateId === undefined && body.edit === undefined) {
     throw new ApiError('INVALID_REQUEST', 'Name a templateId or send a complete edit');
@@ -101,6 +105,7 @@ export function parseRenderInput({ body, query, idempotencyKey: header }: Render
       resolution: query.resolution === '1080' ? 'fhd' : query.resolution,
       fps: query.fps,
     },
+    preview,
   };
 }
 

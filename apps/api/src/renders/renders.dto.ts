@@ -50,6 +50,12 @@ export class RenderBodyDto implements RenderBody {
   @IsOptional() @IsObject() @MaxJsonLength(8192) metadata?: Record<string, unknown> | null;
 }
 
+/** A dashboard form's preview of a template (POST /organization/templates/{id}/preview): the values as typed. */
+export class TemplatePreviewDto {
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, nullable: true, description: 'Field values keyed by field key, checked against the template\'s fields (a field left out takes its default)', example: { HEADLINE: 'Spring sale' } })
+  @IsOptional() @IsObject() values?: Record<string, unknown> | null;
+}
+
 /** §4.1 Create a render: the query. */
 export class RenderQueryDto implements RenderQuery {
   @ApiPropertyOptional({ enum: ['binary', 'json'], description: 'binary: the still\'s bytes instead of the JSON record (png, jpeg, pdf only)' })
@@ -115,6 +121,7 @@ export class RenderDto {
   @ApiProperty({ description: 'Credits charged (0 until done)' }) credits!: number;
   @ApiProperty() watermarked!: boolean;
   @ApiProperty({ enum: ['live', 'test'], description: 'The mode of the key that created it' }) mode!: string;
+  @ApiProperty({ description: 'A dashboard form\'s preview (POST /organization/templates/{id}/preview): test mode, not listed, no event, kept an hour' }) preview!: boolean;
   @ApiProperty({ nullable: true, type: String, format: 'date-time', description: 'When the output is deleted' }) expiresAt!: string | null;
   @ApiProperty({ nullable: true, type: RenderErrorDto }) error!: RenderErrorDto | null;
   @ApiProperty({ minimum: 0, maximum: 1 }) progress!: number;
@@ -160,7 +167,7 @@ export const RENDER_EXAMPLE = {
 export const RENDER_VIEW_EXAMPLE = {
   id: RENDER_ID, status: 'done', kind: 'image', templateId: null, templateVersion: null,
   url: `https://media.example.com/files/r/${RENDER_ID}/a1b2c3.png`, posterUrl: null, thumbnailUrl: null, format: 'png',
-  width: 1080, height: 1080, duration: null, fileSizeBytes: 48213, renderTime: 412, credits: 1, watermarked: false, mode: 'live',
+  width: 1080, height: 1080, duration: null, fileSizeBytes: 48213, renderTime: 412, credits: 1, watermarked: false, mode: 'live', preview: false,
   expiresAt: '2026-12-27T10:00:00.412Z', error: null, progress: 1, cancelRequested: false, metadata: { order: 7 },
   createdAt: '2026-11-27T10:00:00.000Z', updatedAt: '2026-11-27T10:00:00.412Z', startedAt: '2026-11-27T10:00:00.020Z', completedAt: '2026-11-27T10:00:00.412Z',
 };

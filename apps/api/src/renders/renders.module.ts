@@ -6,6 +6,7 @@ import { OutageLog } from '#libs/redis';
 import { RendersService } from '#libs/renders';
 import { RenderEventsController } from './render-events.controller.js';
 import { RenderEventStreams } from './render-events.js';
+import { TemplatePreviewsController } from './previews.controller.js';
 import { RendersController } from './renders.controller.js';
 import { ShotstackController, ShotstackStageController } from './shotstack.controller.js';
 
@@ -22,7 +23,7 @@ class StillEvents extends QueueEventsHost {
 }
 
 @Module({
-  controllers: [RendersController, RenderEventsController, ShotstackController, ShotstackStageController],
+  controllers: [RendersController, RenderEventsController, ShotstackController, ShotstackStageController, TemplatePreviewsController],
   providers: [
     StillEvents,
     RenderEventStreams,

@@ -21,10 +21,14 @@ export class ApiFailure extends Error {
 
 export const API_BASE = '/api';
 
+/** The mode the dashboard's calls are made in (X-Service-Mode): live, or test (a test key's sandbox). */
+export type Mode = 'live' | 'test';
+
 interface SessionState {
   /** Access token (12 h): in memory only, regained after a reload by one refresh (docs/decisions.md "Dashboard"). */
   token: string | null;
   workspaceId: string | null;
+  mode: Mode;
 }
 
 /**
@@ -33,7 +37,9 @@ interface SessionState {
  */
 export const CLIENT_HEADER = { 'x-service-client': 'dashboard' } as const;
 
-const state: SessionState = { token: null, workspaceId: null };
+/** The mode chosen last in this browser: a preference, not a secret (decisions.md "Test mode (issue 28): dashboard previews and the mode switch"). */
+const MODE_KEY = 'mr.mode';
+const state: SessionState = { token: null, workspaceId: null, mode: localStorage.getItem(MODE_KEY) === 'test' ? 'test' : 'live' };
 const listeners = new Set<() => void>();
 
 export const session = {
@@ -42,6 +48,14 @@ export const session = {
   },
   get workspaceId() {
     return state.workspaceId;
+  },
+  get mode() {
+    return state.mode;
+  },
+  /** Switches every later call (and the event stream, reopened by the pages) to `mode`, remembered in this browser. */
+  setMode(mode: Mode) {
+    localStorage.setItem(MODE_KEY, mode);
+    session.set({ mode });
   },
   set(patch: Partial<SessionState>) {
     Object.assign(state, patch);
@@ -81,9 +95,9 @@ export function refreshSession(): Promise<boolean> {
   return refreshing;
 }
 
-/** Headers of the session: the bearer token and the workspace. */
+/** Headers of the session: the bearer token, the workspace and the mode. */
 export function sessionHeaders(): Record<string, string> {
-  const h: Record<string, string> = {};
+  const h: Record<string, string> = { 'x-service-mode': state.mode };
   if (state.token) h.authorization = `Bearer ${state.token}`;
   if (state.workspaceId) h['x-service-org'] = state.workspaceId;
   return h;

@@ -1,7 +1,7 @@
 import { api, API_BASE, unwrap } from '../api/client';
 import { SETTLED, useLiveRenders } from '../live';
 import { Link } from '../router';
-import { age, bytes, CopyButton, ErrorNote, Loading, Status, useAction, useLoad } from '../ui';
+import { age, bytes, CopyButton, ErrorNote, Loading, ModeBadge, Status, useAction, useLoad } from '../ui';
 
 /** A POSIX shell single-quoted word (a `'` closes, is escaped, and reopens). */
 const shellQuote = (text: string) => `'${text.replaceAll("'", "'\\''")}'`;
@@ -26,7 +26,7 @@ export function RenderPage({ id }: { id: string }) {
         <Link to="/">← Renders</Link>
       </p>
       <h1>
-        Render <code>{render.id}</code> <Status value={render.status} />
+        Render <code>{render.id}</code> <Status value={render.status} /> <ModeBadge mode={render.mode} />
       </h1>
       {!SETTLED.has(render.status) && (
         <p>

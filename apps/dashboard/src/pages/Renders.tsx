@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'react';
 import { api, envelope } from '../api/client';
 import { Link, navigate, useLocation } from '../router';
-import { age, Empty, ErrorNote, FilterSelect, KINDS, Loading, Status, useLoad } from '../ui';
+import { age, Empty, ErrorNote, FilterSelect, KINDS, Loading, ModeBadge, Status, useLoad } from '../ui';
 import { SETTLED, useLiveRenders } from '../live';
 
 const STATUSES = ['queued', 'rendering', 'saving', 'done', 'failed', 'cancelled'] as const;
@@ -96,7 +96,7 @@ export function RendersPage() {
         <ul className="grid renders" aria-label="Renders">
           {renders.map((r) => (
             <li key={r.id} className="card" data-render={r.id} data-status={r.status}>
-              <Link to={`/renders/${r.id}`} aria-label={`Render ${r.id}, ${r.kind} ${r.format}, ${r.status}`}>
+              <Link to={`/renders/${r.id}`} aria-label={`Render ${r.id}, ${r.kind} ${r.format}, ${r.status}${r.mode === 'test' ? ', test mode' : ''}`}>
                 <div className="thumb">
                   {r.thumbnailUrl || (r.kind === 'image' && r.url && r.format !== 'pdf') ? (
                     <img src={r.thumbnailUrl ?? r.url ?? ''} alt="" loading="lazy" />
@@ -107,6 +107,7 @@ export function RendersPage() {
               </Link>
               <div className="meta">
                 <Status value={r.status} />
+                <ModeBadge mode={r.mode} />
                 {!SETTLED.has(r.status) && (
                   <progress max={1} value={r.progress} aria-label={`Progress of ${r.id}`}>
                     {Math.round(r.progress * 100)}%

@@ -98,15 +98,16 @@ export function TemplatePage({ id }: { id: string }) {
     if (t) setValues(Object.fromEntries((t.fields as Field[]).map((f) => [f.key, f.defaultValue ?? ''])));
   }, [t]);
 
-  // The still preview: a test-mode render (free, watermarked) 600 ms after the last change.
+  // The still preview 600 ms after the last change: a test-mode still (free, watermarked) that is not one of the
+  // workspace's renders: not listed, no webhook or event (decisions.md "Test mode (issue 28): dashboard previews
+  // and the mode switch").
   const seq = useRef(0);
   useEffect(() => {
     if (!t || t.kind !== 'image' || t.status !== 'published') return;
     const mine = ++seq.current;
     const timer = setTimeout(() => {
       void previewing.run(async () => {
-        // X-Service-Mode: test makes the session's call a test key's: free, watermarked (decisions.md "Sessions (dashboard)").
-        const r = await unwrap(api.POST('/v1/render', { headers: { 'x-service-mode': 'test' }, body: { templateId: t.id, values: filled(values) } }));
+        const r = await unwrap(api.POST('/organization/templates/{id}/preview', { params: { path: { id: t.id } }, body: { values: filled(values) } }));
         if (mine === seq.current && r.url) setPreview(r.url);
       });
     }, 600);
