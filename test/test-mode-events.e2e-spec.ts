@@ -5,7 +5,9 @@ import type { AddressInfo } from 'node:net';
 import type { INestApplicationContext } from '@nestjs/common';
 import sharp from 'sharp';
 import { AppServices, openAppDatabase, PROCESS_ROLES } from '#libs/app';
+import { newId } from '#libs/core';
 import { forWorkspace, type Orm } from '#libs/db';
+import { OutboxEvent } from '#libs/events';
 import { createRedis, RedisKeys } from '#libs/redis';
 import { Render } from '#libs/renders';
 import { WebhookDelivery, WebhookEndpoint } from '#libs/webhooks';
@@ -391,6 +393,30 @@ describe('test mode (issue 28): events, webhooks, renders, assets', () => {
     await until(() => resumed.about(later[1]).length > 0, 'the replayed test event', 10_000);
     expect(resumed.about(later[0])).toEqual([]);
     expect(resumed.events.every((e) => e.data?.livemode === false)).toBe(true);
+  });
+
+  it('Last-Event-ID: an event replayed from the outbox is sent once, even when its announcement arrives after the replay (the dispatcher stamps, then announces)', async () => {
+    // Three render events already stamped as dispatched (as the dispatcher leaves them just before it announces).
+    const em = forWorkspace(orm, ws.workspaceId).fork();
+    const now = Date.now();
+    const rows = ['rnd_dupanchor', 'rnd_dupreplayed', 'rnd_duplater'].map((renderId, i) => em.create(OutboxEvent, {
+      id: newId('event', now + i), workspaceId: ws.workspaceId, type: 'render.completed', mode: i === 1 ? 'test' : 'live', data: { id: renderId, status: 'done' },
+      target: null, createdAt: new Date(), dispatchedAt: new Date(),
+    }));
+    await em.flush();
+    const [anchor, replayed, later] = rows;
+    const byTest = await new Stream().open(`${apiBase}/v1/renders/events`, { 'x-api-key': ws.testKey, 'last-event-id': anchor.id });
+    const byLive = await new Stream().open(`${apiBase}/v1/renders/events`, { 'x-api-key': ws.liveKey, 'last-event-id': anchor.id });
+    streams.push(byTest, byLive);
+    await until(() => byTest.about('rnd_dupreplayed').length > 0 && byLive.about('rnd_duplater').length > 0, 'the replay', 10_000);
+    // The announcement of the replayed event (late), then of a new test event: the new one arrives, the replayed one not again.
+    await services.renderFeed.announce([replayed]);
+    const fresh = { ...replayed, id: newId('event', now + 10), data: { id: 'rnd_dupfresh', status: 'done' } };
+    await services.renderFeed.announce([fresh]);
+    await until(() => byTest.about('rnd_dupfresh').length > 0 && byLive.about('rnd_dupfresh').length > 0, 'the fresh announcement', 10_000);
+    expect(byTest.events.filter((e) => e.id).map((e) => e.data?.data.id)).toEqual(['rnd_dupreplayed', 'rnd_dupfresh']);
+    expect(byLive.events.filter((e) => e.id).map((e) => e.data?.data.id)).toEqual(['rnd_dupreplayed', 'rnd_duplater', 'rnd_dupfresh']);
+    expect(later.mode).toBe('live');
   });
 
   it('openapi.json shows livemode, mode and modes', () => {

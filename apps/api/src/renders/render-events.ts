@@ -39,14 +39,17 @@ export class RenderEventStreams implements BeforeApplicationShutdown {
     if (lastEventId !== undefined && !isId('event', lastEventId)) {
       throw validationFailed({ 'headers.last-event-id': ['must be the id of an event this stream sent (evt_…)'] });
     }
-    // Subscribed before the backlog is read: an event announced in between is held, then sent once.
+    // Subscribed before the backlog is read: an event announced in between is held, then sent once. The
+    // dispatcher stamps an event before announcing it, so the backlog may hold an event whose announcement
+    // arrives after the held ones are sent: the replayed ids are skipped for the stream's life (at most REPLAY_LIMIT).
     let held: FeedMessage[] | null = [];
+    let replayed = new Set<string | undefined>();
     let write: (m: FeedMessage) => void = () => undefined;
     const testOnly = mode === 'test';
     const unsubscribe = await this.feed.subscribe(workspaceId, (m) => {
       if (testOnly && m.livemode !== false) return;
       if (held) held.push(m);
-      else write(m);
+      else if (!m.id || !replayed.has(m.id)) write(m);
     });
     let backlog: FeedMessage[];
     try {
@@ -83,7 +86,7 @@ export class RenderEventStreams implements BeforeApplicationShutdown {
       if (res.writableLength > MAX_UNREAD_BYTES) close();
     };
     res.write('retry: 3000\n: connected\n\n');
-    const replayed = new Set(backlog.map((m) => m.id));
+    replayed = new Set(backlog.map((m) => m.id));
     for (const m of backlog) write(m);
     for (const m of held) if (!m.id || !replayed.has(m.id)) write(m);
     held = null;
