@@ -12,7 +12,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import {
-  busyBeforeLoad, cannon, combineRuns, cpuTimes, floored, freePort, log, machine, number, oneOf, runBench, startChild, startStack, stealPct, waitFor,
+  busyBeforeLoad, cannon, cli, combineRuns, cpuTimes, floored, freePort, log, machine, number, oneOf, runBench, startChild, startStack, stealPct, waitFor,
 } from './lib/harness.mjs';
 
 const TARGET_RATIO = 0.3;
@@ -71,11 +71,34 @@ async function measure(target, opts) {
   return r;
 }
 
+/**
+ * A dashboard session's GET: GET /api/credits with an owner's access token and X-Service-Org (the
+ * token's signature, its epoch and sign-in in Redis, the account's ceiling, membership, the balance).
+ * The owner signs in as a person does: send-otp, the code from the development outbox, verify-otp.
+ */
+async function sessionTarget(base, env, workspace) {
+  const phone = '+4915100000028';
+  await cli(env, 'user:create', '--phone', phone, '--workspace', workspace.workspaceId, '--role', 'owner');
+  const post = (path, body) => fetch(`${base}/api${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  if ((await post('/auth/send-otp', { phone })).status !== 200) throw new Error('send-otp refused');
+  let code;
+  for (let i = 0; i < 50 && !code; i++) {
+    code = (await cli(env, 'otp:last', '--phone', phone).catch(() => null))?.code;
+    if (!code) await new Promise((r) => setTimeout(r, 100));
+  }
+  const signedIn = await (await post('/auth/verify-otp', { phone, otp: code })).json();
+  if (!signedIn?.data?.token) throw new Error(`verify-otp answered ${JSON.stringify(signedIn).slice(0, 300)}`);
+  const headers = { authorization: `Bearer ${signedIn.data.token}`, 'x-service-org': workspace.workspaceId };
+  const res = await fetch(`${base}/api/credits`, { headers });
+  if (res.status !== 200) throw new Error(`GET /api/credits answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
+  return { url: `${base}/api/credits`, headers };
+}
+
 // ---------------------------------------------------------------------------------------------
 
 async function bench(opts) {
   // 1. Redis, a temp DATA_DIR (SQLite) or --pg, a workspace and its keys, the API.
-  const { base, workspace } = await startStack({ name: 'keyed-get', redisPrefix: 'bench', databaseUrl: opts.pg, apiNodeArgs: opts['api-node-args'] });
+  const { base, env, workspace } = await startStack({ name: 'keyed-get', redisPrefix: 'bench', databaseUrl: opts.pg, apiNodeArgs: opts['api-node-args'] });
 
   // 2. The bare Fastify hello-world.
   const barePort = await freePort();
@@ -96,8 +119,9 @@ async function bench(opts) {
   const sizes = { bare: Buffer.byteLength(JSON.stringify(BARE_BODY)), keyed: Buffer.byteLength(body) };
 
   const targets = [{ name: 'bare', url: bareUrl }];
-  if (opts.target !== 'keyed') targets.push({ name: 'health', url: `${base}/api/health` });
-  if (opts.target !== 'health') targets.push({ name: 'keyed', url: keyedUrl, headers });
+  if (opts.target === 'health' || opts.target === 'all') targets.push({ name: 'health', url: `${base}/api/health` });
+  if (opts.target === 'keyed' || opts.target === 'all') targets.push({ name: 'keyed', url: keyedUrl, headers });
+  if (opts.target === 'session' || opts.target === 'all') targets.push({ name: 'session', ...(await sessionTarget(base, env, workspace)) });
 
   const busyBefore = await busyBeforeLoad();
 
@@ -123,14 +147,14 @@ async function bench(opts) {
     busyBeforePct: busyBefore,
     bodyBytes: sizes,
     results,
-    ratio: { keyed: ratio('keyed'), health: ratio('health') },
+    ratio: { keyed: ratio('keyed'), health: ratio('health'), session: ratio('session') },
     target: TARGET_RATIO,
     meetsTarget: results.keyed ? ratio('keyed') >= TARGET_RATIO : null,
   };
 }
 
 function summary(r) {
-  const labels = { bare: 'bare fastify GET /', health: 'GET /api/health', keyed: 'GET /api/v1/keys/current' };
+  const labels = { bare: 'bare fastify GET /', health: 'GET /api/health', keyed: 'GET /api/v1/keys/current', session: 'GET /api/credits (session)' };
   const rows = Object.entries(r.results).map(([name, s]) => [
     labels[name], s.reqPerSec.toFixed(0), `${s.p50}`, `${s.p99}`, name === 'bare' ? '100.0 %' : `${((s.reqPerSec / r.results.bare.reqPerSec) * 100).toFixed(1)} %`,
     s.stealPct === null ? '-' : `${s.stealPct} %`,
@@ -178,7 +202,7 @@ if (process.argv[2] === '--bare-server') {
       duration: { arg: 'S', default: 10, parse: number(1), help: 'seconds per measured run (default 10)' },
       warmup: { arg: 'S', default: 2, parse: number(0), help: 'seconds of warm-up before each measured run (default 2; 0 skips)' },
       rounds: { arg: 'N', default: 1, parse: floored(1), help: 'alternate bare/keyed N times and report the median (default 1)' },
-      target: { arg: 'T', default: 'keyed', parse: oneOf('keyed', 'health', 'all'), help: 'keyed (default) | health (GET /api/health, a @Public() Nest route) | all' },
+      target: { arg: 'T', default: 'keyed', parse: oneOf('keyed', 'health', 'session', 'all'), help: 'keyed (default) | health (GET /api/health, a @Public() Nest route) | session (GET /api/credits with a dashboard session) | all' },
       pg: { arg: 'URL', default: null, help: 'use PostgreSQL at URL (DATABASE_URL) instead of SQLite in a temp DATA_DIR' },
       'api-node-args': { arg: 'ARGS', default: [], parse: (v) => v.split(/\s+/).filter(Boolean), help: 'Node options for the API process, space-separated (e.g. --api-node-args=--max-semi-space-size=2)' },
     },

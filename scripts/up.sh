@@ -8,6 +8,9 @@ source scripts/services.sh
 ensure_system_packages
 ensure_node_modules
 export DATA_DIR="${DATA_DIR:-$PWD/data}"
+# The data folder holds the database, the secret, Redis's files and the demo keys: this user's alone
+# (issue 28). The umask reaches what this script and its children (Redis, the CLI, API, worker) make.
+umask 077
 mkdir -p "$DATA_DIR"
 npm run -s build
 

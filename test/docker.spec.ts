@@ -5,6 +5,8 @@ import { loadConfig } from '#libs/core';
 
 const run = promisify(execFile);
 const SECRETS = { APP_SECRET: 'a'.repeat(64), S3_SECRET_ACCESS_KEY: 'b'.repeat(32) };
+/** What an operator sets for sign-in codes (issue 28: production does not start on the outbox). */
+const TWILIO = { SMS_PROVIDER: 'twilio', TWILIO_ACCOUNT_SID: 'AC0123', TWILIO_AUTH_TOKEN: 'tw-token', TWILIO_FROM: '+15005550006' };
 const compose = (env: Record<string, string | undefined>) =>
   run('docker-compose', ['-f', 'docker/compose.yaml', 'config', '-q'], { env: { PATH: process.env.PATH, ...env } });
 const resolved = async (env: Record<string, string> = {}) =>
@@ -22,7 +24,7 @@ function service(config: string, name: string): string {
 /** A service's environment (`      NAME: value` under `    environment:`). */
 function environment(section: string): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const m of section.matchAll(/^ {6}([A-Z][A-Z0-9_]*): (.*)$/gm)) env[m[1]] = m[2].replace(/^'(.*)'$/, '$1');
+  for (const m of section.matchAll(/^ {6}([A-Z][A-Z0-9_]*): (.*)$/gm)) env[m[1]] = m[2].replace(/^'(.*)'$|^"(.*)"$/, '$1$2');
   return env;
 }
 
@@ -45,7 +47,7 @@ describe('docker/compose.yaml', () => {
   });
 
   it('stores files in the MinIO bucket: API and workers share no volume, and their settings load', async () => {
-    const stdout = await resolved();
+    const stdout = await resolved(TWILIO);
     expect(service(stdout, 'minio')).toContain('image: quay.io/minio/minio:');
     expect(service(stdout, 'minio-init')).toContain('mc anonymous set download store/media');
     for (const name of ['api', 'worker']) {
@@ -58,5 +60,16 @@ describe('docker/compose.yaml', () => {
         forcePathStyle: true, publicUrl: 'http://localhost:9000/media', urlTtlSec: 604800, createBucket: false,
       }]);
     }
+  });
+
+  it('passes the Twilio variables through; in production without them the start stops naming SMS_PROVIDER, unless SIGN_IN=off (issue 28)', async () => {
+    const env = (extra: Record<string, string> = {}) => async () => environment(service(await resolved(extra), 'api'));
+    const configured = loadConfig({ ...(await env(TWILIO)()), DATA_DIR: tmpdir() });
+    expect([configured.env, configured.signIn, configured.sms]).toEqual(['production', true, {
+      provider: 'twilio', accountSid: 'AC0123', authToken: 'tw-token', from: '+15005550006', baseUrl: 'https://api.twilio.com',
+    }]);
+    const bare = await env()();
+    expect(() => loadConfig({ ...bare, DATA_DIR: tmpdir() })).toThrow(/SMS_PROVIDER must be twilio in production/);
+    expect(loadConfig({ ...(await env({ SIGN_IN: 'off' })()), DATA_DIR: tmpdir() })).toMatchObject({ signIn: false, sms: { provider: 'outbox' } });
   });
 });

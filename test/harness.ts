@@ -13,7 +13,7 @@ import type { Type } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { QueueEvents } from 'bullmq';
 import pg from 'pg';
-import type { Role } from '#libs/auth';
+import { AuthService, type Role } from '#libs/auth';
 import { loadConfig, type AppConfig } from '#libs/core';
 import type { JobQueues, QueueName } from '#libs/queue';
 import { createStorage } from '#libs/storage';
@@ -116,6 +116,8 @@ export async function cli(env: Record<string, string>, ...args: string[]): Promi
 export async function signIn(api: TestApi, phone: string): Promise<string> {
   const sent = await api.app.inject({ method: 'POST', url: '/api/auth/send-otp', payload: { phone } });
   if (sent.statusCode !== 200) throw new Error(`send-otp for ${phone} answered ${sent.statusCode}: ${sent.body}`);
+  // The code is sent after the answer (decisions.md "Sessions and sign-in codes (issue 28)").
+  await api.app.get(AuthService).sendsSettled();
   const otp = (await api.cli('otp:last', '--phone', phone)).json.code as string;
   const verified = await api.app.inject({ method: 'POST', url: '/api/auth/verify-otp', payload: { phone, otp } });
   if (verified.statusCode !== 200) throw new Error(`verify-otp for ${phone} answered ${verified.statusCode}: ${verified.body}`);

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Redis, RedisOptions } from 'ioredis';
 import { AuthService, FanoutSmsSender, OutboxSmsSender, TwilioSmsSender, type SmsSender } from '#libs/auth';
 import { AutoCaptions, CaptionsService, createSpeechEngines, requireSpeech, TranscriptionRunner, TranscriptionsService, type SourceLookup, type SpeechEngines, type StoredSources } from '#libs/captions';
-import { ApiError, CursorCodec, deriveKey, OffloadPool, type AppConfig } from '#libs/core';
+import { ApiError, CursorCodec, deriveKey, OffloadPool, privateDir, type AppConfig } from '#libs/core';
 import { CreditsService } from '#libs/credits';
 import { RenderFeed } from '#libs/events';
 import { forWorkspace, type Orm } from '#libs/db';
@@ -132,6 +132,8 @@ export class AppServices {
   ) {}
 
   static async open(config: AppConfig, role: ProcessRole): Promise<AppServices> {
+    // The data folder is this user's alone (issue 28); what is made in it after (files/, work folders) sits behind it.
+    privateDir(config.dataDir);
     return new AppServices(config, await openAppDatabase(config.database), role);
   }
 
@@ -346,8 +348,9 @@ export class AppServices {
     }));
   }
 
-  /** Releases what was opened: the Redis connection (if one was made) and the database. */
+  /** Releases what was opened: the Redis connection (if one was made) and the database, once queued sign-in codes are sent (5 s at most). */
   async close(): Promise<void> {
+    await this.built.auth?.sendsSettled(5000);
     this.built.renderFeed?.close();
     await this.built.offload?.close();
     this.built.redis?.disconnect();

@@ -4,3 +4,4 @@ export * from './jwt.js';
 export * from './phone.js';
 export * from './roles.js';
 export * from './sms.js';
+export * from './background.js';

@@ -5,7 +5,7 @@ import { readAccessToken, signJwt, verifyJwt, type AccessClaims } from './jwt.js
 // docs/decisions.md "Sessions": HS256 only, claims sub, sep, iat, exp, jti; 401 TOKEN_EXPIRED / INVALID_TOKEN.
 const key = Buffer.alloc(32, 7);
 const now = 1_800_000_000;
-const claims: AccessClaims = { sub: 'user_01JABCDEF', sep: 3, iat: now - 60, exp: now + 3600, jti: 'AbCdEfGhIjKl' };
+const claims: AccessClaims = { sub: 'user_01JABCDEF', sep: 3, fam: 'sfam_01JABCDEF', iat: now - 60, exp: now + 3600, jti: 'AbCdEfGhIjKl' };
 
 const b64 = (v: unknown) => Buffer.from(typeof v === 'string' ? v : JSON.stringify(v)).toString('base64url');
 /** A token with any header and payload, signed with HMAC-SHA256 over them as sent (as an attacker holding the key would). */

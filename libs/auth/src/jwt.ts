@@ -5,6 +5,8 @@ export interface AccessClaims {
   sub: string;
   /** The user's session epoch at issue time (sign-out bumps it). */
   sep: number;
+  /** The sign-in (refresh-token family) that issued it: revoking the family ends it (issue 28). */
+  fam: string;
   iat: number;
   exp: number;
   jti: string;
@@ -46,7 +48,7 @@ export function verifyJwt(key: Buffer, token: string, nowSec = Math.floor(Date.n
 }
 
 function isClaims(c: Partial<AccessClaims> | null): c is AccessClaims {
-  return typeof c === 'object' && c !== null && typeof c.sub === 'string' && typeof c.sep === 'number'
+  return typeof c === 'object' && c !== null && typeof c.sub === 'string' && typeof c.sep === 'number' && typeof c.fam === 'string'
     && typeof c.iat === 'number' && typeof c.exp === 'number' && typeof c.jti === 'string';
 }
 

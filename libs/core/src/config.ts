@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { parseCidrList, type CidrRule } from './ip.js';
 import { defaultOffloadThreads } from './offload.js';
+import { privateDir, privateFile } from './private-files.js';
 
 export type AppEnv = 'development' | 'production';
 
@@ -40,6 +41,11 @@ export interface AppConfig {
   /** Operator setting: multiplies every plan's per-minute rate (self-hosters with bigger machines; benchmarks). */
   rateLimitMultiplier: number;
   sms: SmsConfig;
+  /**
+   * SIGN_IN: dashboard sign-in by phone code (`on`, the default) or `off` (send-otp and verify-otp
+   * answer 404). In production it needs a real SMS provider: the outbox texts no one (issue 28).
+   */
+  signIn: boolean;
   /** credits.low fires when available falls below these. */
   creditsLowThreshold: { image: number; video: number };
   /** A render older than this whose hold was never settled is treated as lost. */
@@ -210,8 +216,11 @@ function appSecret(env: Env, appEnv: AppEnv, dataDir: string): Buffer {
   }
   if (appEnv === 'production') throw new ConfigError('APP_SECRET', 'is required in production');
   const file = join(dataDir, 'app-secret');
-  if (existsSync(file)) return Buffer.from(readFileSync(file, 'utf8').trim(), 'hex');
-  mkdirSync(dataDir, { recursive: true });
+  if (existsSync(file)) {
+    privateFile(file, { create: false });
+    return Buffer.from(readFileSync(file, 'utf8').trim(), 'hex');
+  }
+  privateDir(dataDir);
   const secret = randomBytes(32);
   writeFileSync(file, secret.toString('hex'), { mode: 0o600, flag: 'wx' });
   return secret;
@@ -306,6 +315,12 @@ export function loadConfig(rawEnv: Env = process.env): AppConfig {
   if (!isAbsolute(dataDir)) throw new ConfigError('DATA_DIR', 'could not be resolved');
   const host = env.HOST || '127.0.0.1';
   const port = integer(env, 'PORT', 3000, 0, 65535);
+  const secret = appSecret(env, appEnv, dataDir);
+  const smsConfig = sms(env);
+  const signIn = oneOf(env, 'SIGN_IN', ['on', 'off'] as const, 'on') === 'on';
+  if (appEnv === 'production' && signIn && smsConfig.provider === 'outbox') {
+    throw new ConfigError('SMS_PROVIDER', `must be twilio in production${env.SMS_PROVIDER ? '' : ' (it is not set)'}: the outbox texts no one, so no one could sign in. Set SMS_PROVIDER=twilio with TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN and TWILIO_FROM, or SIGN_IN=off to run without dashboard sign-in`);
+  }
   return {
     env: appEnv,
     host,
@@ -315,7 +330,7 @@ export function loadConfig(rawEnv: Env = process.env): AppConfig {
     database: database(env, dataDir),
     redisUrl,
     redisPrefix,
-    appSecret: appSecret(env, appEnv, dataDir),
+    appSecret: secret,
     trustedProxies,
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 512 * 1024 * 1024),
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, appEnv === 'production' ? 'info' : 'warn'),
@@ -338,7 +353,8 @@ export function loadConfig(rawEnv: Env = process.env): AppConfig {
       ...(env.REMOTION_LICENSE_KEY ? { licenseKey: env.REMOTION_LICENSE_KEY } : {}),
     },
     rateLimitMultiplier: integer(env, 'RATE_LIMIT_MULTIPLIER', 1, 1, 1_000_000),
-    sms: sms(env),
+    sms: smsConfig,
+    signIn,
     creditsLowThreshold: {
       image: integer(env, 'CREDITS_LOW_IMAGE', 10, 0, 1_000_000_000),
       video: integer(env, 'CREDITS_LOW_VIDEO', 2, 0, 1_000_000_000),

@@ -17,3 +17,4 @@ export * from './offload.js';
 export * from './events.js';
 export * from './scratch.js';
 export * from './modes.js';
+export * from './private-files.js';

@@ -76,6 +76,15 @@ describe('configuration', () => {
     expect(loadConfig(base).appSecret.equals(c.appSecret)).toBe(true);
   });
 
+  it('starts in production with Twilio for sign-in codes, or with sign-in turned off (issue 28)', () => {
+    const production = { ...base, APP_ENV: 'production', APP_SECRET: 'a'.repeat(64) };
+    const twilio = { SMS_PROVIDER: 'twilio', TWILIO_ACCOUNT_SID: 'AC1', TWILIO_AUTH_TOKEN: 't', TWILIO_FROM: '+15005550006' };
+    expect(loadConfig({ ...production, ...twilio })).toMatchObject({ signIn: true, sms: { provider: 'twilio', accountSid: 'AC1', from: '+15005550006' } });
+    expect(loadConfig({ ...production, SIGN_IN: 'off' })).toMatchObject({ signIn: false, sms: { provider: 'outbox' } });
+    expect(() => loadConfig(production)).toThrow(/SMS_PROVIDER must be twilio in production \(it is not set\).*SIGN_IN=off/);
+    expect(loadConfig(base)).toMatchObject({ signIn: true, sms: { provider: 'outbox' } });
+  });
+
   it('switches to PostgreSQL with a postgres:// DATABASE_URL', () => {
     expect(loadConfig({ ...base, DATABASE_URL: 'postgres://u:p@db:5432/app' }).database).toEqual({ kind: 'postgresql', url: 'postgres://u:p@db:5432/app' });
   });
@@ -90,6 +99,11 @@ describe('configuration', () => {
     [{ TRUSTED_PROXIES: '10.0.0.0/99' }, 'TRUSTED_PROXIES'],
     [{ APP_SECRET: 'abcd' }, 'APP_SECRET'],
     [{ APP_ENV: 'production' }, 'APP_SECRET'],
+    [{ SIGN_IN: 'maybe' }, 'SIGN_IN'],
+    // Issue 28: production with the outbox (the default, or said) would text no sign-in code to anyone.
+    [{ APP_ENV: 'production', APP_SECRET: 'a'.repeat(64) }, 'SMS_PROVIDER'],
+    [{ APP_ENV: 'production', APP_SECRET: 'a'.repeat(64), SMS_PROVIDER: 'outbox' }, 'SMS_PROVIDER'],
+    [{ APP_ENV: 'production', APP_SECRET: 'a'.repeat(64), SMS_PROVIDER: 'twilio', TWILIO_ACCOUNT_SID: 'AC1', TWILIO_AUTH_TOKEN: 't' }, 'TWILIO_FROM'],
   ])('stops on a malformed or missing variable, naming it: %j', (env, name) => {
     let caught: unknown;
     try {

@@ -1,10 +1,9 @@
-import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { MikroORM, type Options } from '@mikro-orm/core';
 import { Migrator } from '@mikro-orm/migrations';
 import { PostgreSqlDriver } from '@mikro-orm/postgresql';
 import { SqliteDriver } from '@mikro-orm/sqlite';
-import type { AppConfig } from '#libs/core';
+import { privateDir, privateFile, type AppConfig } from '#libs/core';
 import { postgresqlMigrations } from './migrations/postgresql/index.js';
 import { sqliteMigrations } from './migrations/sqlite/index.js';
 import { reuseStatementsOf, statementReuseOptions } from './sql/prepared.js';
@@ -31,7 +30,13 @@ export function ormOptions(database: AppConfig['database'], entities: Entities):
       migrations: { migrationsList: postgresqlMigrations, transactional: true, snapshot: false, silent: true },
     } as Partial<Options>;
   }
-  if (database.file !== ':memory:') mkdirSync(dirname(database.file), { recursive: true });
+  if (database.file !== ':memory:') {
+    // Every workspace's data: this user's alone (issue 28). SQLite gives its WAL and SHM files the
+    // database file's mode, so the file is made 0600 before SQLite opens it.
+    privateDir(dirname(database.file));
+    privateFile(database.file);
+    for (const suffix of ['-wal', '-shm']) privateFile(`${database.file}${suffix}`, { create: false });
+  }
   return {
     ...common,
     driver: SqliteDriver,

@@ -87,6 +87,19 @@ export class RedisKeys {
     return `${this.prefix}:{user:${userId}}:sesv`;
   }
 
+  /**
+   * Whether a sign-in (a refresh-token family) still stands: `live` or `revoked`, mirroring its refresh
+   * tokens' `revoked_at` (issue 28). Beside the user's epoch (one slot): both are read in one MGET.
+   */
+  sessionFamily(userId: string, familyId: string): string {
+    return `${this.prefix}:{user:${userId}}:sesf:${familyId}`;
+  }
+
+  /** Refused sign-in code tries of a phone number, across its codes (a fixed window, expiring). */
+  otpWrongTries(phone: string): string {
+    return `${this.prefix}:otp:wrong:${phone}`;
+  }
+
   /** Requests of a user's sessions in the current minute (a fixed window, expiring). */
   sessionRequests(userId: string): string {
     return `${this.prefix}:{user:${userId}}:sesreq`;

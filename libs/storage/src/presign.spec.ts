@@ -121,7 +121,7 @@ describe('S3 storage settings', () => {
     expect(loadConfig(env(s3)).storage).toEqual({
       driver: 's3', bucket: 'media', region: 'us-east-1', accessKeyId: 'ak', secretAccessKey: 'sk', forcePathStyle: false, urlTtlSec: 604800, createBucket: true,
     });
-    expect(loadConfig(env({ ...s3, APP_ENV: 'production', S3_ENDPOINT: 'http://minio:9000/', S3_PUBLIC_URL: 'https://cdn.example.com/m/', S3_URL_TTL_SEC: '3600', S3_REGION: 'eu-west-3' })).storage).toEqual({
+    expect(loadConfig(env({ ...s3, APP_ENV: 'production', SIGN_IN: 'off', S3_ENDPOINT: 'http://minio:9000/', S3_PUBLIC_URL: 'https://cdn.example.com/m/', S3_URL_TTL_SEC: '3600', S3_REGION: 'eu-west-3' })).storage).toEqual({
       driver: 's3', endpoint: 'http://minio:9000', bucket: 'media', region: 'eu-west-3', accessKeyId: 'ak', secretAccessKey: 'sk', forcePathStyle: true,
       publicUrl: 'https://cdn.example.com/m', urlTtlSec: 3600, createBucket: false,
     });

@@ -1,9 +1,9 @@
-import { Controller, Get } from '@nestjs/common';
+import { Controller, Delete, Get, Param } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AuthService, maskPhone } from '#libs/auth';
 import { ok } from '#libs/core';
-import { ApiEnvelope, Session } from '../http/decorators.js';
-import { MemberDto } from './organization.dto.js';
+import { ApiEnvelope, ApiErrors, Session } from '../http/decorators.js';
+import { MemberDto, RemovedMemberDto } from './organization.dto.js';
 import { SessionUser, type SessionPrincipal } from '../http/principal.js';
 
 /** Dashboard endpoints for what the contract leaves to the dashboard: the members (API keys: keys/). */
@@ -21,5 +21,15 @@ export class OrganizationController {
     return ok(rows.map(({ user, membership }) => ({
       userId: user.id, name: user.name, phone: maskPhone(user.phone), role: membership.role, joinedAt: membership.createdAt.toISOString(),
     })));
+  }
+
+  @Delete('members/:userId')
+  @Session({ role: 'owner' })
+  @ApiOperation({ summary: 'Remove a member from the workspace: their sessions lose it on their next request (the last owner cannot be removed)' })
+  @ApiEnvelope(RemovedMemberDto)
+  @ApiErrors('NOT_FOUND', 'VALIDATION_FAILED')
+  async removeMember(@SessionUser() s: SessionPrincipal, @Param('userId') userId: string) {
+    await this.auth.removeMember(s.workspaceId, userId);
+    return ok({ userId, removed: true }, 'Member removed');
   }
 }

@@ -8,3 +8,9 @@ export class MemberDto {
   @ApiProperty({ enum: ['owner', 'member'] }) role!: string;
   @ApiProperty({ format: 'date-time' }) joinedAt!: string;
 }
+
+/** A member taken out of the workspace (DELETE /organization/members/{userId}). */
+export class RemovedMemberDto {
+  @ApiProperty({ example: 'usr_01JD3Q4Z5X6Y7W8V9T0S1R2Q3P' }) userId!: string;
+  @ApiProperty({ enum: [true] }) removed!: boolean;
+}
