@@ -302,7 +302,7 @@ async function bench(opts) {
     const batch = 200;
     for (let i = 0; i < opts.events; i += batch) {
       await orm.em.fork().transactional(async (em) => {
-        for (let j = i; j < Math.min(i + batch, opts.events); j++) await writeEvent(em, workspace.workspaceId, EVENT_TYPE, renderData(j));
+        for (let j = i; j < Math.min(i + batch, opts.events); j++) await writeEvent(em, workspace.workspaceId, EVENT_TYPE, renderData(j), { mode: 'live' });
       });
     }
     const published = nowMs();

@@ -293,14 +293,14 @@ describe('assets (§4.4)', () => {
     const services = worker.get(AssetsService);
     const plan = PLANS.free;
     // The workspace already holds all but 100 KB of its allowance.
-    const filler = await services.reserve(ws.workspaceId, plan, { name: 'filler.mp4', type: 'video', mimeType: 'video/mp4', ext: 'mp4', reserveBytes: plan.storageBytes - 100 * 1024 });
+    const filler = await services.reserve(ws.workspaceId, plan, { mode: 'live', name: 'filler.mp4', type: 'video', mimeType: 'video/mp4', ext: 'mp4', reserveBytes: plan.storageBytes - 100 * 1024 });
     await services.stored(filler, plan.storageBytes - 100 * 1024, { tags: [], description: null, folder: null });
     const res = await upload([{ name: 'file', file: Buffer.concat([png, randomBytes(150 * 1024)]), filename: 'big.png' }], ws.liveKey);
     expect([res.statusCode, res.json().code]).toEqual([402, 'LIMIT_STORAGE']);
     expect(await allWorkspaces(orm).count(Asset, { workspaceId: ws.workspaceId })).toBe(1);
     // Ten reservations of 30 KB at once on 100 KB of room: exactly three fit.
     const results = await Promise.allSettled(Array.from({ length: 10 }, () =>
-      services.reserve(ws.workspaceId, plan, { name: 'x.png', type: 'image', mimeType: 'image/png', ext: 'png', reserveBytes: 30 * 1024 })));
+      services.reserve(ws.workspaceId, plan, { mode: 'live', name: 'x.png', type: 'image', mimeType: 'image/png', ext: 'png', reserveBytes: 30 * 1024 })));
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(3);
     expect(results.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason.code)).toEqual(Array(7).fill('LIMIT_STORAGE'));
     expect(await services.usedBytes(ws.workspaceId)).toBeLessThanOrEqual(plan.storageBytes);
@@ -321,12 +321,12 @@ describe('assets (§4.4)', () => {
     const keptId = kept.json().data.id as string;
     await settled(keptId);
     // An upload whose API process died mid-stream: its record still `uploading`, part of its bytes stored.
-    const stalled = await services.reserve(workspaceId, PLANS.enterprise, { name: 'cut.mp4', type: 'video', mimeType: 'video/mp4', ext: 'mp4', reserveBytes: 5000 });
+    const stalled = await services.reserve(workspaceId, PLANS.enterprise, { mode: 'live', name: 'cut.mp4', type: 'video', mimeType: 'video/mp4', ext: 'mp4', reserveBytes: 5000 });
     await storage.put(stalled.fileKey, randomBytes(1000));
     // Bytes whose record was never written (or was deleted before its files).
     await storage.put('a/ast_01JD3Q4Z5X6Y7W8V9T0S1R2Q3Z/orphan.png', png);
     // An upload whose processing job was lost (Redis restarted without its data): stored, `processing`, no job.
-    const lost = await services.reserve(workspaceId, PLANS.enterprise, { name: 'lost.png', type: 'image', mimeType: 'image/png', ext: 'png', reserveBytes: png.length });
+    const lost = await services.reserve(workspaceId, PLANS.enterprise, { mode: 'live', name: 'lost.png', type: 'image', mimeType: 'image/png', ext: 'png', reserveBytes: png.length });
     await storage.put(lost.fileKey, png);
     await services.stored(lost, png.length, { tags: [], description: null, folder: null });
     const queues = worker.get(JobQueues);

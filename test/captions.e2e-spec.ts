@@ -365,7 +365,9 @@ describe('captions and transcriptions (§4.3, §4.5 speech-gamma)', () => {
   it('§4.3 list (limit 1–100, default 20) and get; 404 TRANSCRIPTION_NOT_FOUND across workspaces', async () => {
     const list = (await inject('GET', '/v1/transcriptions', ws.liveKey)).json().data as Json[];
     expect(list.length).toBeGreaterThan(5);
-    expect(Object.keys(list[0]).sort()).toEqual(['id', 'languageCode', 'srtUrl', 'status']);
+    expect(Object.keys(list[0]).sort()).toEqual(['id', 'languageCode', 'mode', 'srtUrl', 'status']);
+    // Issue 28: each transcription carries the mode it was asked in (this file asks with a live key).
+    expect(new Set(list.map((t) => t.mode))).toEqual(new Set(['live']));
     expect((await inject('GET', '/v1/transcriptions?limit=2', ws.liveKey)).json().data).toHaveLength(2);
     const over = await inject('GET', '/v1/transcriptions?limit=101', ws.liveKey);
     expect(over.statusCode).toBe(422);
@@ -408,7 +410,7 @@ describe('captions and transcriptions (§4.3, §4.5 speech-gamma)', () => {
   it('transcriptions.sweep hands a transcription whose job was lost to the workers again', async () => {
     // Queued, but its job never reached Redis (Redis restarted without its data).
     const lost = await worker.get(TranscriptionsService).create(ws.workspaceId, {
-      route: 'captions', provider: 'speech-alpha', engine: 'provider', source: { kind: 'assetId', value: mp3Asset },
+      mode: 'live', route: 'captions', provider: 'speech-alpha', engine: 'provider', source: { kind: 'assetId', value: mp3Asset },
       settings: { languageCode: 'en-US', alternativeLanguageCodes: [], model: 'nova-2', diarize: false, keywords: [], punctuation: true, filterProfanity: false },
       cueOptions: { wordsPerCue: 4, charsPerCue: 42, maxCueSec: 6 }, cacheMode: 'fresh', save: false, name: null,
     });

@@ -329,7 +329,7 @@ describe('workspace-suite drive (§4.5)', () => {
     const full = await create();
     await connect(full, google);
     const plan = PLANS.pro;
-    const filler = await new AssetsService(orm, storage).reserve(full.workspaceId, plan, { name: 'filler.mp4', type: 'video', mimeType: 'video/mp4', ext: 'mp4', reserveBytes: plan.storageBytes - 10 });
+    const filler = await new AssetsService(orm, storage).reserve(full.workspaceId, plan, { mode: 'live', name: 'filler.mp4', type: 'video', mimeType: 'video/mp4', ext: 'mp4', reserveBytes: plan.storageBytes - 10 });
     const before = google.apiCalls.length;
     const over = await inject('POST', `${BASE}/files/${green}/import`, full.liveKey, {});
     expect([over.statusCode, over.json().code]).toEqual([402, 'LIMIT_STORAGE']);

@@ -65,13 +65,13 @@ const OWNED: Owned<object>[] = [
   }),
   owned<OutboxEvent>({
     entity: OutboxEvent, name: 'OutboxEvent',
-    row: (workspaceId) => ({ id: newId('event'), workspaceId, type: 'credits.low', data: {}, target: null, createdAt: at, dispatchedAt: null }),
+    row: (workspaceId) => ({ id: newId('event'), workspaceId, type: 'credits.low', mode: 'live', data: {}, target: null, createdAt: at, dispatchedAt: null }),
     change: { dispatchedAt: at }, changed: (r) => r.dispatchedAt !== null,
   }),
   owned<WebhookEndpoint>({
     entity: WebhookEndpoint, name: 'WebhookEndpoint',
     row: (workspaceId) => ({
-      id: newId('webhook'), workspaceId, kind: 'endpoint', url: 'https://example.com/hook', description: null, events: ['render.completed'],
+      id: newId('webhook'), workspaceId, kind: 'endpoint', url: 'https://example.com/hook', description: null, events: ['render.completed'], mode: 'live', modes: ['live', 'test'],
       method: 'POST', bodyFormat: 'json', payloadMode: 'default', payloadTemplate: null, headers: [], secretSealed: 'sealed', secretHint: 'whsec_...abcd',
       isActive: true, disabledAt: null, consecutiveFailures: 0, lastSuccessAt: null, lastFailureAt: null, createdAt: at, updatedAt: at,
     }),
@@ -80,7 +80,7 @@ const OWNED: Owned<object>[] = [
   owned<WebhookDelivery>({
     entity: WebhookDelivery, name: 'WebhookDelivery',
     row: (workspaceId) => ({
-      id: newId('delivery'), workspaceId, endpointId: newId('webhook'), eventId: newId('event'), eventType: 'render.completed', sequence: 0, test: false,
+      id: newId('delivery'), workspaceId, endpointId: newId('webhook'), eventId: newId('event'), eventType: 'render.completed', mode: 'live', sequence: 0, test: false,
       event: {}, state: 'pending', attempts: 0, lastStatus: null, lastError: null, lastDurationMs: null, createdAt: at, completedAt: null,
     }),
     change: { state: 'cancelled' }, changed: (r) => r.state === 'cancelled',
@@ -103,7 +103,7 @@ const OWNED: Owned<object>[] = [
   owned<Asset>({
     entity: Asset, name: 'Asset',
     row: (workspaceId) => ({
-      id: newId('asset'), workspaceId, type: 'image', status: 'ready', name: 'a.png', description: null, folder: null, tags: [], tagsText: ',', searchText: 'a.png',
+      id: newId('asset'), workspaceId, type: 'image', status: 'ready', mode: 'live', name: 'a.png', description: null, folder: null, tags: [], tagsText: ',', searchText: 'a.png',
       mimeType: 'image/png', sizeBytes: 10, width: 1, height: 1, durationSec: null, fileKey: `a/${newId('asset')}/x.png`, uploadKey: null, thumbnailKey: null,
       waveformKey: null, fontFamily: null, meta: null, error: null, source: null, licence: null, createdAt: at, updatedAt: at, readyAt: at,
     }),
@@ -120,7 +120,7 @@ const OWNED: Owned<object>[] = [
   owned<Transcription>({
     entity: Transcription, name: 'Transcription',
     row: (workspaceId) => ({
-      id: newId('transcription'), workspaceId, status: 'queued', route: 'captions', provider: 'speech-alpha', engine: 'local', sourceKind: 'assetId',
+      id: newId('transcription'), workspaceId, status: 'queued', mode: 'live', route: 'captions', provider: 'speech-alpha', engine: 'local', sourceKind: 'assetId',
       sourceValue: newId('asset'), settings: {} as Transcription['settings'], cueOptions: {} as Transcription['cueOptions'], cacheMode: 'on', save: false,
       name: null, audioHash: null, audioSec: null, fromCache: false, recognitionId: null, languageCode: null, model: null, text: null, cues: null,
       vttKey: null, srtKey: null, error: null, attempts: 0, createdAt: at, updatedAt: at, completedAt: null,

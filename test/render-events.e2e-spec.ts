@@ -142,17 +142,17 @@ describe('GET /v1/renders/events: the workspace\'s render events, live', () => {
     const s = await open({ 'x-api-key': a.liveKey });
     const feed = publisher.renderFeed;
     const sent = [];
-    for (const p of [0.1, 0.2, 0.3]) sent.push(await feed.progress(a.workspaceId, 'rnd_progress1', p));
+    for (const p of [0.1, 0.2, 0.3]) sent.push(await feed.progress(a.workspaceId, 'rnd_progress1', 'live', p));
     expect(sent).toEqual([true, false, false]);
     await new Promise((r) => setTimeout(r, PROGRESS_EVERY_MS + 50));
-    expect(await feed.progress(a.workspaceId, 'rnd_progress1', 0.5)).toBe(true);
+    expect(await feed.progress(a.workspaceId, 'rnd_progress1', 'live', 0.5)).toBe(true);
     // Another render has its own budget.
-    expect(await feed.progress(a.workspaceId, 'rnd_progress2', 0.7)).toBe(true);
+    expect(await feed.progress(a.workspaceId, 'rnd_progress2', 'live', 0.7)).toBe(true);
     await until(async () => s.of('render.progress').length >= 3, 'three progress figures', 5_000);
     expect(s.of('render.progress').map((e) => [e.data?.data.id, e.data?.data.progress])).toEqual([['rnd_progress1', 0.1], ['rnd_progress1', 0.5], ['rnd_progress2', 0.7]]);
     expect(s.of('render.progress')[0].id).toBeUndefined();
     // B's figures stay in B.
-    await feed.progress(b.workspaceId, 'rnd_progressb', 0.2);
+    await feed.progress(b.workspaceId, 'rnd_progressb', 'live', 0.2);
     await new Promise((r) => setTimeout(r, 200));
     expect(s.events.map((e) => e.data?.data.id)).not.toContain('rnd_progressb');
   });

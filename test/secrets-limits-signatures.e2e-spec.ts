@@ -94,7 +94,7 @@ describe('issue 28: a delivery\'s signature covers its method, path, query and b
 
     // A real event, through the outbox, the dispatcher and the worker.
     hits.length = 0;
-    await orm.em.fork().transactional((em) => writeEvent(em, ws.workspaceId, 'render.completed', { id: 'rnd_signed_get', status: 'done' }));
+    await orm.em.fork().transactional((em) => writeEvent(em, ws.workspaceId, 'render.completed', { id: 'rnd_signed_get', status: 'done' }, { mode: 'live' }));
     const real = await hitOn('/get-hook');
     expect(real.url).toBe('/get-hook?event=render.completed&render=rnd_signed_get');
     expect(verifyDelivery(secret, real, real.body)).toBe(true);
@@ -109,7 +109,7 @@ describe('issue 28: a delivery\'s signature covers its method, path, query and b
     hits.length = 0;
     const created = await api.app.inject({ method: 'POST', url: '/api/v1/webhooks', headers: key(), payload: { url: `${base}/post-hook?tenant={{org.id}}`, events: ['render.failed'] } });
     const { id, secret } = created.json().data;
-    await orm.em.fork().transactional((em) => writeEvent(em, ws.workspaceId, 'render.failed', { id: 'rnd_signed_post', status: 'failed' }));
+    await orm.em.fork().transactional((em) => writeEvent(em, ws.workspaceId, 'render.failed', { id: 'rnd_signed_post', status: 'failed' }, { mode: 'live' }));
     const hit = await hitOn('/post-hook');
     expect(hit.method).toBe('POST');
     expect(contractAccepts(secret, hit)).toBe(true);
@@ -122,7 +122,7 @@ describe('issue 28: a delivery\'s signature covers its method, path, query and b
 
   it('render callbacks are signed the same way, with the workspace\'s callback secret', async () => {
     hits.length = 0;
-    await orm.em.fork().transactional((em) => writeEvent(em, ws.workspaceId, 'render.completed', { id: 'rnd_signed_callback', status: 'done' }, { target: `${base}/callback?ref=order-7` }));
+    await orm.em.fork().transactional((em) => writeEvent(em, ws.workspaceId, 'render.completed', { id: 'rnd_signed_callback', status: 'done' }, { mode: 'live', target: `${base}/callback?ref=order-7` }));
     const hit = await hitOn('/callback');
     expect(hit.url).toBe('/callback?ref=order-7');
     expect(contractAccepts(ws.callbackSecret, hit)).toBe(true);

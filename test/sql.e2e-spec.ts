@@ -37,7 +37,7 @@ describe('libs/db queries', () => {
     const at = new Date('2026-11-22T10:00:00.123Z');
     return {
       id: newId('webhook'), workspaceId: newId('workspace'), kind: 'endpoint', url: 'https://example.com/hook', description: null,
-      events: ['render.completed', 'render.failed'], method: 'POST', bodyFormat: 'json', payloadMode: 'default', payloadTemplate: null,
+      events: ['render.completed', 'render.failed'], mode: 'live', modes: ['live', 'test'], method: 'POST', bodyFormat: 'json', payloadMode: 'default', payloadTemplate: null,
       headers: [{ key: 'X-A', value: 'b' }], secretSealed: 'sealed', secretHint: 'whsec_...abcd', isActive: true, disabledAt: null,
       consecutiveFailures: 3, lastSuccessAt: at, lastFailureAt: null, createdAt: at, updatedAt: at, ...over,
     };

@@ -146,7 +146,7 @@ describe('voice-overs (§4.5 voice-provider)', () => {
     const full = await create('starter');
     await connectFake(full, fake);
     const services = new AssetsService(orm, createStorage(api.config));
-    const filler = await services.reserve(full.workspaceId, PLANS.starter, { name: 'filler.mp4', type: 'video', mimeType: 'video/mp4', ext: 'mp4', reserveBytes: PLANS.starter.storageBytes - 1024 });
+    const filler = await services.reserve(full.workspaceId, PLANS.starter, { mode: 'live', name: 'filler.mp4', type: 'video', mimeType: 'video/mp4', ext: 'mp4', reserveBytes: PLANS.starter.storageBytes - 1024 });
     await services.stored(filler, PLANS.starter.storageBytes - 1024, { tags: [], description: null, folder: null });
     const spoken = fake.spoken.length;
     const res = await speak(full.liveKey, { text: SCRIPT, voiceId: FAKE_VOICES[0]!.voice_id });

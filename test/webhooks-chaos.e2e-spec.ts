@@ -259,7 +259,7 @@ describe('webhooks: chaos (scripted failures, a worker killed mid-run)', () => {
         for (let j = i; j < Math.min(i + 200, EVENTS); j++) {
           published.push(await writeEvent(em, workspaceId, 'render.completed', {
             id: `rnd_chaos_${j}`, status: 'done', kind: 'image', url: `https://cdn.example.com/r/${j}.png`, width: 640, height: 480, credits: 1,
-          }));
+          }, { mode: 'live' }));
         }
       });
     }

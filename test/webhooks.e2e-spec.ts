@@ -45,7 +45,7 @@ describe('webhooks: endpoints and signed, retried deliveries', () => {
   const hitsOn = (path: string) => hits.filter((h) => h.path === path);
   const until = <T>(fn: () => T | undefined | false, ms = 20_000) => poll(fn, 'the webhook receiver', ms, 50);
   async function publish(type: 'render.completed' | 'render.failed' | 'render.cancelled', data: Record<string, unknown>, ws = workspaceId): Promise<string> {
-    return orm.em.fork().transactional((em) => writeEvent(em, ws, type, data));
+    return orm.em.fork().transactional((em) => writeEvent(em, ws, type, data, { mode: 'live' }));
   }
   async function register(body: Record<string, unknown>): Promise<{ id: string; secret: string }> {
     const res = await call('POST', '/v1/webhooks', body);

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { EntityManager, FilterQuery, MikroORM } from '@mikro-orm/core';
-import { ApiError, likeTerm, newId, type ListQuery, type ListSpec, type Plan, type SortOrder } from '#libs/core';
+import { ApiError, assertModeMayAct, likeTerm, newId, type KeyMode, type ListQuery, type ListSpec, type Plan, type SortOrder } from '#libs/core';
 import { allWorkspaces, forWorkspace, queries, retryBusy, type Tables } from '#libs/db';
 import { writeEvent } from '#libs/events';
 import type { StorageDriver } from '#libs/storage';
@@ -59,6 +59,8 @@ export interface AssetUploadFields {
 }
 
 export interface NewUpload {
+  /** The caller's mode (issue 28). */
+  mode: KeyMode;
   name: string;
   type: AssetType;
   mimeType: string;
@@ -155,6 +157,7 @@ export class AssetsService {
       id: row.id,
       type: row.type,
       scope: row.workspaceId === null ? 'global' : 'workspace',
+      mode: row.mode,
       name: row.name,
       description: row.description ?? null,
       url: this.storage.url(row.fileKey),
@@ -209,7 +212,7 @@ export class AssetsService {
       if (used + upload.reserveBytes > plan.storageBytes) throw storageFull(plan, used, upload.reserveBytes);
       const fileKey = assetKey(id, `.${upload.ext}`);
       const row = em.create(Asset, {
-        id, workspaceId, type: upload.type, status: 'uploading', name: upload.name, description: null, folder: null, tags: [],
+        id, workspaceId, type: upload.type, status: 'uploading', mode: upload.mode, name: upload.name, description: null, folder: null, tags: [],
         tagsText: tagsTextOf([]), searchText: searchTextOf(upload.name, null, []), mimeType: upload.mimeType, sizeBytes: upload.reserveBytes,
         fileKey,
         // An SVG is served only once processing has sanitised it: its bytes wait under a key of their own.
@@ -237,12 +240,16 @@ export class AssetsService {
     await this.storage.deletePrefix(assetPrefix(row.id)).catch(() => undefined);
   }
 
-  /** §4.4 delete: the record, then the files (a sweeper removes files whose record is gone if this stops half-way). */
-  async delete(workspaceId: string, id: string): Promise<void> {
+  /**
+   * §4.4 delete: the record, then the files (a sweeper removes files whose record is gone if this stops
+   * half-way). A test caller deletes only test-mode assets (403 LIVE_MODE_REQUIRED).
+   */
+  async delete(workspaceId: string, callerMode: KeyMode, id: string): Promise<void> {
     const em = forWorkspace(this.orm, workspaceId);
     const row = await em.findOne(Asset, { id });
     if (!row) throw notFound(id);
     if (row.workspaceId === null) throw new ApiError('ASSET_READ_ONLY', `Asset ${id} is in the stock library, which is read-only`);
+    assertModeMayAct(callerMode, row.mode, 'asset');
     await retryBusy(() => em.nativeDelete(Asset, { id, workspaceId }));
     await this.storage.deletePrefix(assetPrefix(id)).catch(() => undefined);
   }
@@ -269,7 +276,7 @@ export class AssetsService {
       const won = await em.nativeUpdate(Asset, { id, status: 'processing' }, { ...changes, updatedAt: new Date() });
       if (won === 0) return false;
       const row = await em.findOneOrFail(Asset, { id });
-      if (row.workspaceId) await writeEvent(em, row.workspaceId, type, this.view(row));
+      if (row.workspaceId) await writeEvent(em, row.workspaceId, type, this.view(row), { mode: row.mode });
       return true;
     }));
   }

@@ -1,4 +1,5 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import type { KeyMode } from '#libs/core';
 import { workspaceFilter } from '#libs/db';
 
 export const ASSET_TYPES = ['image', 'video', 'audio', 'font', 'lottie', 'svg'] as const;
@@ -37,6 +38,8 @@ export const Asset = defineEntity({
     workspaceId: p.string().length(32).nullable(),
     type: p.string().length(8).$type<AssetType>(),
     status: p.string().length(10).$type<AssetStatus>(),
+    /** The mode of the caller that made it (issue 28; stock items: live): a test caller deletes only test assets. */
+    mode: p.string().length(4).$type<KeyMode>().default('live'),
     name: p.string().length(255),
     description: p.text().nullable(),
     folder: p.string().length(128).nullable(),

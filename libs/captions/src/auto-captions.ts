@@ -1,4 +1,4 @@
-import { ApiError, ERROR_STATUS, type ErrorCode, type Plan } from '#libs/core';
+import { ApiError, ERROR_STATUS, type ErrorCode, type KeyMode, type Plan } from '#libs/core';
 import { aliasTarget, assertTiming, type EditSpec, type TimedClip } from '#libs/edit-spec';
 import { outputKey, type StorageDriver } from '#libs/storage';
 import type { CaptionsService } from './captions.service.js';
@@ -66,7 +66,7 @@ export class AutoCaptions {
     storage: StorageDriver;
   }) {}
 
-  async resolve(render: { id: string; workspaceId: string }, plan: Plan, edit: EditSpec, signal: AbortSignal): Promise<EditSpec> {
+  async resolve(render: { id: string; workspaceId: string; mode: KeyMode }, plan: Plan, edit: EditSpec, signal: AbortSignal): Promise<EditSpec> {
     const found = aliasCaptions(edit);
     if (!found.length) return edit;
     const bySource = new Map<string, Promise<Cue[]>>();
@@ -75,7 +75,7 @@ export class AutoCaptions {
       const src = (target.clip.asset as { src: string }).src;
       let cues = bySource.get(src);
       if (!cues) {
-        cues = this.transcribe(render.workspaceId, plan, src, path, signal);
+        cues = this.transcribe(render.workspaceId, render.mode, plan, src, path, signal);
         bySource.set(src, cues);
       }
       const key = outputKey(render.id, 'vtt');
@@ -87,10 +87,10 @@ export class AutoCaptions {
   }
 
   /** The cues of one media file (seconds into it). */
-  private async transcribe(workspaceId: string, plan: Plan, src: string, path: string, signal: AbortSignal): Promise<Cue[]> {
+  private async transcribe(workspaceId: string, mode: KeyMode, plan: Plan, src: string, path: string, signal: AbortSignal): Promise<Cue[]> {
     const { captions, transcriptions, runner } = this.deps;
     const { transcription } = await captions.generate(workspaceId, plan, {
-      route: 'render', source: { kind: 'audioUrl', value: src }, cache: true, save: false,
+      mode, route: 'render', source: { kind: 'audioUrl', value: src }, cache: true, save: false,
       settings: { alternativeLanguageCodes: [], model: null, diarize: false, keywords: [], punctuation: true, filterProfanity: false },
       cueOptions: { ...CUE_DEFAULTS },
     });

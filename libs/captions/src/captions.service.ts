@@ -1,4 +1,4 @@
-import { ApiError, dependencyUnavailable, type Plan } from '#libs/core';
+import { ApiError, dependencyUnavailable, type KeyMode, type Plan } from '#libs/core';
 import { allowed, type ConnectionCredentials, type IntegrationConnection, type IntegrationsService } from '#libs/integrations';
 import { refusals, type RecordingInfo } from './capability.js';
 import { recognitionCacheKey } from './cache-key.js';
@@ -20,6 +20,8 @@ export interface SourceLookup {
 }
 
 export interface CaptionRequest {
+  /** The caller's mode (issue 28): the transcription's. */
+  mode: KeyMode;
   route: TranscriptionRoute;
   source: TranscriptionSource;
   provider?: SpeechProvider;
@@ -177,7 +179,7 @@ export class CaptionsService {
     const settings = settingsFor(engine);
     const cacheMode = req.cache === true ? 'on' : 'fresh';
     const row = await transcriptions.create(workspaceId, {
-      route: req.route, provider, engine: connection.engine, source: req.source, settings, cueOptions: req.cueOptions,
+      mode: req.mode, route: req.route, provider, engine: connection.engine, source: req.source, settings, cueOptions: req.cueOptions,
       cacheMode, save: req.save, name: req.name ?? null,
     });
     if (cacheMode === 'on') {

@@ -1,4 +1,5 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import type { KeyMode } from '#libs/core';
 import { workspaceFilter } from '#libs/db';
 import type { Cue, CueOptions } from './cues.js';
 import type { RecognitionSettings, RecognizedWord, SpeechProvider } from './speech.js';
@@ -39,6 +40,8 @@ export const Transcription = defineEntity({
     id: p.string().primary().length(32),
     workspaceId: p.string().length(32),
     status: p.string().length(12).$type<TranscriptionStatus>(),
+    /** The caller's mode (issue 28), a render's own for its `alias://` captions. */
+    mode: p.string().length(4).$type<KeyMode>().default('live'),
     route: p.string().length(16).$type<TranscriptionRoute>(),
     provider: p.string().length(16).$type<SpeechProvider>(),
     /** The connection's engine when the request was taken: the provider's API or the offline engine. */

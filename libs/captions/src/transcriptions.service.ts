@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/core';
-import { ApiError, newId } from '#libs/core';
+import { ApiError, newId, type KeyMode } from '#libs/core';
 import { allWorkspaces, forWorkspace, queries, type Tables } from '#libs/db';
 import type { StorageDriver } from '#libs/storage';
 import { cutCues, toSrt, toWebVtt, transcriptText } from './cues.js';
@@ -10,6 +10,8 @@ import {
 import type { Recognition, RecognitionSettings, SpeechProvider } from './speech.js';
 
 export interface NewTranscription {
+  /** The caller's mode (a render's own for its `alias://` captions). */
+  mode: KeyMode;
   route: TranscriptionRoute;
   provider: SpeechProvider;
   engine: 'provider' | 'local';
@@ -25,6 +27,7 @@ export interface NewTranscription {
 export interface TranscriptionView {
   id: string;
   status: string;
+  mode: KeyMode;
   provider: string;
   languageCode: string | null;
   text: string | null;
@@ -68,7 +71,7 @@ export class TranscriptionsService {
   async create(workspaceId: string, input: NewTranscription): Promise<Transcription> {
     const em = forWorkspace(this.orm, workspaceId);
     const row = em.create(Transcription, {
-      id: newId('transcription'), workspaceId, status: 'queued', route: input.route, provider: input.provider, engine: input.engine,
+      id: newId('transcription'), workspaceId, status: 'queued', mode: input.mode, route: input.route, provider: input.provider, engine: input.engine,
       sourceKind: input.source.kind, sourceValue: input.source.value, settings: input.settings, cueOptions: input.cueOptions,
       cacheMode: input.cacheMode, save: input.save, name: input.name, audioHash: null, audioSec: null, fromCache: false,
       recognitionId: null, languageCode: null, model: null, text: null, cues: null, vttKey: null, srtKey: null, error: null,
@@ -187,6 +190,7 @@ export class TranscriptionsService {
     return {
       id: row.id,
       status: row.status,
+      mode: row.mode,
       provider: row.provider,
       languageCode: row.languageCode ?? null,
       text: row.text ?? null,

@@ -373,12 +373,12 @@ export class CreditsService {
     const { low, exhausted } = crossing(now, delta, threshold, b.lowNotified);
     if (low === 'notify') {
       if ((await SET_LOW_NOTIFIED.run(em, { id: b.id, to: true, from: false })) === 1) {
-        await writeEvent(em, workspaceId, 'credits.low', { kind, available: now, threshold });
+        await writeEvent(em, workspaceId, 'credits.low', { kind, available: now, threshold }, { mode: 'live' });
       }
     } else if (low === 'rearm') {
       await SET_LOW_NOTIFIED.run(em, { id: b.id, to: false, from: true });
     }
-    if (exhausted) await writeEvent(em, workspaceId, 'credits.exhausted', { kind, available: now, threshold });
+    if (exhausted) await writeEvent(em, workspaceId, 'credits.exhausted', { kind, available: now, threshold }, { mode: 'live' });
     return now;
   }
 

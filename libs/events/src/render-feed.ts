@@ -1,6 +1,6 @@
 import type { EntityManager, FilterQuery } from '@mikro-orm/core';
 import type { Redis } from 'ioredis';
-import { ID_PREFIXES, ulid } from '#libs/core';
+import { ID_PREFIXES, isLivemode, ulid, type KeyMode } from '#libs/core';
 import { logOutages, type RedisKeys } from '#libs/redis';
 import { OutboxEvent } from './outbox-event.entity.js';
 
@@ -11,6 +11,8 @@ export interface FeedMessage {
   /** A §6 render event, or `render.progress` (the feed's own: a running render's figure). */
   type: string;
   created: string;
+  /** The render's mode: false for a test render (a test key's or a test session's stream carries only these). */
+  livemode: boolean;
   data: Record<string, unknown>;
 }
 
@@ -52,20 +54,20 @@ export class RenderFeed {
   }
 
   /** Publishes the render.* events among outbox rows (the dispatcher's batch), each on its workspace's channel. */
-  async announce(events: readonly { id: string; workspaceId: string; type: string; createdAt: Date; data: Record<string, unknown> }[]): Promise<void> {
+  async announce(events: readonly { id: string; workspaceId: string; type: string; mode: KeyMode; createdAt: Date; data: Record<string, unknown> }[]): Promise<void> {
     const renders = events.filter((e) => e.type.startsWith('render.'));
     if (!renders.length) return;
     const pipeline = this.redis.pipeline();
     for (const e of renders) {
-      const message: FeedMessage = { id: e.id, type: e.type, created: e.createdAt.toISOString(), data: e.data };
+      const message: FeedMessage = { id: e.id, type: e.type, created: e.createdAt.toISOString(), livemode: isLivemode(e.mode), data: e.data };
       pipeline.publish(this.keys.renderFeed(e.workspaceId), JSON.stringify(message));
     }
     await pipeline.exec();
   }
 
   /** A running render's progress (0..1), published unless another figure of it went out in the last PROGRESS_EVERY_MS. */
-  async progress(workspaceId: string, renderId: string, progress: number): Promise<boolean> {
-    const message: FeedMessage = { type: 'render.progress', created: new Date().toISOString(), data: { id: renderId, status: 'rendering', progress: Math.round(progress * 1000) / 1000 } };
+  async progress(workspaceId: string, renderId: string, mode: KeyMode, progress: number): Promise<boolean> {
+    const message: FeedMessage = { type: 'render.progress', created: new Date().toISOString(), livemode: isLivemode(mode), data: { id: renderId, status: 'rendering', progress: Math.round(progress * 1000) / 1000 } };
     const sent = await this.redis.feedProgress(this.keys.renderFeedThrottle(workspaceId, renderId), this.keys.renderFeed(workspaceId), PROGRESS_EVERY_MS, JSON.stringify(message));
     return sent === 1;
   }
@@ -132,10 +134,11 @@ export class RenderFeed {
 
 /**
  * The workspace's render events after `afterId` that the dispatcher has announced, oldest first (a
- * stream resuming with Last-Event-ID; ids are ULIDs, so they sort by time). `em` is the workspace's.
+ * stream resuming with Last-Event-ID; ids are ULIDs, so they sort by time); only those of `mode` when
+ * given (a test caller's stream). `em` is the workspace's.
  */
-export function renderEventsAfter(em: EntityManager, afterId: string, limit: number): Promise<FeedMessage[]> {
-  return renderEvents(em, { id: { $gt: afterId }, dispatchedAt: { $ne: null } }, limit);
+export function renderEventsAfter(em: EntityManager, afterId: string, limit: number, mode?: KeyMode): Promise<FeedMessage[]> {
+  return renderEvents(em, { id: { $gt: afterId }, dispatchedAt: { $ne: null }, ...(mode ? { mode } : {}) }, limit);
 }
 
 /** A render's events read at most (a render writes three: queued, started, and one settle). */
@@ -155,6 +158,6 @@ export function renderEventsOf(em: EntityManager, renderId: string, createdAt: D
 
 /** Render events (`render.*`) matching `where`, oldest first, as the feed sends them. */
 async function renderEvents(em: EntityManager, where: FilterQuery<OutboxEvent> & object, limit: number): Promise<FeedMessage[]> {
-  const rows = await em.find(OutboxEvent, { ...where, type: { $like: 'render.%' } }, { orderBy: { id: 'asc' }, limit, fields: ['id', 'type', 'createdAt', 'data'] });
-  return rows.map((r) => ({ id: r.id, type: r.type, created: r.createdAt.toISOString(), data: r.data }));
+  const rows = await em.find(OutboxEvent, { ...where, type: { $like: 'render.%' } }, { orderBy: { id: 'asc' }, limit, fields: ['id', 'type', 'createdAt', 'mode', 'data'] });
+  return rows.map((r) => ({ id: r.id, type: r.type, created: r.createdAt.toISOString(), livemode: isLivemode(r.mode), data: r.data }));
 }

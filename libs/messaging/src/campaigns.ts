@@ -367,7 +367,8 @@ export class CampaignsService {
       if (!changed) return;
       const row = await tx.findOneOrFail(MessagingCampaign, { id: campaignId });
       const view = await this.view(row, tx);
-      await writeEvent(tx, workspaceId, 'campaign.completed', { ...view });
+      // Campaigns carry no mode yet (issue 28, "mode-providers" part): live until they do.
+      await writeEvent(tx, workspaceId, 'campaign.completed', { ...view }, { mode: 'live' });
     });
   }
 

@@ -89,7 +89,7 @@ export class RenderLifecycle {
       if (queueDepth && row.status === 'queued') await this.checkQueueDepth(em, row.workspaceId, queueDepth);
       if (hold) await this.credits.holdIn(em, { ...hold, workspaceId: row.workspaceId, renderId: row.id });
       if (also) await also(em);
-      if (row.status === 'queued' && !row.preview) await writeEvent(em, row.workspaceId, 'render.queued', this.eventData(row));
+      if (row.status === 'queued' && !row.preview) await writeEvent(em, row.workspaceId, 'render.queued', this.eventData(row), { mode: row.mode });
       return row;
     }));
   }
@@ -190,7 +190,7 @@ export class RenderLifecycle {
       const won = await renders.run(em, (db) => db.updateTable('render').set(renders.columns(em, Render, set)).where('id', '=', id).where('status', 'in', from));
       if (won === 0) return { row: await this.read(em, id), changed: false };
       Object.assign(row, set);
-      if (!row.preview) await writeEvent(em, row.workspaceId, type, { ...this.eventData(row), ...extra }, { target: row.callback });
+      if (!row.preview) await writeEvent(em, row.workspaceId, type, { ...this.eventData(row), ...extra }, { mode: row.mode, target: row.callback });
       await this.credits.settleIn(em, id, credit);
       return { row, changed: true };
     }));
@@ -216,7 +216,7 @@ export class RenderLifecycle {
       const first = row.startedAt === null || row.startedAt === undefined;
       Object.assign(row, { status: 'fetching' satisfies RenderStatus, startedAt: row.startedAt ?? new Date(), attempts: attempt, progress: 0 });
       await em.flush();
-      if (first && !row.preview) await writeEvent(em, row.workspaceId, 'render.started', this.eventData(row));
+      if (first && !row.preview) await writeEvent(em, row.workspaceId, 'render.started', this.eventData(row), { mode: row.mode });
       return row;
     }));
   }

@@ -1,7 +1,7 @@
 import { UniqueConstraintViolationException, type FilterQuery, type MikroORM } from '@mikro-orm/core';
 import { Logger } from '@nestjs/common';
 import type { QueueEvents } from 'bullmq';
-import { ApiError, dependencyUnavailable, newId, orderBy, validationFailed, type KeyMode, type ListQuery, type Plan } from '#libs/core';
+import { ApiError, assertModeMayAct, dependencyUnavailable, newId, orderBy, validationFailed, type KeyMode, type ListQuery, type Plan } from '#libs/core';
 import type { CreditsService } from '#libs/credits';
 import { aliasTarget, applyMerge, assertEdit, assertTiming, autoLengthSources, outputFps, outputKind, outputSize, RESOLUTION_SHORT_SIDE, type EditSpec, type JsonValue, type Timing } from '#libs/edit-spec';
 import type { DurationSource } from '#libs/media';
@@ -38,6 +38,8 @@ export interface RenderEventView {
   id: string;
   type: string;
   created: string;
+  /** The render's mode (issue 28). */
+  livemode: boolean;
   deliveries: RenderEventDelivery[];
 }
 
@@ -343,7 +345,9 @@ export class RendersService {
    * §3 cancel: a queued render is cancelled at once (credits released, `render.cancelled`); a working
    * one is flagged `cancelRequested` and settled by its worker; a settled one is 409 ALREADY_SETTLED.
    */
-  cancel(workspaceId: string, id: string): Promise<{ render: Render; immediate: boolean }> {
+  /** §3 cancel; a test caller cancels only test renders (403 LIVE_MODE_REQUIRED; a render's mode never changes). */
+  async cancel(workspaceId: string, callerMode: KeyMode, id: string): Promise<{ render: Render; immediate: boolean }> {
+    assertModeMayAct(callerMode, (await this.get(workspaceId, id)).mode, 'render');
     return this.lifecycle.cancel(workspaceId, id);
   }
 
@@ -398,7 +402,7 @@ export class RendersService {
       })
       : [];
     return events.map((e) => ({
-      id: e.id!, type: e.type, created: e.created,
+      id: e.id!, type: e.type, created: e.created, livemode: e.livemode,
       deliveries: deliveries.filter((d) => d.eventId === e.id).map((d) => ({
         id: d.id, endpointId: d.endpointId, redelivery: d.sequence > 0, state: d.state, attempts: d.attempts, lastStatus: d.lastStatus ?? null,
         createdAt: d.createdAt.toISOString(), completedAt: d.completedAt?.toISOString() ?? null,

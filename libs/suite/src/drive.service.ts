@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { assetName, tidyUploadFields, type Asset, type AssetsService } from '#libs/assets';
-import { ApiError, validationFailed, type Plan } from '#libs/core';
+import { ApiError, validationFailed, type KeyMode, type Plan } from '#libs/core';
 import { ProviderError, type UsableConnection } from '#libs/integrations';
 import { ACCEPTED_ASSET_FORMATS, ASSET_HEAD_BYTES, detectAssetType, downloadToFile, FileTooLarge, MediaFetchError, readHead } from '#libs/media';
 import type { StorageDriver } from '#libs/storage';
@@ -172,7 +172,7 @@ export class DriveService {
    * to a temporary file (402 LIMIT_STORAGE first when the announced size cannot fit), typed by its
    * bytes (422 UNSUPPORTED_ASSET), the storage allowance reserved (402 LIMIT_STORAGE), stored. Answers the record, `processing`; the caller queues its processing.
    */
-  async importFile(workspaceId: string, plan: Plan, use: UsableConnection, fileId: string, input: { folder: string | null; tags: string | null }): Promise<Asset> {
+  async importFile(workspaceId: string, plan: Plan, use: UsableConnection, fileId: string, input: { folder: string | null; tags: string | null }, mode: KeyMode): Promise<Asset> {
     checkId(fileId);
     const { fields, errors } = tidyUploadFields({ ...(input.folder !== null ? { folder: input.folder } : {}), ...(input.tags !== null ? { tags: input.tags } : {}) });
     if (Object.keys(errors).length) throw validationFailed(errors, 'The import\'s fields are not valid');
@@ -210,7 +210,7 @@ export class DriveService {
           errors: { fileId: [`Not an accepted type. Accepted: ${ACCEPTED_ASSET_FORMATS}`] },
         });
       }
-      const row = await assets.reserve(workspaceId, plan, { name: assetName(meta.name, `drive.${detected.ext}`), type: detected.type, mimeType: detected.mimeType, ext: detected.ext, reserveBytes: size });
+      const row = await assets.reserve(workspaceId, plan, { mode, name: assetName(meta.name, `drive.${detected.ext}`), type: detected.type, mimeType: detected.mimeType, ext: detected.ext, reserveBytes: size });
       try {
         const put = await storage.put(row.uploadKey ?? row.fileKey, createReadStream(tmp));
         return await assets.stored(row, put.sizeBytes, fields);

@@ -462,7 +462,7 @@ export class TemplatesService {
         const current = await em.findOne(Template, { id: row.id });
         throw stale(row.id, current?.version ?? row.version, row.version);
       }
-      if (row.workspaceId) await writeEvent(em, row.workspaceId, 'template.published', { id: row.id, name: row.name, version: row.version });
+      if (row.workspaceId) await writeEvent(em, row.workspaceId, 'template.published', { id: row.id, name: row.name, version: row.version }, { mode: 'live' });
     });
     return { template: await this.byId(scope(), row.id), changed: true };
   }

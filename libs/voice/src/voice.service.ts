@@ -1,5 +1,5 @@
 import { assetName, tidyUploadFields, type Asset, type AssetsService } from '#libs/assets';
-import { ApiError, validationFailed, type AppConfig, type Plan } from '#libs/core';
+import { ApiError, validationFailed, type AppConfig, type KeyMode, type Plan } from '#libs/core';
 import { ProviderError, type IntegrationsService, type UsableConnection } from '#libs/integrations';
 import { ASSET_HEAD_BYTES, detectAssetType } from '#libs/media';
 import type { StorageDriver } from '#libs/storage';
@@ -71,7 +71,7 @@ export class VoiceService {
    * queue (as an upload). Refused before any provider call: a bad folder (422) or a workspace with no
    * room left (402 LIMIT_STORAGE); after it, the MP3's real size is reserved (402, nothing stored).
    */
-  async speak(workspaceId: string, plan: Plan, use: UsableConnection, input: VoiceOverInput): Promise<Asset> {
+  async speak(workspaceId: string, plan: Plan, use: UsableConnection, input: VoiceOverInput, mode: KeyMode): Promise<Asset> {
     const { fields, errors } = tidyUploadFields(input.folder === null ? {} : { folder: input.folder });
     if (Object.keys(errors).length) throw validationFailed(errors);
     const { assets, storage } = this.deps;
@@ -84,7 +84,7 @@ export class VoiceService {
     const mp3 = await this.guard(use, (engine, signal) => engine.speak(input, signal));
     const detected = detectAssetType(mp3.subarray(0, ASSET_HEAD_BYTES));
     if (detected?.type !== 'audio' || detected.ext !== 'mp3') throw new ApiError('PROVIDER_ERROR', 'The voice provider answered something other than MP3 audio; nothing was stored');
-    const row = await assets.reserve(workspaceId, plan, { name: voiceOverName(input.text, input.name), type: 'audio', mimeType: detected.mimeType, ext: 'mp3', reserveBytes: mp3.length });
+    const row = await assets.reserve(workspaceId, plan, { mode, name: voiceOverName(input.text, input.name), type: 'audio', mimeType: detected.mimeType, ext: 'mp3', reserveBytes: mp3.length });
     try {
       const put = await storage.put(row.fileKey, mp3);
       return await assets.stored(row, put.sizeBytes, { tags: [], description: null, folder: fields.folder });

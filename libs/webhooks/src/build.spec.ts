@@ -9,7 +9,7 @@ const secret = 'whsec_0123456789abcdefghijklmnopqrstuvwxyzABCDE';
 const event: EventEnvelope = {
   id: 'evt_01HXAMPLE',
   type: 'render.completed',
-  created: '2026-03-01T10:00:00.000Z',
+  created: '2026-03-01T10:00:00.000Z', livemode: true,
   data: { id: 'rnd_1', status: 'done', url: 'https://cdn.example.com/r.mp4', duration: 12.5, title: 'Quote " and\r\nnewline', meta: { w: 1920, tags: ['x'] }, expiresAt: null },
 };
 const ctx: DeliveryContext = { orgId: 'org_7', endpointId: 'whk_9', attempt: 2, timestamp: 1_772_359_200 };
@@ -53,11 +53,12 @@ describe('building a delivery', () => {
     expect(req.url).toBe('https://hooks.example.com/in');
     expect(req.method).toBe('POST');
     expect(req.contentType).toBe('application/json');
-    expect(JSON.parse(req.body!.toString('utf8'))).toEqual({ id: event.id, type: event.type, created: event.created, data: event.data });
+    expect(JSON.parse(req.body!.toString('utf8'))).toEqual({ id: event.id, type: event.type, created: event.created, livemode: true, data: event.data });
     expect(req.headers).toEqual({
       'Content-Type': 'application/json',
       'User-Agent': 'service-webhooks/1.0',
       'X-Service-Event': 'render.completed',
+      'X-Service-Livemode': 'true',
       'X-Service-Timestamp': '1772359200',
       'X-Service-Attempt': '2',
       'X-Service-Signature': expect.stringMatching(/^sha256=[0-9a-f]{64}$/),
@@ -66,6 +67,28 @@ describe('building a delivery', () => {
     expect(receiverAccepts(req.headers, req.body)).toBe(true);
     expect(receiverAccepts(req.headers, req.body, `${secret}x`)).toBe(false);
     expect(receiverAccepts(req.headers, Buffer.concat([req.body!, Buffer.from(' ')]))).toBe(false);
+  });
+
+  it('carries the event\'s mode: livemode in the envelope {id, type, created, livemode, data} and X-Service-Livemode, which no configured header replaces (issue 28)', () => {
+    const test = buildDelivery(endpoint({ headers: [{ key: 'x-service-livemode', value: 'true' }] }), { ...event, livemode: false }, ctx);
+    const body = JSON.parse(test.body!.toString('utf8'));
+    expect(Object.keys(body)).toEqual(['id', 'type', 'created', 'livemode', 'data']);
+    expect(body.livemode).toBe(false);
+    expect(Object.entries(test.headers).filter(([k]) => k.toLowerCase() === 'x-service-livemode')).toEqual([['X-Service-Livemode', 'false']]);
+    expect(receiverAccepts(test.headers, test.body)).toBe(true);
+    // A GET delivery has no body: the header alone says it.
+    expect(buildDelivery(endpoint({ method: 'GET', bodyFormat: 'none' }), { ...event, livemode: false }, ctx).headers['X-Service-Livemode']).toBe('false');
+    // An envelope stored before events carried their mode (a redelivery of an old event): every such event was live.
+    const { livemode: _, ...old } = event;
+    const redelivered = buildDelivery(endpoint(), old as EventEnvelope, ctx);
+    expect(JSON.parse(redelivered.body!.toString('utf8')).livemode).toBe(true);
+    expect(redelivered.headers['X-Service-Livemode']).toBe('true');
+    // {{event.livemode}}: a boolean as a whole value, text inside a longer one.
+    const custom = buildDelivery(endpoint({
+      url: 'https://hooks.example.com/in?live={{event.livemode}}', payloadMode: 'custom', payloadTemplate: '{"live": "{{event.livemode}}", "text": "live={{event.livemode}}"}',
+    }), { ...event, livemode: false }, ctx);
+    expect(custom.url).toBe('https://hooks.example.com/in?live=false');
+    expect(JSON.parse(custom.body!.toString('utf8'))).toEqual({ live: false, text: 'live=false' });
   });
 
   it('renders a custom template into the body, URL and header values', () => {
@@ -89,7 +112,7 @@ describe('building a delivery', () => {
     const req = buildDelivery(endpoint({ bodyFormat: 'form', method: 'PUT' }), event, ctx);
     expect(req.contentType).toBe('application/x-www-form-urlencoded');
     const form = new URLSearchParams(req.body!.toString('utf8'));
-    expect([...form.keys()]).toEqual(['id', 'type', 'created', 'data']);
+    expect([...form.keys()]).toEqual(['id', 'type', 'created', 'livemode', 'data']);
     expect(form.get('type')).toBe('render.completed');
     expect(JSON.parse(form.get('data')!)).toEqual(event.data);
 

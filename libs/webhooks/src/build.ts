@@ -17,13 +17,18 @@ export interface DeliveryRequest {
   contentType: string | null;
 }
 
-export function deliveryVars(event: EventEnvelope, ctx: DeliveryContext): TemplateVars {
-  return { event, timestamp: ctx.timestamp, orgId: ctx.orgId, endpointId: ctx.endpointId };
+/** The envelope as sent: one stored before events carried their mode has no `livemode`, and every such event was live. */
+function withLivemode(event: EventEnvelope): EventEnvelope {
+  return typeof event.livemode === 'boolean' ? event : { ...event, livemode: true };
 }
 
-/** The default payload: the event envelope (§6 "Default payload"). */
+export function deliveryVars(event: EventEnvelope, ctx: DeliveryContext): TemplateVars {
+  return { event: withLivemode(event), timestamp: ctx.timestamp, orgId: ctx.orgId, endpointId: ctx.endpointId };
+}
+
+/** The default payload: the event envelope (§6 "Default payload"; `livemode` of issue 28). */
 function defaultPayload(event: EventEnvelope): Record<string, unknown> {
-  return { id: event.id, type: event.type, created: event.created, data: event.data };
+  return { id: event.id, type: event.type, created: event.created, livemode: event.livemode, data: event.data };
 }
 
 function encodeBody(endpoint: EndpointConfig, payload: Record<string, unknown>, seed: string): { body: Buffer | null; contentType: string | null } {
@@ -44,14 +49,16 @@ function encodeBody(endpoint: EndpointConfig, payload: Record<string, unknown>, 
 
 /**
  * Builds one attempt of a delivery (§6): URL and header values templated, the payload (envelope or
- * rendered template) encoded per `bodyFormat`, and the managed headers added after the configured
- * ones, which can never replace them; signed by `X-Service-Signature` (§6; a GET's covers its path and
- * query) and `X-Service-Signature-V2` (method, path and query, body). Throws `TemplateRefused` when a stored template cannot be sent
+ * rendered template) encoded per `bodyFormat`, and the managed headers (`X-Service-Event`,
+ * `X-Service-Livemode`, …) added after the configured ones, which can never replace them; signed by
+ * `X-Service-Signature` (§6; a GET's covers its path and query) and `X-Service-Signature-V2` (method,
+ * path and query, body). Throws `TemplateRefused` when a stored template cannot be sent
  * (a header value resolving to a line break, a template that is not a JSON object): retrying would
  * build the same request, so the caller ends the delivery as failed.
  */
-export function buildDelivery(endpoint: EndpointConfig, event: EventEnvelope, ctx: DeliveryContext): DeliveryRequest {
-  const vars = deliveryVars(event, ctx);
+export function buildDelivery(endpoint: EndpointConfig, stored: EventEnvelope, ctx: DeliveryContext): DeliveryRequest {
+  const vars = deliveryVars(stored, ctx);
+  const event = vars.event;
   const hasBody = endpoint.method !== 'GET' && endpoint.bodyFormat !== 'none';
   let payload: Record<string, unknown> = {};
   if (hasBody && endpoint.payloadMode === 'custom') {
@@ -71,6 +78,7 @@ export function buildDelivery(endpoint: EndpointConfig, event: EventEnvelope, ct
   if (contentType) headers['Content-Type'] = contentType;
   headers['User-Agent'] = USER_AGENT;
   headers['X-Service-Event'] = event.type;
+  headers['X-Service-Livemode'] = String(event.livemode);
   headers['X-Service-Timestamp'] = String(ctx.timestamp);
   headers['X-Service-Attempt'] = String(ctx.attempt);
   const url = renderUrl(endpoint.url, vars);

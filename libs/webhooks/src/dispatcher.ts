@@ -1,13 +1,13 @@
 import type { MikroORM } from '@mikro-orm/core';
 import type { Redis } from 'ioredis';
-import { newId, PLANS, type AppConfig, type PlanCode } from '#libs/core';
+import { isLivemode, newId, PLANS, type AppConfig, type PlanCode } from '#libs/core';
 import { forWorkspace } from '#libs/db';
 import type { RenderFeed } from '#libs/events';
 import { Workspace } from '#libs/workspaces';
 import { DeliveryAllowance } from './allowance.js';
 import { WebhookEndpoint } from './entities.js';
 import type { NewDelivery, OutboxRow, WebhookStore } from './store.js';
-import type { EventEnvelope } from './types.js';
+import { EVENT_MODES, type EventEnvelope } from './types.js';
 
 /** The settle events a render's callback URL receives (decisions.md "Webhooks"). */
 export const CALLBACK_EVENTS = ['render.completed', 'render.failed', 'render.cancelled'] as const;
@@ -31,7 +31,8 @@ export class WebhookDispatcher {
   }
 
   /**
-   * Fans a batch of undispatched outbox events out to every active endpoint subscribed to them:
+   * Fans a batch of undispatched outbox events out to every active endpoint subscribed to them and
+   * to their mode (`modes`; a render's callback takes its own settle event whatever its mode):
    * one delivery row per (event, endpoint), all inserted in one transaction; then the batch's
    * pending deliveries are handed to `enqueue`, and only then are the events stamped. Safe to run
    * twice or crash half-way: the unique (endpoint, event, sequence) keeps the rows made before and
@@ -56,7 +57,7 @@ export class WebhookDispatcher {
       const callbacks = await this.callbackTargets(workspaceId, wsEvents);
       const fanned = wsEvents
         .map((ev) => {
-          const targets: { id: string }[] = endpoints.filter((e) => e.events.includes(ev.type));
+          const targets: { id: string }[] = endpoints.filter((e) => e.events.includes(ev.type) && e.modes.includes(ev.mode));
           const callback = callbacks.get(ev.id);
           if (callback) targets.push(callback);
           return { ev, targets };
@@ -67,11 +68,11 @@ export class WebhookDispatcher {
       const sizes = fanned.map((f) => f.targets.length);
       const fits = await this.allowance.take(this.redis, workspaceId, sizes, plan.webhookDeliveriesPerMonth, now);
       fanned.forEach(({ ev, targets }, i) => {
-        const envelope: EventEnvelope = { id: ev.id, type: ev.type, created: ev.createdAt.toISOString(), data: ev.data };
+        const envelope: EventEnvelope = { id: ev.id, type: ev.type, created: ev.createdAt.toISOString(), livemode: isLivemode(ev.mode), data: ev.data };
         const eventJson = JSON.stringify(envelope);
         for (const endpoint of targets) {
           rows.push({
-            id: newId('delivery'), workspaceId, endpointId: endpoint.id, eventId: ev.id, eventType: ev.type, eventJson,
+            id: newId('delivery'), workspaceId, endpointId: endpoint.id, eventId: ev.id, eventType: ev.type, mode: ev.mode, eventJson,
             state: fits[i] ? 'pending' : 'skipped', lastError: fits[i] ? null : SKIPPED_ERROR,
           });
         }
@@ -126,7 +127,7 @@ export class WebhookDispatcher {
     const found = await em.findOne(WebhookEndpoint, { kind: 'callback', url }, { fields: ['id'] });
     if (found) return { id: found.id };
     const row = em.create(WebhookEndpoint, {
-      id: newId('webhook'), workspaceId, kind: 'callback', url, description: 'render callback', events: [...CALLBACK_EVENTS], method: 'POST',
+      id: newId('webhook'), workspaceId, kind: 'callback', url, description: 'render callback', events: [...CALLBACK_EVENTS], mode: 'live', modes: [...EVENT_MODES], method: 'POST',
       bodyFormat: 'json', payloadMode: 'default', payloadTemplate: null, headers: [], secretSealed, secretHint: 'whsec_...',
       isActive: true, disabledAt: null, consecutiveFailures: 0, lastSuccessAt: null, lastFailureAt: null,
     });

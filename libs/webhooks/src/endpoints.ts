@@ -1,8 +1,8 @@
 import { UniqueConstraintViolationException, type FilterQuery, type MikroORM } from '@mikro-orm/core';
 import type { Redis } from 'ioredis';
 import {
-  ApiError, deriveKey, encryptSecret, newId, orderBy, PLANS,
-  type AppConfig, type ListQuery, type OutboundPolicy, type PlanCode,
+  ApiError, assertModeMayAct, deriveKey, encryptSecret, isLivemode, newId, orderBy, PLANS,
+  type AppConfig, type KeyMode, type ListQuery, type OutboundPolicy, type PlanCode,
 } from '#libs/core';
 import { forWorkspace } from '#libs/db';
 import { Workspace } from '#libs/workspaces';
@@ -46,6 +46,8 @@ export class WebhookEndpoints {
       url: e.url,
       description: e.description ?? '',
       events: e.events,
+      mode: e.mode,
+      modes: e.modes,
       method: e.method,
       bodyFormat: e.bodyFormat,
       payloadMode: e.payloadMode,
@@ -82,15 +84,17 @@ export class WebhookEndpoints {
     return row;
   }
 
-  async create(workspaceId: string, input: unknown, defaultEvents?: readonly WebhookEvent[]): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
-    const checked = validateEndpointInput(input, { env: this.policy, defaultEvents });
+  /** A new endpoint, made in the caller's mode (a test caller's takes test events only). */
+  async create(workspaceId: string, callerMode: KeyMode, input: unknown, defaultEvents?: readonly WebhookEvent[]): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
+    const checked = validateEndpointInput(input, { env: this.policy, defaultEvents, callerMode });
     if (!checked.ok) throw invalid(checked.errors);
     const s = checked.value as EndpointSettings;
     const headers = this.sealed(s.headers, []);
     const secret = generateSecret();
     const em = forWorkspace(this.orm, workspaceId);
     const endpoint = em.create(WebhookEndpoint, {
-      id: newId('webhook'), workspaceId, kind: 'endpoint', url: s.url, description: s.description || null, events: s.events, method: s.method,
+      id: newId('webhook'), workspaceId, kind: 'endpoint', url: s.url, description: s.description || null, events: s.events,
+      mode: endpointMode(callerMode, s.modes), modes: s.modes, method: s.method,
       bodyFormat: s.bodyFormat, payloadMode: s.payloadMode, payloadTemplate: s.payloadTemplate, headers,
       secretSealed: encryptSecret(this.sealKey, secret), secretHint: secretHint(secret), isActive: s.isActive,
       disabledAt: null, consecutiveFailures: 0, lastSuccessAt: null, lastFailureAt: null,
@@ -99,12 +103,16 @@ export class WebhookEndpoints {
     return { endpoint, secret };
   }
 
-  /** Partial update; `isActive: true` re-enables a disabled endpoint and clears its failure streak (§3). */
-  async update(workspaceId: string, id: string, input: unknown): Promise<WebhookEndpoint> {
+  /**
+   * Partial update; `isActive: true` re-enables a disabled endpoint and clears its failure streak (§3).
+   * A test caller may change only a test endpoint (403 LIVE_MODE_REQUIRED, before the body is checked).
+   */
+  async update(workspaceId: string, callerMode: KeyMode, id: string, input: unknown): Promise<WebhookEndpoint> {
     const em = forWorkspace(this.orm, workspaceId);
-    const row = await em.findOne(WebhookEndpoint, { id });
+    const row = await em.findOne(WebhookEndpoint, { id, kind: 'endpoint' });
     if (!row) throw new ApiError('WEBHOOK_NOT_FOUND', `Webhook endpoint ${id} does not exist`);
-    const merged = mergeEndpointUpdate({ ...this.settingsOf(row), isActive: row.isActive }, input, { env: this.policy });
+    assertModeMayAct(callerMode, row.mode, 'webhook endpoint');
+    const merged = mergeEndpointUpdate({ ...this.settingsOf(row), isActive: row.isActive }, input, { env: this.policy, callerMode });
     if (!merged.ok) throw invalid(merged.errors);
     const m = merged.value;
     const s = input as Partial<EndpointSettings>;
@@ -112,7 +120,7 @@ export class WebhookEndpoints {
     const headers = s.headers !== undefined ? this.sealed(m.headers, row.headers) : sealStored(row.headers, this.sealKey);
     Object.assign(row, {
       url: m.url, description: m.description || null, events: m.events, method: m.method, bodyFormat: m.bodyFormat,
-      payloadMode: m.payloadMode, payloadTemplate: m.payloadTemplate, headers,
+      payloadMode: m.payloadMode, payloadTemplate: m.payloadTemplate, headers, modes: m.modes, mode: endpointMode(row.mode, m.modes),
     });
     if (s.isActive === true && !row.isActive) Object.assign(row, { isActive: true, disabledAt: null, consecutiveFailures: 0 });
     if (s.isActive === false) row.isActive = false;
@@ -120,8 +128,9 @@ export class WebhookEndpoints {
     return row;
   }
 
-  async remove(workspaceId: string, id: string): Promise<void> {
+  async remove(workspaceId: string, callerMode: KeyMode, id: string): Promise<void> {
     const em = forWorkspace(this.orm, workspaceId);
+    assertModeMayAct(callerMode, (await this.get(workspaceId, id)).mode, 'webhook endpoint');
     const removed = await em.nativeDelete(WebhookEndpoint, { id, kind: 'endpoint' });
     if (removed === 0) throw new ApiError('WEBHOOK_NOT_FOUND', `Webhook endpoint ${id} does not exist`);
     await em.nativeUpdate(WebhookDelivery, { endpointId: id, state: 'pending' }, { state: 'cancelled', completedAt: new Date() });
@@ -129,18 +138,22 @@ export class WebhookEndpoints {
 
   /**
    * Sends a sample render.completed event through the endpoint's real method, encoding, headers
-   * and template, once, with X-Service-Test. Its failure never counts toward the streak.
+   * and template, once, with X-Service-Test. Its failure never counts toward the streak. The sample
+   * is live when the endpoint takes live events, else a test event: what its real deliveries look like.
    */
-  async test(workspaceId: string, id: string): Promise<{ ok: boolean; status: number | null; error?: string }> {
+  async test(workspaceId: string, callerMode: KeyMode, id: string): Promise<{ ok: boolean; status: number | null; error?: string }> {
     const endpoint = await this.get(workspaceId, id);
+    assertModeMayAct(callerMode, endpoint.mode, 'webhook endpoint');
     await this.takeOne(workspaceId);
+    const mode: KeyMode = endpoint.modes.includes('live') ? 'live' : 'test';
     const event: EventEnvelope = {
       id: newId('event'),
       type: 'render.completed',
       created: new Date().toISOString(),
+      livemode: isLivemode(mode),
       data: sampleRender(),
     };
-    const delivery = await this.record(endpoint, event, { test: true, sequence: 0 });
+    const delivery = await this.record(endpoint, event, { test: true, sequence: 0, mode });
     const outcome = await this.deliverer.attempt(delivery.id, 1, { final: true });
     const done = await forWorkspace(this.orm, workspaceId).findOneOrFail(WebhookDelivery, { id: delivery.id });
     return { ok: outcome === 'success', status: done.lastStatus ?? null, ...(done.lastError ? { error: done.lastError } : {}) };
@@ -156,7 +169,7 @@ export class WebhookEndpoints {
     return {
       more: rows.length > q.limit,
       rows: page.map((d) => ({
-        id: d.id, eventId: d.eventId, event: d.eventType, test: d.test, state: d.state, attempts: d.attempts,
+        id: d.id, eventId: d.eventId, event: d.eventType, mode: d.mode, test: d.test, state: d.state, attempts: d.attempts,
         lastStatus: d.lastStatus, lastError: d.lastError, lastDurationMs: d.lastDurationMs,
         createdAt: d.createdAt.toISOString(), completedAt: d.completedAt?.toISOString() ?? null,
         log: attempts.filter((a) => a.deliveryId === d.id).map((a) => ({
@@ -166,15 +179,16 @@ export class WebhookEndpoints {
     };
   }
 
-  /** A fresh delivery of a past delivery's event (the caller enqueues it). */
-  async redeliver(workspaceId: string, endpointId: string, deliveryId: string): Promise<WebhookDelivery> {
+  /** A fresh delivery of a past delivery's event (the caller enqueues it); a test caller redelivers only test events. */
+  async redeliver(workspaceId: string, callerMode: KeyMode, endpointId: string, deliveryId: string): Promise<WebhookDelivery> {
     const endpoint = await this.get(workspaceId, endpointId);
     const em = forWorkspace(this.orm, workspaceId);
     const past = await em.findOne(WebhookDelivery, { id: deliveryId, endpointId });
     if (!past || past.test) throw new ApiError('DELIVERY_NOT_FOUND', `Delivery ${deliveryId} does not exist`);
+    assertModeMayAct(callerMode, past.mode, 'webhook delivery');
     await this.takeOne(workspaceId);
     const last = await em.findOne(WebhookDelivery, { endpointId, eventId: past.eventId }, { orderBy: { sequence: 'desc' } });
-    return this.record(endpoint, past.event as unknown as EventEnvelope, { test: false, sequence: (last?.sequence ?? 0) + 1 });
+    return this.record(endpoint, past.event as unknown as EventEnvelope, { test: false, sequence: (last?.sequence ?? 0) + 1, mode: past.mode });
   }
 
   /** Signs future callback deliveries with a rotated workspace secret (pending retries included). */
@@ -186,7 +200,7 @@ export class WebhookEndpoints {
   private settingsOf(e: WebhookEndpoint) {
     return {
       url: e.url, description: e.description ?? '', events: e.events as WebhookEvent[], method: e.method, bodyFormat: e.bodyFormat,
-      payloadMode: e.payloadMode, payloadTemplate: e.payloadTemplate ?? null, headers: [],
+      payloadMode: e.payloadMode, payloadTemplate: e.payloadTemplate ?? null, headers: [], modes: e.modes,
     };
   }
 
@@ -198,10 +212,10 @@ export class WebhookEndpoints {
   }
 
   /** A test delivery or a redelivery (the dispatcher inserts its rows in bulk, `dispatch`). */
-  private async record(endpoint: WebhookEndpoint, event: EventEnvelope, o: { test: boolean; sequence: number }): Promise<WebhookDelivery> {
+  private async record(endpoint: WebhookEndpoint, event: EventEnvelope, o: { test: boolean; sequence: number; mode: KeyMode }): Promise<WebhookDelivery> {
     const em = forWorkspace(this.orm, endpoint.workspaceId);
     const row = em.create(WebhookDelivery, {
-      id: newId('delivery'), workspaceId: endpoint.workspaceId, endpointId: endpoint.id, eventId: event.id, eventType: event.type,
+      id: newId('delivery'), workspaceId: endpoint.workspaceId, endpointId: endpoint.id, eventId: event.id, eventType: event.type, mode: o.mode,
       sequence: o.test ? 0 : o.sequence, test: o.test, event: event as unknown as Record<string, unknown>,
       state: 'pending', attempts: 0, lastStatus: null, lastError: null, lastDurationMs: null, completedAt: null,
     });
@@ -221,6 +235,14 @@ export class WebhookEndpoints {
     const [fits] = await this.allowance.take(this.redis, workspaceId, [1], plan.webhookDeliveriesPerMonth);
     if (!fits) throw new ApiError('LIMIT_WEBHOOKDELIVERIES', 'This month\'s webhook deliveries are used up');
   }
+}
+
+/**
+ * An endpoint's mode after its `modes` are set: one that takes live events is a live record (so a test
+ * caller can never again change where live events go); otherwise it keeps the mode it was made in.
+ */
+function endpointMode(current: KeyMode, modes: readonly KeyMode[]): KeyMode {
+  return modes.includes('live') ? 'live' : current;
 }
 
 function invalid(errors: Record<string, string[]>): ApiError {

@@ -1,4 +1,5 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import type { KeyMode } from '#libs/core';
 import { workspaceFilter } from '#libs/db';
 import type { StoredHeader } from './header-values.js';
 import type { BodyFormat, HttpMethod, PayloadMode } from './types.js';
@@ -21,6 +22,14 @@ export const WebhookEndpoint = defineEntity({
     url: p.text(),
     description: p.string().length(200).nullable(),
     events: p.json<string[]>(),
+    /**
+     * The mode it was made in (the caller's), or `live` once a live caller let it take live events: a
+     * test caller may change only a `test` endpoint, whose `modes` never hold `live` (decisions.md
+     * "Test mode (issue 28): events, webhooks, renders, assets").
+     */
+    mode: p.string().length(4).$type<KeyMode>().default('live'),
+    /** The modes of the events it receives (a subset of live, test; never empty). */
+    modes: p.json<KeyMode[]>(),
     method: p.string().length(6).$type<HttpMethod>(),
     bodyFormat: p.string().length(10).$type<BodyFormat>(),
     payloadMode: p.string().length(8).$type<PayloadMode>(),
@@ -67,6 +76,8 @@ export const WebhookDelivery = defineEntity({
     endpointId: p.string().length(32),
     eventId: p.string().length(40),
     eventType: p.string().length(40),
+    /** The event's mode (a test delivery's: its sample event's). */
+    mode: p.string().length(4).$type<KeyMode>().default('live'),
     sequence: p.integer(),
     test: p.boolean(),
     /** The envelope sent (so a redelivery and a test send the same event). */

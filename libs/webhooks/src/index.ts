@@ -1,4 +1,4 @@
-export { WEBHOOK_EVENTS, DEFAULT_EVENTS, HTTP_METHODS, BODY_FORMATS, PAYLOAD_MODES } from './types.js';
+export { WEBHOOK_EVENTS, DEFAULT_EVENTS, EVENT_MODES, HTTP_METHODS, BODY_FORMATS, PAYLOAD_MODES } from './types.js';
 export type { WebhookEvent, HttpMethod, BodyFormat, PayloadMode, HeaderPair, EndpointConfig, EventEnvelope, DeliveryContext } from './types.js';
 export { isHeaderName, isReservedHeader } from './headers.js';
 export { TemplateRefused, isKnownVariable, isValidHeaderValue, renderPayload, renderTemplate, renderUrl, renderHeaderValue, type TemplateVars } from './template.js';

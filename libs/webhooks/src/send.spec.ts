@@ -58,7 +58,7 @@ describe('sending a delivery', () => {
   });
 
   const secret = 'whsec_test-secret';
-  const event: EventEnvelope = { id: 'evt_1', type: 'render.completed', created: '2026-03-01T10:00:00.000Z', data: { id: 'rnd_1', status: 'done' } };
+  const event: EventEnvelope = { id: 'evt_1', type: 'render.completed', created: '2026-03-01T10:00:00.000Z', livemode: true, data: { id: 'rnd_1', status: 'done' } };
   const timestamp = Math.floor(Date.now() / 1000);
   const build = (path: string, over: Partial<EndpointConfig> = {}): DeliveryRequest =>
     buildDelivery({ id: 'whk_1', url: `http://127.0.0.1:${port}${path}`, method: 'POST', bodyFormat: 'json', payloadMode: 'default', headers: [], secret, ...over }, event, { orgId: 'org_1', endpointId: 'whk_1', attempt: 1, timestamp });

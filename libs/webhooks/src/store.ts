@@ -1,4 +1,5 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/core';
+import type { KeyMode } from '#libs/core';
 import type { QueryCreator } from 'kysely';
 import { dbArray, dialectOf, queries, sql, writeTogether, type DbArray, type Tables, type Write } from '#libs/db';
 import type { OutboxEvent } from '#libs/events';
@@ -66,6 +67,8 @@ export interface OutboxRow {
   id: string;
   workspaceId: string;
   type: string;
+  /** The event's mode (its record's). */
+  mode: KeyMode;
   data: Record<string, unknown>;
   createdAt: Date;
   /** A render's callback URL (settle events only). */
@@ -75,6 +78,7 @@ export interface OutboxRow {
 export interface SubscriberRow {
   id: string;
   events: string[];
+  modes: KeyMode[];
 }
 
 /** A delivery row made by the dispatcher (sequence 0, not a test). */
@@ -84,6 +88,7 @@ export interface NewDelivery {
   endpointId: string;
   eventId: string;
   eventType: string;
+  mode: KeyMode;
   /** The envelope as JSON text (written once per event, shared by its endpoints). */
   eventJson: string;
   state: 'pending' | 'skipped';
@@ -164,11 +169,11 @@ const CANCEL = webhooks.prepare((db, p: { id: string; at: Date }) =>
 
 /** The dispatcher's batch: every workspace's events not yet dispatched. */
 const UNDISPATCHED = webhooks.prepare((db, p: { limit: number }) => db
-  .selectFrom('outbox_event').select(['id', 'workspace_id', 'type', 'data', 'created_at', 'target'])
+  .selectFrom('outbox_event').select(['id', 'workspace_id', 'type', 'mode', 'data', 'created_at', 'target'])
   .where('dispatched_at', 'is', null).orderBy('id').limit(p.limit), { allWorkspaces: true });
 
 const SUBSCRIBERS = webhooks.prepare((db, p: { workspaceId: string }) => db
-  .selectFrom('webhook_endpoint').select(['id', 'events'])
+  .selectFrom('webhook_endpoint').select(['id', 'events', 'modes'])
   .where('workspace_id', '=', p.workspaceId).where('is_active', '=', true).where('kind', '=', 'endpoint').orderBy('id'));
 
 const PLAN = webhooks.prepare((db, p: { id: string }) => db.selectFrom('workspace').select('plan').where('id', '=', p.id));
@@ -190,7 +195,7 @@ const COUNT_USED = webhooks.prepare((db, p: { workspaceId: string; since: Date }
 const INSERT_DELIVERY = webhooks.prepare((db, p: NewDelivery & { at: Date; completedAt: Date | null }) => db
   .insertInto('webhook_delivery')
   .values({
-    id: p.id, workspace_id: p.workspaceId, endpoint_id: p.endpointId, event_id: p.eventId, event_type: p.eventType, sequence: 0, test: false,
+    id: p.id, workspace_id: p.workspaceId, endpoint_id: p.endpointId, event_id: p.eventId, event_type: p.eventType, mode: p.mode, sequence: 0, test: false,
     // The envelope's JSON text as it is (the column's value, written once per event).
     event: sql<Record<string, unknown>>`${p.eventJson}`, state: p.state, attempts: 0, last_status: null, last_error: p.lastError,
     last_duration_ms: null, created_at: p.at, completed_at: p.completedAt,
@@ -198,18 +203,18 @@ const INSERT_DELIVERY = webhooks.prepare((db, p: NewDelivery & { at: Date; compl
   .onConflict((oc) => oc.columns(['endpoint_id', 'event_id', 'sequence']).doNothing()));
 
 /** PostgreSQL: a whole batch in one statement (one round trip), each column as one array parameter. */
-type DeliveryColumns = 'ids' | 'workspaceIds' | 'endpointIds' | 'eventIds' | 'eventTypes' | 'events' | 'states' | 'lastErrors' | 'completedAts';
+type DeliveryColumns = 'ids' | 'workspaceIds' | 'endpointIds' | 'eventIds' | 'eventTypes' | 'modes' | 'events' | 'states' | 'lastErrors' | 'completedAts';
 const INSERT_DELIVERIES = webhooks.prepare((db, p: Record<DeliveryColumns, DbArray> & { at: Date }) => db
   .insertInto('webhook_delivery')
   .columns([
-    'id', 'workspace_id', 'endpoint_id', 'event_id', 'event_type', 'sequence', 'test', 'event', 'state', 'attempts', 'last_status', 'last_error',
+    'id', 'workspace_id', 'endpoint_id', 'event_id', 'event_type', 'mode', 'sequence', 'test', 'event', 'state', 'attempts', 'last_status', 'last_error',
     'last_duration_ms', 'created_at', 'completed_at',
   ])
-  .expression(sql`select t.id, t.workspace_id, t.endpoint_id, t.event_id, t.event_type, 0, false, t.event, t.state, 0, null, t.last_error, null,
+  .expression(sql`select t.id, t.workspace_id, t.endpoint_id, t.event_id, t.event_type, t.mode, 0, false, t.event, t.state, 0, null, t.last_error, null,
       ${p.at}::timestamptz, t.completed_at
     from unnest(${p.ids}::text[], ${p.workspaceIds}::text[], ${p.endpointIds}::text[], ${p.eventIds}::text[], ${p.eventTypes}::text[],
-      ${p.events}::jsonb[], ${p.states}::text[], ${p.lastErrors}::text[], ${p.completedAts}::timestamptz[])
-      as t(id, workspace_id, endpoint_id, event_id, event_type, event, state, last_error, completed_at)`)
+      ${p.modes}::text[], ${p.events}::jsonb[], ${p.states}::text[], ${p.lastErrors}::text[], ${p.completedAts}::timestamptz[])
+      as t(id, workspace_id, endpoint_id, event_id, event_type, mode, event, state, last_error, completed_at)`)
   .onConflict((oc) => oc.columns(['endpoint_id', 'event_id', 'sequence']).doNothing())
   .returning('id'));
 
@@ -276,7 +281,7 @@ export class WebhookStore {
 
   async undispatched(limit: number): Promise<OutboxRow[]> {
     const rows = await UNDISPATCHED.all(this.em, { limit });
-    return rows.map((r) => ({ id: r.id, workspaceId: r.workspace_id, type: r.type, data: r.data, createdAt: r.created_at, target: r.target ?? null }));
+    return rows.map((r) => ({ id: r.id, workspaceId: r.workspace_id, type: r.type, mode: r.mode, data: r.data, createdAt: r.created_at, target: r.target ?? null }));
   }
 
   async subscribers(workspaceId: string): Promise<SubscriberRow[]> {
@@ -300,7 +305,7 @@ export class WebhookStore {
       const column = <K extends keyof NewDelivery>(k: K) => dbArray(rows.map((r) => r[k]));
       inserted = new Set((await INSERT_DELIVERIES.all(this.em, {
         ids: column('id'), workspaceIds: column('workspaceId'), endpointIds: column('endpointId'), eventIds: column('eventId'),
-        eventTypes: column('eventType'), events: column('eventJson'), states: column('state'),
+        eventTypes: column('eventType'), modes: column('mode'), events: column('eventJson'), states: column('state'),
         lastErrors: column('lastError'), completedAts: dbArray(rows.map(completedAt)), at,
       })).map((r) => r.id));
     } else {

@@ -5,7 +5,7 @@ const vars: TemplateVars = {
   event: {
     id: 'evt_01HX',
     type: 'render.failed',
-    created: '2026-03-01T10:00:00.000Z',
+    created: '2026-03-01T10:00:00.000Z', livemode: true,
     data: {
       id: 'rnd_1',
       status: 'failed',

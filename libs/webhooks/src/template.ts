@@ -21,7 +21,7 @@ const NAME = '[A-Za-z0-9_$.-]+';
 /** `{{name}}`, with optional spaces inside the braces. */
 const PLACEHOLDER = new RegExp(`\\{\\{\\s*(${NAME})\\s*\\}\\}`, 'g');
 const WHOLE_PLACEHOLDER = new RegExp(`^\\{\\{\\s*(${NAME})\\s*\\}\\}$`);
-const FIXED = new Set(['event.type', 'event.id', 'event.created', 'timestamp', 'data', 'org.id', 'endpoint.id']);
+const FIXED = new Set(['event.type', 'event.id', 'event.created', 'event.livemode', 'timestamp', 'data', 'org.id', 'endpoint.id']);
 const DATA_PATH = /^data(\.[A-Za-z0-9_$-]+)+$/;
 
 /** True for the variables of §6: the fixed names and `data.<path>`. */
@@ -49,6 +49,7 @@ export function resolveVariable(name: string, vars: TemplateVars): unknown {
     case 'event.type': return vars.event.type;
     case 'event.id': return vars.event.id;
     case 'event.created': return vars.event.created;
+    case 'event.livemode': return vars.event.livemode;
     case 'timestamp': return vars.timestamp;
     case 'data': return vars.event.data;
     case 'org.id': return vars.orgId;

@@ -1,4 +1,4 @@
-import { EVENT_TYPES, type EventType } from '#libs/core';
+import { EVENT_TYPES, type EventType, type KeyMode } from '#libs/core';
 
 /** Event names of contract §6 (libs/core events.ts). */
 export const WEBHOOK_EVENTS = EVENT_TYPES;
@@ -6,6 +6,9 @@ export type WebhookEvent = EventType;
 
 /** Subscription of an endpoint registered through the key-authenticated route without `events` (§6). */
 export const DEFAULT_EVENTS: readonly WebhookEvent[] = ['render.completed', 'render.failed', 'render.cancelled'];
+
+/** The modes an endpoint's `modes` may hold; a live caller's endpoint takes both unless told otherwise. */
+export const EVENT_MODES: readonly KeyMode[] = ['live', 'test'];
 
 export const HTTP_METHODS = ['POST', 'PUT', 'PATCH', 'GET'] as const;
 export type HttpMethod = (typeof HTTP_METHODS)[number];
@@ -40,6 +43,8 @@ export interface EventEnvelope {
   type: string;
   /** ISO 8601 */
   created: string;
+  /** false for an event of a test-mode record (issue 28). Envelopes stored before it existed were all live. */
+  livemode: boolean;
   data: Record<string, unknown>;
 }
 

@@ -30,7 +30,23 @@ describe('webhook endpoint input', () => {
       payloadTemplate: null,
       headers: [],
       isActive: true,
+      modes: ['live', 'test'],
     });
+  });
+
+  it('takes modes (issue 28): both by default for a live caller, ["test"] for a test caller, who may not name live', () => {
+    expect(valueOf(base, { ...prod, callerMode: 'live' }).modes).toEqual(['live', 'test']);
+    expect(valueOf(base, { ...prod, callerMode: 'test' }).modes).toEqual(['test']);
+    expect(valueOf({ ...base, modes: ['live'] }, { ...prod, callerMode: 'live' }).modes).toEqual(['live']);
+    expect(valueOf({ ...base, modes: ['test', 'live', 'test'] }, { ...prod, callerMode: 'live' }).modes).toEqual(['live', 'test']);
+    expect(errorsOf({ ...base, modes: ['live', 'test'] }, { ...prod, callerMode: 'test' }).modes).toEqual([
+      'a test key or a test-mode session may not subscribe an endpoint to live events; use a live key',
+    ]);
+    expect(errorsOf({ modes: ['live'] }, { ...prod, callerMode: 'test', partial: true }).modes).toHaveLength(1);
+    // An update that leaves modes alone keeps them.
+    const stored = valueOf({ ...base, modes: ['test'] }, { ...prod, callerMode: 'test' }) as EndpointSettings;
+    const merged = mergeEndpointUpdate(stored, { description: 'x' }, { ...prod, callerMode: 'test' });
+    expect(merged.ok && merged.value.modes).toEqual(['test']);
   });
 
   it('requires an absolute url, https outside development', () => {

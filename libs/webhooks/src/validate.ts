@@ -1,8 +1,8 @@
-import { addressAllowed, parseIp, validationFailed } from '#libs/core';
+import { addressAllowed, parseIp, validationFailed, type KeyMode } from '#libs/core';
 import { isReservedHeader } from './headers.js';
 import { isMaskedValue } from './header-values.js';
 import { isKnownVariable, parseTemplateObject, placeholdersIn, replacePlaceholders } from './template.js';
-import type { BodyFormat, HeaderPair, HttpMethod, PayloadMode, WebhookEvent } from './types.js';
+import { EVENT_MODES, type BodyFormat, type HeaderPair, type HttpMethod, type PayloadMode, type WebhookEvent } from './types.js';
 
 /** An endpoint's settings as a caller may set them (§4.6, §4.7), defaults applied. */
 export interface EndpointSettings {
@@ -16,6 +16,8 @@ export interface EndpointSettings {
   payloadTemplate: string | null;
   headers: HeaderPair[];
   isActive: boolean;
+  /** The modes of the events it receives (issue 28). */
+  modes: KeyMode[];
 }
 
 /**
@@ -33,6 +35,8 @@ export interface EndpointInput {
   payloadTemplate?: string | null;
   headers?: readonly HeaderPair[];
   isActive?: boolean;
+  /** A non-empty subset of live, test. */
+  modes?: readonly KeyMode[];
 }
 
 export type FieldErrors = Record<string, string[]>;
@@ -44,6 +48,12 @@ export interface ValidateOptions {
   partial?: boolean;
   /** Used when `events` is absent (the key-authenticated route passes DEFAULT_EVENTS); else it is required. */
   defaultEvents?: readonly WebhookEvent[];
+  /**
+   * The caller's mode (issue 28): a test caller's endpoint takes test events only (`modes` defaults
+   * to ["test"] and may not name live: a leaked test key must not be able to receive live events);
+   * a live caller's defaults to both. Absent: the settings are checked as stored (no caller).
+   */
+  callerMode?: KeyMode;
 }
 
 /** Sizes of an endpoint's settings (§8 "Webhook endpoint"), checked by the API's DTO. */
@@ -71,7 +81,7 @@ class Collector {
 
 function checkVariables(text: string, path: string, errors: Collector): void {
   for (const name of new Set(placeholdersIn(text))) {
-    if (!isKnownVariable(name)) errors.add(path, `{{${name}}} is not a variable (see the list in the documentation: event.type, event.id, event.created, timestamp, data, data.<field>, org.id, endpoint.id)`);
+    if (!isKnownVariable(name)) errors.add(path, `{{${name}}} is not a variable (see the list in the documentation: event.type, event.id, event.created, event.livemode, timestamp, data, data.<field>, org.id, endpoint.id)`);
   }
 }
 
@@ -160,6 +170,12 @@ export function validateEndpointInput(input: unknown, opts: ValidateOptions): Va
   else if (!partial) out.headers = [];
   if (body.isActive !== undefined) out.isActive = body.isActive;
   else if (!partial) out.isActive = true;
+  if (body.modes !== undefined) {
+    out.modes = EVENT_MODES.filter((m) => body.modes?.includes(m));
+    if (opts.callerMode === 'test' && out.modes.includes('live')) {
+      errors.add('modes', 'a test key or a test-mode session may not subscribe an endpoint to live events; use a live key');
+    }
+  } else if (!partial) out.modes = opts.callerMode === 'test' ? ['test'] : [...EVENT_MODES];
 
   return errors.empty ? { ok: true, value: out } : { ok: false, errors: errors.errors };
 }

@@ -90,7 +90,7 @@ export class WorkflowRunner {
         if (await tx.nativeUpdate(WorkflowRun, { id: runId, status: 'queued' }, { status: 'running', startedAt })) {
           await writeEvent(tx, run.workspaceId, 'workflow.run.started', {
             id: runId, workflowId: run.workflowId, status: 'running', round: run.round, totalRows: run.totalRows, createdAt: run.createdAt.toISOString(), startedAt: startedAt.toISOString(),
-          });
+          }, { mode: run.mode });
         }
       });
     }
@@ -232,7 +232,7 @@ export class WorkflowRunner {
       const n = await tx.nativeUpdate(WorkflowRun, { id: runId, status: { $in: ['queued', 'running'] } }, { status, completedAt: now, startedAt: run.startedAt ?? now });
       if (!n) return false;
       const view = await runView(tx, { ...run, status, completedAt: now, startedAt: run.startedAt ?? now } as WorkflowRun);
-      await writeEvent(tx, run.workspaceId, 'workflow.run.completed', { ...view });
+      await writeEvent(tx, run.workspaceId, 'workflow.run.completed', { ...view }, { mode: run.mode });
       return true;
     });
     if (settled) log.log(`workflow run ${runId} ${status}`);

@@ -42,7 +42,7 @@ export class AssetsController {
   @ApiEnvelope(UploadedAssetDto, { status: 201 })
   @ApiErrors('INVALID_REQUEST', 'VALIDATION_FAILED', 'UNSUPPORTED_ASSET', 'ASSET_TOO_LARGE', 'LIMIT_STORAGE')
   async upload(@Principal() p: KeyPrincipal, @Req() req: FastifyRequest) {
-    const row = await receiveUpload(req, { workspaceId: p.workspaceId, plan: p.plan, assets: this.assets, storage: this.storage, config: this.config });
+    const row = await receiveUpload(req, { workspaceId: p.workspaceId, mode: p.mode, plan: p.plan, assets: this.assets, storage: this.storage, config: this.config });
     await queueProcessing(this.queues, this.assets, row);
     return ok({ id: row.id, url: this.storage.url(row.fileKey) }, `Uploaded as ${row.id}; it is being processed and can be used in renders once its status is ready`);
   }
@@ -60,9 +60,9 @@ export class AssetsController {
   @Scopes('assets:write')
   @ApiOperation({ summary: 'Delete an asset and its stored files; the storage it used is given back' })
   @ApiEnvelope(null, { description: 'Deleted with its files' })
-  @ApiErrors('ASSET_NOT_FOUND', 'ASSET_READ_ONLY')
+  @ApiErrors('ASSET_NOT_FOUND', 'ASSET_READ_ONLY', 'LIVE_MODE_REQUIRED')
   async delete(@Principal() p: KeyPrincipal, @Param('id') id: string) {
-    await this.assets.delete(p.workspaceId, id);
+    await this.assets.delete(p.workspaceId, p.mode, id);
     return ok(null, `Asset ${id} deleted with its files; the storage it used is free again`);
   }
 }

@@ -12,6 +12,7 @@ export class AssetDto {
   @ApiProperty({ example: 'ast_01JD3Q4Z5X6Y7W8V9T0S1R2Q3P' }) id!: string;
   @ApiProperty({ enum: ASSET_TYPES }) type!: string;
   @ApiProperty({ enum: ['workspace', 'global'], description: 'global: the read-only stock library' }) scope!: string;
+  @ApiProperty({ enum: ['live', 'test'], description: 'The mode it was uploaded in (a test key\'s or a test-mode session\'s: test); a test caller deletes only test assets' }) mode!: string;
   @ApiProperty() name!: string;
   @ApiProperty({ nullable: true, type: String }) description!: string | null;
   @ApiProperty({ description: 'Where the file is downloaded from (an SVG: once it is ready, sanitised)' }) url!: string;

@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
 import type { Multipart } from '@fastify/multipart';
 import { assetName, tidyUploadFields, UPLOAD_FIELDS, type Asset, type AssetsService } from '#libs/assets';
-import { ApiError, dependencyUnavailable, scavenger, validationFailed, type AppConfig, type FieldErrors, type Plan } from '#libs/core';
+import { ApiError, dependencyUnavailable, scavenger, validationFailed, type AppConfig, type FieldErrors, type KeyMode, type Plan } from '#libs/core';
 import { ACCEPTED_ASSET_FORMATS, ASSET_HEAD_BYTES, detectAssetType } from '#libs/media';
 import type { JobQueues } from '#libs/queue';
 import type { StorageDriver } from '#libs/storage';
@@ -72,7 +72,7 @@ function multipartError(err: unknown, max: number): ApiError | undefined {
  * arrive, never held whole in memory or on disk here. Any refusal after that removes the record and
  * what was stored. Answers the record, `processing`; the caller queues its processing.
  */
-export async function receiveUpload(req: FastifyRequest, ctx: { workspaceId: string; plan: Plan; assets: AssetsService; storage: StorageDriver; config: AppConfig }): Promise<Asset> {
+export async function receiveUpload(req: FastifyRequest, ctx: { workspaceId: string; mode: KeyMode; plan: Plan; assets: AssetsService; storage: StorageDriver; config: AppConfig }): Promise<Asset> {
   if (!req.isMultipart()) throw badRequest('An upload is multipart/form-data with the file in a part named "file" (and optional tags, description, folder)');
   const max = ctx.config.assets.maxBytes;
   const declared = Number(req.headers['content-length']);
@@ -110,7 +110,7 @@ export async function receiveUpload(req: FastifyRequest, ctx: { workspaceId: str
       }
       const reserveBytes = Number.isFinite(declared) && declared > 0 ? Math.min(declared, max) : max;
       row = await ctx.assets.reserve(ctx.workspaceId, ctx.plan, {
-        name: assetName(part.filename, `upload.${detected.ext}`), type: detected.type, mimeType: detected.mimeType, ext: detected.ext, reserveBytes,
+        mode: ctx.mode, name: assetName(part.filename, `upload.${detected.ext}`), type: detected.type, mimeType: detected.mimeType, ext: detected.ext, reserveBytes,
       });
       const put = await ctx.storage.put(row.uploadKey ?? row.fileKey, all);
       if (part.file.truncated) throw tooLarge(max);

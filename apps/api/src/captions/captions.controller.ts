@@ -118,7 +118,7 @@ export class CaptionsController {
     const rows = await this.transcriptions.list(p.workspaceId, q.limit ?? 20);
     return ok(rows.map((r) => {
       const v = this.transcriptions.view(r);
-      return { id: v.id, status: v.status, languageCode: v.languageCode, srtUrl: v.srtUrl };
+      return { id: v.id, status: v.status, mode: v.mode, languageCode: v.languageCode, srtUrl: v.srtUrl };
     }));
   }
 
@@ -137,8 +137,8 @@ export class CaptionsController {
     return { source, provider: body.provider, cache: body.cache ?? true, save: body.save ?? true };
   }
 
-  private async answer(p: KeyPrincipal, reply: FastifyReply, req: CaptionRequest) {
-    const { status, transcription } = await this.captions.generate(p.workspaceId, p.plan, req);
+  private async answer(p: KeyPrincipal, reply: FastifyReply, req: Omit<CaptionRequest, 'mode'>) {
+    const { status, transcription } = await this.captions.generate(p.workspaceId, p.plan, { ...req, mode: p.mode });
     reply.status(status);
     return ok(transcription, status === 200
       ? 'Answered from an earlier transcription of the same recording and settings'

@@ -127,6 +127,7 @@ class TranscriptionErrorDto {
 export class TranscriptionDto {
   @ApiProperty({ example: 'trs_01JD3Q4Z5X6Y7W8V9T0S1R2Q3P' }) id!: string;
   @ApiProperty({ enum: TRANSCRIPTION_STATUSES, description: 'queued → processing → done | failed' }) status!: string;
+  @ApiProperty({ enum: ['live', 'test'], description: 'The mode it was asked in (a test key\'s or a test-mode session\'s: test; a render\'s captions: the render\'s)' }) mode!: string;
   @ApiProperty({ enum: SPEECH_PROVIDERS }) provider!: string;
   @ApiProperty({ nullable: true, type: String }) languageCode!: string | null;
   @ApiProperty({ nullable: true, type: String, description: 'The whole transcript' }) text!: string | null;
@@ -143,6 +144,7 @@ export class TranscriptionDto {
 export class TranscriptionListItemDto {
   @ApiProperty() id!: string;
   @ApiProperty({ enum: TRANSCRIPTION_STATUSES }) status!: string;
+  @ApiProperty({ enum: ['live', 'test'] }) mode!: string;
   @ApiProperty({ nullable: true, type: String }) languageCode!: string | null;
   @ApiProperty({ nullable: true, type: String }) srtUrl!: string | null;
 }

@@ -42,7 +42,7 @@ export class SpeechGammaController {
     }
     await checkAudioUrl(source, this.config);
     const { status, transcription } = await this.captions.generate(p.workspaceId, p.plan, {
-      route: 'speech-gamma', source, provider: 'speech-gamma', cache: true, save: body.save ?? true, name: body.name ?? null,
+      mode: p.mode, route: 'speech-gamma', source, provider: 'speech-gamma', cache: true, save: body.save ?? true, name: body.name ?? null,
       settings: {
         languageCode: body.languageCode ?? 'en-US', alternativeLanguageCodes: body.alternativeLanguageCodes ?? [], model: null, diarize: false, keywords: [],
         punctuation: body.punctuation ?? true, filterProfanity: body.filterProfanity ?? false,

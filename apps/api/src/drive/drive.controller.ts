@@ -59,7 +59,7 @@ export class DriveController {
   @ApiEnvelope(AssetDto, { status: 201 })
   @ApiErrors('VALIDATION_FAILED', 'FILE_NOT_FOUND', 'UNSUPPORTED_ASSET', 'ASSET_TOO_LARGE', 'LIMIT_STORAGE', 'NOT_READY', ...PROVIDER_ERRORS)
   async import(@Principal() p: KeyPrincipal, @Connection() use: UsableConnection, @Param('fileId') fileId: string, @Body() body: ImportFileDto) {
-    const row = await this.drive.importFile(p.workspaceId, p.plan, use, fileId, { folder: body.folder ?? null, tags: body.tags ?? null });
+    const row = await this.drive.importFile(p.workspaceId, p.plan, use, fileId, { folder: body.folder ?? null, tags: body.tags ?? null }, p.mode);
     await queueProcessing(this.queues, this.assets, row);
     return ok(this.assets.view(row), `Imported as ${row.id}; it is being processed and is ready shortly`);
   }

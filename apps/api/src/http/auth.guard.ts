@@ -2,11 +2,11 @@ import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/com
 import { Reflector } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ROLE_SCOPES } from '#libs/auth';
-import { ApiError, PLAN_FEATURES, validationFailed, type KeyMode, type Plan, type PlanFeature } from '#libs/core';
+import { ApiError, PLAN_FEATURES, type Plan, type PlanFeature } from '#libs/core';
 import { IntegrationsService, type IntegrationProvider } from '#libs/integrations';
 import { AUTH_META, FEATURE_META, INTEGRATION_META, type RouteAuth } from './decorators.js';
 import { KeyAuthentication } from './key-auth.js';
-import type { SessionPrincipal } from './principal.js';
+import { sessionMode, type SessionPrincipal } from './principal.js';
 import { SessionGuard } from './session.strategy.js';
 
 type KeyRoute = Extract<RouteAuth, { kind: 'key' }>;
@@ -67,10 +67,4 @@ export class AuthGuard implements CanActivate {
     req.principal = { kind: 'session', userId: session.userId, role: session.role, workspaceId: session.workspaceId, plan: session.plan, mode, scopes };
     return session;
   }
-}
-
-/** X-Service-Mode of a session on a key route: `live` (default) or `test` (free, watermarked renders, as a test key). */
-function sessionMode(header: string | string[] | undefined): KeyMode {
-  if (header === undefined || header === 'live' || header === 'test') return header ?? 'live';
-  throw validationFailed({ 'headers.x-service-mode': ['must be live or test'] }, 'X-Service-Mode must be live or test');
 }

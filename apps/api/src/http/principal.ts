@@ -1,6 +1,6 @@
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
-import { ApiError, type KeyMode, type Plan } from '#libs/core';
+import { ApiError, validationFailed, type KeyMode, type Plan } from '#libs/core';
 import type { UsableConnection } from '#libs/integrations';
 
 interface KeyRouteCaller {
@@ -56,4 +56,19 @@ export const Connection = createParamDecorator((_: unknown, ctx: ExecutionContex
   const integration = ctx.switchToHttp().getRequest<FastifyRequest>().integration;
   if (!integration) throw new ApiError('INTERNAL_ERROR', 'Route reads a connection but declares no @Integration()');
   return integration;
+});
+
+/** X-Service-Mode of a session: `live` (default) or `test` (the calls of a test key: free, watermarked renders; test records only). */
+export function sessionMode(header: string | string[] | undefined): KeyMode {
+  if (header === undefined || header === 'live' || header === 'test') return header ?? 'live';
+  throw validationFailed({ 'headers.x-service-mode': ['must be live or test'] }, 'X-Service-Mode must be live or test');
+}
+
+/**
+ * The caller's mode (issue 28): a key route's principal's (the key's prefix, or a session's
+ * X-Service-Mode); on a session route (`/organization/...`), the session's X-Service-Mode, live by default.
+ */
+export const CallerMode = createParamDecorator((_: unknown, ctx: ExecutionContext): KeyMode => {
+  const req = ctx.switchToHttp().getRequest<FastifyRequest>();
+  return req.principal?.mode ?? sessionMode(req.headers['x-service-mode']);
 });

@@ -1,6 +1,6 @@
 import { Inject, Injectable, type BeforeApplicationShutdown } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import { isId, validationFailed } from '#libs/core';
+import { isId, validationFailed, type KeyMode } from '#libs/core';
 import { forWorkspace, type Orm } from '#libs/db';
 import { RenderFeed, renderEventsAfter, type FeedMessage } from '#libs/events';
 import { ORM } from '../infra/tokens.js';
@@ -31,17 +31,29 @@ export class RenderEventStreams implements BeforeApplicationShutdown {
 
   constructor(@Inject(ORM) private readonly orm: Orm, private readonly feed: RenderFeed) {}
 
-  async stream(workspaceId: string, lastEventId: string | undefined, reply: FastifyReply): Promise<void> {
+  /**
+   * A test caller's stream carries the workspace's test events only (settle events, progress figures
+   * and the resume's backlog of test renders); a live caller's carries every event, each with `livemode`.
+   */
+  async stream(workspaceId: string, mode: KeyMode, lastEventId: string | undefined, reply: FastifyReply): Promise<void> {
     if (lastEventId !== undefined && !isId('event', lastEventId)) {
       throw validationFailed({ 'headers.last-event-id': ['must be the id of an event this stream sent (evt_…)'] });
     }
-    // Subscribed before the backlog is read: an event announced in between is held, then sent once.
+    // Subscribed before the backlog is read: an event announced in between is held, then sent once. The
+    // dispatcher stamps an event before announcing it, so the backlog may hold an event whose announcement
+    // arrives after the held ones are sent: the replayed ids are skipped for the stream's life (at most REPLAY_LIMIT).
     let held: FeedMessage[] | null = [];
+    let replayed = new Set<string | undefined>();
     let write: (m: FeedMessage) => void = () => undefined;
-    const unsubscribe = await this.feed.subscribe(workspaceId, (m) => (held ? held.push(m) : write(m)));
+    const testOnly = mode === 'test';
+    const unsubscribe = await this.feed.subscribe(workspaceId, (m) => {
+      if (testOnly && m.livemode !== false) return;
+      if (held) held.push(m);
+      else if (!m.id || !replayed.has(m.id)) write(m);
+    });
     let backlog: FeedMessage[];
     try {
-      backlog = lastEventId ? await renderEventsAfter(forWorkspace(this.orm, workspaceId), lastEventId, REPLAY_LIMIT) : [];
+      backlog = lastEventId ? await renderEventsAfter(forWorkspace(this.orm, workspaceId), lastEventId, REPLAY_LIMIT, testOnly ? 'test' : undefined) : [];
     } catch (err) {
       unsubscribe();
       throw err;
@@ -74,7 +86,7 @@ export class RenderEventStreams implements BeforeApplicationShutdown {
       if (res.writableLength > MAX_UNREAD_BYTES) close();
     };
     res.write('retry: 3000\n: connected\n\n');
-    const replayed = new Set(backlog.map((m) => m.id));
+    replayed = new Set(backlog.map((m) => m.id));
     for (const m of backlog) write(m);
     for (const m of held) if (!m.id || !replayed.has(m.id)) write(m);
     held = null;

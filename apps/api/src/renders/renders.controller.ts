@@ -140,9 +140,9 @@ export class RendersController {
   @ApiOperation({ summary: 'Cancel a render: queued → cancelled (200), working → cancelRequested (202)' })
   @ApiEnvelope(RenderDto, { description: 'Cancelled (it was queued); credits released' })
   @ApiEnvelope(RenderDto, { status: 202, description: 'Cancellation requested (it was working; cancelRequested true)' })
-  @ApiErrors('RENDER_NOT_FOUND', 'ALREADY_SETTLED')
+  @ApiErrors('RENDER_NOT_FOUND', 'LIVE_MODE_REQUIRED', 'ALREADY_SETTLED')
   async cancel(@Principal() p: KeyPrincipal, @Param('id') id: string, @Res({ passthrough: true }) reply: FastifyReply) {
-    const { render, immediate } = await this.renders.cancel(p.workspaceId, id);
+    const { render, immediate } = await this.renders.cancel(p.workspaceId, p.mode, id);
     if (!immediate) reply.status(202);
     return ok(this.renders.view(render), immediate ? 'Render cancelled; credits released' : 'Cancellation requested; the worker stops at the next stage');
   }

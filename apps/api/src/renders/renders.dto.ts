@@ -195,5 +195,6 @@ export class RenderEventDto {
   @ApiProperty({ example: 'evt_01JD3Q4Z5X6Y7W8V9T0S1R2Q3P' }) id!: string;
   @ApiProperty({ enum: EVENT_TYPES.filter((t) => t.startsWith('render.')) }) type!: string;
   @ApiProperty({ format: 'date-time' }) created!: string;
+  @ApiProperty({ description: 'false for a test render\'s event (its mode)' }) livemode!: boolean;
   @ApiProperty({ type: [RenderEventDeliveryDto], description: 'Its webhook deliveries, oldest first (none when no endpoint subscribes)' }) deliveries!: RenderEventDeliveryDto[];
 }

@@ -59,7 +59,7 @@ export class VoiceController {
     const row = await this.voice.speak(p.workspaceId, p.plan, use, {
       text: body.text, voiceId: body.voiceId, modelId: body.modelId ?? null, stability: body.stability, similarityBoost: body.similarityBoost, style: body.style,
       name: body.name ?? null, folder: body.folder ?? null,
-    });
+    }, p.mode);
     await queueProcessing(this.queues, this.assets, row);
     return ok(this.assets.view(row), `Saved as ${row.id}; it is being processed and is ready (with its duration) shortly`);
   }

@@ -1,11 +1,14 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { KeyMode } from '#libs/core';
 import { ApiEnvelope, ApiErrors, ApiListQuery, Scopes, Session } from '../http/decorators.js';
-import { Principal, SessionUser, type KeyPrincipal, type SessionPrincipal } from '../http/principal.js';
+import { CallerMode, Principal, SessionUser, type KeyPrincipal, type SessionPrincipal } from '../http/principal.js';
 import { CreatedWebhookEndpointDto, CreateWebhookDto, DeliveryDto, RedeliveryDto, UpdateWebhookDto, WebhookEndpointDto, WebhookTestResultDto } from './webhooks.dto.js';
 import { DELIVERY_LIST, WEBHOOK_LIST, WebhookHandlers } from './webhooks.handlers.js';
 
 const NOT_FOUND = 'WEBHOOK_NOT_FOUND' as const;
+/** A test caller on a live endpoint or delivery (issue 28). */
+const MODE = 'LIVE_MODE_REQUIRED' as const;
 
 /** §4.6: webhook endpoints with an API key. */
 @ApiTags('webhooks')
@@ -29,7 +32,7 @@ export class WebhooksController {
   @ApiEnvelope(CreatedWebhookEndpointDto, { status: 201, description: 'Created; data.secret is shown this once' })
   @ApiErrors('INVALID_REQUEST', 'VALIDATION_FAILED')
   create(@Principal() p: KeyPrincipal, @Body() body: CreateWebhookDto) {
-    return this.h.create(p.workspaceId, body, true);
+    return this.h.create(p.workspaceId, p.mode, body, true);
   }
 
   @Get(':id')
@@ -45,18 +48,18 @@ export class WebhooksController {
   @Scopes('webhooks:write')
   @ApiOperation({ summary: 'Update an endpoint (isActive true re-enables it and clears the failure streak)' })
   @ApiEnvelope(WebhookEndpointDto)
-  @ApiErrors('INVALID_REQUEST', 'VALIDATION_FAILED', NOT_FOUND)
+  @ApiErrors('INVALID_REQUEST', 'VALIDATION_FAILED', NOT_FOUND, MODE)
   update(@Principal() p: KeyPrincipal, @Param('id') id: string, @Body() body: UpdateWebhookDto) {
-    return this.h.update(p.workspaceId, id, body);
+    return this.h.update(p.workspaceId, p.mode, id, body);
   }
 
   @Delete(':id')
   @Scopes('webhooks:write')
   @ApiOperation({ summary: 'Delete an endpoint; deliveries stop' })
   @ApiEnvelope(null, { description: 'Deleted' })
-  @ApiErrors(NOT_FOUND)
+  @ApiErrors(NOT_FOUND, MODE)
   remove(@Principal() p: KeyPrincipal, @Param('id') id: string) {
-    return this.h.remove(p.workspaceId, id);
+    return this.h.remove(p.workspaceId, p.mode, id);
   }
 
   @Post(':id/test')
@@ -64,9 +67,9 @@ export class WebhooksController {
   @Scopes('webhooks:write')
   @ApiOperation({ summary: 'Send a test render.completed event through the real path' })
   @ApiEnvelope(WebhookTestResultDto, { description: 'The test delivery was made; data.ok says whether the endpoint took it' })
-  @ApiErrors(NOT_FOUND, 'LIMIT_WEBHOOKDELIVERIES')
+  @ApiErrors(NOT_FOUND, MODE, 'LIMIT_WEBHOOKDELIVERIES')
   test(@Principal() p: KeyPrincipal, @Param('id') id: string) {
-    return this.h.test(p.workspaceId, id);
+    return this.h.test(p.workspaceId, p.mode, id);
   }
 
   @Get(':id/deliveries')
@@ -84,15 +87,16 @@ export class WebhooksController {
   @Scopes('webhooks:write')
   @ApiOperation({ summary: 'Deliver a past event again' })
   @ApiEnvelope(RedeliveryDto, { status: 202, description: 'Redelivery queued' })
-  @ApiErrors(NOT_FOUND, 'DELIVERY_NOT_FOUND', 'LIMIT_WEBHOOKDELIVERIES')
+  @ApiErrors(NOT_FOUND, 'DELIVERY_NOT_FOUND', MODE, 'LIMIT_WEBHOOKDELIVERIES')
   redeliver(@Principal() p: KeyPrincipal, @Param('id') id: string, @Param('deliveryId') deliveryId: string) {
-    return this.h.redeliver(p.workspaceId, id, deliveryId);
+    return this.h.redeliver(p.workspaceId, p.mode, id, deliveryId);
   }
 }
 
 /**
  * §4.7: the same endpoints for the dashboard (session + X-Service-Org). Changing them is an owner's, as
- * `webhooks:write` on /v1 (ROLE_SCOPES: where the workspace's data is sent); members list them.
+ * `webhooks:write` on /v1 (ROLE_SCOPES: where the workspace's data is sent); members list them. The
+ * caller's mode is the session's X-Service-Mode, as on /v1 (live by default).
  */
 @ApiTags('organization')
 @Controller('organization/webhooks')
@@ -114,17 +118,17 @@ export class OrganizationWebhooksController {
   @ApiOperation({ summary: 'Create an endpoint; the signing secret is in this answer only (data.secret)' })
   @ApiEnvelope(CreatedWebhookEndpointDto, { status: 201, description: 'Created; data.secret is shown this once' })
   @ApiErrors('INVALID_REQUEST', 'VALIDATION_FAILED')
-  create(@SessionUser() s: SessionPrincipal, @Body() body: CreateWebhookDto) {
-    return this.h.create(s.workspaceId, body, false);
+  create(@SessionUser() s: SessionPrincipal, @CallerMode() mode: KeyMode, @Body() body: CreateWebhookDto) {
+    return this.h.create(s.workspaceId, mode, body, false);
   }
 
   @Patch(':id')
   @Session({ role: 'owner' })
   @ApiOperation({ summary: 'Update an endpoint' })
   @ApiEnvelope(WebhookEndpointDto)
-  @ApiErrors('INVALID_REQUEST', 'VALIDATION_FAILED', NOT_FOUND)
-  update(@SessionUser() s: SessionPrincipal, @Param('id') id: string, @Body() body: UpdateWebhookDto) {
-    return this.h.update(s.workspaceId, id, body);
+  @ApiErrors('INVALID_REQUEST', 'VALIDATION_FAILED', NOT_FOUND, MODE)
+  update(@SessionUser() s: SessionPrincipal, @CallerMode() mode: KeyMode, @Param('id') id: string, @Body() body: UpdateWebhookDto) {
+    return this.h.update(s.workspaceId, mode, id, body);
   }
 
   @Post(':id/test')
@@ -132,17 +136,17 @@ export class OrganizationWebhooksController {
   @Session({ role: 'owner' })
   @ApiOperation({ summary: 'Send a test event' })
   @ApiEnvelope(WebhookTestResultDto, { description: 'The test delivery was made; data.ok says whether the endpoint took it' })
-  @ApiErrors(NOT_FOUND, 'LIMIT_WEBHOOKDELIVERIES')
-  test(@SessionUser() s: SessionPrincipal, @Param('id') id: string) {
-    return this.h.test(s.workspaceId, id);
+  @ApiErrors(NOT_FOUND, MODE, 'LIMIT_WEBHOOKDELIVERIES')
+  test(@SessionUser() s: SessionPrincipal, @CallerMode() mode: KeyMode, @Param('id') id: string) {
+    return this.h.test(s.workspaceId, mode, id);
   }
 
   @Delete(':id')
   @Session({ role: 'owner' })
   @ApiOperation({ summary: 'Delete an endpoint' })
   @ApiEnvelope(null, { description: 'Deleted' })
-  @ApiErrors(NOT_FOUND)
-  remove(@SessionUser() s: SessionPrincipal, @Param('id') id: string) {
-    return this.h.remove(s.workspaceId, id);
+  @ApiErrors(NOT_FOUND, MODE)
+  remove(@SessionUser() s: SessionPrincipal, @CallerMode() mode: KeyMode, @Param('id') id: string) {
+    return this.h.remove(s.workspaceId, mode, id);
   }
 }

@@ -2,8 +2,9 @@ import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsNotEmpty, IsOptional, IsString, MaxLength, ValidateIf, ValidateNested } from 'class-validator';
+import type { KeyMode } from '#libs/core';
 import {
-  BODY_FORMATS, DELIVERY_STATES, HTTP_METHODS, isHeaderName, isMaskedValue, isValidHeaderValue, LIMITS, MASK, PAYLOAD_MODES, WEBHOOK_EVENTS,
+  BODY_FORMATS, DELIVERY_STATES, EVENT_MODES, HTTP_METHODS, isHeaderName, isMaskedValue, isValidHeaderValue, LIMITS, MASK, PAYLOAD_MODES, WEBHOOK_EVENTS,
   type BodyFormat, type EndpointInput, type HeaderPair, type HttpMethod, type PayloadMode, type WebhookEvent,
 } from '#libs/webhooks';
 import { MayOmit, Satisfies } from '../http/validation.js';
@@ -61,6 +62,12 @@ class EndpointSettingsDto implements EndpointInput {
 
   @ApiPropertyOptional({ description: 'false pauses deliveries; true re-enables a disabled endpoint and clears its failure streak' })
   @MayOmit() @IsBoolean() isActive?: boolean;
+
+  @ApiPropertyOptional({
+    enum: EVENT_MODES, isArray: true, example: ['live'],
+    description: 'The modes of the events it receives (each event\'s livemode). Default ["live","test"]; made with a test key or a test-mode session: ["test"], and live may not be named',
+  })
+  @MayOmit() @IsArray() @ArrayMinSize(1) @IsIn(EVENT_MODES, { each: true, message: 'modes: each must be live or test' }) modes?: KeyMode[];
 }
 
 /** §4.6 Register, §4.7 Create. */
@@ -98,6 +105,8 @@ export class WebhookEndpointDto {
   @ApiProperty({ example: 'https://hooks.example.com/renders' }) url!: string;
   @ApiProperty() description!: string;
   @ApiProperty({ enum: WEBHOOK_EVENTS, isArray: true }) events!: string[];
+  @ApiProperty({ enum: EVENT_MODES, description: 'The mode it was made in (live once it takes live events); a test key changes only test endpoints' }) mode!: string;
+  @ApiProperty({ enum: EVENT_MODES, isArray: true, description: 'The modes of the events it receives' }) modes!: string[];
   @ApiProperty({ enum: HTTP_METHODS }) method!: string;
   @ApiProperty({ enum: BODY_FORMATS }) bodyFormat!: string;
   @ApiProperty({ enum: PAYLOAD_MODES }) payloadMode!: string;
@@ -136,6 +145,7 @@ export class DeliveryDto {
   @ApiProperty({ example: 'dlv_01JD3Q4Z5X6Y7W8V9T0S1R2Q3P' }) id!: string;
   @ApiProperty() eventId!: string;
   @ApiProperty({ example: 'render.completed' }) event!: string;
+  @ApiProperty({ enum: EVENT_MODES, description: 'The event\'s mode (its livemode); a test key redelivers only test events' }) mode!: string;
   @ApiProperty({ description: 'A test delivery (POST …/test)' }) test!: boolean;
   @ApiProperty({ enum: DELIVERY_STATES }) state!: string;
   @ApiProperty() attempts!: number;

@@ -124,9 +124,9 @@ class VideoJobBase {
    * Progress 0..1 on the record (rising only), status `rendering`, and on the workspace's live feed
    * when it moved (throttled per render); a failed write is only a lost figure.
    */
-  protected writeProgress(row: Pick<Render, 'id' | 'workspaceId'>, progress: number): void {
+  protected writeProgress(row: Pick<Render, 'id' | 'workspaceId' | 'mode'>, progress: number): void {
     void this.deps.lifecycle.progress(row.id, progress)
-      .then((moved) => (moved ? this.deps.feed.progress(row.workspaceId, row.id, progress) : false))
+      .then((moved) => (moved ? this.deps.feed.progress(row.workspaceId, row.id, row.mode, progress) : false))
       .catch(() => undefined);
   }
 
