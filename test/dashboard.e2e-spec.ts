@@ -314,6 +314,22 @@ describe('the web dashboard in a browser', () => {
     const live = page.locator('[data-render]').filter({ hasNot: page.locator('.mode-test') });
     expect(await live.count()).toBeGreaterThan(0);
     await expect(page.locator('[data-render] .mode-test').count()).resolves.toBe(1);
+    // An endpoint added in test mode is a test endpoint (test events only), badged; the live ones are not.
+    await open('Webhooks');
+    const adder = page.locator('section > details').first();
+    await adder.getByText('Add an endpoint').click();
+    await adder.getByLabel('URL').fill(`${receiverUrl}/test-mode`);
+    await adder.getByRole('button', { name: 'Add endpoint' }).click();
+    const testCard = page.locator('[data-endpoint]', { hasText: `${receiverUrl}/test-mode` });
+    await testCard.getByRole('heading').locator('.mode-test').waitFor();
+    await testCard.getByText('test events').waitFor();
+    const hooks = ((await (await keyApi('/v1/webhooks')).json()) as { data: { url: string; mode: string; modes: string[] }[] }).data;
+    expect(hooks.find((h) => h.url === `${receiverUrl}/test-mode`)).toMatchObject({ mode: 'test', modes: ['test'] });
+    // (a live endpoint's delivery log badges the test events it received; its heading has no badge)
+    const liveCards = page.locator('[data-endpoint]').filter({ hasNot: page.locator('h2 .mode-test') });
+    expect(await liveCards.count()).toBe(hooks.filter((h) => h.mode === 'live').length);
+    expect(await liveCards.count()).toBeGreaterThan(0);
+    await open('Renders');
     // Kept in this browser: a reload is still in test mode.
     expect(await page.evaluate(() => localStorage.getItem('mr.mode'))).toBe('test');
     await page.reload();
@@ -494,7 +510,7 @@ describe('the web dashboard in a browser', () => {
     await page.setViewportSize({ width: 375, height: 760 });
     for (const label of ['Renders', 'Templates', 'Media', 'API keys', 'Webhooks']) {
       await open(label);
-      await page.getByText(/^Loading/).waitFor({ state: 'detached' });
+      await until(async () => (await page.getByText(/^Loading/).count()) === 0, `${label} loaded`, 30_000, 50);
       await accessible(`${label} at 375 px`);
       expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
     }

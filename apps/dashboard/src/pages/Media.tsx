@@ -2,7 +2,7 @@ import { useRef, useState, type DragEvent } from 'react';
 import { api, envelope, API_BASE, ApiFailure, refreshSession, sessionHeaders } from '../api/client';
 import type { components } from '../api/schema';
 import { usePollWhile } from '../live';
-import { bytes, Empty, ErrorNote, FilterSelect, Loading, Status, useAction, useLoad } from '../ui';
+import { bytes, Empty, ErrorNote, FilterSelect, Loading, ModeBadge, Status, useAction, useLoad } from '../ui';
 
 type Asset = components['schemas']['AssetDto'];
 const TYPES = ['image', 'video', 'audio', 'font', 'lottie', 'svg'] as const;
@@ -171,7 +171,9 @@ export function MediaPage() {
                 <span>
                   {a.type} · {bytes(a.sizeBytes)}
                 </span>
-                <Status value={a.status} />
+                <span>
+                  <Status value={a.status} /> <ModeBadge mode={a.mode} />
+                </span>
                 <code className="wrap">{a.id}</code>
               </div>
               {a.scope === 'workspace' && (

@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { api, ApiFailure, envelope, unwrap } from '../api/client';
 import type { components } from '../api/schema';
-import { age, CheckboxGroup, Empty, ErrorNote, Loading, Status, useAction, useLoad } from '../ui';
+import { age, CheckboxGroup, Empty, ErrorNote, Loading, ModeBadge, Status, useAction, useLoad } from '../ui';
 
 type Endpoint = components['schemas']['WebhookEndpointDto'];
 type EventName = components['schemas']['CreateWebhookDto']['events'] extends (infer E)[] | undefined ? E : never;
@@ -151,7 +151,7 @@ function Deliveries({ endpoint, version }: { endpoint: string; version: number }
       <ul className="list deliveries" aria-label="Deliveries">
         {log.data.map((d) => (
           <li key={d.id} data-delivery={d.id}>
-            <Status value={d.state} /> <strong>{d.event}</strong> {d.test && <span className="badge">test</span>} <span>HTTP {d.lastStatus ?? '—'}</span>{' '}
+            <Status value={d.state} /> <strong>{d.event}</strong> {d.test ? <span className="badge">test delivery</span> : <ModeBadge mode={d.mode} />} <span>HTTP {d.lastStatus ?? '—'}</span>{' '}
             <span className="muted">
               {d.attempts} attempt{d.attempts === 1 ? '' : 's'} · {age(d.createdAt)}
             </span>{' '}
@@ -184,12 +184,14 @@ function EndpointCard({ e, onChange }: { e: Endpoint; onChange: () => void }) {
   const refresh = () => setTimeout(() => setVersion((v) => v + 1), 1500);
   return (
     <li className="card endpoint" data-endpoint={id}>
-      <h2 className="wrap">{e.url}</h2>
+      <h2 className="wrap">
+        {e.url} <ModeBadge mode={e.mode} />
+      </h2>
       <p>
         {e.isActive && !e.disabled ? <span className="badge s-done">active</span> : <span className="badge s-failed">{e.disabled ? 'disabled after failures' : 'paused'}</span>} {e.description}
       </p>
       <p className="muted">
-        {e.method} · {e.bodyFormat} · {e.events.join(', ')} · secret {e.secretHint}
+        {e.method} · {e.bodyFormat} · {e.events.join(', ')} · {e.modes.join(' and ')} events · secret {e.secretHint}
       </p>
       <div className="actions">
         <button
