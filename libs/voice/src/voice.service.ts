@@ -27,7 +27,7 @@ const NAME_WORDS = 8;
 const NAME_CHARS = 60;
 const RETRY_AFTER_SEC = '30';
 /** The espeak-ng voice that stands in, in test mode, for a voice id espeak-ng does not have (an ElevenLabs voice's). */
-const TEST_MODE_VOICE = 'en';
+const TEST_MODE_VOICE = 'en-us+klatt2';
 
 /** The default name: the script's opening words (`Welcome to the spring sale.mp3`). */
 export function voiceOverName(text: string, given: string | null): string {
@@ -59,7 +59,8 @@ export class VoiceService {
   /**
    * The engine that says a script (the port): the connection's in live mode; in test mode espeak-ng
    * offline (issue 28: a test key spends no characters of the provider's account and calls no
-   * provider), saying it with the voice asked for when it is one of espeak-ng's, else its `en` voice.
+   * provider), saying it with the voice asked for when it is one of espeak-ng's, else its `en-us+klatt2` voice (the
+   * clearest of its English voices to the offline caption engine, so a test voice-over can be captioned in test mode).
    */
   private speaker(use: UsableConnection, mode: KeyMode): VoiceEngine {
     if (mode === 'live' || use.connection.engine === 'local') return this.engine(use);
