@@ -343,17 +343,18 @@ describe('test mode never reaches a provider, and a test key cannot change live 
 
     it('a campaign reserves its recipients up front: parallel single sends cannot take their units; a failed recipient gives its unit back', async () => {
       const w = await create('starter', true);
-      await seed(w, LIMIT - 10);
-      const recipients = [...Array.from({ length: 7 }, (_, i) => ({ to: `+44 7700 96${String(i).padStart(4, '0')}` })), { to: `+${UNDELIVERABLE_NUMBER}` }];
-      const campaign = await inject('POST', `${MSG}/campaigns`, w.liveKey, { templateName: 'thanks_note', languageCode: 'en_US', commonVariables: { 1: 'Ada' }, rateLimitPerSecond: 1, recipients });
+      await seed(w, LIMIT - 18);
+      // The undeliverable one last: runners claim among the first 8 queued, so it fails (and gives its unit back) only after 8 were sent, 4 s in.
+      const recipients = [...Array.from({ length: 15 }, (_, i) => ({ to: `+44 7700 96${String(i).padStart(4, '0')}` })), { to: `+${UNDELIVERABLE_NUMBER}` }];
+      const campaign = await inject('POST', `${MSG}/campaigns`, w.liveKey, { templateName: 'thanks_note', languageCode: 'en_US', commonVariables: { 1: 'Ada' }, rateLimitPerSecond: 2, recipients });
       expect(campaign.statusCode).toBe(202);
-      // 990 sent + 8 reserved: 2 units left for single sends, whatever the campaign has sent so far.
+      // 982 sent + 16 reserved: 2 units left for single sends, whatever the campaign has sent so far.
       const answers = await Promise.all(Array.from({ length: 5 }, (_, i) => sms(w.liveKey, i)));
       expect(answers.map((r) => r.statusCode).sort()).toEqual([201, 201, 402, 402, 402]);
       const id = campaign.json().data.id as string;
       // Read from the database: the starter plan's 60 requests a minute are not spent on polling.
       await until(async () => (await forWorkspace(orm, w.workspaceId).findOneOrFail(MessagingCampaign, { id })).status === 'completed', 'the campaign', 60_000);
-      expect((await inject('GET', `${MSG}/campaigns/${id}`, w.liveKey)).json().data).toMatchObject({ status: 'completed', progress: { sent: 7, failed: 1 } });
+      expect((await inject('GET', `${MSG}/campaigns/${id}`, w.liveKey)).json().data).toMatchObject({ status: 'completed', progress: { sent: 15, failed: 1 } });
       // The undeliverable recipient's unit came back: one more send fits, then none.
       expect(await usage(w.liveKey)).toBe(LIMIT - 1);
       expect((await sms(w.liveKey, 50)).statusCode).toBe(201);

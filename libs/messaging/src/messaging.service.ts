@@ -573,13 +573,20 @@ export class MessagingService {
  * releases its reservation (it is no longer queued; a sent one counts as its message).
  */
 async function usedThisMonth(em: EntityManager, mode: KeyMode): Promise<number> {
-  const messages = await em.count(MessagingMessage, { createdAt: { $gte: monthStart() }, mode });
+  // The recipients first, the messages last: runners move on while these statements run (each sees
+  // what is committed when it runs), and a recipient only ever moves towards having its message row
+  // (queued → sending → its row → sent), so read in this order it is counted at least once (twice at
+  // worst, refusing a send too early, never too late); a row deleted meanwhile is a failed send, whose
+  // unit is free again.
   const campaigns = (await em.find(MessagingCampaign, { status: 'sending', mode }, { fields: ['id'] })).map((c) => c.id);
-  if (!campaigns.length) return messages;
-  const queued = await em.count(CampaignRecipient, { campaignId: { $in: campaigns }, status: 'queued' });
-  const claimed = (await em.find(CampaignRecipient, { campaignId: { $in: campaigns }, status: 'sending' }, { fields: ['id'] })).map((r) => r.id);
-  const written = claimed.length ? await em.count(MessagingMessage, { idempotencyKey: { $in: claimed } }) : 0;
-  return messages + queued + claimed.length - written;
+  let reserved = 0;
+  if (campaigns.length) {
+    const queued = await em.count(CampaignRecipient, { campaignId: { $in: campaigns }, status: 'queued' });
+    const claimed = (await em.find(CampaignRecipient, { campaignId: { $in: campaigns }, status: 'sending' }, { fields: ['id'] })).map((r) => r.id);
+    const written = claimed.length ? await em.count(MessagingMessage, { idempotencyKey: { $in: claimed } }) : 0;
+    reserved = queued + claimed.length - written;
+  }
+  return reserved + (await em.count(MessagingMessage, { createdAt: { $gte: monthStart() }, mode }));
 }
 
 function describe(c: Capabilities): string {
