@@ -9,7 +9,7 @@ import { SmtpFake, TwilioFake, UNDELIVERABLE_NUMBER, WhatsAppFake } from '#testi
 import { startGoogleFake, type GoogleFake } from '#testing/suite';
 import { FAKE_VOICES, startElevenLabsFake, type ElevenLabsFake } from '#testing/voice';
 import { createWorkerApp } from '../apps/worker/src/app.js';
-import { startApi, type TestApi } from './harness.js';
+import { startApi, userSession, type TestApi } from './harness.js';
 import { until } from './render-helpers.js';
 
 // Issue 28 "A test key cannot touch live mode" and "A test key never reaches a real provider";
@@ -248,6 +248,13 @@ describe('test mode never reaches a provider, and a test key cannot change live 
     // A test key may start a run of a live workflow: the run is its own, in test mode.
     const testRun = await inject('POST', `${path}/runs`, ws.testKey, { rows: [{ Name: 'Bo' }] });
     expect([testRun.statusCode, testRun.json().data.mode]).toEqual([202, 'test']);
+    // A dashboard session in test mode (X-Service-Mode: test) is a test caller; the owner's live session keeps full rights.
+    const session = await userSession(api, ws.workspaceId, '+447700900999', 'owner');
+    const asSession = (mode?: string) => ({ authorization: `Bearer ${session}`, 'x-service-org': ws.workspaceId, ...(mode ? { 'x-service-mode': mode } : {}) });
+    const testSession = await api.app.inject({ method: 'PATCH', url: `/api${path}`, headers: asSession('test'), payload: { name: 'Hijacked' } });
+    expect([testSession.statusCode, testSession.json().code]).toEqual([403, 'LIVE_MODE_REQUIRED']);
+    const liveSession = await api.app.inject({ method: 'PATCH', url: `/api${path}`, headers: asSession(), payload: { name: 'By the owner' } });
+    expect([liveSession.statusCode, liveSession.json().data.name]).toEqual([200, 'By the owner']);
     // Live keys keep full rights.
     expect((await inject('PATCH', path, ws.liveKey, { name: 'Renamed' })).statusCode).toBe(200);
     expect((await inject('POST', `${runPath}/rerun`, ws.liveKey)).statusCode).toBe(202);
