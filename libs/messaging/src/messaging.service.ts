@@ -3,6 +3,7 @@ import { ApiError, likeTerm, monthStart, newId, OutboundRefused, resolveOutbound
 import { forWorkspace, retryBusy, type Orm } from '#libs/db';
 import { IDEMPOTENCY_KEY } from '#libs/renders';
 import { ProviderError, type IntegrationConnection, type IntegrationsService, type UsableConnection } from '#libs/integrations';
+import { lockWorkspace } from '#libs/workspaces';
 import {
   CAPABILITIES, CHANNEL_NAMES, CONNECTABLE_CHANNELS, MAX_LIST_ROWS, MAX_REPLY_BUTTONS, MESSAGES_PER_MONTH, carries, cleanPhoneNumber,
   filenameOfUrl, isEmailAddress, mediaTypeOfUrl, type Capabilities, type ChannelAccount, type ChannelName, type ConnectableChannel,
@@ -14,7 +15,6 @@ import { MessageRejected, type AdapterOptions, type InteractiveMessage, type Med
 import { SimulatedSender } from './simulated.js';
 import { TwilioAdapter } from './twilio.js';
 import { WhatsAppAdapter } from './whatsapp.js';
-import { lockWorkspace } from '#libs/workspaces';
 
 export interface MessagingDeps {
   orm: Orm;
@@ -299,7 +299,7 @@ export class MessagingService {
     await em.flush();
   }
 
-  /** §4.5 Check messaging allowance: messages sent this calendar month (UTC) against the plan's. */
+  /** §4.5 Check messaging allowance: the caller's mode's messages this calendar month (UTC), campaigns' reserved recipients included, against the plan's. */
   async usage(workspaceId: string, plan: Plan, mode: KeyMode): Promise<MessagingAllowance> {
     const used = await usedThisMonth(forWorkspace(this.deps.orm, workspaceId), mode);
     const limit = MESSAGES_PER_MONTH[plan.code];
@@ -417,10 +417,12 @@ export class MessagingService {
   }
 
   /**
-   * Sends a prepared message once: the allowance, the Idempotency-Key claimed by inserting the
-   * message row (`sending`) before the provider is called (a twin finds it and is answered with it:
-   * `replayed`), the provider call (unavailable ones retried; `around` wraps each attempt), the
-   * stored record and the contact. A failed send deletes the row, so the key can be used again.
+   * Sends a prepared message once: the allowance checked and the message row (`sending`) inserted in
+   * one step under the workspace's lock (a campaign recipient's unit was reserved with its campaign);
+   * the row claims the Idempotency-Key before the provider is called (a twin finds it and is answered
+   * with it: `replayed`); the mode's sender (`sender`: the provider's adapter, or the simulation in
+   * test mode; unavailable ones retried, `around` wraps each attempt); the stored record and, in live
+   * mode, the contact. A failed send deletes the row, so the key can be used again.
    */
   async deliver(workspaceId: string, plan: Plan, mode: KeyMode, use: UsableConnection, prepared: PreparedMessage, idempotencyKey: string | null, opts: DeliverOptions = {}): Promise<{ message: MessageView; replayed: boolean }> {
     const em = forWorkspace(this.deps.orm, workspaceId);

@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { ChannelAccount } from './channels.js';
-import type { MessageSender, OutgoingMessage } from './sender.js';
+import type { MessageSender } from './sender.js';
 
 /**
  * The sender of test mode (issue 28, docs/decisions.md "Test mode (issue 28): providers, messaging,
@@ -11,8 +11,7 @@ import type { MessageSender, OutgoingMessage } from './sender.js';
 export class SimulatedSender implements MessageSender {
   constructor(private readonly account: ChannelAccount) {}
 
-  send(message: OutgoingMessage): Promise<{ providerMessageId: string }> {
-    void message;
+  send(): Promise<{ providerMessageId: string }> {
     return Promise.resolve({ providerMessageId: simulatedMessageId(this.account) });
   }
 }

@@ -2,11 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { ApiError } from '#libs/core';
 import { formatA1, parseA1 } from './a1.js';
 import { nameFromUrl, type ListFiles, type StorageFile } from './drive.service.js';
-import type { WriteResult } from './sheets.js';
+import type { Cell, WriteResult } from './sheets.js';
 
 /** What a workflow's steps write into the workspace-suite account: Sheets values and Drive uploads (and the look-up of an upload begun before). */
 export interface SuiteWrites {
-  write(spreadsheetId: string, input: { range: string; values: unknown[][] }): Promise<WriteResult>;
+  write(spreadsheetId: string, input: { range: string; values: Cell[][] }): Promise<WriteResult>;
   upload(input: { url: string; name: string | null; folderId: string | null }): Promise<StorageFile>;
   list(q: ListFiles): Promise<{ files: StorageFile[] }>;
 }
@@ -21,7 +21,7 @@ const MIME_BY_EXT: Record<string, string> = { png: 'image/png', jpg: 'image/jpeg
  * calling nobody. Nothing is written, so a look-up finds nothing.
  */
 export class SimulatedSuiteWrites implements SuiteWrites {
-  write(spreadsheetId: string, input: { range: string; values: unknown[][] }): Promise<WriteResult> {
+  write(spreadsheetId: string, input: { range: string; values: Cell[][] }): Promise<WriteResult> {
     if (!/^[\w-]{1,200}$/.test(spreadsheetId)) throw new ApiError('SPREADSHEET_NOT_FOUND', 'No spreadsheet has this id');
     const range = parseA1(input.range);
     const rows = input.values.length;

@@ -74,7 +74,7 @@ export class WorkflowRunner {
   private suite(run: WorkflowRun, use: (p: IntegrationProvider) => Promise<UsableConnection>): SuiteWrites {
     if (run.mode === 'test') return this.simulated;
     return {
-      write: async (id, input) => this.deps.sheets.write(await use('workspace-suite'), id, { ...input, values: input.values as never, mode: 'overwrite', raw: true }),
+      write: async (id, input) => this.deps.sheets.write(await use('workspace-suite'), id, { ...input, mode: 'overwrite', raw: true }),
       upload: async (input) => this.deps.drive.upload(await use('workspace-suite'), { ...input, mimeType: null }),
       list: async (q) => this.deps.drive.list(await use('workspace-suite'), q),
     };
