@@ -139,7 +139,7 @@ const OWNED: Owned<object>[] = [
     entity: MessagingMessage, name: 'MessagingMessage',
     row: (workspaceId) => ({
       id: newId('message'), workspaceId, channel: 'primary_chat', accountId: '1', recipient: '447700900123', type: 'text', templateName: null, languageCode: null,
-      renderId: null, mediaUrl: null, status: 'sent', providerMessageId: 'wamid.1', idempotencyKey: null, createdAt: at, sentAt: at, error: null, statusAt: null,
+      renderId: null, mediaUrl: null, status: 'sent', providerMessageId: 'wamid.1', idempotencyKey: null, createdAt: at, sentAt: at, error: null, statusAt: null, mode: 'live',
     }),
     change: { providerMessageId: 'changed' }, changed: (r) => r.providerMessageId === 'changed',
   }),
@@ -153,7 +153,7 @@ const OWNED: Owned<object>[] = [
   }),
   owned<Workflow>({
     entity: Workflow, name: 'Workflow',
-    row: (workspaceId) => ({ id: newId('workflow'), workspaceId, name: 'w', searchText: 'w', definition: DEFINITION, createdAt: at, updatedAt: at }),
+    row: (workspaceId) => ({ id: newId('workflow'), workspaceId, name: 'w', searchText: 'w', definition: DEFINITION, createdAt: at, updatedAt: at, mode: 'live' }),
     change: { name: 'changed' }, changed: (r) => r.name === 'changed',
   }),
   owned<WorkflowRun>({
@@ -176,7 +176,7 @@ const OWNED: Owned<object>[] = [
     entity: MessagingCampaign, name: 'MessagingCampaign',
     row: (workspaceId) => ({
       id: newId('campaign'), workspaceId, name: 'c', channel: 'primary_chat', templateName: 't', languageCode: null, renderId: null, mediaUrl: null,
-      commonVariables: {}, rateLimitPerSecond: 3, total: 1, status: 'sending', idempotencyKey: null, createdAt: at, completedAt: null,
+      commonVariables: {}, rateLimitPerSecond: 3, total: 1, status: 'sending', idempotencyKey: null, createdAt: at, completedAt: null, mode: 'live',
     }),
     change: { name: 'changed' }, changed: (r) => r.name === 'changed',
   }),

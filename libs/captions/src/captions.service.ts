@@ -20,7 +20,7 @@ export interface SourceLookup {
 }
 
 export interface CaptionRequest {
-  /** The caller's mode (issue 28): the transcription's. */
+  /** The caller's mode (issue 28; a render's, for its auto-captions): the transcription's, and in test mode the offline engine transcribes, whatever the connection's. */
   mode: KeyMode;
   route: TranscriptionRoute;
   source: TranscriptionSource;
@@ -71,6 +71,15 @@ async function speechConnections(integrations: IntegrationsService, workspaceId:
   return new Map(rows.filter((r): r is IntegrationConnection & { provider: SpeechProvider } => (SPEECH_PROVIDERS as readonly string[]).includes(r.provider)).map((r) => [r.provider, r]));
 }
 
+/**
+ * The engine a connection transcribes with in a mode (the port): its own in live mode; in test mode
+ * always the offline one (issue 28: a test key sends no recording to a provider and spends nothing of
+ * its account), so a test transcription is recorded, cached and run as `local`.
+ */
+export function engineIn(mode: KeyMode, connection: Pick<IntegrationConnection, 'engine'> | undefined): 'provider' | 'local' {
+  return mode === 'test' ? 'local' : (connection?.engine ?? 'provider');
+}
+
 /** The plan and the connection checks (402, then 409); answers the live (connected, not lapsed) providers. */
 function requireConnection(integrations: IntegrationsService, plan: Plan, connections: Map<SpeechProvider, IntegrationConnection>, provider: SpeechProvider | undefined): SpeechProvider[] {
   allowed(plan, provider ?? SPEECH_PROVIDERS[0]);
@@ -109,8 +118,8 @@ export class CaptionsService {
   }
 
   /** The engine a provider answers with for this workspace (its connection's, else the provider's API). */
-  private engineOf(provider: SpeechProvider, connection: IntegrationConnection | undefined): SpeechEngine {
-    return this.deps.engines.create(provider, connection?.engine ?? 'provider');
+  private engineOf(provider: SpeechProvider, connection: IntegrationConnection | undefined, mode: KeyMode = 'live'): SpeechEngine {
+    return this.deps.engines.create(provider, engineIn(mode, connection));
   }
 
   async providers(workspaceId: string): Promise<{ providers: ProviderView[]; connected: number; cache: CacheStats }> {
@@ -150,16 +159,19 @@ export class CaptionsService {
     const settingsFor = (engine: SpeechEngine): RecognitionSettings => ({
       ...req.settings, languageCode: req.settings.languageCode ?? (engine.support.autoLanguage ? 'auto' : 'en-US'),
     });
-    const whyNot = (p: SpeechProvider) => {
-      const engine = this.engineOf(p, connections.get(p));
+    const whyNot = (p: SpeechProvider, mode = req.mode) => {
+      const engine = this.engineOf(p, connections.get(p), mode);
       return refusals(engine, settingsFor(engine), file);
     };
     const able = () => SPEECH_PROVIDERS.filter((p) => whyNot(p).length === 0);
     const refuse = (provider: SpeechProvider | null, reasons: string[]) => {
       const can = able();
       const named = can.map((p) => `${p}${connections.get(p)?.status === 'connected' ? ' (connected)' : ''}`);
-      throw new ApiError('VALIDATION_FAILED', `${provider ? `${provider} cannot take this request: ${reasons.join('; ')}` : 'No connected speech provider can take this request'}. ${can.length ? `Providers that can: ${named.join(', ')}` : 'No provider can: change the settings'}`, {
-        errors: { provider: [can.length ? `must be one of ${can.join(', ')} for this request` : 'no provider can take this request as it is'] },
+      // Test mode: every provider is the offline engine; say which providers would take it in live mode.
+      const liveOnly = req.mode === 'test' ? SPEECH_PROVIDERS.filter((p) => whyNot(p, 'live').length === 0) : [];
+      const inTest = req.mode === 'test' ? ` In test mode every speech provider is the offline engine (pocketsphinx, en-US)${liveOnly.length ? `; in live mode ${liveOnly.join(', ')} can take it: use a live key` : ''}.` : '';
+      throw new ApiError('VALIDATION_FAILED', `${provider ? `${provider} cannot take this request: ${reasons.join('; ')}` : 'No connected speech provider can take this request'}. ${can.length ? `Providers that can: ${named.join(', ')}` : 'No provider can: change the settings'}${inTest}`, {
+        errors: { provider: [can.length ? `must be one of ${can.join(', ')} for this request` : `no provider can take this request as it is${liveOnly.length ? ` in test mode (live mode only: ${liveOnly.join(', ')})` : ''}`] },
       });
     };
 
@@ -175,16 +187,18 @@ export class CaptionsService {
     }
 
     const connection = connections.get(provider) as IntegrationConnection;
-    const engine = this.engineOf(provider, connection);
+    // The engine recorded is the one that runs (the worker builds it from the record) and keys the cache.
+    const engineKind = engineIn(req.mode, connection);
+    const engine = this.engineOf(provider, connection, req.mode);
     const settings = settingsFor(engine);
     const cacheMode = req.cache === true ? 'on' : 'fresh';
     const row = await transcriptions.create(workspaceId, {
-      mode: req.mode, route: req.route, provider, engine: connection.engine, source: req.source, settings, cueOptions: req.cueOptions,
+      mode: req.mode, route: req.route, provider, engine: engineKind, source: req.source, settings, cueOptions: req.cueOptions,
       cacheMode, save: req.save, name: req.name ?? null,
     });
     if (cacheMode === 'on') {
       const hash = await transcriptions.knownAudioHash(workspaceId, req.source);
-      const hit = hash ? await transcriptions.cached(workspaceId, recognitionCacheKey(hash, provider, connection.engine, settings)) : null;
+      const hit = hash ? await transcriptions.cached(workspaceId, recognitionCacheKey(hash, provider, engineKind, settings)) : null;
       if (hash && hit) {
         const done = await transcriptions.complete(row, { hash, sec: hit.audioSec }, hit, true);
         return { status: 200, transcription: transcriptions.view(done) };

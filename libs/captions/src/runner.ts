@@ -79,7 +79,8 @@ export class TranscriptionRunner {
       const { integrations } = this.deps;
       const usable = integrations.usable(await integrations.find(row.workspaceId, row.provider), row.provider);
       connectionId = usable.connection.id;
-      const engine = this.deps.engines.create(row.provider, usable.connection.engine, { credentials: usable.credentials, baseUrl: usable.connection.baseUrl ?? null });
+      // The engine recorded at acceptance (test mode: the offline one, whatever the connection's).
+      const engine = this.deps.engines.create(row.provider, row.engine, { credentials: usable.credentials, baseUrl: usable.connection.baseUrl ?? null });
       const reasons = refusals(engine, row.settings, audio);
       if (reasons.length) throw new Refused({ code: 'UNSUPPORTED_ASSET', message: `${row.provider} cannot read this recording: ${reasons.join('; ')}` });
       const recognition = await engine.transcribe(audio, row.settings, signal);

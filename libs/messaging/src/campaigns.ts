@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { UniqueConstraintViolationException, type EntityManager } from '@mikro-orm/core';
 import type { Redis } from 'ioredis';
-import { ApiError, newId, PLANS, validationFailed, type FieldErrors, type ListQuery, type ListSpec, type Plan, type PlanCode } from '#libs/core';
-import { forWorkspace, queries, type Orm, type Tables } from '#libs/db';
+import { ApiError, newId, PLANS, validationFailed, type FieldErrors, type KeyMode, type ListQuery, type ListSpec, type Plan, type PlanCode } from '#libs/core';
+import { forWorkspace, queries, retryBusy, type Orm, type Tables } from '#libs/db';
 import { writeEvent } from '#libs/events';
 import type { IntegrationsService, UsableConnection } from '#libs/integrations';
 import type { RedisKeys } from '#libs/redis';
 import { IDEMPOTENCY_KEY } from '#libs/renders';
-import { Workspace } from '#libs/workspaces';
+import { lockWorkspace, Workspace } from '#libs/workspaces';
 import { CampaignRecipient, MessagingCampaign, MessagingMessage, type RecipientStatus } from './entities.js';
 import type { MessagingService, SendCache, SendInput } from './messaging.service.js';
 import { RateLimiter } from './rate-limiter.js';
@@ -59,6 +59,9 @@ export interface CampaignView {
   progress: CampaignProgress;
   createdAt: string;
   completedAt: string | null;
+  /** The creator's mode; `test`: every recipient is simulated (checked and paced as in live mode, sent to no provider). */
+  mode: KeyMode;
+  simulated: boolean;
 }
 
 export interface RecipientView {
@@ -112,7 +115,7 @@ export class CampaignsService {
   constructor(private readonly deps: CampaignsDeps) {}
 
   /** 202 with the stored campaign, or 200 with the one an earlier request with this Idempotency-Key made (`replayed`). */
-  async create(workspaceId: string, plan: Plan, use: UsableConnection, input: CampaignInput, idempotencyKey: string | null): Promise<{ campaign: CampaignView; replayed: boolean }> {
+  async create(workspaceId: string, plan: Plan, mode: KeyMode, use: UsableConnection, input: CampaignInput, idempotencyKey: string | null): Promise<{ campaign: CampaignView; replayed: boolean }> {
     const em = forWorkspace(this.deps.orm, workspaceId);
     if (idempotencyKey !== null && !IDEMPOTENCY_KEY.test(idempotencyKey)) throw validationFailed({ 'headers.idempotency-key': ['must be 1 to 255 visible ASCII characters'] });
     if (idempotencyKey) {
@@ -120,16 +123,20 @@ export class CampaignsService {
       if (before) return { campaign: await this.view(before), replayed: true };
     }
     await this.check(workspaceId, use, input);
-    await this.deps.messaging.checkAllowance(workspaceId, plan, input.recipients.length);
+    await this.deps.messaging.checkAllowance(em, plan, mode, input.recipients.length);
     const now = new Date();
     const id = newId('campaign');
     try {
-      await em.transactional(async (tx) => {
+      // Every recipient's unit reserved with the campaign, under the workspace's lock (the deciding check):
+      // its queued recipients count as used until each is sent (then its message counts) or fails.
+      await retryBusy(() => em.fork().transactional(async (tx) => {
+        await lockWorkspace(tx, workspaceId);
+        await this.deps.messaging.checkAllowance(tx, plan, mode, input.recipients.length);
         tx.create(MessagingCampaign, {
           id, workspaceId, name: input.name?.trim() || defaultName(now), channel: 'primary_chat', templateName: input.templateName,
           languageCode: input.languageCode ?? null, renderId: input.renderId ?? null, mediaUrl: input.mediaUrl ?? null,
           commonVariables: input.commonVariables ?? {}, rateLimitPerSecond: input.rateLimitPerSecond ?? DEFAULT_CAMPAIGN_RATE,
-          total: input.recipients.length, status: 'sending', idempotencyKey, createdAt: now, completedAt: null,
+          total: input.recipients.length, status: 'sending', idempotencyKey, createdAt: now, completedAt: null, mode,
         });
         await tx.flush();
         const rows = input.recipients.map((r, position) => ({
@@ -137,7 +144,7 @@ export class CampaignsService {
           status: 'queued' as const, errorCode: null, reason: null, providerMessageId: null, messageId: null, claimedBy: null, attempts: 0, updatedAt: now, sentAt: null,
         }));
         for (let i = 0; i < rows.length; i += 500) await tx.insertMany(CampaignRecipient, rows.slice(i, i + 500));
-      });
+      }));
     } catch (err) {
       if (!idempotencyKey || !(err instanceof UniqueConstraintViolationException)) throw err;
       const twin = await em.findOne(MessagingCampaign, { idempotencyKey });
@@ -216,7 +223,7 @@ export class CampaignsService {
     return {
       id: row.id, name: row.name, channel: row.channel, templateName: row.templateName, languageCode: row.languageCode ?? null, renderId: row.renderId ?? null,
       mediaUrl: row.mediaUrl ?? null, rateLimitPerSecond: row.rateLimitPerSecond, status: row.status, total: row.total, progress,
-      createdAt: row.createdAt.toISOString(), completedAt: row.completedAt?.toISOString() ?? null,
+      createdAt: row.createdAt.toISOString(), completedAt: row.completedAt?.toISOString() ?? null, mode: row.mode, simulated: row.mode === 'test',
     };
   }
 
@@ -303,7 +310,8 @@ export class CampaignsService {
     try {
       const use = await this.deps.integrations.use(workspaceId, plan, 'messaging-provider');
       const prepared = await this.deps.messaging.prepare(workspaceId, use, this.sendInput(campaign, { to: r.recipient, variables: r.variables }), cache);
-      const { message } = await this.deps.messaging.deliver(workspaceId, plan, use, prepared, r.id, { around: (attempt) => limiter.around(attempt), reference: r.id });
+      // The campaign's mode picks the sender (a test campaign's is simulated); its unit was reserved with the campaign.
+      const { message } = await this.deps.messaging.deliver(workspaceId, plan, campaign.mode, use, prepared, r.id, { around: (attempt) => limiter.around(attempt), reference: r.id, reserved: true });
       if (message.status === 'sending') {
         await em.nativeUpdate(CampaignRecipient, mine, { status: 'unknown', errorCode: 'OUTCOME_UNKNOWN', reason: UNKNOWN_REASON, messageId: message.id, attempts: r.attempts + 1, updatedAt: new Date() });
         return false;

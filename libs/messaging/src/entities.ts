@@ -1,4 +1,5 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import type { KeyMode } from '#libs/core';
 import { workspaceFilter } from '#libs/db';
 
 /**
@@ -36,6 +37,8 @@ export const MessagingMessage = defineEntity({
     error: p.text().nullable(),
     /** When the last status callback moved it. */
     statusAt: p.datetime().nullable(),
+    /** The sender's mode (a `pk_test_` key, a test session, a test campaign or workflow run): a test message is simulated, never sent. */
+    mode: p.string().length(8).$type<KeyMode>().default('live'),
   },
 });
 export type MessagingMessage = InferEntity<typeof MessagingMessage>;
@@ -93,6 +96,8 @@ export const MessagingCampaign = defineEntity({
     idempotencyKey: p.string().length(255).nullable(),
     createdAt: p.datetime(),
     completedAt: p.datetime().nullable(),
+    /** The creator's mode: a test campaign's recipients are simulated, never sent. */
+    mode: p.string().length(8).$type<KeyMode>().default('live'),
   },
 });
 export type MessagingCampaign = InferEntity<typeof MessagingCampaign>;

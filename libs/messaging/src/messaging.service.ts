@@ -1,16 +1,18 @@
-import { UniqueConstraintViolationException } from '@mikro-orm/core';
-import { ApiError, likeTerm, monthStart, newId, OutboundRefused, resolveOutbound, validationFailed, type AppConfig, type FieldErrors, type Plan } from '#libs/core';
-import { forWorkspace, type Orm } from '#libs/db';
+import { UniqueConstraintViolationException, type EntityManager } from '@mikro-orm/core';
+import { ApiError, likeTerm, monthStart, newId, OutboundRefused, resolveOutbound, validationFailed, type AppConfig, type FieldErrors, type KeyMode, type Plan } from '#libs/core';
+import { forWorkspace, retryBusy, type Orm } from '#libs/db';
 import { IDEMPOTENCY_KEY } from '#libs/renders';
 import { ProviderError, type IntegrationConnection, type IntegrationsService, type UsableConnection } from '#libs/integrations';
+import { lockWorkspace } from '#libs/workspaces';
 import {
   CAPABILITIES, CHANNEL_NAMES, CONNECTABLE_CHANNELS, MAX_LIST_ROWS, MAX_REPLY_BUTTONS, MESSAGES_PER_MONTH, carries, cleanPhoneNumber,
   filenameOfUrl, isEmailAddress, mediaTypeOfUrl, type Capabilities, type ChannelAccount, type ChannelName, type ConnectableChannel,
   type MediaType, type MessageType, type MessagingChannels,
 } from './channels.js';
 import { EmailAdapter } from './email.js';
-import { MessagingContact, MessagingMessage } from './entities.js';
+import { CampaignRecipient, MessagingCampaign, MessagingContact, MessagingMessage } from './entities.js';
 import { MessageRejected, type AdapterOptions, type InteractiveMessage, type MediaPart, type MessageSender, type OutgoingMessage, type ProviderTemplate } from './sender.js';
+import { SimulatedSender } from './simulated.js';
 import { TwilioAdapter } from './twilio.js';
 import { WhatsAppAdapter } from './whatsapp.js';
 
@@ -47,6 +49,8 @@ export interface PreparedMessage {
 }
 
 export interface DeliverOptions {
+  /** A campaign recipient: its unit of the allowance was reserved when the campaign was accepted, so it is not checked again. */
+  reserved?: boolean;
   /** Wraps each provider attempt, retries included (a campaign's rate limiter: RateLimiter.around). */
   around?: <T>(attempt: () => Promise<T>) => Promise<T>;
   /** Our reference the provider echoes in its status callbacks (WhatsApp's biz_opaque_callback_data). */
@@ -107,6 +111,9 @@ export interface MessageView {
   providerMessageId: string | null;
   createdAt: string;
   sentAt: string | null;
+  /** The sender's mode; `test`: the message was simulated (checked as in live mode, sent to no provider). */
+  mode: KeyMode;
+  simulated: boolean;
 }
 
 /** §4.5 Send one message (body), as the DTO parsed it. */
@@ -214,7 +221,12 @@ export class MessagingService {
     return account as NonNullable<MessagingChannels[C]>;
   }
 
-  private adapter(account: ChannelAccount): MessageSender {
+  /**
+   * The port: the channel's adapter in live mode; in test mode the simulated sender (simulated.ts), so
+   * nothing a test key or a test-mode session sends (a message, a campaign, a workflow's step) reaches a provider.
+   */
+  private sender(account: ChannelAccount, mode: KeyMode): MessageSender {
+    if (mode === 'test') return new SimulatedSender(account);
     if (account.channel === 'primary_chat') return new WhatsAppAdapter(account, this.adapterOptions());
     if (account.channel === 'sms') return new TwilioAdapter(account, this.adapterOptions());
     return new EmailAdapter(account, this.adapterOptions());
@@ -287,9 +299,9 @@ export class MessagingService {
     await em.flush();
   }
 
-  /** §4.5 Check messaging allowance: messages sent this calendar month (UTC) against the plan's. */
-  async usage(workspaceId: string, plan: Plan): Promise<MessagingAllowance> {
-    const used = await this.sentThisMonth(workspaceId);
+  /** §4.5 Check messaging allowance: the caller's mode's messages this calendar month (UTC), campaigns' reserved recipients included, against the plan's. */
+  async usage(workspaceId: string, plan: Plan, mode: KeyMode): Promise<MessagingAllowance> {
+    const used = await usedThisMonth(forWorkspace(this.deps.orm, workspaceId), mode);
     const limit = MESSAGES_PER_MONTH[plan.code];
     return {
       plan: plan.code, subscriptionStatus: 'active', active: plan.integrationsEnabled, rateLimitPerMinute: plan.ratePerMinute,
@@ -301,15 +313,12 @@ export class MessagingService {
     };
   }
 
-  private sentThisMonth(workspaceId: string): Promise<number> {
-    return forWorkspace(this.deps.orm, workspaceId).count(MessagingMessage, { createdAt: { $gte: monthStart() } });
-  }
-
   view(row: MessagingMessage): MessageView {
     return {
       id: row.id, channel: row.channel, accountId: row.accountId, to: row.recipient, type: row.type, templateName: row.templateName ?? null,
       languageCode: row.languageCode ?? null, renderId: row.renderId ?? null, mediaUrl: row.mediaUrl ?? null, status: row.status,
       providerMessageId: row.providerMessageId ?? null, createdAt: row.createdAt.toISOString(), sentAt: row.sentAt?.toISOString() ?? null,
+      mode: row.mode, simulated: row.mode === 'test',
     };
   }
 
@@ -320,7 +329,7 @@ export class MessagingService {
    * record and the recipient upserted into the contacts. A campaign's recipients go through the same
    * two halves (`prepare`, `deliver`).
    */
-  async send(workspaceId: string, plan: Plan, use: UsableConnection, input: SendInput, idempotencyKey: string | null): Promise<{ message: MessageView; replayed: boolean }> {
+  async send(workspaceId: string, plan: Plan, mode: KeyMode, use: UsableConnection, input: SendInput, idempotencyKey: string | null): Promise<{ message: MessageView; replayed: boolean }> {
     if (idempotencyKey !== null && !IDEMPOTENCY_KEY.test(idempotencyKey)) throw validationFailed({ 'headers.idempotency-key': ['must be 1 to 255 visible ASCII characters'] });
     // A campaign's recipient sends under its recipient id (campaigns.ts): a client key of that shape could pass for one.
     if (idempotencyKey?.startsWith('rcp_')) throw validationFailed({ 'headers.idempotency-key': ['must not start with rcp_ (kept for campaign recipients)'] });
@@ -328,7 +337,7 @@ export class MessagingService {
       const before = await forWorkspace(this.deps.orm, workspaceId).findOne(MessagingMessage, { idempotencyKey });
       if (before) return { message: this.view(before), replayed: true };
     }
-    return this.deliver(workspaceId, plan, use, await this.prepare(workspaceId, use, input), idempotencyKey);
+    return this.deliver(workspaceId, plan, mode, use, await this.prepare(workspaceId, use, input), idempotencyKey);
   }
 
   /**
@@ -391,11 +400,15 @@ export class MessagingService {
     return { channel, account, outgoing, languageCode, mediaUrl, renderId: input.renderId ?? null };
   }
 
-  /** Messages this month against the plan's allowance: 402 LIMIT_MESSAGES when `adding` more would pass it. */
-  async checkAllowance(workspaceId: string, plan: Plan, adding = 1): Promise<void> {
+  /**
+   * Messages of `mode` this month, with the units campaigns still hold, against the plan's allowance:
+   * 402 LIMIT_MESSAGES when `adding` more would pass it. `em`: the workspace's, or the transaction
+   * that holds its lock (the deciding check, with the insert it allows).
+   */
+  async checkAllowance(em: EntityManager, plan: Plan, mode: KeyMode, adding = 1): Promise<void> {
     const limit = MESSAGES_PER_MONTH[plan.code];
     if (limit === null) return;
-    const used = await this.sentThisMonth(workspaceId);
+    const used = await usedThisMonth(em, mode);
     if (used + adding > limit) {
       throw new ApiError('LIMIT_MESSAGES', adding === 1
         ? `The ${plan.name} plan's ${limit} messages this month are used up; upgrade or wait for next month`
@@ -404,32 +417,45 @@ export class MessagingService {
   }
 
   /**
-   * Sends a prepared message once: the allowance, the Idempotency-Key claimed by inserting the
-   * message row (`sending`) before the provider is called (a twin finds it and is answered with it:
-   * `replayed`), the provider call (unavailable ones retried; `around` wraps each attempt), the
-   * stored record and the contact. A failed send deletes the row, so the key can be used again.
+   * Sends a prepared message once: the allowance checked and the message row (`sending`) inserted in
+   * one step under the workspace's lock (a campaign recipient's unit was reserved with its campaign);
+   * the row claims the Idempotency-Key before the provider is called (a twin finds it and is answered
+   * with it: `replayed`); the mode's sender (`sender`: the provider's adapter, or the simulation in
+   * test mode; unavailable ones retried, `around` wraps each attempt); the stored record and, in live
+   * mode, the contact. A failed send deletes the row, so the key can be used again.
    */
-  async deliver(workspaceId: string, plan: Plan, use: UsableConnection, prepared: PreparedMessage, idempotencyKey: string | null, opts: DeliverOptions = {}): Promise<{ message: MessageView; replayed: boolean }> {
+  async deliver(workspaceId: string, plan: Plan, mode: KeyMode, use: UsableConnection, prepared: PreparedMessage, idempotencyKey: string | null, opts: DeliverOptions = {}): Promise<{ message: MessageView; replayed: boolean }> {
     const em = forWorkspace(this.deps.orm, workspaceId);
-    await this.checkAllowance(workspaceId, plan);
     const { channel, account, outgoing } = prepared;
     const to = outgoing.to;
-    const row = em.create(MessagingMessage, {
-      id: newId('message'), workspaceId, channel, accountId: accountIdOf(account), recipient: to, type: outgoing.type, templateName: outgoing.template?.name ?? null,
-      languageCode: prepared.languageCode, renderId: prepared.renderId, mediaUrl: prepared.mediaUrl, status: 'sending', providerMessageId: null, idempotencyKey,
-      createdAt: new Date(), sentAt: null, error: null, statusAt: null,
-    });
+    const id = newId('message');
+    const fields = {
+      id, workspaceId, channel, accountId: accountIdOf(account), recipient: to, type: outgoing.type, templateName: outgoing.template?.name ?? null,
+      languageCode: prepared.languageCode, renderId: prepared.renderId, mediaUrl: prepared.mediaUrl, status: 'sending' as const, providerMessageId: null, idempotencyKey,
+      createdAt: new Date(), sentAt: null, error: null, statusAt: null, mode,
+    };
     try {
-      await em.flush();
+      if (opts.reserved) {
+        em.create(MessagingMessage, fields);
+        await em.flush();
+      } else {
+        // The allowance and the row it allows in one step, under the workspace's lock: parallel sends at the last unit cannot both pass the count.
+        await retryBusy(() => em.fork().transactional(async (tx) => {
+          await lockWorkspace(tx, workspaceId);
+          await this.checkAllowance(tx, plan, mode);
+          tx.create(MessagingMessage, fields);
+          await tx.flush();
+        }));
+      }
     } catch (err) {
-      if (!idempotencyKey) throw err;
+      if (!idempotencyKey || !(err instanceof UniqueConstraintViolationException)) throw err;
       const twin = await forWorkspace(this.deps.orm, workspaceId).findOne(MessagingMessage, { idempotencyKey });
       if (!twin) throw err;
       return { message: this.view(twin), replayed: true };
     }
     let sent: { providerMessageId: string };
     try {
-      const adapter = this.adapter(account);
+      const adapter = this.sender(account, mode);
       const message: OutgoingMessage = {
         ...outgoing,
         ...(opts.reference ? { reference: opts.reference } : {}),
@@ -437,13 +463,15 @@ export class MessagingService {
       };
       sent = await this.guard(use, (signal) => adapter.send(message, signal), opts.around);
     } catch (err) {
-      await em.nativeDelete(MessagingMessage, { id: row.id });
+      await em.nativeDelete(MessagingMessage, { id });
       throw err;
     }
     // `sent` only from `sending`: a status callback that came first (found by its reference) may have moved it on.
-    const moved = await em.nativeUpdate(MessagingMessage, { id: row.id, status: 'sending' }, { status: 'sent', providerMessageId: sent.providerMessageId, sentAt: new Date() });
-    if (!moved) await em.nativeUpdate(MessagingMessage, { id: row.id }, { providerMessageId: sent.providerMessageId });
-    await em.refresh(row);
+    const moved = await em.nativeUpdate(MessagingMessage, { id, status: 'sending' }, { status: 'sent', providerMessageId: sent.providerMessageId, sentAt: new Date() });
+    if (!moved) await em.nativeUpdate(MessagingMessage, { id }, { providerMessageId: sent.providerMessageId });
+    const row = await em.fork().findOneOrFail(MessagingMessage, { id });
+    // A simulated message reached no one: it adds nobody to the contacts.
+    if (mode === 'test') return { message: this.view(row), replayed: false };
     const contact = { waId: channel === 'email' ? null : to, email: channel === 'email' ? to : null, name: null, tags: [], optedIn: true, messaged: true };
     try {
       await this.upsertContact(workspaceId, contact);
@@ -537,6 +565,30 @@ export class MessagingService {
       }
     }
   }
+}
+
+/**
+ * The allowance's use this month in one mode (docs/decisions.md "Test mode (issue 28): providers,
+ * messaging, workflows"): the messages stored (sending ones too: their row claims the unit before the
+ * provider is called), and the units still reserved by that mode's campaigns: their queued recipients
+ * and the claimed ones whose message row is not written yet. A recipient that fails or is sent
+ * releases its reservation (it is no longer queued; a sent one counts as its message).
+ */
+async function usedThisMonth(em: EntityManager, mode: KeyMode): Promise<number> {
+  // The recipients first, the messages last: runners move on while these statements run (each sees
+  // what is committed when it runs), and a recipient only ever moves towards having its message row
+  // (queued → sending → its row → sent), so read in this order it is counted at least once (twice at
+  // worst, refusing a send too early, never too late); a row deleted meanwhile is a failed send, whose
+  // unit is free again.
+  const campaigns = (await em.find(MessagingCampaign, { status: 'sending', mode }, { fields: ['id'] })).map((c) => c.id);
+  let reserved = 0;
+  if (campaigns.length) {
+    const queued = await em.count(CampaignRecipient, { campaignId: { $in: campaigns }, status: 'queued' });
+    const claimed = (await em.find(CampaignRecipient, { campaignId: { $in: campaigns }, status: 'sending' }, { fields: ['id'] })).map((r) => r.id);
+    const written = claimed.length ? await em.count(MessagingMessage, { idempotencyKey: { $in: claimed } }) : 0;
+    reserved = queued + claimed.length - written;
+  }
+  return reserved + (await em.count(MessagingMessage, { createdAt: { $gte: monthStart() }, mode }));
 }
 
 function describe(c: Capabilities): string {

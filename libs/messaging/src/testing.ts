@@ -263,8 +263,11 @@ export class SmtpFake {
   port = 0;
   /** Recipients answered `550 5.1.1 mailbox unavailable`. */
   readonly reject = new Set<string>();
+  /** Connections opened to the fake (a test mode send must open none). */
+  connections = 0;
   private readonly server = new SMTPServer({
     secure: false, hideSTARTTLS: true, allowInsecureAuth: true, authMethods: ['PLAIN', 'LOGIN'], logger: false,
+    onConnect: (_session, done) => { this.connections++; done(); },
     onAuth: (auth, _session, done) => (auth.username === this.user && auth.password === this.password ? done(null, { user: auth.username }) : done(Object.assign(new Error('5.7.8 Authentication credentials invalid'), { responseCode: 535 }))),
     onRcptTo: (address, _session, done) => (this.reject.has(address.address) ? done(Object.assign(new Error(`5.1.1 <${address.address}>: mailbox unavailable`), { responseCode: 550 })) : done()),
     onData: (stream, session, done) => {

@@ -6,3 +6,4 @@ export * from './drive.service.js';
 export * from './google.js';
 export * from './sheets.js';
 export * from './sheets.service.js';
+export * from './simulated.js';

@@ -26,6 +26,8 @@ const MIN_VOICE_BYTES = 64 * 1024;
 const NAME_WORDS = 8;
 const NAME_CHARS = 60;
 const RETRY_AFTER_SEC = '30';
+/** The espeak-ng voice that stands in, in test mode, for a voice id espeak-ng does not have (an ElevenLabs voice's). */
+const TEST_MODE_VOICE = 'en-us+klatt2';
 
 /** The default name: the script's opening words (`Welcome to the spring sale.mp3`). */
 export function voiceOverName(text: string, given: string | null): string {
@@ -54,16 +56,38 @@ export class VoiceService {
     return new ElevenLabsEngine({ credentials: use.credentials, baseUrl: use.connection.baseUrl ?? undefined, outboundPolicy: this.deps.config.env });
   }
 
+  /**
+   * The engine that says a script (the port): the connection's in live mode; in test mode espeak-ng
+   * offline (issue 28: a test key spends no characters of the provider's account and calls no
+   * provider), saying it with the voice asked for when it is one of espeak-ng's, else its `en-us+klatt2` voice (the
+   * clearest of its English voices to the offline caption engine, so a test voice-over can be captioned in test mode).
+   */
+  private speaker(use: UsableConnection, mode: KeyMode): VoiceEngine {
+    if (mode === 'live' || use.connection.engine === 'local') return this.engine(use);
+    const local = this.local;
+    return {
+      defaultModel: local.defaultModel,
+      voices: (signal) => local.voices(signal),
+      models: (signal) => local.models(signal),
+      usage: () => local.usage(),
+      speak: async (request, signal) => {
+        const [language] = request.voiceId.split('+');
+        const known = (await local.voices(signal)).some((v) => v.id === language);
+        return local.speak({ ...request, voiceId: known ? request.voiceId : TEST_MODE_VOICE, modelId: null }, signal);
+      },
+    };
+  }
+
   voices(use: UsableConnection): Promise<Voice[]> {
-    return this.guard(use, (engine, signal) => engine.voices(signal));
+    return this.guard(use, this.engine(use), (engine, signal) => engine.voices(signal));
   }
 
   models(use: UsableConnection): Promise<VoiceModel[]> {
-    return this.guard(use, (engine, signal) => engine.models(signal));
+    return this.guard(use, this.engine(use), (engine, signal) => engine.models(signal));
   }
 
   usage(use: UsableConnection): Promise<CharacterAllowance> {
-    return this.guard(use, (engine, signal) => engine.usage(signal));
+    return this.guard(use, this.engine(use), (engine, signal) => engine.usage(signal));
   }
 
   /**
@@ -81,7 +105,7 @@ export class VoiceService {
         data: { limitBytes: plan.storageBytes, usedBytes: used, neededBytes: MIN_VOICE_BYTES },
       });
     }
-    const mp3 = await this.guard(use, (engine, signal) => engine.speak(input, signal));
+    const mp3 = await this.guard(use, this.speaker(use, mode), (engine, signal) => engine.speak(input, signal));
     const detected = detectAssetType(mp3.subarray(0, ASSET_HEAD_BYTES));
     if (detected?.type !== 'audio' || detected.ext !== 'mp3') throw new ApiError('PROVIDER_ERROR', 'The voice provider answered something other than MP3 audio; nothing was stored');
     const row = await assets.reserve(workspaceId, plan, { mode, name: voiceOverName(input.text, input.name), type: 'audio', mimeType: detected.mimeType, ext: 'mp3', reserveBytes: mp3.length });
@@ -95,9 +119,9 @@ export class VoiceService {
   }
 
   /** One engine call with its failures as the API's answers (docs/captions.md "Voice-overs"). */
-  private async guard<T>(use: UsableConnection, work: (engine: VoiceEngine, signal: AbortSignal) => Promise<T>): Promise<T> {
+  private async guard<T>(use: UsableConnection, engine: VoiceEngine, work: (engine: VoiceEngine, signal: AbortSignal) => Promise<T>): Promise<T> {
     try {
-      return await work(this.engine(use), new AbortController().signal);
+      return await work(engine, new AbortController().signal);
     } catch (err) {
       if (err instanceof VoiceRejected) throw validationFailed({ [err.field]: [err.message] }, 'The voice provider refused the request');
       if (!(err instanceof ProviderError)) throw err;

@@ -1,4 +1,5 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import type { KeyMode } from '#libs/core';
 import { workspaceFilter } from '#libs/db';
 import type { Cell, RowError, StepOutcome, WorkflowDefinition } from './definition.js';
 
@@ -17,6 +18,8 @@ export const Workflow = defineEntity({
     definition: p.json<WorkflowDefinition>(),
     createdAt: p.datetime(),
     updatedAt: p.datetime(),
+    /** The definer's mode: a test caller may change or delete only test workflows (a run takes its caller's mode). */
+    mode: p.string().length(8).$type<KeyMode>().default('live'),
   },
 });
 export type Workflow = InferEntity<typeof Workflow>;

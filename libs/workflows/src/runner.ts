@@ -5,7 +5,7 @@ import { writeEvent } from '#libs/events';
 import type { IntegrationProvider, IntegrationsService, UsableConnection } from '#libs/integrations';
 import type { MessagingService, SendInput } from '#libs/messaging';
 import type { Render, RendersService } from '#libs/renders';
-import type { DriveService, SheetsService } from '#libs/suite';
+import { SimulatedSuiteWrites, type DriveService, type SheetsService, type SuiteWrites } from '#libs/suite';
 import { cellRange, cellText, type Cell, type MessageStep, type RowError, type StepOutcome, type WorkflowStep } from './definition.js';
 import { WorkflowRow, WorkflowRun } from './entities.js';
 import { runView } from './workflows.service.js';
@@ -62,7 +62,23 @@ function uploadName(renderId: string, url: string): string {
  * the run settled once its rows have run.
  */
 export class WorkflowRunner {
+  private readonly simulated = new SimulatedSuiteWrites();
+
   constructor(private readonly deps: RunnerDeps) {}
+
+  /**
+   * The port of a row's writes into the workspace-suite account: Google in live mode, the simulation
+   * in test mode (nothing a test run does reaches a provider; its messages are simulated by
+   * MessagingService's own port, chosen by the run's mode).
+   */
+  private suite(run: WorkflowRun, use: (p: IntegrationProvider) => Promise<UsableConnection>): SuiteWrites {
+    if (run.mode === 'test') return this.simulated;
+    return {
+      write: async (id, input) => this.deps.sheets.write(await use('workspace-suite'), id, { ...input, mode: 'overwrite', raw: true }),
+      upload: async (input) => this.deps.drive.upload(await use('workspace-suite'), { ...input, mimeType: null }),
+      list: async (q) => this.deps.drive.list(await use('workspace-suite'), q),
+    };
+  }
 
   /**
    * One `workflow.row` job. `lastAttempt`: an outage is recorded as the step's failure instead of
@@ -173,30 +189,30 @@ export class WorkflowRunner {
   private async step(run: WorkflowRun, plan: Plan, row: WorkflowRow, i: number, step: WorkflowStep, prior: StepOutcome | undefined, use: (p: IntegrationProvider) => Promise<UsableConnection>): Promise<Record<string, string>> {
     const url = row.outputUrl!;
     const src = run.definition.source;
+    const suite = this.suite(run, use);
+    // A test run's outcomes say they were simulated (nothing was written or sent).
+    const marked = (result: Record<string, string>) => (run.mode === 'test' ? { ...result, simulated: 'true' } : result);
     if (step.type === 'writeBack') {
       if (src.type !== 'sheet' || row.sheetRow === null || row.sheetRow === undefined) throw new ApiError('VALIDATION_FAILED', 'writeBack needs a sheet source');
       // Overwriting one cell with the same URL: doing it twice changes nothing.
-      const written = await this.deps.sheets.write(await use('workspace-suite'), src.spreadsheetId, {
-        range: cellRange(src, run.headers ?? [], step.column, row.sheetRow), values: [[url]], mode: 'overwrite', raw: true,
-      });
-      return { range: written.updatedRange };
+      const written = await suite.write(src.spreadsheetId, { range: cellRange(src, run.headers ?? [], step.column, row.sheetRow), values: [[url]] });
+      return marked({ range: written.updatedRange });
     }
     if (step.type === 'message') {
       // The message row claims this key before the provider is called: a second run answers the stored message.
-      const { message } = await this.deps.messaging.send(run.workspaceId, plan, await use('messaging-provider'), this.message(step, row), stepKey(row.id, i));
-      return { messageId: message.id, status: message.status };
+      const { message } = await this.deps.messaging.send(run.workspaceId, plan, run.mode, await use('messaging-provider'), this.message(step, row), stepKey(row.id, i));
+      return marked({ messageId: message.id, status: message.status });
     }
     // Upload: its name is the render's id; a step begun before (a crash mid-upload) first looks for its file.
-    const connection = await use('workspace-suite');
     const name = uploadName(row.renderId!, url);
     if (prior?.status === 'started') {
-      const listed = await this.deps.drive.list(connection, { folderId: step.folderId, search: name, kind: null, limit: 10, pageToken: null });
+      const listed = await suite.list({ folderId: step.folderId, search: name, kind: null, limit: 10, pageToken: null });
       const found = listed.files.find((f) => f.name === name);
-      if (found) return { fileId: found.id, name };
+      if (found) return marked({ fileId: found.id, name });
     }
     await this.record(row, i, { type: 'upload', status: 'started', result: { name } });
-    const file = await this.deps.drive.upload(connection, { url, name, folderId: step.folderId, mimeType: null });
-    return { fileId: file.id, name };
+    const file = await suite.upload({ url, name, folderId: step.folderId });
+    return marked({ fileId: file.id, name });
   }
 
   private message(step: MessageStep, row: WorkflowRow): SendInput {

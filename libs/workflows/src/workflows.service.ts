@@ -1,5 +1,5 @@
 import { MikroORM, type EntityManager, type FilterQuery } from '@mikro-orm/core';
-import { ApiError, likeTerm, monthStart, newId, orderBy, validationFailed, type KeyMode, type ListQuery, type Plan } from '#libs/core';
+import { ApiError, assertModeMayAct, likeTerm, monthStart, newId, orderBy, validationFailed, type KeyMode, type ListQuery, type Plan } from '#libs/core';
 import { forWorkspace, retryBusy, type Orm } from '#libs/db';
 import { lockWorkspace } from '#libs/workspaces';
 import type { IntegrationsService } from '#libs/integrations';
@@ -30,6 +30,8 @@ export interface WorkflowView {
   steps: WorkflowDefinition['steps'];
   createdAt: string;
   updatedAt: string;
+  /** The definer's mode: a test caller may change or delete only test workflows. */
+  mode: KeyMode;
 }
 
 export type RunProgress = Record<RowStatus, number>;
@@ -66,7 +68,7 @@ const ACTIVE: RunStatus[] = ['queued', 'running'];
 
 export function workflowView(w: Workflow): WorkflowView {
   const d = w.definition;
-  return { id: w.id, name: w.name, source: d.source, templateId: d.templateId, mapping: d.mapping, steps: d.steps, createdAt: w.createdAt.toISOString(), updatedAt: w.updatedAt.toISOString() };
+  return { id: w.id, name: w.name, source: d.source, templateId: d.templateId, mapping: d.mapping, steps: d.steps, createdAt: w.createdAt.toISOString(), updatedAt: w.updatedAt.toISOString(), mode: w.mode };
 }
 
 export function rowView(r: WorkflowRow): RowView {
@@ -164,12 +166,12 @@ export class WorkflowsService {
     }
   }
 
-  async define(workspaceId: string, plan: Plan, input: DefinitionInput): Promise<WorkflowView> {
+  async define(workspaceId: string, plan: Plan, mode: KeyMode, input: DefinitionInput): Promise<WorkflowView> {
     const def = this.normalise(input);
     await this.check(workspaceId, plan, def);
     const em = forWorkspace(this.deps.orm, workspaceId);
     const now = new Date();
-    const row = em.create(Workflow, { id: newId('workflow'), workspaceId, name: input.name.trim(), searchText: input.name.trim().toLowerCase(), definition: def, createdAt: now, updatedAt: now });
+    const row = em.create(Workflow, { id: newId('workflow'), workspaceId, name: input.name.trim(), searchText: input.name.trim().toLowerCase(), definition: def, createdAt: now, updatedAt: now, mode });
     await em.flush();
     return workflowView(row);
   }
@@ -191,8 +193,9 @@ export class WorkflowsService {
   }
 
   /** PATCH: the given fields over the stored ones, every rule checked again; running runs keep the definition they started with. */
-  async update(workspaceId: string, plan: Plan, id: string, patch: Partial<DefinitionInput>): Promise<WorkflowView> {
+  async update(workspaceId: string, plan: Plan, mode: KeyMode, id: string, patch: Partial<DefinitionInput>): Promise<WorkflowView> {
     const row = await this.find(workspaceId, id);
+    assertModeMayAct(mode, row.mode, 'workflow');
     const d = row.definition;
     const merged: DefinitionInput = {
       name: patch.name ?? row.name,
@@ -214,8 +217,8 @@ export class WorkflowsService {
    * This month's run records stay (unreachable, the rows' data gone): they are what LIMIT_WORKFLOWRUNS
    * counts, so deleting and re-creating a workflow gives no runs back.
    */
-  async remove(workspaceId: string, id: string): Promise<void> {
-    await this.find(workspaceId, id);
+  async remove(workspaceId: string, mode: KeyMode, id: string): Promise<void> {
+    assertModeMayAct(mode, (await this.find(workspaceId, id)).mode, 'workflow');
     const em = forWorkspace(this.deps.orm, workspaceId);
     if (await em.count(WorkflowRun, { workflowId: id, status: { $in: ACTIVE } })) {
       throw new ApiError('WORKFLOW_RUN_ACTIVE', `Workflow ${id} has a run queued or running; cancel it (POST …/runs/{runId}/cancel) or wait for it`);
@@ -326,8 +329,9 @@ export class WorkflowsService {
    * finish (their renders settle and their credits with them); the run's parent job then settles the
    * run `cancelled` with `workflow.run.completed`. A settled run: 409 ALREADY_SETTLED.
    */
-  async cancel(workspaceId: string, workflowId: string, runId: string): Promise<RunView> {
+  async cancel(workspaceId: string, mode: KeyMode, workflowId: string, runId: string): Promise<RunView> {
     const run = await this.findRun(workspaceId, workflowId, runId);
+    assertModeMayAct(mode, run.mode, 'workflow run');
     if (!ACTIVE.includes(run.status)) throw new ApiError('ALREADY_SETTLED', `Run ${runId} is ${run.status}; there is nothing to cancel`);
     const em = forWorkspace(this.deps.orm, workspaceId);
     await em.transactional(async (tx) => {
@@ -342,8 +346,9 @@ export class WorkflowsService {
    * message or an upload already made is found and not made again; done rows are left alone. Not a
    * new run (the month's count is unchanged). Active: 409 WORKFLOW_RUN_ACTIVE.
    */
-  async rerun(workspaceId: string, plan: Plan, workflowId: string, runId: string): Promise<{ run: RunView; rows: number }> {
+  async rerun(workspaceId: string, plan: Plan, mode: KeyMode, workflowId: string, runId: string): Promise<{ run: RunView; rows: number }> {
     const run = await this.findRun(workspaceId, workflowId, runId);
+    assertModeMayAct(mode, run.mode, 'workflow run');
     if (ACTIVE.includes(run.status)) throw new ApiError('WORKFLOW_RUN_ACTIVE', `Run ${runId} is ${run.status}; rerun it once it has settled`);
     checkStepCeiling(plan, run.definition);
     const em = forWorkspace(this.deps.orm, workspaceId);

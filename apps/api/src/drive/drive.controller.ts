@@ -7,6 +7,7 @@ import { JobQueues } from '#libs/queue';
 import { DriveService } from '#libs/suite';
 import { AssetDto } from '../assets/assets.dto.js';
 import { queueProcessing } from '../assets/upload.js';
+import { assertLiveAccountWrite } from '../http/account-writes.js';
 import { ApiEnvelope, ApiErrors, Integration, Scopes } from '../http/decorators.js';
 import { Connection, Principal, type KeyPrincipal } from '../http/principal.js';
 import { CreateFolderDto, ImportFileDto, ListFilesQueryDto, StorageFileDto, UploadFileDto } from './drive.dto.js';
@@ -35,8 +36,9 @@ export class DriveController {
   @Integration('workspace-suite')
   @ApiOperation({ summary: 'Copy the file behind a public URL into storage (downloaded first, up to ASSET_MAX_BYTES; then one resumable upload)' })
   @ApiEnvelope(StorageFileDto, { status: 201 })
-  @ApiErrors('VALIDATION_FAILED', 'MEDIA_UNAVAILABLE', 'ASSET_TOO_LARGE', 'FILE_NOT_FOUND', ...PROVIDER_ERRORS)
-  async upload(@Connection() use: UsableConnection, @Body() body: UploadFileDto) {
+  @ApiErrors('VALIDATION_FAILED', 'LIVE_MODE_REQUIRED', 'MEDIA_UNAVAILABLE', 'ASSET_TOO_LARGE', 'FILE_NOT_FOUND', ...PROVIDER_ERRORS)
+  async upload(@Principal() p: KeyPrincipal, @Connection() use: UsableConnection, @Body() body: UploadFileDto) {
+    assertLiveAccountWrite(p, 'workspace-suite');
     const file = await this.drive.upload(use, { url: body.url, name: body.name?.trim() ?? null, folderId: body.folderId ?? null, mimeType: body.mimeType?.toLowerCase() ?? null });
     return ok(file, `Uploaded ${file.id}`);
   }
@@ -46,8 +48,9 @@ export class DriveController {
   @Integration('workspace-suite')
   @ApiOperation({ summary: 'Create a folder' })
   @ApiEnvelope(StorageFileDto, { status: 201 })
-  @ApiErrors('VALIDATION_FAILED', 'FILE_NOT_FOUND', ...PROVIDER_ERRORS)
-  async createFolder(@Connection() use: UsableConnection, @Body() body: CreateFolderDto) {
+  @ApiErrors('VALIDATION_FAILED', 'LIVE_MODE_REQUIRED', 'FILE_NOT_FOUND', ...PROVIDER_ERRORS)
+  async createFolder(@Principal() p: KeyPrincipal, @Connection() use: UsableConnection, @Body() body: CreateFolderDto) {
+    assertLiveAccountWrite(p, 'workspace-suite');
     const folder = await this.drive.createFolder(use, { name: body.name.trim(), parentId: body.parentId ?? null });
     return ok(folder, `Created ${folder.id}`);
   }

@@ -52,10 +52,10 @@ export class MessagingController {
   @Get('usage')
   @Scopes('integrations:read')
   @Integration('messaging-provider')
-  @ApiOperation({ summary: 'Messages sent this month against the plan\'s allowance' })
+  @ApiOperation({ summary: 'Messages sent this month against the plan\'s allowance, in the caller\'s mode (test messages have their own allowance of the same size)' })
   @ApiEnvelope(MessagingAllowanceDto)
   async usage(@Principal() p: KeyPrincipal) {
-    return ok(await this.messaging.usage(p.workspaceId, p.plan));
+    return ok(await this.messaging.usage(p.workspaceId, p.plan, p.mode));
   }
 
   @Post('messages')
@@ -66,7 +66,7 @@ export class MessagingController {
   @ApiEnvelope(MessageDto, { status: 201 })
   @ApiErrors('VALIDATION_FAILED', 'INVALID_REQUEST', 'RENDER_NOT_FOUND', 'MESSAGE_REJECTED', 'MESSAGING_CHANNEL_NOT_CONNECTED', 'LIMIT_MESSAGES', ...PROVIDER_ERRORS)
   async send(@Principal() p: KeyPrincipal, @Connection() use: UsableConnection, @Body() body: SendMessageDto, @Headers('idempotency-key') key: string | undefined, @Res({ passthrough: true }) reply: FastifyReply) {
-    const { message, replayed } = await this.messaging.send(p.workspaceId, p.plan, use, body, key ?? null);
+    const { message, replayed } = await this.messaging.send(p.workspaceId, p.plan, p.mode, use, body, key ?? null);
     if (replayed) reply.status(200);
     return ok(message, replayed ? `Already sent as ${message.id} (Idempotency-Key); not sent again` : `Sent as ${message.id}`);
   }
@@ -79,7 +79,7 @@ export class MessagingController {
   @ApiEnvelope(CampaignDto, { status: 202 })
   @ApiErrors('VALIDATION_FAILED', 'INVALID_REQUEST', 'RENDER_NOT_FOUND', 'MESSAGING_CHANNEL_NOT_CONNECTED', 'LIMIT_MESSAGES', ...PROVIDER_ERRORS)
   async broadcast(@Principal() p: KeyPrincipal, @Connection() use: UsableConnection, @Body() body: CreateCampaignDto, @Headers('idempotency-key') key: string | undefined, @Res({ passthrough: true }) reply: FastifyReply) {
-    const { campaign, replayed } = await this.campaigns.create(p.workspaceId, p.plan, use, body, key ?? null);
+    const { campaign, replayed } = await this.campaigns.create(p.workspaceId, p.plan, p.mode, use, body, key ?? null);
     reply.status(replayed ? 200 : 202);
     return ok(campaign, replayed ? `Already created as ${campaign.id} (Idempotency-Key); not broadcast again` : `Campaign ${campaign.id}: ${campaign.total} recipients queued`);
   }

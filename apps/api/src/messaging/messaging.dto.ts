@@ -153,6 +153,8 @@ export class MessageDto {
   @ApiProperty({ nullable: true, type: String, example: 'wamid.HBgLMTY1MDUwNzY1MjAVAgARGBI5QTNDQTVCM0Q0Q0Q2RTY3RTcA' }) providerMessageId!: string | null;
   @ApiProperty({ format: 'date-time' }) createdAt!: string;
   @ApiProperty({ nullable: true, type: String, format: 'date-time' }) sentAt!: string | null;
+  @ApiProperty({ enum: ['live', 'test'], description: 'The sender\'s mode (a pk_test_ key, a test-mode session, a test campaign or workflow run)' }) mode!: string;
+  @ApiProperty({ description: 'true in test mode: checked as in live mode and answered with an id of the provider\'s shape, but sent to no provider' }) simulated!: boolean;
 }
 
 /** One recipient of a broadcast. */
@@ -203,6 +205,8 @@ export class CampaignDto {
   @ApiProperty({ type: CampaignProgressDto }) progress!: CampaignProgressDto;
   @ApiProperty({ format: 'date-time' }) createdAt!: string;
   @ApiProperty({ nullable: true, type: String, format: 'date-time' }) completedAt!: string | null;
+  @ApiProperty({ enum: ['live', 'test'], description: 'The creator\'s mode' }) mode!: string;
+  @ApiProperty({ description: 'true in test mode: every recipient is checked and paced as in live mode but sent to no provider' }) simulated!: boolean;
 }
 
 /** One recipient of a campaign and how its send went. */

@@ -5,7 +5,8 @@ import { cursorPage, ok, release } from '#libs/core';
 import type { UsableConnection } from '#libs/integrations';
 import { SheetsService } from '#libs/suite';
 import { ApiEnvelope, ApiErrors, Integration, Scopes } from '../http/decorators.js';
-import { Connection } from '../http/principal.js';
+import { assertLiveAccountWrite } from '../http/account-writes.js';
+import { Connection, Principal, type KeyPrincipal } from '../http/principal.js';
 import {
   CreateSpreadsheetDto, ListSpreadsheetsQueryDto, ReadRowsQueryDto, RowsReadDto, SpreadsheetDetailDto, SpreadsheetFileDto, WriteResultDto, WriteRowsDto,
 } from './sheets.dto.js';
@@ -34,8 +35,9 @@ export class SheetsController {
   @Integration('workspace-suite')
   @ApiOperation({ summary: 'Create a spreadsheet with one tab and, optionally, its header row (one call: it exists with its headers or not at all)' })
   @ApiEnvelope(SpreadsheetDetailDto, { status: 201 })
-  @ApiErrors('VALIDATION_FAILED', ...PROVIDER_ERRORS)
-  async create(@Connection() use: UsableConnection, @Body() body: CreateSpreadsheetDto) {
+  @ApiErrors('VALIDATION_FAILED', 'LIVE_MODE_REQUIRED', ...PROVIDER_ERRORS)
+  async create(@Principal() p: KeyPrincipal, @Connection() use: UsableConnection, @Body() body: CreateSpreadsheetDto) {
+    assertLiveAccountWrite(p, 'workspace-suite');
     const created = await this.sheets.create(use, { title: body.title.trim(), sheetTitle: body.sheetTitle?.trim() ?? 'Sheet1', headers: body.headers ?? [] });
     return ok(created, `Created ${created.id}`);
   }
@@ -72,8 +74,9 @@ export class SheetsController {
   @Integration('workspace-suite')
   @ApiOperation({ summary: 'Write rows: append after the table (default) or overwrite from the range\'s top-left cell' })
   @ApiEnvelope(WriteResultDto)
-  @ApiErrors('VALIDATION_FAILED', 'SPREADSHEET_NOT_FOUND', ...PROVIDER_ERRORS)
-  async write(@Connection() use: UsableConnection, @Param('spreadsheetId') id: string, @Body() body: WriteRowsDto) {
+  @ApiErrors('VALIDATION_FAILED', 'LIVE_MODE_REQUIRED', 'SPREADSHEET_NOT_FOUND', ...PROVIDER_ERRORS)
+  async write(@Principal() p: KeyPrincipal, @Connection() use: UsableConnection, @Param('spreadsheetId') id: string, @Body() body: WriteRowsDto) {
+    assertLiveAccountWrite(p, 'workspace-suite');
     const result = await this.sheets.write(use, id, { range: body.range, values: body.values, mode: body.mode ?? 'append', raw: body.raw ?? false });
     return ok(result, `Wrote ${result.updatedCells} cells to ${result.updatedRange}`);
   }

@@ -34,7 +34,7 @@ export class WorkflowsController {
   @ApiEnvelope(WorkflowDto, { status: 201 })
   @ApiErrors(...DEFINE_ERRORS)
   async create(@Principal() p: KeyPrincipal, @Body() body: CreateWorkflowDto) {
-    return ok(await this.workflows.define(p.workspaceId, p.plan, body as DefinitionInput), 'Created');
+    return ok(await this.workflows.define(p.workspaceId, p.plan, p.mode, body as DefinitionInput), 'Created');
   }
 
   @Get()
@@ -62,18 +62,18 @@ export class WorkflowsController {
   @Scopes('renders:write', 'integrations:write')
   @ApiOperation({ summary: 'Change a workflow: the fields given replace the stored ones and every rule is checked again; runs already started keep their definition' })
   @ApiEnvelope(WorkflowDto)
-  @ApiErrors('WORKFLOW_NOT_FOUND', ...DEFINE_ERRORS)
+  @ApiErrors('WORKFLOW_NOT_FOUND', 'LIVE_MODE_REQUIRED', ...DEFINE_ERRORS)
   async update(@Principal() p: KeyPrincipal, @Param('id') id: string, @Body() body: UpdateWorkflowDto) {
-    return ok(await this.workflows.update(p.workspaceId, p.plan, id, body as Partial<DefinitionInput>), 'Updated');
+    return ok(await this.workflows.update(p.workspaceId, p.plan, p.mode, id, body as Partial<DefinitionInput>), 'Updated');
   }
 
   @Delete(':id')
   @Scopes('renders:write', 'integrations:write')
   @ApiOperation({ summary: 'Delete a workflow with its runs (their renders, messages and uploads stay)' })
   @ApiEnvelope(null)
-  @ApiErrors('WORKFLOW_NOT_FOUND', 'WORKFLOW_RUN_ACTIVE')
+  @ApiErrors('WORKFLOW_NOT_FOUND', 'LIVE_MODE_REQUIRED', 'WORKFLOW_RUN_ACTIVE')
   async remove(@Principal() p: KeyPrincipal, @Param('id') id: string) {
-    await this.workflows.remove(p.workspaceId, id);
+    await this.workflows.remove(p.workspaceId, p.mode, id);
     return ok(null, 'Deleted');
   }
 
@@ -125,9 +125,9 @@ export class WorkflowsController {
   @Scopes('renders:write', 'integrations:write')
   @ApiOperation({ summary: 'Cancel a run: no row starts after this; rows already running finish; the run then settles cancelled' })
   @ApiEnvelope(WorkflowRunDto, { status: 202 })
-  @ApiErrors('WORKFLOW_RUN_NOT_FOUND', 'ALREADY_SETTLED')
+  @ApiErrors('WORKFLOW_RUN_NOT_FOUND', 'LIVE_MODE_REQUIRED', 'ALREADY_SETTLED')
   async cancel(@Principal() p: KeyPrincipal, @Param('id') id: string, @Param('runId') runId: string) {
-    return ok(await this.workflows.cancel(p.workspaceId, id, runId), 'Cancelling: rows already running finish');
+    return ok(await this.workflows.cancel(p.workspaceId, p.mode, id, runId), 'Cancelling: rows already running finish');
   }
 
   @Post(':id/runs/:runId/rerun')
@@ -135,9 +135,9 @@ export class WorkflowsController {
   @Scopes('renders:write', 'integrations:write')
   @ApiOperation({ summary: 'Run a settled run\'s failed and cancelled rows again: what they already rendered, sent or uploaded is found by its key and not made again' })
   @ApiEnvelope(WorkflowRunDto, { status: 202 })
-  @ApiErrors('WORKFLOW_RUN_NOT_FOUND', 'WORKFLOW_RUN_ACTIVE', 'LIMIT_WORKFLOWMAXSTEPS')
+  @ApiErrors('WORKFLOW_RUN_NOT_FOUND', 'LIVE_MODE_REQUIRED', 'WORKFLOW_RUN_ACTIVE', 'LIMIT_WORKFLOWMAXSTEPS')
   async rerun(@Principal() p: KeyPrincipal, @Param('id') id: string, @Param('runId') runId: string) {
-    const { run, rows } = await this.workflows.rerun(p.workspaceId, p.plan, id, runId);
+    const { run, rows } = await this.workflows.rerun(p.workspaceId, p.plan, p.mode, id, runId);
     return ok(run, rows ? `Running ${rows} row(s) again` : 'Every row is done; nothing to run again');
   }
 }

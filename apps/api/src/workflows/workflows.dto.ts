@@ -100,6 +100,7 @@ export class WorkflowDto {
   @ApiProperty({ type: [WorkflowStepDto] }) steps!: WorkflowStepDto[];
   @ApiProperty({ format: 'date-time' }) createdAt!: string;
   @ApiProperty({ format: 'date-time' }) updatedAt!: string;
+  @ApiProperty({ enum: ['live', 'test'], description: 'The mode of the key (or session) that defined it: a test caller may change or delete only test workflows' }) mode!: string;
 }
 
 export class RunProgressDto {
