@@ -5,6 +5,7 @@ import { allWorkspaces, forWorkspace, type Orm } from '#libs/db';
 import { OutboxEvent } from '#libs/events';
 import type { JobQueues } from '#libs/queue';
 import type { StorageDriver } from '#libs/storage';
+import type { TestApi } from './harness.js';
 
 /**
  * Polls `fn` every `every` ms until it gives a value (that value); throws naming `what` after `ms`
@@ -76,4 +77,21 @@ export function workerProcesses(env: () => Record<string, string | undefined>) {
       for (const child of children) process.kill(-child.pid!, 'SIGKILL');
     },
   };
+}
+
+/**
+ * A published image template of `liveKey`'s workspace: "Card", 160×90 png, one required text field NAME
+ * ("Hi {{ NAME }}"); the workflows' and the test-mode files' sheet rows fill it.
+ */
+export async function publishedCardTemplate(api: TestApi, liveKey: string): Promise<string> {
+  const edit = {
+    timeline: { background: '#203040', tracks: [{ clips: [{ asset: { type: 'text', text: 'Hi {{ NAME }}' }, start: 0, length: 1 }] }] },
+    output: { format: 'png', size: { width: 160, height: 90 } },
+  };
+  const fields = [{ key: 'NAME', label: 'Name', type: 'text', required: true, config: { maxLength: 40 } }];
+  const res = await api.app.inject({ method: 'POST', url: '/api/v1/templates/import', headers: { 'x-api-key': liveKey }, payload: { name: 'Card', categoryId: 'social-media', edit, fields } });
+  expect(res.statusCode).toBe(201);
+  const id = res.json().data.id as string;
+  expect((await api.cli('template:publish', '--id', id)).code).toBe(0);
+  return id;
 }

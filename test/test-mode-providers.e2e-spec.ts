@@ -10,7 +10,7 @@ import { startGoogleFake, type GoogleFake } from '#testing/suite';
 import { FAKE_VOICES, startElevenLabsFake, type ElevenLabsFake } from '#testing/voice';
 import { createWorkerApp } from '../apps/worker/src/app.js';
 import { startApi, userSession, type TestApi } from './harness.js';
-import { until } from './render-helpers.js';
+import { publishedCardTemplate, until } from './render-helpers.js';
 
 // Issue 28 "A test key cannot touch live mode" and "A test key never reaches a real provider";
 // docs/decisions.md "Test mode (issue 28): the rule" and "Test mode (issue 28): providers, messaging,
@@ -81,17 +81,7 @@ describe('test mode never reaches a provider, and a test key cannot change live 
     const body = res.json() as { code?: string; errors?: Record<string, string[]> };
     return [res.statusCode, body.code, Object.keys(body.errors ?? {}).sort()];
   };
-  async function publishedTemplate(w: Ws): Promise<string> {
-    const edit = {
-      timeline: { background: '#203040', tracks: [{ clips: [{ asset: { type: 'text', text: 'Hi {{ NAME }}' }, start: 0, length: 1 }] }] },
-      output: { format: 'png', size: { width: 160, height: 90 } },
-    };
-    const res = await inject('POST', '/v1/templates/import', w.liveKey, { name: 'Card', categoryId: 'social-media', edit, fields: [{ key: 'NAME', label: 'Name', type: 'text', required: true, config: { maxLength: 40 } }] });
-    expect(res.statusCode).toBe(201);
-    const id = res.json().data.id as string;
-    expect((await api.cli('template:publish', '--id', id)).code).toBe(0);
-    return id;
-  }
+  const publishedTemplate = (w: Ws) => publishedCardTemplate(api, w.liveKey);
   /** What reached the providers: every request but WhatsApp's template reads (the checks read them in both modes). */
   const providerWrites = () => ({
     whatsapp: wa.calls.filter((c) => c.method !== 'GET').length,

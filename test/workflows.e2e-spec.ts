@@ -16,7 +16,7 @@ import { decodeMail, SmtpFake, UNDELIVERABLE_NUMBER, WhatsAppFake } from '#testi
 import { startGoogleFake, type GoogleFake } from '#testing/suite';
 import { createWorkerApp } from '../apps/worker/src/app.js';
 import { secondApi, startApi, type TestApi } from './harness.js';
-import { until } from './render-helpers.js';
+import { publishedCardTemplate, until } from './render-helpers.js';
 
 // Workflows (issue 17 "Workflows", docs/workflows.md): contract §7 (402 FEATURE_WORKFLOWSENABLED,
 // LIMIT_WORKFLOWRUNS, LIMIT_WORKFLOWMAXSTEPS; 404/409/422), §8 (plan ceilings of workflow runs and
@@ -69,17 +69,7 @@ describe('workflows', () => {
   const inject = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, key: string, payload?: unknown) =>
     api.app.inject({ method, url: `/api${url}`, headers: { 'x-api-key': key }, ...(payload !== undefined ? { payload: payload as Json } : {}) });
   const errorsOf = (res: { json(): unknown }) => Object.keys((res.json() as { errors?: Record<string, string[]> }).errors ?? {}).sort();
-  async function publishedTemplate(w: Ws): Promise<string> {
-    const edit = {
-      timeline: { background: '#203040', tracks: [{ clips: [{ asset: { type: 'text', text: 'Hi {{ NAME }}' }, start: 0, length: 1 }] }] },
-      output: { format: 'png', size: { width: 160, height: 90 } },
-    };
-    const res = await inject('POST', '/v1/templates/import', w.liveKey, { name: 'Card', categoryId: 'social-media', edit, fields: [{ key: 'NAME', label: 'Name', type: 'text', required: true, config: { maxLength: 40 } }] });
-    expect(res.statusCode).toBe(201);
-    const id = res.json().data.id as string;
-    expect((await api.cli('template:publish', '--id', id)).code).toBe(0);
-    return id;
-  }
+  const publishedTemplate = (w: Ws) => publishedCardTemplate(api, w.liveKey);
   const renders = (w: Ws) => allWorkspaces(orm).fork().count(Render, { workspaceId: w.workspaceId });
   const messages = (w: Ws) => allWorkspaces(orm).fork().count(MessagingMessage, { workspaceId: w.workspaceId, status: 'sent' });
   const define = async (w: Ws, body: Json) => {
