@@ -6,7 +6,7 @@ import { openAppDatabase } from '#libs/app';
 import { forWorkspace } from '#libs/db';
 import { WebhookEndpoint } from '#libs/webhooks';
 import { createWorkerApp } from '../apps/worker/src/app.js';
-import { startApi, type TestApi } from './harness.js';
+import { lastCode, startApi, type TestApi } from './harness.js';
 import { until as poll } from './render-helpers.js';
 
 // Contract §4.1 (callback), §6 (payload, signature, retries); decisions.md "Webhooks" (render
@@ -62,7 +62,7 @@ describe('render callbacks (issue 7)', () => {
     ({ workspaceId, liveKey: key, callbackSecret } = created);
     await api.cli('user:create', '--phone', '+4915100000088', '--workspace', workspaceId, '--role', 'owner');
     await api.app.inject({ method: 'POST', url: '/api/auth/send-otp', payload: { phone: '+4915100000088' } });
-    const { code } = (await api.cli('otp:last', '--phone', '+4915100000088')).json as { code: string };
+    const code = await lastCode(api, '+4915100000088');
     token = (await api.app.inject({ method: 'POST', url: '/api/auth/verify-otp', payload: { phone: '+4915100000088', otp: code } })).json().data.token;
   });
   afterAll(async () => {

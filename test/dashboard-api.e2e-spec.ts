@@ -1,6 +1,6 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { createWorkerApp } from '../apps/worker/src/app.js';
-import { signIn, startApi, userSession, type TestApi } from './harness.js';
+import { lastCode, signIn, startApi, userSession, type TestApi } from './harness.js';
 
 // Issue 18 (the dashboard's server side): sessions on the /v1 routes; decisions.md "Sessions (dashboard)".
 // The route walk of test/routes.e2e-spec.ts covers every key route; this file what a dashboard user sees.
@@ -116,7 +116,7 @@ describe('dashboard sessions on /v1 routes', () => {
       const phone = '+4915100004004';
       expect((await api.cli('user:create', '--phone', phone, '--workspace', ws.workspaceId)).code).toBe(0);
       await api.app.inject({ method: 'POST', url: '/api/auth/send-otp', payload: { phone } });
-      const otp = (await api.cli('otp:last', '--phone', phone)).json.code as string;
+      const otp = await lastCode(api, phone);
       const res = await api.app.inject({ method: 'POST', url: '/api/auth/verify-otp', headers: dashboard, payload: { phone, otp } });
       expect(res.statusCode).toBe(200);
       expect(res.json().data.token.split('.')).toHaveLength(3);
@@ -127,7 +127,7 @@ describe('dashboard sessions on /v1 routes', () => {
       cookie = `service_refresh=${valueOf(set)}`;
       // Without the header the answer is as before: the refresh token in the body, no cookie.
       await api.app.inject({ method: 'POST', url: '/api/auth/send-otp', payload: { phone } });
-      const plain = await api.app.inject({ method: 'POST', url: '/api/auth/verify-otp', payload: { phone, otp: (await api.cli('otp:last', '--phone', phone)).json.code as string } });
+      const plain = await api.app.inject({ method: 'POST', url: '/api/auth/verify-otp', payload: { phone, otp: await lastCode(api, phone) } });
       expect(plain.json().data.refreshToken).toMatch(/^rt_/);
       expect(plain.headers['set-cookie']).toBeUndefined();
     });

@@ -17,7 +17,7 @@ import { createStorage } from '#libs/storage';
 import { WebhookEndpoint } from '#libs/webhooks';
 import { createWorkerApp } from '../apps/worker/src/app.js';
 import { dashboardDir } from '../apps/api/src/dashboard/serve.js';
-import { startApi, type TestApi } from './harness.js';
+import { lastCode, startApi, type TestApi } from './harness.js';
 import { seedStockItems, until } from './render-helpers.js';
 
 // Issue 18: the web dashboard driven in Debian's Chromium (chromium-headless-shell, never a downloaded
@@ -137,11 +137,11 @@ describe('the web dashboard in a browser', () => {
     await screenshot('sign-in');
     await page.getByRole('button', { name: 'Send code' }).click();
     await page.getByLabel('Code').waitFor();
-    const { json } = await api.cli('otp:last', '--phone', PHONE);
-    await page.getByLabel('Code').fill(json.code === '000000' ? '111111' : '000000');
+    const code = await lastCode(api, PHONE);
+    await page.getByLabel('Code').fill(code === '000000' ? '111111' : '000000');
     await page.getByRole('button', { name: 'Sign in' }).click();
     await expect(page.getByRole('alert').textContent()).resolves.toContain('INVALID_OTP');
-    await page.getByLabel('Code').fill(String(json.code));
+    await page.getByLabel('Code').fill(code);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { level: 1, name: 'Renders' }).waitFor();
     await page.getByText('No renders yet').waitFor();

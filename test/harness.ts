@@ -110,15 +110,22 @@ export async function cli(env: Record<string, string>, ...args: string[]): Promi
 }
 
 /**
+ * The last sign-in code sent to `phone`, read with `otp:last` as an operator would, once the sends queued
+ * by send-otp are done (the code is sent after the answer: decisions.md "Sessions and sign-in codes (issue 28)").
+ */
+export async function lastCode(api: TestApi, phone: string): Promise<string> {
+  await api.app.get(AuthService).sendsSettled();
+  return (await api.cli('otp:last', '--phone', phone)).json.code as string;
+}
+
+/**
  * A dashboard session (§5) of a user the CLI made: the sign-in code sent to `phone`, read back with
  * `otp:last` as an operator would, and exchanged for the session token.
  */
 export async function signIn(api: TestApi, phone: string): Promise<string> {
   const sent = await api.app.inject({ method: 'POST', url: '/api/auth/send-otp', payload: { phone } });
   if (sent.statusCode !== 200) throw new Error(`send-otp for ${phone} answered ${sent.statusCode}: ${sent.body}`);
-  // The code is sent after the answer (decisions.md "Sessions and sign-in codes (issue 28)").
-  await api.app.get(AuthService).sendsSettled();
-  const otp = (await api.cli('otp:last', '--phone', phone)).json.code as string;
+  const otp = await lastCode(api, phone);
   const verified = await api.app.inject({ method: 'POST', url: '/api/auth/verify-otp', payload: { phone, otp } });
   if (verified.statusCode !== 200) throw new Error(`verify-otp for ${phone} answered ${verified.statusCode}: ${verified.body}`);
   return verified.json().data.token as string;

@@ -3,7 +3,7 @@ import type { INestApplicationContext } from '@nestjs/common';
 import { Ajv, type ValidateFunction } from 'ajv';
 import sharp from 'sharp';
 import { createWorkerApp } from '../apps/worker/src/app.js';
-import { multipart, startApi, type TestApi } from './harness.js';
+import { lastCode, multipart, startApi, type TestApi } from './harness.js';
 
 // Issue 21: openapi.json is the contract a generated client is built from (§1 envelope, §2 shapes,
 // decisions.md "OpenAPI"). The real answers of the main routes are checked against the committed
@@ -60,7 +60,7 @@ describe('the answers of the main routes match openapi.json (issue 21)', () => {
     const phone = '+4915112340021';
     expect((await api.cli('user:create', '--phone', phone, '--workspace', workspaceId, '--role', 'owner')).code).toBe(0);
     await inject('POST', '/auth/send-otp', { headers: {}, payload: { phone } });
-    const otp = (await api.cli('otp:last', '--phone', phone)).json.code as string;
+    const otp = await lastCode(api, phone);
     const signedIn = await conforms('POST', '/auth/verify-otp', '/auth/verify-otp', 200, { headers: {}, payload: { phone, otp } });
     session = { authorization: `Bearer ${(signedIn.data as Json).token as string}`, 'x-service-org': workspaceId };
   });

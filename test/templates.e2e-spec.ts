@@ -9,7 +9,7 @@ import { OutboxEvent } from '#libs/events';
 import { createStorage } from '#libs/storage';
 import { Template, TemplatesService } from '#libs/templates';
 import { createWorkerApp } from '../apps/worker/src/app.js';
-import { multipart, storedKey, startApi, type TestApi } from './harness.js';
+import { lastCode, multipart, startApi, storedKey, type TestApi } from './harness.js';
 import { until } from './render-helpers.js';
 
 // Contract §2 (Template), §3 (Template status), §4.2, §4.7, §6 (template.published), §7, §8, §9;
@@ -39,8 +39,7 @@ describe('templates', () => {
   async function signIn(phone: string, ws: Ws): Promise<Record<string, string>> {
     expect((await api.cli('user:create', '--phone', phone, '--workspace', ws.workspaceId, '--role', 'owner')).code).toBe(0);
     expect((await req('POST', '/auth/send-otp', {}, { phone })).statusCode).toBe(200);
-    const { json } = await api.cli('otp:last', '--phone', phone);
-    const res = await req('POST', '/auth/verify-otp', {}, { phone, otp: json.code });
+    const res = await req('POST', '/auth/verify-otp', {}, { phone, otp: await lastCode(api, phone) });
     expect(res.statusCode).toBe(200);
     return { authorization: `Bearer ${res.json().data.token}`, 'x-service-org': ws.workspaceId };
   }

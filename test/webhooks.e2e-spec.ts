@@ -8,7 +8,7 @@ import { writeEvent } from '#libs/events';
 import { createRedis } from '#libs/redis';
 import { DeliveryAllowance, LAST_SUCCESS_GRANULARITY_MS, WebhookEndpoint } from '#libs/webhooks';
 import { createWorkerApp } from '../apps/worker/src/app.js';
-import { startApi, type TestApi } from './harness.js';
+import { lastCode, startApi, type TestApi } from './harness.js';
 import { until as poll } from './render-helpers.js';
 
 // Contract §2 (Webhook endpoint), §3, §4.6, §4.7, §6, §8; decisions.md "Webhooks".
@@ -296,7 +296,7 @@ describe('webhooks: endpoints and signed, retried deliveries', () => {
   it('the dashboard routes manage the same endpoints with a session', async () => {
     await api.cli('user:create', '--phone', '+4915100000077', '--workspace', workspaceId, '--role', 'owner');
     await api.app.inject({ method: 'POST', url: '/api/auth/send-otp', payload: { phone: '+4915100000077' } });
-    const { code } = (await api.cli('otp:last', '--phone', '+4915100000077')).json as { code: string };
+    const code = await lastCode(api, '+4915100000077');
     const token = (await api.app.inject({ method: 'POST', url: '/api/auth/verify-otp', payload: { phone: '+4915100000077', otp: code } })).json().data.token;
     const headers = { authorization: `Bearer ${token}`, 'x-service-org': workspaceId };
     const created = await api.app.inject({ method: 'POST', url: '/api/organization/webhooks', headers, payload: { url: `${base}/dash`, events: ['credits.low'] } });
