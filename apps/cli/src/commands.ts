@@ -2,6 +2,7 @@ import type { AppServices } from '#libs/app';
 import { DevMessage, ROLES, type Role } from '#libs/auth';
 import { readFile } from 'node:fs/promises';
 import { ApiError, validationFailed, type KeyMode, type PlanCode } from '#libs/core';
+import { planFor } from '#libs/workspaces';
 import { CONNECTABLE_CHANNELS, type ChannelAccount } from '#libs/messaging';
 
 /** What the commands use of the CLI's AppServices (each built on first use: a command builds only what it needs). */
@@ -114,8 +115,9 @@ export const COMMANDS: Record<string, Command> = {
       const image = credits(f['image-credits'], 'image-credits');
       const video = credits(f['video-credits'], 'video-credits');
       const { workspace, callbackSecret } = await workspaces.create({ name: f.name, plan: f.plan });
-      await ctx.credits.open(workspace.id, workspace.plan as PlanCode);
-      await grant(ctx, workspace.id, workspace.plan as PlanCode, image, video);
+      const plan = planFor(workspace.plan, workspace.id).code;
+      await ctx.credits.open(workspace.id, plan);
+      await grant(ctx, workspace.id, plan, image, video);
       const live = await keys.create({ workspaceId: workspace.id, mode: 'live', name: 'default live key' });
       const test = await keys.create({ workspaceId: workspace.id, mode: 'test', name: 'default test key' });
       return { workspaceId: workspace.id, liveKey: live.key, testKey: test.key, callbackSecret };
@@ -163,8 +165,9 @@ export const COMMANDS: Record<string, Command> = {
       const image = credits(f.image, 'image');
       const video = credits(f.video, 'video');
       if (image + video === 0) throw new ApiError('INVALID_REQUEST', 'Give --image and/or --video credits');
-      await grant(ctx, ws.id, ws.plan as PlanCode, image, video);
-      return ctx.credits.balance(ws.id, ws.plan as PlanCode);
+      const plan = planFor(ws.plan, ws.id).code;
+      await grant(ctx, ws.id, plan, image, video);
+      return ctx.credits.balance(ws.id, plan);
     },
   },
   'user:create': {

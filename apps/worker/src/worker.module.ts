@@ -16,6 +16,7 @@ import { RenderFeed } from '#libs/events';
 import { FontCatalog, StillEngine, storageAwareFetcher } from '#libs/still';
 import type { StorageDriver } from '#libs/storage';
 import { WebhookDeliverer, WebhookDispatcher } from '#libs/webhooks';
+import { WorkspacePlans } from '#libs/workspaces';
 import { WorkflowRunner } from '#libs/workflows';
 import { AssetsProcessor } from './processors/assets.processor.js';
 import { CampaignsProcessor } from './processors/campaigns.processor.js';
@@ -74,7 +75,7 @@ export class WorkerModule implements OnApplicationBootstrap, BeforeApplicationSh
         fromServices(RedisKeys, 'redisKeys'), fromServices(CreditsService, 'credits'), fromServices(RenderLifecycle, 'lifecycle'),
         fromServices(WebhookDeliverer, 'webhookDeliverer'), fromServices(WebhookDispatcher, 'webhookDispatcher'), fromServices(AssetsService, 'assets'),
         fromServices(TranscriptionRunner, 'transcriptionRunner'), fromServices(AutoCaptions, 'autoCaptions'), fromServices(TranscriptionsService, 'transcriptions'),
-        fromServices(RenderFeed, 'renderFeed'),
+        fromServices(RenderFeed, 'renderFeed'), fromServices(WorkspacePlans, 'workspacePlans'),
         { provide: FontCatalog, useFactory: () => FontCatalog.system() },
         {
           provide: VideoEngineHolder,

@@ -19,7 +19,7 @@ import { CampaignsService, MessagingService } from '#libs/messaging';
 import { VoiceService } from '#libs/voice';
 import { sealPlainHeaders, WebhookDeliverer, WebhookDispatcher, WebhookEndpoints, WebhookStore } from '#libs/webhooks';
 import { WorkflowRunner, WorkflowsService } from '#libs/workflows';
-import { WorkspacesService } from '#libs/workspaces';
+import { WorkspacePlans, WorkspacesService } from '#libs/workspaces';
 import { openAppDatabase } from './database.js';
 
 /** What differs between the processes that compose the services (PROCESS_ROLES). */
@@ -168,6 +168,11 @@ export class AppServices {
     return this.once('workspaces', () => new WorkspacesService(this.orm, this.redis, this.redisKeys, this.config));
   }
 
+  /** The one read of a workspace's plan (libs/workspaces). */
+  get workspacePlans(): WorkspacePlans {
+    return this.once('workspacePlans', () => new WorkspacePlans(this.orm));
+  }
+
   get keys(): KeysService {
     return this.once('keys', () => new KeysService(this.orm, this.redis, this.redisKeys, this.config));
   }
@@ -295,11 +300,11 @@ export class AppServices {
   }
 
   get webhookEndpoints(): WebhookEndpoints {
-    return this.once('webhookEndpoints', () => new WebhookEndpoints(this.orm, this.webhookStore, this.webhookDeliverer, this.redis, this.config));
+    return this.once('webhookEndpoints', () => new WebhookEndpoints(this.orm, this.webhookStore, this.webhookDeliverer, this.redis, this.workspacePlans, this.config));
   }
 
   get webhookDispatcher(): WebhookDispatcher {
-    return this.once('webhookDispatcher', () => new WebhookDispatcher(this.orm, this.webhookStore, this.redis, this.config, this.renderFeed));
+    return this.once('webhookDispatcher', () => new WebhookDispatcher(this.orm, this.webhookStore, this.redis, this.workspacePlans, this.config, this.renderFeed));
   }
 
   /** The live feed of render events and progress (Redis pub/sub; the API's streams subscribe to it). */
@@ -349,7 +354,7 @@ export class AppServices {
   /** Broadcast campaigns (libs/messaging), built once on the first caller's queue: the API creates them, the worker runs them. */
   campaigns(enqueue: (campaignId: string, workspaceId: string, runners: number) => Promise<void>): CampaignsService {
     return (this.campaignsService ??= new CampaignsService({
-      orm: this.orm, messaging: this.messaging, integrations: this.integrations, redis: this.redis, redisKeys: this.redisKeys,
+      orm: this.orm, messaging: this.messaging, integrations: this.integrations, redis: this.redis, redisKeys: this.redisKeys, plans: this.workspacePlans,
       attemptTimeoutMs: this.config.messaging.timeoutMs, enqueue,
     }));
   }

@@ -1,5 +1,6 @@
 import { raw, UniqueConstraintViolationException, type EntityManager, type FilterQuery, type MikroORM } from '@mikro-orm/core';
-import { ApiError, newId, PLANS, type KeyMode, type PlanCode } from '#libs/core';
+import { ApiError, newId, type KeyMode, type PlanCode } from '#libs/core';
+import { planFor } from '#libs/workspaces';
 import { allWorkspaces, forWorkspace, queries, sql, type Tables } from '#libs/db';
 import { writeEvent } from '#libs/events';
 import { addMonth, available, crossing, grantRollAmount, ledgerAmount, periodAt } from './arithmetic.js';
@@ -33,7 +34,7 @@ const credits = queries<Tables<typeof CreditBalance | typeof LedgerEntry>>();
 const AVAILABLE = sql<number>`granted - grant_used + topup - held`;
 
 function planGrant(plan: PlanCode, kind: CreditKind): number {
-  return kind === 'image' ? PLANS[plan].imageCreditsPerMonth : PLANS[plan].videoCreditsPerMonth;
+  return kind === 'image' ? planFor(plan).imageCreditsPerMonth : planFor(plan).videoCreditsPerMonth;
 }
 
 /** A balance as the credit statements read it. */

@@ -1,9 +1,9 @@
 import type { MikroORM } from '@mikro-orm/core';
 import type { Redis } from 'ioredis';
-import { parseCidrList, PLANS, type CidrRule, type KeyMode, type Plan, type PlanCode } from '#libs/core';
+import { parseCidrList, type CidrRule, type KeyMode, type Plan } from '#libs/core';
 import { allWorkspaces, forWorkspace } from '#libs/db';
 import type { RedisKeys } from '#libs/redis';
-import { Workspace } from '#libs/workspaces';
+import { planFor, Workspace } from '#libs/workspaces';
 import { ApiKey } from './api-key.entity.js';
 import type { KeysService } from './keys.service.js';
 
@@ -86,7 +86,7 @@ export class KeyAuthenticator {
       expiresAt: key.expiresAt ? key.expiresAt.getTime() : null,
       revoked: key.revokedAt !== null,
       suspended: workspace.suspendedAt !== null,
-      plan: PLANS[workspace.plan as PlanCode] ?? PLANS.free,
+      plan: planFor(workspace.plan, workspace.id),
       version,
       loadedAt: Date.now(),
     };

@@ -1,12 +1,12 @@
 import type { EntityManager, FilterQuery, MikroORM } from '@mikro-orm/core';
 import type { Redis } from 'ioredis';
 import {
-  ApiError, deriveKey, hmacHex, isScope, newId, orderBy, parseCidrList, PLANS, SCOPES, validationFailed,
-  type AppConfig, type KeyMode, type ListQuery, type PlanCode, type Scope,
+  ApiError, deriveKey, hmacHex, isScope, newId, orderBy, parseCidrList, SCOPES, validationFailed,
+  type AppConfig, type KeyMode, type ListQuery, type Scope,
 } from '#libs/core';
 import { allWorkspaces, forWorkspace, queries, type Tables } from '#libs/db';
 import { bumpAuthVersion, type RedisKeys } from '#libs/redis';
-import { Workspace } from '#libs/workspaces';
+import { planFor, Workspace } from '#libs/workspaces';
 import { ApiKey } from './api-key.entity.js';
 import { generateKey, keyHint } from './key-format.js';
 
@@ -71,7 +71,7 @@ export class KeysService {
     const workspace = await em.findOne(Workspace, { id: input.workspaceId });
     if (!workspace) throw new ApiError('NOT_FOUND', `Workspace ${input.workspaceId} does not exist`);
     if (input.mode === 'live') {
-      const plan = PLANS[workspace.plan as PlanCode];
+      const plan = planFor(workspace.plan, workspace.id);
       const active = await em.count(ApiKey, {
         mode: 'live', revokedAt: null,
         $or: [{ expiresAt: null }, { expiresAt: { $gt: new Date() } }],

@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { UniqueConstraintViolationException, type EntityManager } from '@mikro-orm/core';
 import type { Redis } from 'ioredis';
-import { ApiError, newId, PLANS, validationFailed, type FieldErrors, type KeyMode, type ListQuery, type ListSpec, type Plan, type PlanCode } from '#libs/core';
+import { ApiError, newId, validationFailed, type FieldErrors, type KeyMode, type ListQuery, type ListSpec, type Plan } from '#libs/core';
 import { forWorkspace, queries, retryBusy, type Orm, type Tables } from '#libs/db';
 import { writeEvent } from '#libs/events';
 import type { IntegrationsService, UsableConnection } from '#libs/integrations';
 import type { RedisKeys } from '#libs/redis';
 import { IDEMPOTENCY_KEY } from '#libs/renders';
-import { lockWorkspace, Workspace } from '#libs/workspaces';
+import { lockWorkspace, type WorkspacePlans } from '#libs/workspaces';
 import { CampaignRecipient, MessagingCampaign, MessagingMessage, type RecipientStatus } from './entities.js';
 import type { MessagingService, SendCache, SendInput } from './messaging.service.js';
 import { RateLimiter } from './rate-limiter.js';
@@ -85,6 +85,7 @@ export interface CampaignsDeps {
   integrations: IntegrationsService;
   redis: Redis;
   redisKeys: RedisKeys;
+  plans: WorkspacePlans;
   /** The longest one provider attempt may take (MESSAGING_TIMEOUT_MS): how long an unfinished call counts in the rate. */
   attemptTimeoutMs: number;
   /** Adds the campaign's runner jobs (libs/queue `campaign.send`, one job id per runner). */
@@ -256,7 +257,7 @@ export class CampaignsService {
     const cache: SendCache = {};
     let sent = 0;
     try {
-      const plan = await this.planOf(workspaceId);
+      const plan = await this.deps.plans.planOf(workspaceId);
       for (;;) {
         signal?.throwIfAborted();
         if (await this.hasQueued(workspaceId, campaignId)) {
@@ -278,11 +279,6 @@ export class CampaignsService {
       clearInterval(beat);
       await redis.del(alive).catch(() => undefined);
     }
-  }
-
-  private async planOf(workspaceId: string): Promise<Plan> {
-    const ws = await this.deps.orm.em.fork().findOne(Workspace, { id: workspaceId });
-    return PLANS[(ws?.plan ?? 'free') as PlanCode];
   }
 
   private async hasQueued(workspaceId: string, campaignId: string): Promise<boolean> {

@@ -1,9 +1,9 @@
 import type { MikroORM } from '@mikro-orm/core';
 import type { Redis } from 'ioredis';
-import { isLivemode, newId, PLANS, type AppConfig, type PlanCode } from '#libs/core';
+import { isLivemode, newId, type AppConfig } from '#libs/core';
 import { forWorkspace } from '#libs/db';
 import type { RenderFeed } from '#libs/events';
-import { Workspace } from '#libs/workspaces';
+import { Workspace, type WorkspacePlans } from '#libs/workspaces';
 import { DeliveryAllowance } from './allowance.js';
 import { WebhookEndpoint } from './entities.js';
 import type { NewDelivery, OutboxRow, WebhookStore } from './store.js';
@@ -23,6 +23,7 @@ export class WebhookDispatcher {
     private readonly store: WebhookStore,
     /** Takes the monthly allowance (one script call per workspace per batch). */
     private readonly redis: Redis,
+    private readonly plans: WorkspacePlans,
     config: Pick<AppConfig, 'redisPrefix'>,
     /** Where each batch's render events are announced live (GET /v1/renders/events); best effort. */
     private readonly feed?: RenderFeed,
@@ -64,7 +65,7 @@ export class WebhookDispatcher {
         })
         .filter((f) => f.targets.length > 0);
       if (!fanned.length) continue;
-      const plan = PLANS[((await store.plan(workspaceId)) ?? 'free') as PlanCode] ?? PLANS.free;
+      const plan = await this.plans.planOf(workspaceId);
       const sizes = fanned.map((f) => f.targets.length);
       const fits = await this.allowance.take(this.redis, workspaceId, sizes, plan.webhookDeliveriesPerMonth, now);
       fanned.forEach(({ ev, targets }, i) => {

@@ -1,11 +1,11 @@
 import { UniqueConstraintViolationException, type FilterQuery, type MikroORM } from '@mikro-orm/core';
 import type { Redis } from 'ioredis';
 import {
-  ApiError, assertModeMayAct, deriveKey, encryptSecret, isLivemode, newId, orderBy, PLANS,
-  type AppConfig, type KeyMode, type ListQuery, type OutboundPolicy, type PlanCode,
+  ApiError, assertModeMayAct, deriveKey, encryptSecret, isLivemode, newId, orderBy,
+  type AppConfig, type KeyMode, type ListQuery, type OutboundPolicy,
 } from '#libs/core';
 import { forWorkspace } from '#libs/db';
-import { Workspace } from '#libs/workspaces';
+import type { WorkspacePlans } from '#libs/workspaces';
 import { DeliveryAllowance } from './allowance.js';
 import type { WebhookDeliverer } from './deliverer.js';
 import { WebhookAttempt, WebhookDelivery, WebhookEndpoint } from './entities.js';
@@ -33,6 +33,7 @@ export class WebhookEndpoints {
     private readonly deliverer: WebhookDeliverer,
     /** Takes tests and redeliveries from the monthly allowance. */
     private readonly redis: Redis,
+    private readonly plans: WorkspacePlans,
     config: Pick<AppConfig, 'appSecret' | 'env' | 'redisPrefix'>,
   ) {
     this.sealKey = deriveKey(config.appSecret, 'encryption');
@@ -230,8 +231,7 @@ export class WebhookEndpoints {
 
   /** One delivery from the month's allowance (a test or a redelivery), or 402 LIMIT_WEBHOOKDELIVERIES. */
   private async takeOne(workspaceId: string): Promise<void> {
-    const ws = await this.orm.em.fork().findOne(Workspace, { id: workspaceId });
-    const plan = PLANS[(ws?.plan ?? 'free') as PlanCode] ?? PLANS.free;
+    const plan = await this.plans.planOf(workspaceId);
     const [fits] = await this.allowance.take(this.redis, workspaceId, [1], plan.webhookDeliveriesPerMonth);
     if (!fits) throw new ApiError('LIMIT_WEBHOOKDELIVERIES', 'This month\'s webhook deliveries are used up');
   }

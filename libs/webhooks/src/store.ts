@@ -3,7 +3,6 @@ import type { KeyMode } from '#libs/core';
 import type { QueryCreator } from 'kysely';
 import { dbArray, dialectOf, queries, sql, writeTogether, type DbArray, type Tables, type Write } from '#libs/db';
 import type { OutboxEvent } from '#libs/events';
-import type { Workspace } from '#libs/workspaces';
 import type { DeliveryState, WebhookAttempt, WebhookDelivery, WebhookEndpoint } from './entities.js';
 import type { StoredHeader } from './header-values.js';
 import type { BodyFormat, HttpMethod, PayloadMode } from './types.js';
@@ -95,7 +94,7 @@ export interface NewDelivery {
   lastError: string | null;
 }
 
-type WebhookTables = Tables<typeof WebhookEndpoint | typeof WebhookDelivery | typeof WebhookAttempt | typeof OutboxEvent | typeof Workspace>;
+type WebhookTables = Tables<typeof WebhookEndpoint | typeof WebhookDelivery | typeof WebhookAttempt | typeof OutboxEvent>;
 type Db = QueryCreator<WebhookTables>;
 
 const webhooks = queries<WebhookTables>();
@@ -175,8 +174,6 @@ const UNDISPATCHED = webhooks.prepare((db, p: { limit: number }) => db
 const SUBSCRIBERS = webhooks.prepare((db, p: { workspaceId: string }) => db
   .selectFrom('webhook_endpoint').select(['id', 'events', 'modes'])
   .where('workspace_id', '=', p.workspaceId).where('is_active', '=', true).where('kind', '=', 'endpoint').orderBy('id'));
-
-const PLAN = webhooks.prepare((db, p: { id: string }) => db.selectFrom('workspace').select('plan').where('id', '=', p.id));
 
 const EXISTING = webhooks.prepare((db, p: { workspaceId: string; endpointId: string; eventId: string }) => db
   .selectFrom('webhook_delivery').select(['id', 'state'])
@@ -286,10 +283,6 @@ export class WebhookStore {
 
   async subscribers(workspaceId: string): Promise<SubscriberRow[]> {
     return SUBSCRIBERS.all(this.em, { workspaceId });
-  }
-
-  async plan(workspaceId: string): Promise<string | undefined> {
-    return (await PLAN.one(this.em, { id: workspaceId }))?.plan;
   }
 
   /**

@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
-import { ApiError, PLANS, isPlanCode, type Plan } from '#libs/core';
+import { ApiError, type Plan } from '#libs/core';
+import { planFor } from '#libs/workspaces';
 import { allWorkspaces, forWorkspace, type Orm } from '#libs/db';
 import { writeEvent } from '#libs/events';
 import type { IntegrationProvider, IntegrationsService, UsableConnection } from '#libs/integrations';
@@ -113,7 +114,7 @@ export class WorkflowRunner {
     em.assign(row, { attempts: row.attempts + 1 });
     await em.flush();
 
-    const plan: Plan = isPlanCode(run.planCode) ? PLANS[run.planCode] : PLANS.free;
+    const plan: Plan = planFor(run.planCode, run.workspaceId);
     const def = run.definition;
     const connections = new Map<IntegrationProvider, Promise<UsableConnection>>();
     const use = (provider: IntegrationProvider) => {

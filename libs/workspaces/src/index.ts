@@ -1,2 +1,3 @@
 export * from './workspace.entity.js';
 export * from './workspaces.service.js';
+export * from './plans.js';

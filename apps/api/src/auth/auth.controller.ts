@@ -2,7 +2,8 @@ import { Body, Controller, Get, HttpCode, Inject, Post, Req, Res } from '@nestjs
 import { ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AuthService } from '#libs/auth';
-import { clientAddress, formatIp, ok, PLANS, type AppConfig, type PlanCode } from '#libs/core';
+import { clientAddress, formatIp, ok, type AppConfig } from '#libs/core';
+import { planFor } from '#libs/workspaces';
 import { CreditsService } from '#libs/credits';
 import { ApiEnvelope, ApiErrors, Public, Session } from '../http/decorators.js';
 import { SessionUser, type SessionPrincipal } from '../http/principal.js';
@@ -47,7 +48,7 @@ export class AuthController {
   async verifyOtp(@Body() body: VerifyOtpDto, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply) {
     const { user, tokens } = await this.auth.verifyOtp(body.phone, body.otp);
     const member = await this.auth.defaultMembership(user.id);
-    const plan = PLANS[member.workspace.plan as PlanCode];
+    const plan = planFor(member.workspace.plan, member.workspace.id);
     return ok({
       ...handOut(req, reply, this.config, tokens),
       user: { id: user.id, phone: user.phone, name: user.name },
@@ -75,7 +76,7 @@ export class AuthController {
   @ApiEnvelope(MembershipDto, { isArray: true, paged: false })
   async memberships(@SessionUser() session: SessionPrincipal) {
     return ok((await this.auth.memberships(session.userId)).map(({ role, workspace }) => {
-      const plan = PLANS[workspace.plan as PlanCode] ?? PLANS.free;
+      const plan = planFor(workspace.plan, workspace.id);
       return { id: workspace.id, name: workspace.name, role, plan: { code: plan.code, name: plan.name }, suspended: workspace.suspendedAt !== null };
     }));
   }

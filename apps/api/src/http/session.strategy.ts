@@ -3,7 +3,8 @@ import { AuthGuard, PassportStrategy } from '@nestjs/passport';
 import type { FastifyRequest } from 'fastify';
 import { Strategy } from 'passport-custom';
 import { AuthService } from '#libs/auth';
-import { ApiError, isId, PLANS, validationFailed, type PlanCode } from '#libs/core';
+import { ApiError, isId, PLANS, validationFailed } from '#libs/core';
+import { planFor } from '#libs/workspaces';
 import { looksLikeApiKey } from '#libs/keys';
 import { bearerToken } from './bearer.js';
 import type { RouteAuth } from './decorators.js';
@@ -52,7 +53,7 @@ export class SessionStrategy extends PassportStrategy(Strategy, 'session') {
     const member = await this.sessions.member(userId, org);
     if (member.workspace.suspendedAt) throw new ApiError('ORG_SUSPENDED', 'The workspace is suspended');
     if (route.role === 'owner' && member.role !== 'owner') throw new ApiError('ROLE_REQUIRED', 'Only an owner of the workspace may do this');
-    return { kind: 'session', userId, workspaceId: org, role: member.role, plan: PLANS[member.workspace.plan as PlanCode] ?? PLANS.free };
+    return { kind: 'session', userId, workspaceId: org, role: member.role, plan: planFor(member.workspace.plan, org) };
   }
 }
 

@@ -10,6 +10,7 @@ import { RedisKeys } from '#libs/redis';
 import { RenderLifecycle, sweepChunkFolders } from '#libs/renders';
 import { RenderFeed } from '#libs/events';
 import type { StorageDriver } from '#libs/storage';
+import { WorkspacePlans } from '#libs/workspaces';
 import { ORM, REDIS, STORAGE, WORKER_CONFIG } from '../tokens.js';
 import { VideoEngineHolder } from '../videos/engine.holder.js';
 import { cleanupChunks, videoJobScratch, VideoChunkJob, VideoCombineJob, VideoRenderJob, type VideoJobDeps, type VideoRun } from '../videos/video-jobs.js';
@@ -41,9 +42,10 @@ export class VideosProcessor extends QueueProcessor<'videos'> implements OnAppli
     private readonly engine: VideoEngineHolder,
     autoCaptions: AutoCaptions,
     feed: RenderFeed,
+    plans: WorkspacePlans,
   ) {
     super();
-    this.deps = { orm, engine, storage, lifecycle, redis, keys, queues, flows, config, autoCaptions, feed };
+    this.deps = { orm, engine, storage, lifecycle, redis, keys, queues, flows, config, autoCaptions, feed, plans };
     this.jobs = { render: new VideoRenderJob(this.deps), chunk: new VideoChunkJob(this.deps), combine: new VideoCombineJob(this.deps) };
   }
 

@@ -9,7 +9,7 @@ import { Logger } from '@nestjs/common';
 import { DelayedError, type FlowProducer } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { hasAliasCaptions, type AutoCaptions } from '#libs/captions';
-import { ApiError, makeOwnScratch, PLANS, type AppConfig, type Plan, type PlanCode } from '#libs/core';
+import { ApiError, makeOwnScratch, type AppConfig, type Plan } from '#libs/core';
 import { assertTiming, outputFps, type EditSpec } from '#libs/edit-spec';
 import { VIDEO_ATTEMPTS, type JobPayloads, type JobQueues, type JobResults, type TypedJob, type VideoChunkResult } from '#libs/queue';
 import type { RedisKeys } from '#libs/redis';
@@ -17,7 +17,7 @@ import { runFailure, TERMINAL_STATUSES, type Render, type RenderLifecycle, type 
 import type { RenderFeed } from '#libs/events';
 import { outputKey, type StorageDriver } from '#libs/storage';
 import { planChunks, VideoRenderCancelled, type VideoChunk, type VideoEngine, type VideoOutput } from '#libs/video';
-import { Workspace } from '#libs/workspaces';
+import type { WorkspacePlans } from '#libs/workspaces';
 
 /** A slot lease: a running render renews it; a dead worker's lapses and frees the slot. */
 const LEASE_MS = 60_000;
@@ -59,6 +59,8 @@ export interface VideoJobDeps {
   config: Pick<AppConfig, 'dataDir'> & { video: Pick<AppConfig['video'], 'chunkFrames' | 'chunkMinFrames'> };
   /** Transcribes `alias://` captions before a render is drawn (libs/captions). */
   autoCaptions: AutoCaptions;
+  /** The workspace's plan: its concurrent renders (libs/workspaces). */
+  plans: WorkspacePlans;
   /** The live feed of the workspace's renders: progress figures (libs/events). */
   feed: RenderFeed;
 }
@@ -200,14 +202,12 @@ export function outputFrames(edit: EditSpec): number | undefined {
  */
 export class VideoRenderJob extends VideoJobBase {
   async run({ data, job, token, attempt }: VideoRun<'video.render'>): Promise<JobResults['video.render']> {
-    const { orm, redis, keys, lifecycle } = this.deps;
+    const { redis, keys, lifecycle } = this.deps;
     const row = await lifecycle.get(data.renderId);
     if (!row || TERMINAL_STATUSES.includes(row.status)) return { status: row?.status ?? 'gone' };
     if (row.cancelRequested) return { status: (await lifecycle.settleCancelled(row.id, row.status)).status };
 
-    // The worker reads every workspace's plan (it serves them all).
-    const workspace = await orm.em.fork().findOne(Workspace, { id: row.workspaceId });
-    const plan = PLANS[(workspace?.plan ?? 'free') as PlanCode] ?? PLANS.free;
+    const plan = await this.deps.plans.planOf(row.workspaceId);
     const slots = keys.videoSlots(row.workspaceId);
     const took = await redis.eval(TAKE_SLOT, 1, slots, String(Date.now()), this.lease(), row.id, String(plan.concurrentRenders));
     if (took !== 1) {
