@@ -1,5 +1,7 @@
+import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { basename, join, relative } from 'node:path';
+import { promisify } from 'node:util';
 
 /**
  * Issue 31: the loopback fakes of providers (test/fakes, `#testing/<lib>`) are test code. The build
@@ -55,5 +57,13 @@ describe('no test fake in the build or the images (issue 31: test fakes move out
       expect([dockerfile, sources.filter((source) => /^test(\/|$)/.test(source))]).toEqual([dockerfile, []]);
       expect([dockerfile, fakesIn(sources.flatMap((source) => filesUnder(join(ROOT, source))))]).toEqual([dockerfile, []]);
     }
+  });
+
+  it('Node loads every fake from test/fakes as the benches do (types stripped, #libs/* from dist/)', async () => {
+    const names = readdirSync(join(ROOT, 'test/fakes')).filter((name) => name.endsWith('.ts')).map((name) => basename(name, '.ts'));
+    expect(names).toEqual(expect.arrayContaining(['captions', 'media', 'messaging', 'suite', 'video', 'voice']));
+    const script = `for (const name of ${JSON.stringify(names)}) console.log(name, Object.keys(await import('#testing/' + name)).length > 0);`;
+    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], { cwd: ROOT });
+    expect(stdout.trim().split('\n')).toEqual(names.map((name) => `${name} true`));
   });
 });
