@@ -17,7 +17,7 @@ const common = {
   transform: { '^.+\\.ts$': swc },
   moduleNameMapper: {
     '^#libs/(.*)$': '<rootDir>/libs/$1/src/index.ts',
-    '^#testing/(.*)$': '<rootDir>/libs/$1/src/testing.ts',
+    '^#testing/(.*)$': '<rootDir>/test/fakes/$1.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
   testEnvironment: 'node',

@@ -17,8 +17,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-// The hostile fonts of the tests (libs/media testing.ts), as built.
-import { hostileWoff, withFamilyName } from '../dist/libs/media/src/testing.js';
+// The hostile fonts of the tests (test/fakes/media.ts; Node strips its types).
+import { hostileWoff, withFamilyName } from '#testing/media';
 import { log, runBench, sleep, startStack } from './lib/harness.mjs';
 
 const MB = 1024 * 1024;

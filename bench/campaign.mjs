@@ -10,7 +10,7 @@
  *   node bench/campaign.mjs [--recipients 1000] [--rate 50] [--workers 2] [--bare 2000] [--connections 4] [--json]
  *
  * Self-contained: its own redis-server (unless REDIS_URL is set), a temp DATA_DIR (SQLite), the API
- * and workers from dist/, the WhatsAppFake of dist/libs/messaging/src/testing.js in a child process.
+ * and workers from dist/, the WhatsAppFake of test/fakes/messaging.ts (Node strips its types) in a child process.
  */
 import { fileURLToPath } from 'node:url';
 import { cli, floored, log, machine, runBench, sleep, startChild, startStack, stopStack, waitFor } from './lib/harness.mjs';
@@ -108,7 +108,7 @@ function figure(r) {
 // Child mode: the WhatsApp fake (`node bench/campaign.mjs --fake-server`), answering over IPC.
 // ---------------------------------------------------------------------------------------------
 if (process.argv[2] === '--fake-server') {
-  const { WhatsAppFake } = await import('../dist/libs/messaging/src/testing.js');
+  const { WhatsAppFake } = await import('#testing/messaging');
   const fake = await new WhatsAppFake().start();
   const messages = () => fake.calls.filter((c) => c.method === 'POST');
   process.on('message', (m) => {

@@ -13,7 +13,7 @@
  * the speech uploaded as an asset and transcribed once (the miss), then the hits measured.
  */
 import { readFile } from 'node:fs/promises';
-import { synthesizeSpeech } from '../dist/libs/captions/src/testing-speech.js';
+import { synthesizeSpeech } from '#testing/captions-speech';
 import { busyBeforeLoad, cli, combineRuns, cpuTimes, floored, log, machine, number, quantile, runBench, sleep, startStack, stealPct, tempDir } from './lib/harness.mjs';
 
 const TARGET_P50_MS = 20;

@@ -11,7 +11,7 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { LOCAL_MODEL_DIR, LocalSpeechEngine } from '../dist/libs/captions/src/local.js';
 import { parseSphinxWords } from '../dist/libs/captions/src/sphinx-words.js';
-import { synthesizeSpeech, wordErrorRate } from '../dist/libs/captions/src/testing-speech.js';
+import { synthesizeSpeech, wordErrorRate } from '#testing/captions-speech';
 import { busyBeforeLoad, integer, log, machine, median, oneOf, procStat, runBench, tempDir } from './lib/harness.mjs';
 
 const TARGET_RTF = 0.5;

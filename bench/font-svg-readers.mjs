@@ -19,7 +19,7 @@ const from = process.argv[2];
 if (!from) throw new Error('usage: node bench/font-svg-readers.mjs <folder holding node_modules with fontkit, dompurify, jsdom>');
 const lib = createRequire(`${from.replace(/\/$/, '')}/package.json`);
 const { readFont } = await import(`${W}/media/src/font.js`);
-const { hostileWoff, withFamilyName, woffFromSfnt } = await import(`${W}/media/src/testing.js`);
+const { hostileWoff, withFamilyName, woffFromSfnt } = await import('#testing/media');
 const { sanitizeSvg } = await import(`${W}/media/src/svg.js`);
 const { parseTrueType, subsetTrueType } = await import(`${W}/still/src/pdf-font.js`);
 const fontkit = lib('fontkit');

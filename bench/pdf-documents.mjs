@@ -10,7 +10,7 @@ import sharp from 'sharp';
 import { assertEdit } from '../dist/libs/edit-spec/src/index.js';
 import { FontCatalog, StillEngine } from '../dist/libs/still/src/index.js';
 import { VideoEngine } from '../dist/libs/video/src/index.js';
-import { mapFetcher } from '../dist/libs/video/src/testing.js';
+import { mapFetcher } from '#testing/video';
 import { integer, log, onCleanup, quantile, runBench } from './lib/harness.mjs';
 
 const LOGO = 'https://cdn.example.com/logo.png';

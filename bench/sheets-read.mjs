@@ -9,7 +9,7 @@
  *                              [--warmup 2] [--rounds 1] [--profile DIR] [--json]
  *
  * Self-contained: its own redis-server (unless REDIS_URL is set), a temp DATA_DIR (SQLite), the API
- * from dist/, the GoogleFake of dist/libs/suite/src/testing.js in a child process, cleanup on exit.
+ * from dist/, the GoogleFake of test/fakes/suite.ts (Node strips its types) in a child process, cleanup on exit.
  */
 import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
@@ -122,7 +122,7 @@ function figure(r) {
 // Child mode: the Google fake holding the tab (`node bench/sheets-read.mjs --fake-server ROWS COLUMNS`).
 // ---------------------------------------------------------------------------------------------
 if (process.argv[2] === '--fake-server') {
-  const { startGoogleFake } = await import('../dist/libs/suite/src/testing.js');
+  const { startGoogleFake } = await import('#testing/suite');
   const fake = await startGoogleFake();
   const id = fake.seed('Bench', [{ title: 'Sheet1', rows: tab(Number(process.argv[3]), Number(process.argv[4])) }]);
   // The fake records every request for tests; a bench keeps none of them.

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { assertEdit } from '../dist/libs/edit-spec/src/index.js';
 import { CRF, VideoEngine, runBinary } from '../dist/libs/video/src/index.js';
-import { makeTestVideo, mapFetcher, probeStreams, sineWav } from '../dist/libs/video/src/testing.js';
+import { makeTestVideo, mapFetcher, probeStreams, sineWav } from '#testing/video';
 import { integer, log, number, onCleanup, positive, procStat, quantile, runBench, tempDir } from './lib/harness.mjs';
 
 const FPS = 30;

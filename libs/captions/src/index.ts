@@ -1,4 +1,7 @@
 export * from './speech.js';
+// The rate and WAV wrapping of the PCM the local engine reads (test/fakes/captions.ts synthesizes recordings with them).
+export { PCM_RATE } from './pcm.js';
+export { wavOf } from './providers/split.js';
 export * from './providers/index.js';
 export * from './cues.js';
 export * from './local.js';

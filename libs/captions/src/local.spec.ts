@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { ffmpegFile, redBlue, sampleMedia } from '#testing/media';
 import { LOCAL_MAX_BYTES, LocalSpeechEngine } from './local.js';
 import { SpeechProviderError, type RecognitionSettings, type RecognizedWord, type SpeechAudio } from './speech.js';
-import { alignWords, plainWords, synthesizeSpeech, wordErrorRate, type SynthesizedSpeech } from './testing-speech.js';
+import { alignWords, plainWords, synthesizeSpeech, wordErrorRate, type SynthesizedSpeech } from '#testing/captions-speech';
 
 // The offline engine (pocketsphinx, Debian's pocketsphinx + pocketsphinx-en-us) on speech made by
 // espeak-ng: known phrases at known times.

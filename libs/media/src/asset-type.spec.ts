@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { ACCEPTED_ASSET_FORMATS, ASSET_HEAD_BYTES, detectAssetType } from './asset-type.js';
-import { lottieJson, sampleMedia, silentMp3, woffFromSfnt } from './testing.js';
+import { lottieJson, sampleMedia, silentMp3, woffFromSfnt } from '#testing/media';
 
 /** What the upload route does: only the first ASSET_HEAD_BYTES reach the detector. */
 const detect = (file: Buffer) => detectAssetType(file.subarray(0, ASSET_HEAD_BYTES));

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { ApiError } from '#libs/core';
 import { MediaProber, PROBE_LIMITS, rangeReader, type DurationSource } from './durations.js';
-import { noisyMp4, rangeMediaServer, redBlue, sampleMedia, type RangeMediaServer } from './testing.js';
+import { noisyMp4, rangeMediaServer, redBlue, sampleMedia, type RangeMediaServer } from '#testing/media';
 
 // Issue 27 ("One request cannot exhaust a worker"): `length: "auto"` media are measured by range
 // reads under a byte cap, a few at once, reused per workspace (decisions.md "Hostile input (issue 27): outbound").

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FontFileError, MAX_FONT_BYTES, readFont } from './font.js';
-import { hostileWoff, withFamilyName, woff2FromSfnt, woffFromSfnt } from './testing.js';
+import { hostileWoff, withFamilyName, woff2FromSfnt, woffFromSfnt } from '#testing/media';
 
 // The shipped font families (scripts/font-packages.txt), installed by the test command.
 const LATO = readFileSync('/usr/share/fonts/truetype/lato/Lato-Medium.ttf');

@@ -7,7 +7,7 @@ import sharp from 'sharp';
 import { ASSET_HEAD_BYTES, detectAssetType } from './asset-type.js';
 import { DEFAULT_ASSET_LIMITS, inspectAsset, type AssetInspection, type AssetLimits } from './inspect.js';
 import { AssetRejected } from './rejected.js';
-import { lottieJson, pngBomb, redBlue, sampleMedia, silentMp3, woff2FromSfnt } from './testing.js';
+import { lottieJson, pngBomb, redBlue, sampleMedia, silentMp3, woff2FromSfnt } from '#testing/media';
 
 let dir: string;
 let count = 0;

@@ -11,7 +11,7 @@ import { assertEdit, type JsonValue } from '#libs/edit-spec';
 import { MediaFetchError, parseFont, sniff } from '#libs/media';
 import { FontCatalog } from './fonts.js';
 import { StillEngine } from './engine.js';
-import { compareImages, renamedFont } from './testing.js';
+import { compareImages, renamedFont } from '#testing/still';
 import { textAssetBlock } from './assets.js';
 import { ellipsize } from './text.js';
 import compressWoff2 from 'wawoff2/compress.js';

@@ -5,7 +5,7 @@ import { assertEdit, type JsonValue } from '#libs/edit-spec';
 import { sniff } from '#libs/media';
 import { FontCatalog } from './fonts.js';
 import { StillEngine } from './engine.js';
-import { compareImages } from './testing.js';
+import { compareImages } from '#testing/still';
 
 /**
  * Golden images (issue 4, "Proof"): each small edit below is rendered and compared with the committed

@@ -10,7 +10,7 @@ import { runBinary } from '#libs/media';
 import { hostileWoff, withFamilyName } from '#testing/media';
 import { BROWSER_USER, browserDirs, profileHost, userIds } from './browser.js';
 import { VideoEngine, VideoRenderCancelled } from './engine.js';
-import { frameAt, makeTestVideo, mapFetcher, MP4_COLOUR, probeColour, probeStreams, sineWav } from './testing.js';
+import { frameAt, makeTestVideo, mapFetcher, MP4_COLOUR, probeColour, probeStreams, sineWav } from '#testing/video';
 // The still engine's perceptual comparison (test helper of libs/still).
 import { compareImages, renamedFont } from '#testing/still';
 import compressWoff2 from 'wawoff2/compress.js';

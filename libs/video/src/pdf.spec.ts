@@ -7,7 +7,7 @@ import sharp from 'sharp';
 import { assertEdit, type JsonValue } from '#libs/edit-spec';
 import { FontCatalog, StillEngine } from '#libs/still';
 import { VideoEngine } from './engine.js';
-import { mapFetcher } from './testing.js';
+import { mapFetcher } from '#testing/video';
 
 /**
  * PDFs that are documents (issue 21): an html invoice printed by the real Chromium as vector text over

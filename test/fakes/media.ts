@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { brotliCompressSync, constants, deflateSync } from 'node:zlib';
 import sharp from 'sharp';
-import { runBinary } from './binaries.js';
+import { runBinary } from '#libs/media';
 
 /**
  * Real media files for tests, made at test time with the shipped ffmpeg or by hand: every accepted

@@ -1,10 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { LoopbackServer, receive } from '#testing/integrations';
-import { columnLetters, parseA1 } from './a1.js';
-import { codeChallenge } from './consent.js';
-import type { GoogleContactGroup, GooglePerson } from './contacts.js';
-import type { Cell } from './sheets.js';
+import { codeChallenge, columnLetters, parseA1, type Cell, type GoogleContactGroup, type GooglePerson } from '#libs/suite';
 
 /**
  * A loopback fake of Google's side of workspace-suite, speaking its wire formats for tests and the

@@ -10,7 +10,14 @@ export class LoopbackServer {
   private server?: Server;
   private readonly sockets = new Set<Socket>();
 
-  constructor(private readonly handle: (req: IncomingMessage, res: ServerResponse) => void, private readonly opts: { keepAliveTimeoutMs?: number } = {}) {}
+  private readonly handle: (req: IncomingMessage, res: ServerResponse) => void;
+  private readonly opts: { keepAliveTimeoutMs?: number };
+
+  // Plain fields, not parameter properties: Node strips these files' types (the benches), and only erasable syntax survives that.
+  constructor(handle: (req: IncomingMessage, res: ServerResponse) => void, opts: { keepAliveTimeoutMs?: number } = {}) {
+    this.handle = handle;
+    this.opts = opts;
+  }
 
   async start(): Promise<string> {
     const server = createServer(this.handle);

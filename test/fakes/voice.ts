@@ -52,7 +52,11 @@ export class ElevenLabsFake {
   private revoked = false;
   private readonly server = new LoopbackServer((req, res) => void this.handle(req, res));
 
-  constructor(private readonly mp3: Buffer) {}
+  private readonly mp3: Buffer;
+
+  constructor(mp3: Buffer) {
+    this.mp3 = mp3;
+  }
 
   /** The key stops working (401 invalid_api_key), as a key deleted in ElevenLabs' dashboard does. */
   revoke(): void {

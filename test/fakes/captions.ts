@@ -3,9 +3,7 @@ import { writeFile } from 'node:fs/promises';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { LoopbackServer } from '#testing/integrations';
 import { join } from 'node:path';
-import { PCM_RATE } from './pcm.js';
-import { wavOf } from './providers/split.js';
-import type { RecognitionSettings, SpeechAudio } from './speech.js';
+import { PCM_RATE, wavOf, type RecognitionSettings, type SpeechAudio } from '#libs/captions';
 
 /**
  * Loopback fakes of the three speech providers, speaking their wire formats (the routes, auth,
@@ -758,4 +756,4 @@ export async function speechAudio(dir: string, bytes: Buffer, format: string, du
 export function recognitionSettings(overrides: Partial<RecognitionSettings> = {}): RecognitionSettings {
   return { languageCode: 'en-US', alternativeLanguageCodes: [], model: null, diarize: false, keywords: [], punctuation: true, filterProfanity: false, ...overrides };
 }
-export * from './testing-speech.js';
+export * from '#testing/captions-speech';
