@@ -13,7 +13,7 @@ COPY package.json package-lock.json* ./
 RUN npm install --no-audit --no-fund
 
 # Sources. `openapi.jso[n]` copies openapi.json when it exists and nothing otherwise.
-COPY tsconfig*.json nest-cli.json openapi.jso[n] ./
+COPY tsconfig*.json openapi.jso[n] ./
 COPY apps ./apps
 COPY libs ./libs
 RUN npm run build \

@@ -11,7 +11,7 @@ ENV NODE_ENV=development
 COPY package.json package-lock.json* ./
 RUN npm install --no-audit --no-fund
 
-COPY tsconfig*.json nest-cli.json openapi.jso[n] ./
+COPY tsconfig*.json openapi.jso[n] ./
 COPY apps ./apps
 COPY libs ./libs
 RUN npm run build \

@@ -29,8 +29,11 @@ if [ $# -eq 0 ]; then
 fi
 # Two worker processes, each restarted after a file once it holds over 1.5 GB: one in-band process
 # (jest's choice for one worker) gathered what ~160 files leave behind and ran out of heap (2026-11-27).
-node --experimental-vm-modules node_modules/jest/bin/jest.js --ci --maxWorkers=2 --workerIdleMemoryLimit=1536MB --json --outputFile="$work/jest.json" "$@" || status=1
-# One plain closing line for CI readers: "tests: N passed, N failed".
+# scripts/project-times.js writes each project's time (span and summed file durations) for the lines below.
+PROJECT_TIMES_FILE="$work/times.txt" node --experimental-vm-modules node_modules/jest/bin/jest.js --ci --maxWorkers=2 --workerIdleMemoryLimit=1536MB \
+  --reporters=default --reporters=./scripts/project-times.js --json --outputFile="$work/jest.json" "$@" || status=1
+# The time per project, then one plain closing line for CI readers: "tests: N passed, N failed".
+[ -f "$work/times.txt" ] && cat "$work/times.txt"
 [ -f "$work/jest.json" ] && node -e '
   const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
   console.log(`tests: ${r.numPassedTests} passed, ${r.numFailedTests} failed`);' "$work/jest.json"
