@@ -1,5 +1,5 @@
 import { Logger, Module, type BeforeApplicationShutdown, type DynamicModule, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
-import { InjectFlowProducer, OnQueueEvent, QueueEventsHost, QueueEventsListener } from '@nestjs/bullmq';
+import { InjectFlowProducer } from '@nestjs/bullmq';
 import type { FlowProducer } from 'bullmq';
 import type { Redis } from 'ioredis';
 import sharp from 'sharp';
@@ -9,8 +9,8 @@ import { AutoCaptions, TranscriptionRunner, TranscriptionsService } from '#libs/
 import type { AppConfig } from '#libs/core';
 import { CreditsService } from '#libs/credits';
 import { CampaignsService } from '#libs/messaging';
-import { enqueueCampaignRunners, JobQueues, queueOf, QueueModule, SCHEDULES, VIDEO_FLOWS } from '#libs/queue';
-import { OutageLog, RedisKeys } from '#libs/redis';
+import { enqueueCampaignRunners, JobQueues, queueOf, QueueModule, SCHEDULES, StillEvents, VIDEO_FLOWS } from '#libs/queue';
+import { RedisKeys } from '#libs/redis';
 import { RenderLifecycle } from '#libs/renders';
 import { RenderFeed } from '#libs/events';
 import { FontCatalog, StillEngine, storageAwareFetcher } from '#libs/still';
@@ -29,17 +29,6 @@ import { WebhooksProcessor } from './processors/webhooks.processor.js';
 import { WorkflowsProcessor } from './processors/workflows.processor.js';
 import { ORM, REDIS, STORAGE, WORKER_CONFIG } from './tokens.js';
 import { VideoEngineHolder } from './videos/engine.holder.js';
-
-/** Finished still jobs, which a workflow row's render waits on as the API's still requests do (one listener per worker). */
-@QueueEventsListener('stills')
-class StillEvents extends QueueEventsHost {
-  private readonly outages = new OutageLog('queue-events:stills');
-
-  @OnQueueEvent('error')
-  onError(err: Error): void {
-    this.outages.error(err);
-  }
-}
 
 /** How long a stopping worker waits for its running jobs (docker/compose.yaml gives the whole stop 45 s). */
 export const SHUTDOWN_GRACE_MS = 30_000;

@@ -2,3 +2,4 @@ export * from './jobs.js';
 export * from './options.js';
 export * from './queues.js';
 export * from './queue.module.js';
+export * from './still-events.js';
