@@ -1,8 +1,8 @@
-import { AssetRefs, AssetsService, type Asset } from '#libs/assets';
+import { AssetRefs, AssetsService } from '#libs/assets';
 import { join } from 'node:path';
 import type { Redis, RedisOptions } from 'ioredis';
 import { AuthService, FanoutSmsSender, OutboxSmsSender, TwilioSmsSender, type SmsSender } from '#libs/auth';
-import { AutoCaptions, CaptionsService, createSpeechEngines, requireSpeech, TranscriptionRunner, TranscriptionsService, type SourceLookup, type SpeechEngines, type StoredSources } from '#libs/captions';
+import { AutoCaptions, captionSources, CaptionsService, createSpeechEngines, requireSpeech, TranscriptionRunner, TranscriptionsService, type SpeechEngines } from '#libs/captions';
 import { ApiError, CursorCodec, deriveKey, OffloadPool, privateDir, type AppConfig } from '#libs/core';
 import { CreditsService } from '#libs/credits';
 import { RenderFeed } from '#libs/events';
@@ -13,7 +13,7 @@ import { MediaProber, rangeReader, storageAwareFetcher } from '#libs/media';
 import { createRedis, RedisKeys } from '#libs/redis';
 import { Render, RenderLifecycle, RendersService, type RendersDeps } from '#libs/renders';
 import { createStorage, type StorageDriver } from '#libs/storage';
-import { httpReachability, storedOrHttp, TemplatesService, type AssetChecker } from '#libs/templates';
+import { httpReachability, storedOrHttp, templateAssets, TemplatesService } from '#libs/templates';
 import { ContactsService, DriveService, GoogleConsent, GoogleTokens, SheetsService, type SheetsDeps } from '#libs/suite';
 import { CampaignsService, MessagingService } from '#libs/messaging';
 import { VoiceService } from '#libs/voice';
@@ -47,65 +47,6 @@ function smsSender(config: AppConfig, orm: Orm, use: ProcessRole['sms'] = 'outbo
   if (use === 'outbox' || config.sms.provider === 'outbox') return outbox;
   const twilio = new TwilioSmsSender(config.sms);
   return config.env === 'production' ? twilio : new FanoutSmsSender([twilio, outbox]);
-}
-
-/**
- * The template review's check of asset ids: each must name a ready asset the template's workspace may
- * read (its own or the stock library's; the shared library's templates: the stock library's only).
- */
-function templateAssets(assets: AssetsService): AssetChecker {
-  return async (workspaceId, ids) => {
-    const found = workspaceId !== null
-      ? await assets.findMany(workspaceId, ids)
-      : new Map((await Promise.all(ids.map((id) => assets.byId(id)))).flatMap((a): [string, Asset][] => (a?.workspaceId === null ? [[a.id, a]] : [])));
-    return ids.flatMap((id) => {
-      const asset = found.get(id);
-      if (!asset) return [{ id, reason: `no asset of ${workspaceId !== null ? 'this workspace or ' : ''}the stock library has this id` }];
-      if (asset.status === 'failed') return [{ id, reason: `failed processing (${asset.error?.message ?? 'no reason recorded'})` }];
-      if (asset.status !== 'ready') return [{ id, reason: `is ${asset.status}; publish once it is ready (asset.ready)` }];
-      return [];
-    });
-  };
-}
-
-const AUDIO_FORMATS: Record<string, string> = {
-  'audio/mpeg': 'mp3', 'audio/wav': 'wav', 'audio/ogg': 'ogg', 'audio/flac': 'flac', 'audio/mp4': 'm4a',
-  'video/mp4': 'mp4', 'video/quicktime': 'mov', 'video/webm': 'webm',
-};
-
-/** Where captions find their recordings: assets (own or stock) and finished video renders of the workspace. */
-function captionSources(assets: AssetsService, orm: Orm): SourceLookup & StoredSources {
-  const invalid = (field: string, why: string) => new ApiError('VALIDATION_FAILED', `${field}: ${why}`, { errors: { [field]: [why] } });
-  const render = async (workspaceId: string, id: string) => {
-    const row = await forWorkspace(orm, workspaceId).findOne(Render, { id });
-    if (!row) throw new ApiError('RENDER_NOT_FOUND', `No render ${id} in this workspace`);
-    return row;
-  };
-  return {
-    async asset(workspaceId, id) {
-      const row = await assets.get(workspaceId, id);
-      if (row.type !== 'audio' && row.type !== 'video') throw invalid('assetId', `is ${row.type === 'image' ? 'an' : 'a'} ${row.type}; an audio or video asset is needed`);
-      if (row.status !== 'ready') throw invalid('assetId', `is ${row.status}; transcribe it once it is ready`);
-      return { kind: row.type, format: AUDIO_FORMATS[row.mimeType] ?? row.mimeType, sizeBytes: row.sizeBytes, durationSec: row.durationSec == null ? undefined : Number(row.durationSec) };
-    },
-    async render(workspaceId, id) {
-      const row = await render(workspaceId, id);
-      if (row.status !== 'done') throw invalid('renderId', `is ${row.status}; transcribe it once it is done`);
-      if (row.kind !== 'video' || row.format !== 'mp4') throw invalid('renderId', `is ${row.kind === 'image' ? 'an image' : `a ${row.format}`}: it has no audio track`);
-      if (!row.outputKey || row.purgedAt) throw invalid('renderId', 'its output has expired');
-      // Its audio track goes to the engine as 16 kHz mono 16-bit WAV (32 kB a second).
-      const sec = Number(row.duration ?? 0);
-      return { kind: 'audio', format: 'wav', sizeBytes: Math.ceil(sec * 32_000) + 44, durationSec: sec || undefined };
-    },
-    async assetFileKey(workspaceId, id) {
-      const row = (await assets.findMany(workspaceId, [id])).get(id);
-      return row && row.status === 'ready' ? row.fileKey : null;
-    },
-    async renderOutputKey(workspaceId, id) {
-      const row = await forWorkspace(orm, workspaceId).findOne(Render, { id });
-      return row && !row.purgedAt ? (row.outputKey ?? null) : null;
-    },
-  };
 }
 
 /** What a process that registered the queues adds to renders (the API's Nest BullMQ module): producers and the stills' completion events. */

@@ -13,3 +13,4 @@ export * from './captions.service.js';
 export * from './runner.js';
 export * from './engines.js';
 export * from './auto-captions.js';
+export { captionSources } from './sources.js';

@@ -8,3 +8,4 @@ export { tidyTemplateInput, TEMPLATE_LIMITS, type NewTemplateInput, type Templat
 export * from './entities.js';
 export * from './templates.service.js';
 export { librarySeeds, libraryPreviewsDir, STOCK_PICTURES, type StockPicture } from './library/index.js';
+export { templateAssets } from './asset-checker.js';
