@@ -89,7 +89,7 @@ export class RenderLifecycle {
       if (queueDepth && row.status === 'queued') await this.checkQueueDepth(em, row.workspaceId, queueDepth);
       if (hold) await this.credits.holdIn(em, { ...hold, workspaceId: row.workspaceId, renderId: row.id });
       if (also) await also(em);
-      if (row.status === 'queued' && !row.preview) await writeEvent(em, row.workspaceId, 'render.queued', this.eventData(row), { mode: row.mode });
+      if (row.status === 'queued') await this.event(em, row, 'render.queued');
       return row;
     }));
   }
@@ -190,10 +190,22 @@ export class RenderLifecycle {
       const won = await renders.run(em, (db) => db.updateTable('render').set(renders.columns(em, Render, set)).where('id', '=', id).where('status', 'in', from));
       if (won === 0) return { row: await this.read(em, id), changed: false };
       Object.assign(row, set);
-      if (!row.preview) await writeEvent(em, row.workspaceId, type, { ...this.eventData(row), ...extra }, { mode: row.mode, target: row.callback });
+      await this.event(em, row, type, extra, row.callback);
       await this.credits.settleIn(em, id, credit);
       return { row, changed: true };
     }));
+  }
+
+  /**
+   * A render's event, in the caller's transaction, in the render's mode (its `livemode`); `target` is its
+   * callback. None for a dashboard preview: it is no part of the workspace's history.
+   */
+  private async event(
+    em: EntityManager, row: Render, type: 'render.queued' | 'render.started' | 'render.completed' | 'render.failed' | 'render.cancelled',
+    extra: Record<string, unknown> = {}, target?: string | null,
+  ): Promise<void> {
+    if (row.preview) return;
+    await writeEvent(em, row.workspaceId, type, { ...this.eventData(row), ...extra }, { mode: row.mode, target });
   }
 
   private async read(em: EntityManager, id: string): Promise<Render> {
@@ -216,7 +228,7 @@ export class RenderLifecycle {
       const first = row.startedAt === null || row.startedAt === undefined;
       Object.assign(row, { status: 'fetching' satisfies RenderStatus, startedAt: row.startedAt ?? new Date(), attempts: attempt, progress: 0 });
       await em.flush();
-      if (first && !row.preview) await writeEvent(em, row.workspaceId, 'render.started', this.eventData(row), { mode: row.mode });
+      if (first) await this.event(em, row, 'render.started');
       return row;
     }));
   }

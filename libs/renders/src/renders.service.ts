@@ -344,8 +344,8 @@ export class RendersService {
   /**
    * §3 cancel: a queued render is cancelled at once (credits released, `render.cancelled`); a working
    * one is flagged `cancelRequested` and settled by its worker; a settled one is 409 ALREADY_SETTLED.
+   * A test caller cancels only test renders (403 LIVE_MODE_REQUIRED; a render's mode never changes).
    */
-  /** §3 cancel; a test caller cancels only test renders (403 LIVE_MODE_REQUIRED; a render's mode never changes). */
   async cancel(workspaceId: string, callerMode: KeyMode, id: string): Promise<{ render: Render; immediate: boolean }> {
     assertModeMayAct(callerMode, (await this.get(workspaceId, id)).mode, 'render');
     return this.lifecycle.cancel(workspaceId, id);

@@ -56,9 +56,12 @@ export function isMaskedValue(value: string): boolean {
 
 const isSealed = (h: StoredHeader): h is SealedHeader => 'sealed' in h;
 
+/** A stored header's value as the routes show it. */
+const maskedOf = (h: StoredHeader): string => (isSealed(h) ? h.masked : maskHeaderValue(h.value));
+
 /** The headers as the routes show them: names and masked values. */
 export function maskedHeaders(stored: readonly StoredHeader[]): HeaderPair[] {
-  return stored.map((h) => ({ key: h.key, value: isSealed(h) ? h.masked : maskHeaderValue(h.value) }));
+  return stored.map((h) => ({ key: h.key, value: maskedOf(h) }));
 }
 
 /** The headers with their real values, for a delivery (`unseal` may cache). */
@@ -89,12 +92,12 @@ export function sealHeaders(
   const errors: Record<string, string[]> = {};
   const headers = given.map(({ key, value }, i) => {
     if (!isMaskedValue(value)) return seal(key, value, sealKey);
-    const kept = stored.find((h) => h.key.toLowerCase() === key.toLowerCase() && maskedHeaders([h])[0]!.value === value);
+    const kept = stored.find((h) => h.key.toLowerCase() === key.toLowerCase() && maskedOf(h) === value);
     if (!kept) {
       errors[`headers[${i}].value`] = [`is a masked value (${MASK}) that stands for no stored value of ${key}: send the real value`];
       return { key, sealed: '', masked: '' };
     }
-    return { ...sealStored([kept], sealKey)[0]!, key };
+    return { ...(isSealed(kept) ? kept : seal(kept.key, kept.value, sealKey)), key };
   });
   return { headers, errors };
 }
