@@ -1,7 +1,7 @@
+import { hostname } from 'node:os';
 import { Logger, Module, type BeforeApplicationShutdown, type DynamicModule, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
-import { InjectFlowProducer } from '@nestjs/bullmq';
+import { getFlowProducerToken, InjectFlowProducer } from '@nestjs/bullmq';
 import type { FlowProducer } from 'bullmq';
-import type { Redis } from 'ioredis';
 import sharp from 'sharp';
 import { AppServices, fromServices, PROCESS_ROLES } from '#libs/app';
 import { AssetsService } from '#libs/assets';
@@ -11,7 +11,7 @@ import { CreditsService } from '#libs/credits';
 import { CampaignsService } from '#libs/messaging';
 import { enqueueCampaignRunners, JobQueues, queueOf, QueueModule, SCHEDULES, StillEvents, VIDEO_FLOWS } from '#libs/queue';
 import { RedisKeys } from '#libs/redis';
-import { RenderLifecycle } from '#libs/renders';
+import { BullVideoQueue, driverStorage, OrmRenderRepository, ownScratch, RedisSlotLeases, RenderLifecycle, RenderSweeps, StillRuns, systemClock, VideoRuns, videoJobScratch } from '#libs/renders';
 import { RenderFeed } from '#libs/events';
 import { FontCatalog, StillEngine, storageAwareFetcher } from '#libs/still';
 import type { StorageDriver } from '#libs/storage';
@@ -68,8 +68,28 @@ export class WorkerModule implements OnApplicationBootstrap, BeforeApplicationSh
         { provide: FontCatalog, useFactory: () => FontCatalog.system() },
         {
           provide: VideoEngineHolder,
-          inject: [STORAGE, FontCatalog, REDIS, RedisKeys],
-          useFactory: (storage: StorageDriver, fonts: FontCatalog, redis: Redis, keys: RedisKeys) => new VideoEngineHolder(config, storage, fonts, redis, keys),
+          inject: [AppServices, FontCatalog],
+          useFactory: (services: AppServices, fonts: FontCatalog) => new VideoEngineHolder(config, services.storage, fonts, services.videoEngineBeacon),
+        },
+        {
+          provide: VideoRuns,
+          inject: [AppServices, JobQueues, getFlowProducerToken(VIDEO_FLOWS), VideoEngineHolder],
+          useFactory: (services: AppServices, queues: JobQueues, flows: FlowProducer, engine: VideoEngineHolder) => new VideoRuns({
+            lifecycle: services.lifecycle, plans: services.workspacePlans, feed: services.renderFeed, captions: services.autoCaptions, clock: systemClock,
+            slots: new RedisSlotLeases(services.redis, services.redisKeys), queue: new BullVideoQueue(services.redis, services.redisKeys, queues, flows),
+            storage: driverStorage(services.storage), scratch: ownScratch(videoJobScratch(config)), engine: () => engine.current(),
+            chunks: { frames: config.video.chunkFrames, minFrames: config.video.chunkMinFrames }, worker: `${hostname()}:${process.pid}`,
+          }),
+        },
+        {
+          provide: StillRuns,
+          inject: [AppServices, StillEngine],
+          useFactory: (services: AppServices, engine: StillEngine) => new StillRuns({ engine, storage: driverStorage(services.storage), lifecycle: services.lifecycle, clock: systemClock }),
+        },
+        {
+          provide: RenderSweeps,
+          inject: [AppServices],
+          useFactory: (services: AppServices) => new RenderSweeps(new OrmRenderRepository(services.orm, services.credits), services.lifecycle, services.storage),
         },
         {
           provide: StillEngine,

@@ -11,7 +11,7 @@ import { IntegrationsService } from '#libs/integrations';
 import { KeyAuthenticator, KeysService, RequestMeter } from '#libs/keys';
 import { MediaProber, rangeReader, storageAwareFetcher } from '#libs/media';
 import { createRedis, RedisKeys } from '#libs/redis';
-import { Render, RenderLifecycle, RendersService, type RendersDeps } from '#libs/renders';
+import { ormLifecycle, Render, RendersService, VideoEngineBeacon, type RenderLifecycle, type RendersDeps } from '#libs/renders';
 import { createStorage, type StorageDriver } from '#libs/storage';
 import { httpReachability, storedOrHttp, templateAssets, TemplatesService } from '#libs/templates';
 import { ContactsService, DriveService, GoogleConsent, GoogleTokens, SheetsService, type SheetsDeps } from '#libs/suite';
@@ -229,7 +229,7 @@ export class AppServices {
   }
 
   get lifecycle(): RenderLifecycle {
-    return this.once('lifecycle', () => new RenderLifecycle(this.orm, this.credits, this.storage));
+    return this.once('lifecycle', () => ormLifecycle(this.orm, this.credits, this.storage));
   }
 
   get webhookStore(): WebhookStore {
@@ -248,6 +248,11 @@ export class AppServices {
     return this.once('webhookDispatcher', () => new WebhookDispatcher(this.orm, this.webhookStore, this.redis, this.workspacePlans, this.config, this.renderFeed));
   }
 
+  /** Whether a worker's video engine runs (its heartbeat in Redis). */
+  get videoEngineBeacon(): VideoEngineBeacon {
+    return this.once('videoEngineBeacon', () => new VideoEngineBeacon(this.redis, this.redisKeys));
+  }
+
   /** The live feed of render events and progress (Redis pub/sub; the API's streams subscribe to it). */
   get renderFeed(): RenderFeed {
     return this.once('renderFeed', () => new RenderFeed(this.redis, this.redisKeys));
@@ -264,7 +269,7 @@ export class AppServices {
     return (this.rendersService ??= new RendersService({
       ...queues,
       orm: this.orm, credits: this.credits, lifecycle: this.lifecycle, templates: this.templates, storage: this.storage, env: config.env,
-      videoAvailable: async () => (await this.redis.exists(this.redisKeys.videoEngine())) === 1,
+      videoAvailable: () => this.videoEngineBeacon.alive(),
       probeDurations: (workspaceId, sources) => this.mediaProber.durations(workspaceId, sources),
       assetRefs: new AssetRefs(this.assets, this.storage),
       speechReady: (workspaceId, plan) => requireSpeech(this.integrations, workspaceId, plan),

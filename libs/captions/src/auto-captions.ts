@@ -66,6 +66,11 @@ export class AutoCaptions {
     storage: StorageDriver;
   }) {}
 
+  /** The edit with its `alias://` captions resolved, or null when it has none (libs/renders CaptionResolver). */
+  async resolveAny(render: { id: string; workspaceId: string; mode: KeyMode }, plan: Plan, edit: EditSpec, signal: AbortSignal): Promise<EditSpec | null> {
+    return hasAliasCaptions(edit) ? this.resolve(render, plan, edit, signal) : null;
+  }
+
   async resolve(render: { id: string; workspaceId: string; mode: KeyMode }, plan: Plan, edit: EditSpec, signal: AbortSignal): Promise<EditSpec> {
     const found = aliasCaptions(edit);
     if (!found.length) return edit;

@@ -1,4 +1,4 @@
-import { UniqueConstraintViolationException, type FilterQuery, type MikroORM } from '@mikro-orm/core';
+import { UniqueConstraintViolationException, type EntityManager, type FilterQuery, type MikroORM } from '@mikro-orm/core';
 import { Logger } from '@nestjs/common';
 import type { QueueEvents } from 'bullmq';
 import { ApiError, assertModeMayAct, dependencyUnavailable, newId, orderBy, validationFailed, type KeyMode, type ListQuery, type Plan } from '#libs/core';
@@ -15,7 +15,8 @@ import { checkCallbackUrl, WebhookDelivery, type DeliveryState } from '#libs/web
 import { checkBudget } from './budget.js';
 import { Render, TERMINAL_STATUSES, type RenderStatus } from './entities.js';
 import { renderError, renderFailure, STILL_WORKER_LOST } from './errors.js';
-import { purgeExpired, type RenderLifecycle } from './lifecycle.js';
+import { OrmRenderRepository } from './adapters/orm-renders.js';
+import type { RenderLifecycle } from './lifecycle.js';
 import { estimate, type Estimate } from './pricing.js';
 import { estimateRequest, parseRenderInput, requestHash, type EstimateQuery, type RenderInput, type RenderRequest } from './request.js';
 
@@ -258,7 +259,7 @@ export class RendersService {
       // A preview is not a use of the template (nor anything else of the workspace's history).
       const templateId = input.preview ? null : planned.templateId;
       // A video waits in the queue: its claim counts the queue depth (§8) in the same step as the insert.
-      render = await this.lifecycle.claim(row, hold, templateId ? (em) => this.deps.templates.recordUsage(templateId, em) : undefined,
+      render = await this.lifecycle.claim(row, hold, templateId ? (em) => this.deps.templates.recordUsage(templateId, em as EntityManager) : undefined,
         video ? { max: caller.plan.queueDepth, planName: caller.plan.name } : undefined);
     } catch (err) {
       if (!(err instanceof UniqueConstraintViolationException) || input.idempotencyKey === undefined) throw err;
@@ -332,7 +333,7 @@ export class RendersService {
     }
     // The worker settled the render (done or failed) with its credits and event: read the record.
     const read = performance.now();
-    const settled = await this.lifecycle.find(forWorkspace(this.deps.orm, render.workspaceId), render.id);
+    const settled = await this.lifecycle.get(render.id);
     timing.read = performance.now() - read;
     if (!settled || !TERMINAL_STATUSES.includes(settled.status)) throw renderFailure(await this.lifecycle.fail(render.id, renderError(undefined, 'rendering')));
     if (settled.status !== 'done') throw renderFailure(settled);
@@ -443,7 +444,7 @@ export class RendersService {
 
   /** Deletes the outputs of renders past `expiresAt` (at most `batch` per call); returns their ids. */
   purgeExpired(now = new Date(), batch = 500): Promise<string[]> {
-    return purgeExpired(this.deps.orm, this.deps.storage, now, batch);
+    return new OrmRenderRepository(this.deps.orm, this.deps.credits).purgeExpired(this.deps.storage, now, batch);
   }
 
   // --- views -------------------------------------------------------------------------------------

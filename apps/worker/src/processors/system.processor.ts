@@ -5,11 +5,9 @@ import { AssetsService } from '#libs/assets';
 import { TranscriptionsService } from '#libs/captions';
 import type { AppConfig } from '#libs/core';
 import { CreditsService } from '#libs/credits';
-import type { Orm } from '#libs/db';
-import { failLostStills, purgeExpired, RenderLifecycle, sweepChunkFolders } from '#libs/renders';
+import { RenderSweeps } from '#libs/renders';
 import { JobQueues } from '#libs/queue';
-import type { StorageDriver } from '#libs/storage';
-import { ORM, STORAGE, WORKER_CONFIG } from '../tokens.js';
+import { WORKER_CONFIG } from '../tokens.js';
 import { QueueProcessor, type QueueHandlers } from './queue-processor.js';
 
 /** Expired outputs deleted per batch of `renders.purge`. */
@@ -28,10 +26,8 @@ export class SystemProcessor extends QueueProcessor<'system'> {
 
   constructor(
     @Inject(WORKER_CONFIG) private readonly config: AppConfig,
-    @Inject(ORM) private readonly orm: Orm,
-    @Inject(STORAGE) private readonly storage: StorageDriver,
     private readonly credits: CreditsService,
-    private readonly lifecycle: RenderLifecycle,
+    private readonly sweeps: RenderSweeps,
     private readonly assets: AssetsService,
     private readonly transcriptions: TranscriptionsService,
     private readonly queues: JobQueues,
@@ -57,12 +53,12 @@ export class SystemProcessor extends QueueProcessor<'system'> {
      */
     'renders.purge': async (data) => {
       const now = data.now ? new Date(data.now) : new Date();
-      const lost = (await failLostStills(this.orm, this.lifecycle, now)).length;
-      const chunks = await sweepChunkFolders(this.orm, this.storage);
+      const lost = (await this.sweeps.failLostStills(now)).length;
+      const chunks = await this.sweeps.sweepChunkFolders();
       if (chunks.length) this.logger.log(`removed ${chunks.length} chunk folder(s) of settled renders`);
       let purged = 0;
       for (;;) {
-        const ids = await purgeExpired(this.orm, this.storage, now, PURGE_BATCH);
+        const ids = await this.sweeps.purgeExpired(now, PURGE_BATCH);
         purged += ids.length;
         if (ids.length < PURGE_BATCH) return { purged, lost };
       }

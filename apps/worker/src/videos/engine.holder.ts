@@ -1,14 +1,12 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { Logger } from '@nestjs/common';
-import type { Redis } from 'ioredis';
 import { ApiError, type AppConfig } from '#libs/core';
 import type { EditSpec } from '#libs/edit-spec';
-import type { RedisKeys } from '#libs/redis';
+import { videoJobScratch, type VideoEngineBeacon } from '#libs/renders';
 import { storageAwareFetcher, type FontCatalog } from '#libs/still';
 import type { StorageDriver } from '#libs/storage';
 import { engineAvailable, storageAwareTextFetcher, VideoEngine } from '#libs/video';
-import type { VideoEngineRef } from './video-jobs.js';
 
 /** The heartbeat the API reads for its 503 ENGINE_NOT_CONFIGURED check. */
 const HEARTBEAT_MS = 10_000;
@@ -18,7 +16,7 @@ const HEARTBEAT_MS = 10_000;
  * VIDEO_ENGINE is `on`, or `auto` and a browser is found, so stills and webhooks do not wait for the
  * bundle and the browser. While it runs, a key in Redis tells the API that videos can be rendered.
  */
-export class VideoEngineHolder implements VideoEngineRef {
+export class VideoEngineHolder {
   private readonly logger = new Logger('video');
   private starting: Promise<VideoEngine> | undefined;
   private engine: VideoEngine | undefined;
@@ -29,9 +27,13 @@ export class VideoEngineHolder implements VideoEngineRef {
     private readonly config: AppConfig,
     private readonly storage: StorageDriver,
     private readonly fonts: FontCatalog,
-    private readonly redis: Redis,
-    private readonly keys: RedisKeys,
+    private readonly beacon: VideoEngineBeacon,
   ) {}
+
+  /** The video jobs' scratch folders (videoJobScratch). */
+  get jobScratch(): string {
+    return videoJobScratch(this.config);
+  }
 
   /** Whether this worker should run video at all (VIDEO_ENGINE and the machine); `on` without a browser is an error. */
   enabled(): Promise<boolean> {
@@ -63,7 +65,7 @@ export class VideoEngineHolder implements VideoEngineRef {
         onUsageError: (err) => this.logger.warn(`Remotion usage event not sent: ${err.message}`),
       });
       this.engine = engine;
-      const beat = () => void this.redis.set(this.keys.videoEngine(), `${hostname()}:${process.pid}`, 'PX', HEARTBEAT_MS * 3).catch(() => undefined);
+      const beat = () => void this.beacon.beat(`${hostname()}:${process.pid}`, HEARTBEAT_MS * 3).catch(() => undefined);
       beat();
       this.heartbeat = setInterval(beat, HEARTBEAT_MS);
       this.logger.log(`video engine ready in ${Date.now() - started} ms`);
@@ -77,6 +79,7 @@ export class VideoEngineHolder implements VideoEngineRef {
     return this.engine;
   }
 
+  /** The engine, once started (jobs wait for it). */
   current(): Promise<VideoEngine> {
     return this.start();
   }

@@ -1,0 +1,132 @@
+import type { EntityManager, MikroORM } from '@mikro-orm/core';
+import type { CreditsService } from '#libs/credits';
+import { allWorkspaces, entityOf, forWorkspace, queries, retryBusy, type Tables } from '#libs/db';
+import { writeEvent } from '#libs/events';
+import { renderPrefix, type StorageDriver } from '#libs/storage';
+import { lockWorkspace } from '#libs/workspaces';
+import { Render, TERMINAL_STATUSES, type RenderStatus } from '../entities.js';
+import { retentionMs, RenderLifecycle } from '../lifecycle.js';
+import type { RenderEventType, RenderHold, RenderRepository, RenderTx, RenderWhere } from '../ports.js';
+
+const renders = queries<Tables<typeof Render>>();
+
+/** A render by its id, whatever its workspace: the worker settles the renders of every workspace by their job's id. */
+const RENDER_BY_ID = renders.prepare((db, p: { id: string }) => db.selectFrom('render').selectAll().where('id', '=', p.id), { allWorkspaces: true });
+
+/** A workspace's queued renders (§8 queue depth). */
+const QUEUED = renders.prepare((db, p: { workspaceId: string }) => db
+  .selectFrom('render').select((eb) => eb.fn.countAll().as('n')).where('workspace_id', '=', p.workspaceId).where('status', '=', 'queued'));
+
+async function find(em: EntityManager, id: string): Promise<Render | null> {
+  const found = await RENDER_BY_ID.one(em, { id });
+  return found ? entityOf(em, Render, found) : null;
+}
+
+/** One conditional update (a hand-written statement: the hot path of every render, libs/db queries). */
+async function update(em: EntityManager, id: string, set: Partial<Render>, where: RenderWhere): Promise<boolean> {
+  const changed = await renders.run(em, (db) => {
+    let q = db.updateTable('render').set(renders.columns(em, Render, set)).where('id', '=', id);
+    if (where.statusIn) q = q.where('status', 'in', [...where.statusIn]);
+    if (where.attemptsAtMost !== undefined) q = q.where('attempts', '<=', where.attemptsAtMost);
+    if (where.progressBelow !== undefined) q = q.where('progress', '<', where.progressBelow);
+    return q;
+  });
+  return changed > 0;
+}
+
+/** A render's transaction on MikroORM: its events in the outbox table, its credits in the ledger. */
+class OrmRenderTx implements RenderTx {
+  constructor(readonly handle: EntityManager, private readonly credits: CreditsService) {}
+
+  find(id: string): Promise<Render | null> {
+    return find(this.handle, id);
+  }
+
+  insert(row: Render): Promise<void> {
+    return renders.insert(this.handle, Render, row);
+  }
+
+  update(id: string, set: Partial<Render>, where: RenderWhere): Promise<boolean> {
+    return update(this.handle, id, set, where);
+  }
+
+  /** Counted after the workspace's lock (PostgreSQL's row lock, SQLite's write lock). */
+  async countQueued(workspaceId: string): Promise<number> {
+    await lockWorkspace(this.handle, workspaceId);
+    return Number((await QUEUED.one(this.handle, { workspaceId }))?.n ?? 0);
+  }
+
+  async event(row: Render, type: RenderEventType, data: Record<string, unknown>, target?: string | null): Promise<void> {
+    await writeEvent(this.handle, row.workspaceId, type, data, { mode: row.mode, target });
+  }
+
+  async hold(renderId: string, workspaceId: string, hold: RenderHold): Promise<void> {
+    await this.credits.holdIn(this.handle, { ...hold, workspaceId, renderId });
+  }
+
+  async settleCredits(renderId: string, how: 'capture' | 'release'): Promise<void> {
+    await this.credits.settleIn(this.handle, renderId, how);
+  }
+}
+
+/** Renders in the application's database (SQLite or PostgreSQL through MikroORM). */
+export class OrmRenderRepository implements RenderRepository {
+  constructor(private readonly orm: MikroORM, private readonly credits: CreditsService) {}
+
+  transaction<T>(work: (tx: RenderTx) => Promise<T>, workspaceId?: string): Promise<T> {
+    const em = workspaceId === undefined ? allWorkspaces(this.orm) : forWorkspace(this.orm, workspaceId);
+    return retryBusy(() => em.fork().transactional((tx) => work(new OrmRenderTx(tx, this.credits))));
+  }
+
+  get(id: string): Promise<Render | null> {
+    return find(allWorkspaces(this.orm), id);
+  }
+
+  update(id: string, set: Partial<Render>, where: RenderWhere): Promise<boolean> {
+    return retryBusy(() => update(allWorkspaces(this.orm), id, set, where));
+  }
+
+  async working(ids: readonly string[]): Promise<Set<string>> {
+    if (!ids.length) return new Set();
+    const rows = await allWorkspaces(this.orm).find(Render, { id: { $in: [...ids] }, status: { $nin: [...TERMINAL_STATUSES] } }, { fields: ['id'] });
+    return new Set(rows.map((r) => r.id));
+  }
+
+  /** Stills still working that were created before `before` (their worker and waiting API process died), oldest first. */
+  staleStills(before: Date, batch: number): Promise<Render[]> {
+    return allWorkspaces(this.orm).find(
+      Render,
+      { kind: 'image', status: { $in: ['queued', 'fetching', 'rendering', 'saving'] }, createdAt: { $lt: before } },
+      { orderBy: { createdAt: 'asc' }, limit: batch },
+    );
+  }
+
+  /**
+   * Deletes the files of renders past `expiresAt` (at most `batch` per call); returns their ids. A
+   * failed or cancelled render has no `expiresAt` (no output to hand out) but may have files all the
+   * same (a still whose first run stored its file and died; a video that failed while saving): its
+   * folder goes when it would have expired, the retention after it was settled. A dashboard preview's
+   * record goes with its files: nothing refers to it (no event, no credits, not listed).
+   */
+  async purgeExpired(storage: Pick<StorageDriver, 'deletePrefix'>, now = new Date(), batch = 500): Promise<string[]> {
+    const em = allWorkspaces(this.orm);
+    const failedEnd = (kind: Pick<Render, 'mode' | 'preview'>) => ({
+      expiresAt: null, ...kind, status: { $in: ['failed', 'cancelled'] as RenderStatus[] }, completedAt: { $lte: new Date(now.getTime() - retentionMs(kind)) },
+    });
+    const rows = await em.find(Render, {
+      purgedAt: null,
+      $or: [{ expiresAt: { $lte: now } }, failedEnd({ preview: false, mode: 'live' }), failedEnd({ preview: false, mode: 'test' }), failedEnd({ preview: true, mode: 'test' })],
+    }, { orderBy: { completedAt: 'asc' }, limit: batch });
+    for (const row of rows) await storage.deletePrefix(renderPrefix(row.id));
+    const previews = rows.filter((r) => r.preview).map((r) => r.id);
+    const kept = rows.filter((r) => !r.preview).map((r) => r.id);
+    if (previews.length) await em.nativeDelete(Render, { id: { $in: previews } });
+    if (kept.length) await em.nativeUpdate(Render, { id: { $in: kept } }, { purgedAt: now });
+    return rows.map((r) => r.id);
+  }
+}
+
+/** The lifecycle on the application's database. */
+export function ormLifecycle(orm: MikroORM, credits: CreditsService, storage: Pick<StorageDriver, 'url'>): RenderLifecycle {
+  return new RenderLifecycle(new OrmRenderRepository(orm, credits), storage);
+}
