@@ -1,7 +1,9 @@
 import { ApiError } from '#libs/core';
 import type { StorageDriver } from '#libs/storage';
 import { RENDER_STATUSES, TERMINAL_STATUSES, type Render, type RenderErrorInfo, type RenderStatus } from './entities.js';
-import type { RenderEventType, RenderHold, RenderRepository, RenderTx } from './ports.js';
+import { STILL_TIMEOUT_MS } from '#libs/queue';
+import { renderFailure } from './errors.js';
+import { DuplicateClaim, type RenderEventType, type RenderHold, type RenderRepository, type RenderTx } from './ports.js';
 
 /** Output retention (decisions.md "Plans"): 30 days for live renders, 7 for test renders. */
 export const RETENTION_DAYS = { live: 30, test: 7 } as const;
@@ -57,16 +59,51 @@ export class RenderLifecycle {
    * Creates a render (a still `rendering`, a video `queued` with `render.queued`) and holds its
    * credits, in one transaction with `also` (the template's usage count, given the store's
    * transaction handle). The insert claims the idempotency key before anything else: a concurrent
-   * duplicate waits on the unique index, then fails (the store's unique-key error; the caller
-   * replays) without touching the balance (on PostgreSQL, a duplicate holding the balance row while
-   * waiting on the key deadlocks).
+   * duplicate waits on the unique index, then fails without touching the balance (on PostgreSQL, a
+   * duplicate holding the balance row while waiting on the key deadlocks) and answers with the
+   * winner's render (`replayed`, §1.4).
    *
    * `queueDepth` (a queued video): the count of the workspace's queued renders and this insert are
    * one step: counted after the insert under the workspace's lock, so parallel claims at the last
    * place cannot both see it free; over the depth, 402 LIMIT_QUEUE_DEPTH and nothing is kept (the
    * transaction rolls back).
    */
-  claim(row: Render, hold: RenderHold | null, also?: (handle: unknown) => Promise<void>, queueDepth?: QueueDepth): Promise<Render> {
+  async claim(row: Render, hold: RenderHold | null, also?: (handle: unknown) => Promise<void>, queueDepth?: QueueDepth): Promise<{ render: Render; replayed: boolean }> {
+    try {
+      return { render: await this.insert(row, hold, also, queueDepth), replayed: false };
+    } catch (err) {
+      // The same key claimed by a concurrent request: its render is the answer (§1.4).
+      const winner = err instanceof DuplicateClaim ? await this.renders.byKey(row.workspaceId, err.idempotencyKey) : null;
+      if (!winner) throw err;
+      return { render: await this.replay(winner, row.requestHash), replayed: true };
+    }
+  }
+
+  /**
+   * The answer to a retry (§1.4) with an idempotency key already claimed, or null when it is not: the
+   * original render, after it settles when a still is still being drawn; 422 IDEMPOTENCY_KEY_REUSED
+   * when the key came with another body (`hash`, the request's).
+   */
+  async replayed(workspaceId: string, idempotencyKey: string, hash: string): Promise<Render | null> {
+    const prior = await this.renders.byKey(workspaceId, idempotencyKey);
+    return prior ? this.replay(prior, hash) : null;
+  }
+
+  private async replay(prior: Render, hash: string | null | undefined): Promise<Render> {
+    if (prior.requestHash !== hash) {
+      throw new ApiError('IDEMPOTENCY_KEY_REUSED', `Idempotency key already used for another request (render ${prior.id}); use a new key for a new render`, { data: { id: prior.id } });
+    }
+    let row = prior;
+    const deadline = Date.now() + STILL_TIMEOUT_MS + 5_000;
+    while (row.kind === 'image' && !TERMINAL_STATUSES.includes(row.status) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 25));
+      row = await this.read(row.id);
+    }
+    if (row.status === 'failed') throw renderFailure(row);
+    return row;
+  }
+
+  private insert(row: Render, hold: RenderHold | null, also?: (handle: unknown) => Promise<void>, queueDepth?: QueueDepth): Promise<Render> {
     return this.renders.transaction(async (tx) => {
       await tx.insert(row);
       if (queueDepth && row.status === 'queued') {

@@ -36,7 +36,7 @@ export interface RenderHold {
 /** One transaction over a render and what moves with it: its events and its credits. */
 export interface RenderTx {
   find(id: string): Promise<Render | null>;
-  /** Claims the row's idempotency key: a duplicate (same workspace and key) rejects with the store's unique-key error. */
+  /** Claims the row's idempotency key: a duplicate (same workspace and key) rejects with DuplicateClaim. */
   insert(row: Render): Promise<void>;
   /** A conditional update: true when the row changed. */
   update(id: string, set: Partial<Render>, where: RenderWhere): Promise<boolean>;
@@ -51,8 +51,18 @@ export interface RenderTx {
   readonly handle: unknown;
 }
 
+/** A claim whose idempotency key another render of the workspace already holds (the store's unique index). */
+export class DuplicateClaim extends Error {
+  constructor(readonly idempotencyKey: string) {
+    super(`Idempotency key ${idempotencyKey} is already claimed`);
+    this.name = 'DuplicateClaim';
+  }
+}
+
 /** Where renders are kept (libs/renders adapters/orm-renders.ts). */
 export interface RenderRepository {
+  /** The workspace's render that claimed the idempotency key, if any. */
+  byKey(workspaceId: string, idempotencyKey: string): Promise<Render | null>;
   /** Runs `work` in one transaction (retried whole while the database is busy); `workspaceId` scopes it. */
   transaction<T>(work: (tx: RenderTx) => Promise<T>, workspaceId?: string): Promise<T>;
   /** A render by id, whatever its workspace (the workers settle every workspace's renders by their job's id). */

@@ -1,4 +1,4 @@
-import { UniqueConstraintViolationException, type EntityManager, type FilterQuery, type MikroORM } from '@mikro-orm/core';
+import { type EntityManager, type FilterQuery, type MikroORM } from '@mikro-orm/core';
 import { Logger } from '@nestjs/common';
 import type { QueueEvents } from 'bullmq';
 import { ApiError, assertModeMayAct, dependencyUnavailable, newId, orderBy, validationFailed, type KeyMode, type ListQuery, type Plan } from '#libs/core';
@@ -228,8 +228,8 @@ export class RendersService {
     const input = parseRenderInput(request);
     const hash = requestHash(request.sent ?? request);
     if (input.idempotencyKey !== undefined) {
-      const prior = await this.byKey(caller.workspaceId, input.idempotencyKey);
-      if (prior) return { render: await this.replay(prior, hash), replayed: true };
+      const prior = await this.lifecycle.replayed(caller.workspaceId, input.idempotencyKey, hash);
+      if (prior) return { render: prior, replayed: true };
     }
     if (input.callback !== undefined) checkCallbackUrl(input.callback, this.deps.env, 'callback');
     const t0 = performance.now();
@@ -241,32 +241,26 @@ export class RendersService {
     const watermarked = caller.mode === 'test' || caller.plan.watermark;
     const id = newId('render');
     const credits = caller.mode === 'test' ? 0 : planned.estimate.credits;
-    let render: Render;
-    try {
-      const now = new Date();
-      const row = {
-        id, workspaceId: caller.workspaceId, status: video ? 'queued' : 'rendering', kind: planned.estimate.kind, mode: caller.mode,
-        templateId: planned.templateId, templateVersion: planned.templateVersion, format: planned.edit.output.format,
-        width: planned.estimate.size.width, height: planned.estimate.size.height, duration: video ? planned.estimate.durationSec : null,
-        fps: video ? planned.estimate.breakdown.fps : null, scale: input.scale,
-        fileSizeBytes: null, renderTime: null, credits, watermarked, outputKey: null, posterKey: null, thumbnailKey: null,
-        expiresAt: null, purgedAt: null, error: null, progress: 0, cancelRequested: false, metadata: input.metadata ?? null,
-        callback: input.preview ? null : (input.callback ?? planned.edit.callback ?? null), edit: planned.edit as unknown as Record<string, unknown>,
-        idempotencyKey: input.idempotencyKey ?? null, requestHash: input.idempotencyKey ? hash : null, attempts: 1,
-        createdAt: now, updatedAt: now, startedAt: video ? null : now, completedAt: null, preview: input.preview,
-      } satisfies Render as Render;
-      const hold = credits > 0 ? { plan: caller.plan.code, kind: planned.estimate.kind, amount: credits, mode: caller.mode } : null;
-      // A preview is not a use of the template (nor anything else of the workspace's history).
-      const templateId = input.preview ? null : planned.templateId;
-      // A video waits in the queue: its claim counts the queue depth (§8) in the same step as the insert.
-      render = await this.lifecycle.claim(row, hold, templateId ? (em) => this.deps.templates.recordUsage(templateId, em as EntityManager) : undefined,
-        video ? { max: caller.plan.queueDepth, planName: caller.plan.name } : undefined);
-    } catch (err) {
-      if (!(err instanceof UniqueConstraintViolationException) || input.idempotencyKey === undefined) throw err;
-      const winner = await this.byKey(caller.workspaceId, input.idempotencyKey);
-      if (!winner) throw err;
-      return { render: await this.replay(winner, hash), replayed: true };
-    }
+    const now = new Date();
+    const row = {
+      id, workspaceId: caller.workspaceId, status: video ? 'queued' : 'rendering', kind: planned.estimate.kind, mode: caller.mode,
+      templateId: planned.templateId, templateVersion: planned.templateVersion, format: planned.edit.output.format,
+      width: planned.estimate.size.width, height: planned.estimate.size.height, duration: video ? planned.estimate.durationSec : null,
+      fps: video ? planned.estimate.breakdown.fps : null, scale: input.scale,
+      fileSizeBytes: null, renderTime: null, credits, watermarked, outputKey: null, posterKey: null, thumbnailKey: null,
+      expiresAt: null, purgedAt: null, error: null, progress: 0, cancelRequested: false, metadata: input.metadata ?? null,
+      callback: input.preview ? null : (input.callback ?? planned.edit.callback ?? null), edit: planned.edit as unknown as Record<string, unknown>,
+      idempotencyKey: input.idempotencyKey ?? null, requestHash: input.idempotencyKey ? hash : null, attempts: 1,
+      createdAt: now, updatedAt: now, startedAt: video ? null : now, completedAt: null, preview: input.preview,
+    } satisfies Render as Render;
+    const hold = credits > 0 ? { plan: caller.plan.code, kind: planned.estimate.kind, amount: credits, mode: caller.mode } : null;
+    // A preview is not a use of the template (nor anything else of the workspace's history).
+    const templateId = input.preview ? null : planned.templateId;
+    // A video waits in the queue: its claim counts the queue depth (§8) in the same step as the insert.
+    const claimed = await this.lifecycle.claim(row, hold, templateId ? (em) => this.deps.templates.recordUsage(templateId, em as EntityManager) : undefined,
+      video ? { max: caller.plan.queueDepth, planName: caller.plan.name } : undefined);
+    if (claimed.replayed) return claimed;
+    const render = claimed.render;
     if (video) return { render: await this.enqueueVideo(render), replayed: false };
     const t2 = performance.now();
     const timing: Record<string, number> = { parse: t0 - arrived, plan: t1 - t0, claim: t2 - t1 };
@@ -350,30 +344,6 @@ export class RendersService {
   async cancel(workspaceId: string, callerMode: KeyMode, id: string): Promise<{ render: Render; immediate: boolean }> {
     assertModeMayAct(callerMode, (await this.get(workspaceId, id)).mode, 'render');
     return this.lifecycle.cancel(workspaceId, id);
-  }
-
-  // --- idempotency -------------------------------------------------------------------------------
-
-  private byKey(workspaceId: string, idempotencyKey: string): Promise<Render | null> {
-    return forWorkspace(this.deps.orm, workspaceId).findOne(Render, { idempotencyKey });
-  }
-
-  /**
-   * The answer to a retry (§1.4): the original render, after it settles when a still is still being
-   * drawn; 422 IDEMPOTENCY_KEY_REUSED when the key came with another body.
-   */
-  private async replay(prior: Render, hash: string): Promise<Render> {
-    if (prior.requestHash !== hash) {
-      throw new ApiError('IDEMPOTENCY_KEY_REUSED', `Idempotency key already used for another request (render ${prior.id}); use a new key for a new render`, { data: { id: prior.id } });
-    }
-    let row = prior;
-    const deadline = Date.now() + STILL_TIMEOUT_MS + 5_000;
-    while (row.kind === 'image' && !TERMINAL_STATUSES.includes(row.status) && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 25));
-      row = await forWorkspace(this.deps.orm, row.workspaceId).findOneOrFail(Render, { id: row.id });
-    }
-    if (row.status === 'failed') throw renderFailure(row);
-    return row;
   }
 
   // --- reads -------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-import type { EntityManager, MikroORM } from '@mikro-orm/core';
+import { UniqueConstraintViolationException, type EntityManager, type MikroORM } from '@mikro-orm/core';
 import type { CreditsService } from '#libs/credits';
 import { allWorkspaces, entityOf, forWorkspace, queries, retryBusy, type Tables } from '#libs/db';
 import { writeEvent } from '#libs/events';
@@ -6,7 +6,7 @@ import { renderPrefix, type StorageDriver } from '#libs/storage';
 import { lockWorkspace } from '#libs/workspaces';
 import { Render, TERMINAL_STATUSES, type RenderStatus } from '../entities.js';
 import { retentionMs, RenderLifecycle } from '../lifecycle.js';
-import type { RenderEventType, RenderHold, RenderRepository, RenderTx, RenderWhere } from '../ports.js';
+import { DuplicateClaim, type RenderEventType, type RenderHold, type RenderRepository, type RenderTx, type RenderWhere } from '../ports.js';
 
 const renders = queries<Tables<typeof Render>>();
 
@@ -42,8 +42,12 @@ class OrmRenderTx implements RenderTx {
     return find(this.handle, id);
   }
 
-  insert(row: Render): Promise<void> {
-    return renders.insert(this.handle, Render, row);
+  async insert(row: Render): Promise<void> {
+    try {
+      await renders.insert(this.handle, Render, row);
+    } catch (err) {
+      throw err instanceof UniqueConstraintViolationException && row.idempotencyKey ? new DuplicateClaim(row.idempotencyKey) : err;
+    }
   }
 
   update(id: string, set: Partial<Render>, where: RenderWhere): Promise<boolean> {
@@ -80,6 +84,10 @@ export class OrmRenderRepository implements RenderRepository {
 
   get(id: string): Promise<Render | null> {
     return find(allWorkspaces(this.orm), id);
+  }
+
+  byKey(workspaceId: string, idempotencyKey: string): Promise<Render | null> {
+    return forWorkspace(this.orm, workspaceId).findOne(Render, { idempotencyKey });
   }
 
   update(id: string, set: Partial<Render>, where: RenderWhere): Promise<boolean> {
