@@ -8,6 +8,9 @@ import tseslint from 'typescript-eslint';
 // Every folder under libs/, read when the config loads: a new library is covered without editing the rule.
 const LIBS = readdirSync(new URL('./libs', import.meta.url), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name);
 
+// `../../<lib>/` climbs out of a lib into another; `../libs/<lib>/` reaches a lib from an app or test/.
+const THROUGH_LIBS = { regex: `^(\\.\\./)+(\\.\\./|libs/)(${LIBS.join('|')})/`, message: 'Import a lib through #libs/<name>, not by a relative path.' };
+
 export default tseslint.config(
   { ignores: ['dist/**', 'apps/dashboard/dist/**', 'apps/dashboard/src/api/schema.d.ts', 'node_modules/**', 'coverage/**', 'bench/**', 'scripts/**', '**/*.js', '**/*.mjs', '**/*.cjs'] },
   {
@@ -28,10 +31,17 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': ['error', { prefer: 'type-imports', fixStyle: 'inline-type-imports' }],
       '@typescript-eslint/no-explicit-any': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      'no-restricted-imports': ['error', { patterns: [THROUGH_LIBS] }],
+    },
+  },
+  {
+    // Issue 31: the worker is adapters over the libraries' rules; the database, Redis and Lua stay behind their ports.
+    files: ['apps/worker/**/*.ts'],
+    rules: {
       'no-restricted-imports': ['error', {
-        // `../../<lib>/` climbs out of a lib into another; `../libs/<lib>/` reaches a lib from an app or test/.
-        patterns: [{ regex: `^(\\.\\./)+(\\.\\./|libs/)(${LIBS.join('|')})/`, message: 'Import a lib through #libs/<name>, not by a relative path.' }],
+        patterns: [THROUGH_LIBS, { regex: '^(@mikro-orm/|ioredis$|#libs/db$)', message: 'apps/worker reaches the database and Redis only through the libraries\' ports and adapters (libs/renders ports.ts).' }],
       }],
+      'no-restricted-syntax': ['error', { selector: 'CallExpression[callee.property.name=/^(eval|evalsha|defineCommand)$/]', message: 'No Lua scripts in apps/worker: they are adapters of a library (libs/renders adapters/redis-video.ts).' }],
     },
   },
 );

@@ -34,3 +34,19 @@ describe('eslint.config.js: libraries are reached only through #libs/<name>', ()
     expect(await restricted('libs/video/src/chunks/probe.ts', lines(['./a.js', '../b.js', '../chunks/c.js', '#libs/core', '#libs/still', 'node:fs']))).toEqual([]);
   });
 });
+
+describe('eslint.config.js: apps/worker imports no ORM, no Redis client and no Lua (issue 31)', () => {
+  it('refuses @mikro-orm, ioredis and #libs/db in the worker, and lets the API keep them', async () => {
+    const code = lines(['@mikro-orm/core', 'ioredis', '#libs/db', '#libs/renders', '@nestjs/bullmq']);
+    expect(await restricted('apps/worker/src/processors/probe.ts', code)).toEqual(all(3));
+    expect(await restricted('apps/api/src/probe.ts', code)).toEqual([]);
+  });
+
+  it('refuses a Redis script call in the worker', async () => {
+    const config = (await eslint.calculateConfigForFile('apps/worker/src/probe.ts')) as Linter.Config;
+    const rule = config.rules?.['no-restricted-syntax'];
+    expect(rule).toBeDefined();
+    const messages = new Linter().verify("redis.eval('return 1', 0);\nredis.get('k');", [{ files: ['**/*.ts'], rules: { 'no-restricted-syntax': rule } }], 'apps/worker/src/probe.ts');
+    expect(messages.map((m) => m.line)).toEqual([1]);
+  });
+});

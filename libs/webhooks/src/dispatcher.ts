@@ -15,6 +15,24 @@ export const CALLBACK_EVENTS = ['render.completed', 'render.failed', 'render.can
 const SKIPPED_ERROR = 'LIMIT_WEBHOOKDELIVERIES: the month\'s webhook deliveries are used up';
 
 /** The outbox dispatcher (§6): outbox events → one delivery per event and endpoint (and render callback). */
+/** Events taken per dispatch batch (the deliveries of a batch are inserted and enqueued together). */
+const DISPATCH_BATCH = 200;
+/**
+ * The deployment-wide dispatch lock's lifetime, renewed at every batch and every poll: a killed
+ * dispatcher holds the others off for at most this long. (A batch slower than this lets a second
+ * dispatcher in; that is safe, only wasted work.)
+ */
+const DISPATCH_LOCK_MS = 10_000;
+/**
+ * A run keeps watching the outbox for this long, polling every DISPATCH_POLL_MS, so an event
+ * waits about DISPATCH_POLL_MS for its fan-out instead of up to the scheduler's 1 s; the next
+ * scheduled run (every second) then takes over.
+ */
+const DISPATCH_WATCH_MS = 900;
+const DISPATCH_POLL_MS = 50;
+/** Pending deliveries this old are re-enqueued (their job was lost with a killed worker). */
+const STALE_PENDING_MS = 120_000;
+
 export class WebhookDispatcher {
   private readonly allowance: DeliveryAllowance;
 
@@ -29,6 +47,40 @@ export class WebhookDispatcher {
     private readonly feed?: RenderFeed,
   ) {
     this.allowance = new DeliveryAllowance(config.redisPrefix, (ws, since) => store.countUsed(ws, since));
+    this.lockKey = `${config.redisPrefix}:webhooks:dispatch-lock`;
+  }
+
+  private readonly lockKey: string;
+
+  /**
+   * One scheduled dispatch run (the `webhooks.dispatch` job): outbox → deliveries → `enqueue`d jobs.
+   * Single-flight across every worker: the scheduler starts a run each second, and a run that finds
+   * another one in progress returns at once instead of redoing its events. A run drains the outbox
+   * batch by batch, then watches it until DISPATCH_WATCH_MS have passed; last, deliveries pending
+   * too long (their job lost with a killed worker) are enqueued again.
+   */
+  async drain(enqueue: (deliveryIds: string[]) => Promise<void>): Promise<{ deliveries: number }> {
+    const { redis } = this;
+    const token = `${process.pid}:${Date.now()}:${Math.random()}`;
+    if ((await redis.set(this.lockKey, token, 'PX', DISPATCH_LOCK_MS, 'NX')) !== 'OK') return { deliveries: 0 };
+    try {
+      const started = Date.now();
+      let total = 0;
+      for (;;) {
+        const { events, deliveries } = await this.dispatch(enqueue, { batch: DISPATCH_BATCH });
+        total += deliveries;
+        if (events === 0) {
+          if (Date.now() - started >= DISPATCH_WATCH_MS) break;
+          await new Promise((r) => setTimeout(r, DISPATCH_POLL_MS));
+        }
+        await redis.pexpire(this.lockKey, DISPATCH_LOCK_MS);
+      }
+      const stale = await this.stalePending(STALE_PENDING_MS);
+      if (stale.length) await enqueue(stale);
+      return { deliveries: total };
+    } finally {
+      if ((await redis.get(this.lockKey)) === token) await redis.del(this.lockKey);
+    }
   }
 
   /**
