@@ -11,7 +11,7 @@ import { outputKey, type StorageDriver } from '#libs/storage';
 import { allWorkspaces, forWorkspace } from '#libs/db';
 import { aspectRules, normaliseValues, validateValues, type TemplatesService } from '#libs/templates';
 import { renderEventsOf } from '#libs/events';
-import { checkCallbackUrl, WebhookDelivery, type DeliveryState } from '#libs/webhooks';
+import { checkCallbackUrl, eventDeliveries, type EventDelivery } from '#libs/webhooks';
 import { checkBudget } from './budget.js';
 import { Render, TERMINAL_STATUSES, type RenderStatus } from './entities.js';
 import { renderError, renderFailure, STILL_WORKER_LOST } from './errors.js';
@@ -20,19 +20,8 @@ import type { RenderLifecycle } from './lifecycle.js';
 import { estimate, type Estimate } from './pricing.js';
 import { estimateRequest, parseRenderInput, requestHash, type EstimateQuery, type RenderInput, type RenderRequest } from './request.js';
 
-/** One webhook delivery of a render's event (its summary; the endpoint's delivery log has the attempts). */
-export interface RenderEventDelivery {
-  id: string;
-  endpointId: string;
-  /** A redelivery asked for by the workspace (sequence > 0). */
-  redelivery: boolean;
-  state: DeliveryState;
-  attempts: number;
-  /** The HTTP status of the last attempt (null: none answered yet, or no response). */
-  lastStatus: number | null;
-  createdAt: string;
-  completedAt: string | null;
-}
+/** One webhook delivery of a render's event (libs/webhooks). */
+export type RenderEventDelivery = EventDelivery;
 
 /** One of a render's events (GET /v1/render/{id}/events). */
 export interface RenderEventView {
@@ -367,18 +356,8 @@ export class RendersService {
     const render = await this.get(workspaceId, id);
     const em = forWorkspace(this.deps.orm, workspaceId);
     const events = await renderEventsOf(em, render.id, render.createdAt);
-    const deliveries = events.length
-      ? await em.find(WebhookDelivery, { eventId: { $in: events.map((e) => e.id!) }, test: false }, {
-        orderBy: { id: 'asc' }, fields: ['id', 'eventId', 'endpointId', 'sequence', 'state', 'attempts', 'lastStatus', 'createdAt', 'completedAt'],
-      })
-      : [];
-    return events.map((e) => ({
-      id: e.id!, type: e.type, created: e.created, livemode: e.livemode,
-      deliveries: deliveries.filter((d) => d.eventId === e.id).map((d) => ({
-        id: d.id, endpointId: d.endpointId, redelivery: d.sequence > 0, state: d.state, attempts: d.attempts, lastStatus: d.lastStatus ?? null,
-        createdAt: d.createdAt.toISOString(), completedAt: d.completedAt?.toISOString() ?? null,
-      })),
-    }));
+    const deliveries = await eventDeliveries(em, events.map((e) => e.id!));
+    return events.map((e) => ({ id: e.id!, type: e.type, created: e.created, livemode: e.livemode, deliveries: deliveries.get(e.id!) ?? [] }));
   }
 
   /** The workspace's renders, without the dashboard's previews (read by id only). */

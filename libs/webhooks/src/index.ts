@@ -15,3 +15,4 @@ export { WebhookStore } from './store.js';
 export { DISABLE_AFTER_FAILURES, LAST_SUCCESS_GRANULARITY_MS, WebhookDeliverer, type DelivererOptions } from './deliverer.js';
 export { CALLBACK_EVENTS, WebhookDispatcher } from './dispatcher.js';
 export { WebhookEndpoints, type EndpointView } from './endpoints.js';
+export { eventDeliveries, type EventDelivery } from './event-deliveries.js';
