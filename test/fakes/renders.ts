@@ -109,7 +109,13 @@ function update(state: State, id: string, set: Partial<Render>, where: RenderWhe
 class MemoryTx implements RenderTx {
   readonly handle = undefined;
 
-  constructor(private readonly state: State, private readonly workspaceId?: string) {}
+  private readonly state: State;
+  private readonly workspaceId: string | undefined;
+
+  constructor(state: State, workspaceId?: string) {
+    this.state = state;
+    this.workspaceId = workspaceId;
+  }
 
   async find(id: string): Promise<Render | null> {
     const row = this.state.rows.get(id);
@@ -192,8 +198,13 @@ export async function settle(): Promise<void> {
 /** The workspaces' concurrent-render slots, with leases that lapse on the clock. */
 export class MemorySlots implements SlotLeases {
   readonly held = new Map<string, Map<string, number>>();
+  private readonly clock: Clock;
+  private readonly leaseMs: number;
 
-  constructor(private readonly clock: Clock, private readonly leaseMs = 60_000) {}
+  constructor(clock: Clock, leaseMs = 60_000) {
+    this.clock = clock;
+    this.leaseMs = leaseMs;
+  }
 
   async take(workspaceId: string, renderId: string, limit: number): Promise<boolean> {
     const slots = this.of(workspaceId);
