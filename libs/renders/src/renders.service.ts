@@ -23,6 +23,12 @@ import { estimateRequest, parseRenderInput, requestHash, type EstimateQuery, typ
 /** One webhook delivery of a render's event (libs/webhooks). */
 export type RenderEventDelivery = EventDelivery;
 
+/** A settled still as the answer: done, or its recorded failure thrown. */
+function doneOrFailure(row: Render): Render {
+  if (row.status !== 'done') throw renderFailure(row);
+  return row;
+}
+
 /** One of a render's events (GET /v1/render/{id}/events). */
 export interface RenderEventView {
   id: string;
@@ -312,15 +318,15 @@ export class RendersService {
       }
       // Its worker died (the job is not run again): settled WORKER_LOST here or by the worker that
       // found it stalled, whichever comes first (once).
-      if (isWorkerLost(err as Error)) throw renderFailure(await this.lifecycle.lost(render.id, STILL_WORKER_LOST, 'rendering'));
+      // A worker declared lost may have finished it in between (its lock lapsed while it drew): done stays done.
+      if (isWorkerLost(err as Error)) return doneOrFailure(await this.lifecycle.lost(render.id, STILL_WORKER_LOST, 'rendering'));
     }
     // The worker settled the render (done or failed) with its credits and event: read the record.
     const read = performance.now();
     const settled = await this.lifecycle.get(render.id);
     timing.read = performance.now() - read;
-    if (!settled || !TERMINAL_STATUSES.includes(settled.status)) throw renderFailure(await this.lifecycle.fail(render.id, renderError(undefined, 'rendering')));
-    if (settled.status !== 'done') throw renderFailure(settled);
-    return settled;
+    if (!settled || !TERMINAL_STATUSES.includes(settled.status)) return doneOrFailure(await this.lifecycle.fail(render.id, renderError(undefined, 'rendering')));
+    return doneOrFailure(settled);
   }
 
   // --- cancel ------------------------------------------------------------------------------------
