@@ -5,14 +5,14 @@ import type { FlowProducer } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { AssetRefs, AssetsService } from '#libs/assets';
 import { AuthService, smsSenderFor } from '#libs/auth';
-import { AutoCaptions, captionSources, CaptionsService, createSpeechEngines, requireSpeech, TranscriptionRunner, TranscriptionsService } from '#libs/captions';
+import { AutoCaptions, captionSources, CaptionsService, captionWorkDir, createSpeechEngines, recordingFetcher, requireSpeech, TranscriptionRunner, TranscriptionsService } from '#libs/captions';
 import { CursorCodec, deriveKey, OffloadPool, privateDir, type AppConfig } from '#libs/core';
 import { CreditsService } from '#libs/credits';
 import type { Orm } from '#libs/db';
 import { RenderFeed } from '#libs/events';
 import { IntegrationsService } from '#libs/integrations';
 import { KeyAuthenticator, KeysService, RequestMeter } from '#libs/keys';
-import { MediaProber, rangeReader, storageAwareFetcher } from '#libs/media';
+import { MediaProber, rangeReader } from '#libs/media';
 import { CampaignsService, MessagingService, StatusCallbacks, statusCallbackUrl } from '#libs/messaging';
 import { enqueueCampaignRunners, JobQueues, QueueModule, RunFlows, StillEvents, VIDEO_FLOWS } from '#libs/queue';
 import { createRedis, RedisKeys } from '#libs/redis';
@@ -130,14 +130,11 @@ function services(config: AppConfig, role: ProcessRole): Provider[] {
     build(TranscriptionRunner, [TranscriptionsService, IntegrationsService, SPEECH_ENGINES, STORAGE, AssetsService, ORM], (transcriptions, integrations, engines, storage, assets, orm) =>
       new TranscriptionRunner({
         transcriptions, integrations, engines, storage, sources: captionSources(assets, orm),
-        fetch: storageAwareFetcher(config, storage, { maxBytes: config.assets.maxBytes, timeoutMs: 120_000 }), workDir: join(config.dataDir, 'caption-work'),
+        fetch: recordingFetcher(config, storage), workDir: captionWorkDir(config),
       })),
-    // The worker's `alias://` captions: transcribed in the video job itself, so its captions service queues nothing.
+    // The worker's `alias://` captions: transcribed in the video job itself (no queue in between).
     build(AutoCaptions, [IntegrationsService, TranscriptionsService, SPEECH_ENGINES, AssetsService, ORM, TranscriptionRunner, STORAGE], (integrations, transcriptions, engines, assets, orm, runner, storage) =>
-      new AutoCaptions({
-        captions: new CaptionsService({ integrations, transcriptions, engines, sources: captionSources(assets, orm), enqueue: async () => undefined }),
-        transcriptions, runner, storage,
-      })),
+      new AutoCaptions({ integrations, transcriptions, engines, sources: captionSources(assets, orm), runner, storage })),
     build(WebhookStore, [ORM], (orm) => new WebhookStore(orm)),
     build(WebhookDeliverer, [WebhookStore], (store) => new WebhookDeliverer(store, config)),
     build(WebhookEndpoints, [ORM, WebhookStore, WebhookDeliverer, REDIS, WorkspacePlans], (orm, store, deliverer, redis, plans) =>
