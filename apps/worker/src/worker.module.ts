@@ -21,7 +21,7 @@ import { SystemProcessor } from './processors/system.processor.js';
 import { VideosProcessor } from './processors/videos.processor.js';
 import { WebhooksProcessor } from './processors/webhooks.processor.js';
 import { WorkflowsProcessor } from './processors/workflows.processor.js';
-import { REDIS, STORAGE } from './tokens.js';
+import { STORAGE } from './tokens.js';
 import { VideoEngineHolder } from './videos/engine.holder.js';
 
 /** How long a stopping worker waits for its running jobs (docker/compose.yaml gives the whole stop 45 s). */
