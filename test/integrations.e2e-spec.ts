@@ -1,6 +1,6 @@
-import { AppServices, openAppDatabase } from '#libs/app';
+import { openAppDatabase } from '#libs/app';
 import { allWorkspaces } from '#libs/db';
-import { IntegrationConnection } from '#libs/integrations';
+import { IntegrationConnection, IntegrationsService } from '#libs/integrations';
 import { startApi, type TestApi } from './harness.js';
 import { ProbeModule } from './probe.module.js';
 
@@ -115,7 +115,7 @@ describe('Integrations: connected accounts and the integration guard', () => {
 
   it('the guard: a lapsed grant → 409 INTEGRATION_REAUTH_REQUIRED until connected again', async () => {
     const row = (await get(ws.liveKey, '/v1/integrations')).json().data.find((c: { provider: string }) => c.provider === 'workspace-suite');
-    await api.app.get(AppServices).integrations.markLapsed(row.id, 'invalid_grant: Token has been expired or revoked.');
+    await api.app.get(IntegrationsService).markLapsed(row.id, 'invalid_grant: Token has been expired or revoked.');
     const res = await get(ws.liveKey, '/v1/probe/suite');
     expect(res.statusCode).toBe(409);
     expect(res.json()).toMatchObject({ code: 'INTEGRATION_REAUTH_REQUIRED' });

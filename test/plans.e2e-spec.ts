@@ -1,4 +1,4 @@
-import { AppServices } from '#libs/app';
+import { ORM } from '#libs/app';
 import { allWorkspaces } from '#libs/db';
 import { OutboxEvent } from '#libs/events';
 import { Render } from '#libs/renders';
@@ -24,7 +24,7 @@ describe('plans: an unknown plan code is the free plan on every path', () => {
     ({ workspaceId, liveKey } = created.json as { workspaceId: string; liveKey: string });
     expect((await api.cli('user:create', '--phone', phone, '--workspace', workspaceId, '--role', 'owner')).code).toBe(0);
     // The typo, as an operator would make it: straight in the database (`workspace:plan` refuses unknown codes).
-    await api.app.get(AppServices).orm.em.fork().nativeUpdate(Workspace, { id: workspaceId }, { plan: 'platinum' });
+    await api.app.get(ORM).em.fork().nativeUpdate(Workspace, { id: workspaceId }, { plan: 'platinum' });
   });
   afterAll(() => api.close());
 
@@ -38,7 +38,7 @@ describe('plans: an unknown plan code is the free plan on every path', () => {
     const big = await inject('POST', '/v1/render?scale=2', { 'x-api-key': liveKey }, { edit });
     expect([big.statusCode, big.json().code]).toEqual([402, 'LIMIT_IMAGE_SIZE']);
     expect(big.json().message).toContain('Free plan allows (2048 px a side)');
-    const orm = api.app.get(AppServices).orm;
+    const orm = api.app.get(ORM);
     expect(await allWorkspaces(orm).count(Render, { workspaceId })).toBe(0);
     expect(await allWorkspaces(orm).count(OutboxEvent, { workspaceId })).toBe(0);
   });

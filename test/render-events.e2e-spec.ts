@@ -1,7 +1,7 @@
 import { get, type ClientRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { INestApplicationContext } from '@nestjs/common';
-import { AppServices, PROCESS_ROLES } from '#libs/app';
+import { createServicesContext, ORM, PROCESS_ROLES, REDIS } from '#libs/app';
 import { forWorkspace } from '#libs/db';
 import { OutboxEvent, PROGRESS_EVERY_MS, RenderFeed } from '#libs/events';
 import { RedisKeys } from '#libs/redis';
@@ -78,7 +78,7 @@ class Stream {
 describe('GET /v1/renders/events: the workspace\'s render events, live', () => {
   let api: TestApi;
   let worker: INestApplicationContext;
-  let publisher: AppServices;
+  let publisher: INestApplicationContext;
   let base: string;
   let a: { workspaceId: string; liveKey: string };
   let b: { workspaceId: string; liveKey: string };
@@ -97,7 +97,7 @@ describe('GET /v1/renders/events: the workspace\'s render events, live', () => {
     return s;
   };
   const numsub = async (workspaceId: string) => {
-    const [, n] = (await publisher.redis.pubsub('NUMSUB', new RedisKeys(api.config.redisPrefix).renderFeed(workspaceId))) as [string, number];
+    const [, n] = (await publisher.get(REDIS).pubsub('NUMSUB', new RedisKeys(api.config.redisPrefix).renderFeed(workspaceId))) as [string, number];
     return Number(n);
   };
 
@@ -105,7 +105,7 @@ describe('GET /v1/renders/events: the workspace\'s render events, live', () => {
     api = await startApi();
     worker = await createWorkerApp(api.config);
     // Another process on the same Redis (a video worker's role for progress figures).
-    publisher = await AppServices.open(api.config, PROCESS_ROLES.cli);
+    publisher = await createServicesContext(api.config, PROCESS_ROLES.cli);
     await api.app.listen({ port: 0, host: '127.0.0.1' });
     base = `http://127.0.0.1:${(api.app.getHttpServer().address() as AddressInfo).port}/api`;
     a = (await api.cli('workspace:create', '--name', 'Gallery', '--plan', 'pro')).json as typeof a;
@@ -140,7 +140,7 @@ describe('GET /v1/renders/events: the workspace\'s render events, live', () => {
 
   it('sends running renders\' progress from any process, at most one figure per render each 500 ms', async () => {
     const s = await open({ 'x-api-key': a.liveKey });
-    const feed = publisher.renderFeed;
+    const feed = publisher.get(RenderFeed);
     const sent = [];
     for (const p of [0.1, 0.2, 0.3]) sent.push(await feed.progress(a.workspaceId, 'rnd_progress1', 'live', p));
     expect(sent).toEqual([true, false, false]);
@@ -166,7 +166,7 @@ describe('GET /v1/renders/events: the workspace\'s render events, live', () => {
     const r2 = await render(a.liveKey, 'two');
     const r3 = await render(a.liveKey, 'three');
     // Both announced by the dispatcher (the resume reads announced events only) before resuming.
-    const outbox = forWorkspace(publisher.orm, a.workspaceId);
+    const outbox = forWorkspace(publisher.get(ORM), a.workspaceId);
     await until(async () => (await outbox.count(OutboxEvent, { id: { $gt: last }, dispatchedAt: { $ne: null } })) >= 2, 'the two events dispatched', 10_000);
     const resumed = await open({ 'x-api-key': a.liveKey, 'last-event-id': last });
     await until(async () => resumed.of('render.completed').length >= 2, 'the missed events', 10_000);

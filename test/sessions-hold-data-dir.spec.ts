@@ -1,7 +1,7 @@
 import { chmodSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AppServices, PROCESS_ROLES } from '#libs/app';
+import { createServicesContext, ORM, PROCESS_ROLES } from '#libs/app';
 import { loadConfig } from '#libs/core';
 
 // Issue 28: "The SQLite file, its WAL and the generated secret are created readable by every local
@@ -26,9 +26,9 @@ describe('the data folder is this user\'s alone', () => {
   /** A process's start on DATA_DIR (development: the secret generated there, SQLite there), one write, closed. */
   async function start(dataDir: string): Promise<void> {
     const config = loadConfig({ DATA_DIR: dataDir, REDIS_URL: 'redis://127.0.0.1:1', APP_ENV: 'development' });
-    const services = await AppServices.open(config, PROCESS_ROLES.cli);
+    const services = await createServicesContext(config, PROCESS_ROLES.cli);
     try {
-      const db = services.orm.em.getConnection();
+      const db = services.get(ORM).em.getConnection();
       await db.execute('create table if not exists probe (x integer)');
       await db.execute('insert into probe (x) values (1)');
       // The WAL and SHM files exist while the database is open.

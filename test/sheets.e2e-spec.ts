@@ -1,4 +1,5 @@
-import { AppServices, openAppDatabase } from '#libs/app';
+import { openAppDatabase } from '#libs/app';
+import { OffloadPool } from '#libs/core';
 import { allWorkspaces, type Orm } from '#libs/db';
 import { IntegrationConnection, IntegrationsService } from '#libs/integrations';
 import { OFFLOAD_MIN_BYTES } from '#libs/suite';
@@ -139,7 +140,7 @@ describe('workspace-suite sheets (§4.5)', () => {
     const rows = [['Name', 'Email', 'Score'], ...Array.from({ length: 8000 }, (_, i) => [`Person ${i + 1}`, `p${i + 1}@example.com`, i % 7 === 0 ? '' : String(i / 4)])];
     const big = google.seed('Big list', [{ title: 'Sheet1', rows }]);
     expect(Buffer.byteLength(JSON.stringify({ range: "'Sheet1'!A1:C8001", majorDimension: 'ROWS', values: rows }))).toBeGreaterThan(OFFLOAD_MIN_BYTES);
-    const pool = api.app.get(AppServices).offload;
+    const pool = api.app.get(OffloadPool);
     const before = pool.answered;
     const res = await read(ws.liveKey, big);
     expect([res.statusCode, res.headers['content-type']]).toEqual([200, 'application/json; charset=utf-8']);

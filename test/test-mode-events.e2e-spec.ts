@@ -4,10 +4,10 @@ import { createServer, get, type ClientRequest, type IncomingHttpHeaders, type S
 import type { AddressInfo } from 'node:net';
 import type { INestApplicationContext } from '@nestjs/common';
 import sharp from 'sharp';
-import { AppServices, openAppDatabase, PROCESS_ROLES } from '#libs/app';
+import { createServicesContext, openAppDatabase, PROCESS_ROLES } from '#libs/app';
 import { newId } from '#libs/core';
 import { forWorkspace, type Orm } from '#libs/db';
-import { OutboxEvent } from '#libs/events';
+import { OutboxEvent, RenderFeed } from '#libs/events';
 import { createRedis, RedisKeys } from '#libs/redis';
 import { Render } from '#libs/renders';
 import { WebhookDelivery, WebhookEndpoint } from '#libs/webhooks';
@@ -86,7 +86,7 @@ const video = { timeline: { tracks: [{ clips: [{ asset: { type: 'shape', shape: 
 describe('test mode (issue 28): events, webhooks, renders, assets', () => {
   let api: TestApi;
   let worker: INestApplicationContext;
-  let services: AppServices;
+  let services: INestApplicationContext;
   let orm: Orm;
   let receiver: Server;
   let hookBase: string;
@@ -141,7 +141,7 @@ describe('test mode (issue 28): events, webhooks, renders, assets', () => {
     hookBase = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
     api = await startApi();
     worker = await createWorkerApp(api.config);
-    services = await AppServices.open(api.config, PROCESS_ROLES.cli);
+    services = await createServicesContext(api.config, PROCESS_ROLES.cli);
     orm = await openAppDatabase(api.config.database, { migrate: false });
     await api.app.listen({ port: 0, host: '127.0.0.1' });
     apiBase = `http://127.0.0.1:${(api.app.getHttpServer().address() as AddressInfo).port}/api`;
@@ -370,8 +370,8 @@ describe('test mode (issue 28): events, webhooks, renders, assets', () => {
     const liveRender = await renderStill(live, 'stream live');
     const testRender = await renderStill(test, 'stream test');
     // Progress figures of running renders (a video worker's), live first.
-    expect(await services.renderFeed.progress(ws.workspaceId, 'rnd_liveprogress', 'live', 0.4)).toBe(true);
-    expect(await services.renderFeed.progress(ws.workspaceId, 'rnd_testprogress', 'test', 0.6)).toBe(true);
+    expect(await services.get(RenderFeed).progress(ws.workspaceId, 'rnd_liveprogress', 'live', 0.4)).toBe(true);
+    expect(await services.get(RenderFeed).progress(ws.workspaceId, 'rnd_testprogress', 'test', 0.6)).toBe(true);
 
     for (const s of [byTestKey, byTestSession]) {
       await until(() => s.about(testRender).length > 0 && s.about('rnd_testprogress').length > 0, 'the test render\'s events', 20_000);
@@ -410,9 +410,9 @@ describe('test mode (issue 28): events, webhooks, renders, assets', () => {
     streams.push(byTest, byLive);
     await until(() => byTest.about('rnd_dupreplayed').length > 0 && byLive.about('rnd_duplater').length > 0, 'the replay', 10_000);
     // The announcement of the replayed event (late), then of a new test event: the new one arrives, the replayed one not again.
-    await services.renderFeed.announce([replayed]);
+    await services.get(RenderFeed).announce([replayed]);
     const fresh = { ...replayed, id: newId('event', now + 10), data: { id: 'rnd_dupfresh', status: 'done' } };
-    await services.renderFeed.announce([fresh]);
+    await services.get(RenderFeed).announce([fresh]);
     await until(() => byTest.about('rnd_dupfresh').length > 0 && byLive.about('rnd_dupfresh').length > 0, 'the fresh announcement', 10_000);
     expect(byTest.events.filter((e) => e.id).map((e) => e.data?.data.id)).toEqual(['rnd_dupreplayed', 'rnd_dupfresh']);
     expect(byLive.events.filter((e) => e.id).map((e) => e.data?.data.id)).toEqual(['rnd_dupreplayed', 'rnd_duplater', 'rnd_dupfresh']);

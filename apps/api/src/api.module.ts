@@ -2,7 +2,7 @@ import { Module, type DynamicModule, type Type } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { PassportModule } from '@nestjs/passport';
 import type { AppConfig } from '#libs/core';
-import { QueueModule } from '#libs/queue';
+import { PROCESS_ROLES, ServicesModule } from '#libs/app';
 import { AssetsModule } from './assets/assets.module.js';
 import { AuthModule } from './auth/auth.module.js';
 import { CaptionsModule } from './captions/captions.module.js';
@@ -15,7 +15,6 @@ import { AuthGuard } from './http/auth.guard.js';
 import { ApiExceptionFilter } from './http/exception.filter.js';
 import { KeyAuthentication } from './http/key-auth.js';
 import { SessionGuard, SessionStrategy } from './http/session.strategy.js';
-import { InfraModule } from './infra/infra.module.js';
 import { IntegrationsModule } from './integrations/integrations.module.js';
 import { KeysModule } from './keys/keys.module.js';
 import { OrganizationModule } from './organization/organization.module.js';
@@ -34,7 +33,7 @@ export class ApiModule {
     return {
       module: ApiModule,
       imports: [
-        InfraModule.forRoot(config), QueueModule.forRoot(config, { producer: true }), PassportModule,
+        ServicesModule.forRoot(config, PROCESS_ROLES.api), PassportModule,
         FilesModule, HealthModule, KeysModule, AuthModule, CreditsModule, OrganizationModule, WebhooksModule, TemplatesModule, RendersModule, AssetsModule, IntegrationsModule, CaptionsModule, VoiceModule, MessagingModule, SheetsModule, ContactsModule, DriveModule, WorkflowsModule, ...extraModules],
       providers: [
         KeyAuthentication, SessionStrategy, SessionGuard,

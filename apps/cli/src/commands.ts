@@ -1,12 +1,28 @@
-import type { AppServices } from '#libs/app';
-import { DevMessage, ROLES, type Role } from '#libs/auth';
 import { readFile } from 'node:fs/promises';
-import { ApiError, validationFailed, type KeyMode, type PlanCode } from '#libs/core';
-import { planFor } from '#libs/workspaces';
-import { CONNECTABLE_CHANNELS, type ChannelAccount } from '#libs/messaging';
+import { DevMessage, ROLES, type AuthService, type Role } from '#libs/auth';
+import { ApiError, validationFailed, type AppConfig, type KeyMode, type PlanCode } from '#libs/core';
+import type { CreditsService } from '#libs/credits';
+import type { Orm } from '#libs/db';
+import type { IntegrationsService } from '#libs/integrations';
+import type { KeysService } from '#libs/keys';
+import { CONNECTABLE_CHANNELS, type ChannelAccount, type MessagingService } from '#libs/messaging';
+import type { GoogleConsent } from '#libs/suite';
+import type { TemplatesService } from '#libs/templates';
+import { planFor, type WorkspacesService } from '#libs/workspaces';
 
-/** What the commands use of the CLI's AppServices (each built on first use: a command builds only what it needs). */
-export type CommandContext = Pick<AppServices, 'config' | 'workspaces' | 'keys' | 'auth' | 'credits' | 'templates' | 'orm' | 'integrations' | 'googleConsent' | 'messaging'>;
+/** What the commands use of the CLI's services (main.ts takes them from its Nest application context). */
+export interface CommandContext {
+  config: AppConfig;
+  orm: Orm;
+  workspaces: WorkspacesService;
+  keys: KeysService;
+  auth: AuthService;
+  credits: CreditsService;
+  templates: TemplatesService;
+  integrations: IntegrationsService;
+  googleConsent: GoogleConsent;
+  messaging: MessagingService;
+}
 
 type Flags = Record<string, string>;
 

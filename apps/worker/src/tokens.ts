@@ -1,5 +1,2 @@
-/** Injection tokens of the worker's infrastructure (the libs' classes are plain, built by factories). */
-export const WORKER_CONFIG = Symbol('WORKER_CONFIG');
-export const ORM = Symbol('ORM');
-export const REDIS = Symbol('REDIS');
-export const STORAGE = Symbol('STORAGE');
+/** Injection tokens of the worker's infrastructure: libs/app's, under the names the processors use. */
+export { APP_CONFIG as WORKER_CONFIG, ORM, REDIS, STORAGE } from '#libs/app';

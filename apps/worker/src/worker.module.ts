@@ -1,23 +1,17 @@
 import { hostname } from 'node:os';
 import { Logger, Module, type BeforeApplicationShutdown, type DynamicModule, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
-import { getFlowProducerToken, InjectFlowProducer } from '@nestjs/bullmq';
+import { InjectFlowProducer } from '@nestjs/bullmq';
 import type { FlowProducer } from 'bullmq';
 import sharp from 'sharp';
-import { AppServices, fromServices, PROCESS_ROLES } from '#libs/app';
-import { AssetsService } from '#libs/assets';
-import { AutoCaptions, TranscriptionRunner, TranscriptionsService } from '#libs/captions';
+import { build, PROCESS_ROLES, ServicesCloser, ServicesModule } from '#libs/app';
 import type { AppConfig } from '#libs/core';
-import { CreditsService } from '#libs/credits';
-import { CampaignsService } from '#libs/messaging';
-import { enqueueCampaignRunners, JobQueues, queueOf, QueueModule, SCHEDULES, StillEvents, VIDEO_FLOWS } from '#libs/queue';
-import { RedisKeys } from '#libs/redis';
-import { BullVideoQueue, driverStorage, OrmRenderRepository, ownScratch, RedisSlotLeases, RenderLifecycle, RenderSweeps, StillRuns, systemClock, VideoRuns, videoJobScratch } from '#libs/renders';
+import { JobQueues, queueOf, SCHEDULES, VIDEO_FLOWS } from '#libs/queue';
+import { AutoCaptions } from '#libs/captions';
 import { RenderFeed } from '#libs/events';
+import { BullVideoQueue, driverStorage, ownScratch, RedisSlotLeases, RenderLifecycle, StillRuns, systemClock, VideoEngineBeacon, VideoRuns, videoJobScratch } from '#libs/renders';
 import { FontCatalog, StillEngine, storageAwareFetcher } from '#libs/still';
 import type { StorageDriver } from '#libs/storage';
-import { WebhookDeliverer, WebhookDispatcher } from '#libs/webhooks';
 import { WorkspacePlans } from '#libs/workspaces';
-import { WorkflowRunner } from '#libs/workflows';
 import { AssetsProcessor } from './processors/assets.processor.js';
 import { CampaignsProcessor } from './processors/campaigns.processor.js';
 import { CaptionsProcessor } from './processors/captions.processor.js';
@@ -27,7 +21,7 @@ import { SystemProcessor } from './processors/system.processor.js';
 import { VideosProcessor } from './processors/videos.processor.js';
 import { WebhooksProcessor } from './processors/webhooks.processor.js';
 import { WorkflowsProcessor } from './processors/workflows.processor.js';
-import { ORM, REDIS, STORAGE, WORKER_CONFIG } from './tokens.js';
+import { STORAGE } from './tokens.js';
 import { VideoEngineHolder } from './videos/engine.holder.js';
 
 /** How long a stopping worker waits for its running jobs (docker/compose.yaml gives the whole stop 45 s). */
@@ -47,7 +41,7 @@ export async function within(work: Promise<unknown>, ms: number): Promise<boolea
 }
 
 /**
- * The worker: one `@Processor` per queue (processors/) over the worker's AppServices (libs/app) and
+ * The worker: one `@Processor` per queue (processors/) over the libs' services (libs/app ServicesModule) and
  * its engines, the recurring jobs scheduled once per deployment, and a bounded shutdown.
  */
 @Module({})
@@ -57,40 +51,17 @@ export class WorkerModule implements OnApplicationBootstrap, BeforeApplicationSh
   static forRoot(config: AppConfig): DynamicModule {
     return {
       module: WorkerModule,
-      imports: [QueueModule.forRoot(config)],
+      imports: [ServicesModule.forRoot(config, PROCESS_ROLES.worker)],
       providers: [
-        { provide: AppServices, useFactory: () => AppServices.open(config, PROCESS_ROLES.worker) },
-        fromServices(WORKER_CONFIG, 'config'), fromServices(ORM, 'orm'), fromServices(REDIS, 'redis'), fromServices(STORAGE, 'storage'),
-        fromServices(RedisKeys, 'redisKeys'), fromServices(CreditsService, 'credits'), fromServices(RenderLifecycle, 'lifecycle'),
-        fromServices(WebhookDeliverer, 'webhookDeliverer'), fromServices(WebhookDispatcher, 'webhookDispatcher'), fromServices(AssetsService, 'assets'),
-        fromServices(TranscriptionRunner, 'transcriptionRunner'), fromServices(AutoCaptions, 'autoCaptions'), fromServices(TranscriptionsService, 'transcriptions'),
-        fromServices(RenderFeed, 'renderFeed'), fromServices(WorkspacePlans, 'workspacePlans'),
         { provide: FontCatalog, useFactory: () => FontCatalog.system() },
-        {
-          provide: VideoEngineHolder,
-          inject: [AppServices, FontCatalog],
-          useFactory: (services: AppServices, fonts: FontCatalog) => new VideoEngineHolder(config, services.storage, fonts, services.videoEngineBeacon),
-        },
-        {
-          provide: VideoRuns,
-          inject: [AppServices, JobQueues, getFlowProducerToken(VIDEO_FLOWS), VideoEngineHolder],
-          useFactory: (services: AppServices, queues: JobQueues, flows: FlowProducer, engine: VideoEngineHolder) => new VideoRuns({
-            lifecycle: services.lifecycle, plans: services.workspacePlans, feed: services.renderFeed, captions: services.autoCaptions, clock: systemClock,
-            slots: new RedisSlotLeases(services.redis, services.redisKeys), queue: new BullVideoQueue(services.redis, services.redisKeys, queues, flows),
-            storage: driverStorage(services.storage), scratch: ownScratch(videoJobScratch(config)), engine: () => engine.current(),
+        build(VideoEngineHolder, [STORAGE, FontCatalog, VideoEngineBeacon], (storage, fonts, beacon) => new VideoEngineHolder(config, storage, fonts, beacon)),
+        build(VideoRuns, [RenderLifecycle, WorkspacePlans, RenderFeed, AutoCaptions, RedisSlotLeases, BullVideoQueue, STORAGE, VideoEngineHolder],
+          (lifecycle, plans, feed, captions, slots, queue, storage, engine) => new VideoRuns({
+            lifecycle, plans, feed, captions, clock: systemClock, slots, queue,
+            storage: driverStorage(storage), scratch: ownScratch(videoJobScratch(config)), engine: () => engine.current(),
             chunks: { frames: config.video.chunkFrames, minFrames: config.video.chunkMinFrames }, worker: `${hostname()}:${process.pid}`,
-          }),
-        },
-        {
-          provide: StillRuns,
-          inject: [AppServices, StillEngine],
-          useFactory: (services: AppServices, engine: StillEngine) => new StillRuns({ engine, storage: driverStorage(services.storage), lifecycle: services.lifecycle, clock: systemClock }),
-        },
-        {
-          provide: RenderSweeps,
-          inject: [AppServices],
-          useFactory: (services: AppServices) => new RenderSweeps(new OrmRenderRepository(services.orm, services.credits), services.lifecycle, services.storage),
-        },
+          })),
+        build(StillRuns, [StillEngine, STORAGE, RenderLifecycle], (engine, storage, lifecycle) => new StillRuns({ engine, storage: driverStorage(storage), lifecycle, clock: systemClock })),
         {
           provide: StillEngine,
           inject: [FontCatalog, STORAGE, VideoEngineHolder],
@@ -105,25 +76,7 @@ export class WorkerModule implements OnApplicationBootstrap, BeforeApplicationSh
         { provide: StillsProcessor, useClass: configuredProcessor(StillsProcessor, 'stills', { concurrency: config.stillConcurrency, lockDuration: config.stillLockMs, stalledInterval: config.stillLockMs }) },
         { provide: AssetsProcessor, useClass: configuredProcessor(AssetsProcessor, 'assets', { concurrency: config.assets.concurrency, lockDuration: config.assets.lockMs, stalledInterval: config.assets.lockMs }) },
         { provide: CaptionsProcessor, useClass: configuredProcessor(CaptionsProcessor, 'captions', { concurrency: config.captions.concurrency }) },
-        {
-          // A workflow row renders as POST /v1/render does (RendersService on this worker's queues), waiting on the stills' completion events.
-          provide: WorkflowRunner,
-          inject: [AppServices, JobQueues, StillEvents],
-          useFactory: (services: AppServices, queues: JobQueues, events: StillEvents) => services.workflowRunner({
-            queues,
-            stillEvents: async () => {
-              await events.queueEvents.waitUntilReady();
-              return events.queueEvents;
-            },
-          }),
-        },
-        StillEvents,
         { provide: WorkflowsProcessor, useClass: configuredProcessor(WorkflowsProcessor, 'workflows', { concurrency: config.workflowConcurrency }) },
-        {
-          provide: CampaignsService,
-          inject: [AppServices, JobQueues],
-          useFactory: (services: AppServices, queues: JobQueues) => services.campaigns((campaignId, workspaceId, runners) => enqueueCampaignRunners(queues, campaignId, workspaceId, runners)),
-        },
         { provide: CampaignsProcessor, useClass: configuredProcessor(CampaignsProcessor, 'campaigns', { concurrency: config.messaging.campaignConcurrency }) },
         {
           provide: VideosProcessor,
@@ -156,7 +109,7 @@ export class WorkerModule implements OnApplicationBootstrap, BeforeApplicationSh
     private readonly queues: JobQueues,
     @InjectFlowProducer(VIDEO_FLOWS) private readonly flows: FlowProducer,
     private readonly video: VideoEngineHolder,
-    private readonly services: AppServices,
+    private readonly closer: ServicesCloser,
   ) {
     this.processors = [system, webhooks, stills, videos, assets, captions, workflows, campaigns];
   }
@@ -197,6 +150,7 @@ export class WorkerModule implements OnApplicationBootstrap, BeforeApplicationSh
 
   async onApplicationShutdown(): Promise<void> {
     await within(this.video.close(), 5_000);
-    await within(this.services.close(), 2_000);
+    // Before BullMQ's own closing hooks (which wait for a Redis that is gone for ever); Nest's hook on the closer then finds it done.
+    await within(this.closer.close(), 2_000);
   }
 }

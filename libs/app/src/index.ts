@@ -1,2 +1,5 @@
+export * from './context.js';
 export * from './database.js';
-export * from './services.js';
+export * from './roles.js';
+export * from './services.module.js';
+export * from './tokens.js';

@@ -1,5 +1,5 @@
 import type { MikroORM } from '@mikro-orm/core';
-import { newId } from '#libs/core';
+import { newId, type AppConfig } from '#libs/core';
 import { DevMessage } from './entities.js';
 
 /** Sends a text message; adapters speak a provider's real wire format. */
@@ -77,4 +77,16 @@ export class FanoutSmsSender implements SmsSender {
   async send(to: string, body: string): Promise<void> {
     await Promise.all(this.senders.map((s) => s.send(to, body)));
   }
+}
+
+/**
+ * The SMS adapter of a process (PROCESS_ROLES' `sms`): the configured provider — outside production
+ * every message also lands in the development outbox — or only the outbox (`use: 'outbox'`, the
+ * default, or SMS_PROVIDER=outbox).
+ */
+export function smsSenderFor(config: Pick<AppConfig, 'env' | 'sms'>, orm: MikroORM, use: 'provider' | 'outbox' = 'outbox'): SmsSender {
+  const outbox = new OutboxSmsSender(orm);
+  if (use === 'outbox' || config.sms.provider === 'outbox') return outbox;
+  const twilio = new TwilioSmsSender(config.sms);
+  return config.env === 'production' ? twilio : new FanoutSmsSender([twilio, outbox]);
 }

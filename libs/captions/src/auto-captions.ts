@@ -1,10 +1,9 @@
 import { ApiError, ERROR_STATUS, type ErrorCode, type KeyMode, type Plan } from '#libs/core';
 import { aliasTarget, assertTiming, type EditSpec, type TimedClip } from '#libs/edit-spec';
 import { outputKey, type StorageDriver } from '#libs/storage';
-import type { CaptionsService } from './captions.service.js';
+import { CaptionsService } from './captions.service.js';
 import { CUE_DEFAULTS, toWebVtt, type Cue } from './cues.js';
 import type { TranscriptionRunner } from './runner.js';
-import type { TranscriptionsService } from './transcriptions.service.js';
 
 /** A caption clip whose `src` is `alias://NAME`, and the audio or video clip NAME names. */
 interface AliasCaption {
@@ -59,12 +58,15 @@ export function shiftCues(cues: readonly Cue[], target: TimedClip, caption: Time
  * file into the render's folder; the edit returned points the captions at those files.
  */
 export class AutoCaptions {
-  constructor(private readonly deps: {
-    captions: CaptionsService;
-    transcriptions: TranscriptionsService;
+  /** The captions' rules (provider choice, cache) over no queue: the transcription runs here, in the video job. */
+  private readonly captions: CaptionsService;
+
+  constructor(private readonly deps: Omit<ConstructorParameters<typeof CaptionsService>[0], 'enqueue'> & {
     runner: TranscriptionRunner;
     storage: StorageDriver;
-  }) {}
+  }) {
+    this.captions = new CaptionsService({ ...deps, enqueue: async () => undefined });
+  }
 
   /** The edit with its `alias://` captions resolved, or null when it has none (libs/renders CaptionResolver). */
   async resolveAny(render: { id: string; workspaceId: string; mode: KeyMode }, plan: Plan, edit: EditSpec, signal: AbortSignal): Promise<EditSpec | null> {
@@ -93,7 +95,8 @@ export class AutoCaptions {
 
   /** The cues of one media file (seconds into it). */
   private async transcribe(workspaceId: string, mode: KeyMode, plan: Plan, src: string, path: string, signal: AbortSignal): Promise<Cue[]> {
-    const { captions, transcriptions, runner } = this.deps;
+    const { captions } = this;
+    const { transcriptions, runner } = this.deps;
     const { transcription } = await captions.generate(workspaceId, plan, {
       mode, route: 'render', source: { kind: 'audioUrl', value: src }, cache: true, save: false,
       settings: { alternativeLanguageCodes: [], model: null, diarize: false, keywords: [], punctuation: true, filterProfanity: false },

@@ -3,9 +3,9 @@ import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { ApiError } from '#libs/core';
+import { ApiError, type AppConfig } from '#libs/core';
 import type { IntegrationsService } from '#libs/integrations';
-import { ASSET_HEAD_BYTES, detectAssetType, MediaFetchError, probeMedia, readHead, runBinary, type MediaFetcher } from '#libs/media';
+import { ASSET_HEAD_BYTES, detectAssetType, MediaFetchError, probeMedia, readHead, runBinary, storageAwareFetcher, type MediaFetcher } from '#libs/media';
 import { StoredFileNotFoundError, type StorageDriver } from '#libs/storage';
 import { refusals } from './capability.js';
 import { recognitionCacheKey } from './cache-key.js';
@@ -34,6 +34,22 @@ async function sha256Of(file: string): Promise<string> {
   const hash = createHash('sha256');
   await pipeline(createReadStream(file), hash);
   return hash.digest('hex');
+}
+
+/** How long the worker may take to download one recording. */
+const RECORDING_FETCH_MS = 120_000;
+
+/**
+ * The runner's reads of a recording: our stored files from storage, other URLs downloaded under the
+ * SSRF rules of APP_ENV, up to an asset's size limit (ASSET_MAX_BYTES) and RECORDING_FETCH_MS.
+ */
+export function recordingFetcher(config: Pick<AppConfig, 'env' | 'assets'>, storage: StorageDriver): MediaFetcher {
+  return storageAwareFetcher(config, storage, { maxBytes: config.assets.maxBytes, timeoutMs: RECORDING_FETCH_MS });
+}
+
+/** The runner's work folder (one folder per transcription under it). */
+export function captionWorkDir(config: Pick<AppConfig, 'dataDir'>): string {
+  return join(config.dataDir, 'caption-work');
 }
 
 /**

@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { ApiError, safeEqual } from '#libs/core';
+import { ApiError, safeEqual, type AppConfig } from '#libs/core';
 import type { IntegrationsService } from '#libs/integrations';
 import type { CampaignsService } from './campaigns.js';
 import type { MessagingChannels } from './channels.js';
@@ -11,6 +11,15 @@ export interface ProviderStatus {
   error?: string | null;
   reference?: string | null;
   at?: Date;
+}
+
+/**
+ * Where a provider posts the statuses of a workspace's messages (the API's
+ * `/v1/integrations/messaging-provider/status/<provider>/<workspaceId>` under PUBLIC_URL and the prefix):
+ * the `statusCallback` of Twilio sends.
+ */
+export function statusCallbackUrl(config: Pick<AppConfig, 'publicUrl' | 'prefix'>): (workspaceId: string, provider: 'twilio') => string {
+  return (workspaceId, provider) => `${config.publicUrl}${config.prefix ? `/${config.prefix}` : ''}/v1/integrations/messaging-provider/status/${provider}/${workspaceId}`;
 }
 
 /** WhatsApp (Meta) webhooks: `X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the raw body with the app secret>`. */

@@ -12,3 +12,4 @@ export * from './sweeps.js';
 export * from './adapters/orm-renders.js';
 export * from './adapters/redis-video.js';
 export * from './adapters/files.js';
+export * from './render-summaries.js';

@@ -117,7 +117,7 @@ const RESEAL = endpoints.prepare((db, p: { id: string; headers: SealedHeader[]; 
 
 /**
  * Seals the header values of endpoints stored before they were sealed (issue 28). Run by every
- * process that opens the database (libs/app `AppServices.open`), after the schema migrations: the
+ * process that opens the database (libs/app ServicesModule's `ORM` provider), after the schema migrations: the
  * first start of this version leaves no plain value at rest; later starts find none and write
  * nothing. Answers the number of endpoints sealed.
  */

@@ -7,7 +7,7 @@ import { JobQueues } from '#libs/queue';
 import type { StorageDriver } from '#libs/storage';
 import { ApiEnvelope, ApiErrors, Scopes } from '../http/decorators.js';
 import { Principal, type KeyPrincipal } from '../http/principal.js';
-import { APP_CONFIG, STORAGE } from '../infra/tokens.js';
+import { APP_CONFIG, STORAGE } from '#libs/app';
 import { AssetDto, AssetListQuery, UploadAssetDto, UploadedAssetDto } from './assets.dto.js';
 import { queueProcessing, receiveUpload } from './upload.js';
 

@@ -4,7 +4,7 @@ import type { AppConfig } from '#libs/core';
 import type { Orm } from '#libs/db';
 import { JobQueues } from '#libs/queue';
 import type { StorageDriver } from '#libs/storage';
-import { APP_CONFIG, ORM, STORAGE } from '../infra/tokens.js';
+import { APP_CONFIG, ORM, STORAGE } from '#libs/app';
 import { AssetsController } from './assets.controller.js';
 
 /** §4.4 the media library (libs/assets; processing is the worker's `assets` queue); seeds the stock library at start. */

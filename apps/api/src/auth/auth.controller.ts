@@ -7,7 +7,7 @@ import { planFor } from '#libs/workspaces';
 import { CreditsService } from '#libs/credits';
 import { ApiEnvelope, ApiErrors, Public, Session } from '../http/decorators.js';
 import { SessionUser, type SessionPrincipal } from '../http/principal.js';
-import { APP_CONFIG } from '../infra/tokens.js';
+import { APP_CONFIG } from '#libs/app';
 import { MembershipDto, OtpSentDto, RefreshDto, SendOtpDto, SessionDto, TokensDto, VerifyOtpDto } from './auth.dto.js';
 import { handOut, presentedRefreshToken, setRefreshCookie } from './refresh-cookie.js';
 

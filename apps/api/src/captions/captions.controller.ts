@@ -7,7 +7,7 @@ import {
 import { ApiError, ok, OutboundRefused, resolveOutbound, type AppConfig } from '#libs/core';
 import { ApiEnvelope, ApiErrors, Scopes } from '../http/decorators.js';
 import { Principal, type KeyPrincipal } from '../http/principal.js';
-import { APP_CONFIG } from '../infra/tokens.js';
+import { APP_CONFIG } from '#libs/app';
 import {
   CaptionsRequestDto, ListTranscriptionsQuery, ProviderOptionsDto, ProvidersDto, TranscriptionDto, TranscriptionListItemDto, TranscriptionRequestDto,
 } from './captions.dto.js';

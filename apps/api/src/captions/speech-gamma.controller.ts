@@ -5,7 +5,7 @@ import { CaptionsService } from '#libs/captions';
 import { ApiError, ok, type AppConfig } from '#libs/core';
 import { ApiEnvelope, ApiErrors, Integration, Scopes } from '../http/decorators.js';
 import { Principal, type KeyPrincipal } from '../http/principal.js';
-import { APP_CONFIG } from '../infra/tokens.js';
+import { APP_CONFIG } from '#libs/app';
 import { checkAudioUrl, GENERATE_ERRORS, sourceOf } from './captions.controller.js';
 import { GammaCaptionsRequestDto, GammaLanguagesDto, TranscriptionDto } from './captions.dto.js';
 

@@ -6,7 +6,7 @@ import type { AppConfig } from '#libs/core';
 import type { StorageDriver } from '#libs/storage';
 import { ApiErrors, Public } from '../http/decorators.js';
 import { fileNotFound, sendStoredFile } from './file-response.js';
-import { APP_CONFIG, STORAGE } from '../infra/tokens.js';
+import { APP_CONFIG, STORAGE } from '#libs/app';
 
 const binary = { schema: { type: 'string', format: 'binary' } };
 

@@ -7,7 +7,7 @@ type ExcludedRoute = NonNullable<ReturnType<ApplicationConfig['getGlobalPrefixOp
 /** `/files/*` is served at the root of the host, not under API_PREFIX (house decisions, "Running it": `/files/...`). */
 const OUTSIDE_PREFIX: ExcludedRoute = { path: 'files/*', requestMethod: RequestMethod.ALL, pathRegex: /^\/files(?:\/|$)/ };
 
-/** The route that serves stored files (the driver is InfraModule's STORAGE). */
+/** The route that serves stored files (the driver is ServicesModule's STORAGE, libs/app). */
 @Module({ controllers: [FilesController] })
 export class FilesModule implements NestModule {
   constructor(private readonly app: ApplicationConfig) {}

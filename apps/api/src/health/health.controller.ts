@@ -7,7 +7,7 @@ import { redisEvictionPolicy } from '#libs/redis';
 import type { StorageDriver } from '#libs/storage';
 import { ApiEnvelope, ApiErrors, Public } from '../http/decorators.js';
 import { LivenessDto, ReadinessDto } from './health.dto.js';
-import { APP_CONFIG, ORM, REDIS, STORAGE } from '../infra/tokens.js';
+import { APP_CONFIG, ORM, REDIS, STORAGE } from '#libs/app';
 
 type Check = { ok: boolean; detail?: string };
 

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, clientAddress, ipAllowed, type AppConfig } from '#libs/core';
 import { KeyAuthenticator, keyMode, looksLikeApiKey, RequestMeter, type CachedKey } from '#libs/keys';
-import { APP_CONFIG } from '../infra/tokens.js';
+import { APP_CONFIG } from '#libs/app';
 import { bearerToken } from './bearer.js';
 import type { RouteAuth } from './decorators.js';
 

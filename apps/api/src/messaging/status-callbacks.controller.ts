@@ -5,7 +5,7 @@ import { ok, type AppConfig } from '#libs/core';
 import { StatusCallbacks } from '#libs/messaging';
 import { ApiEnvelope, ApiErrors, Public } from '../http/decorators.js';
 import { rawBodyOf } from '../http/raw-body.js';
-import { APP_CONFIG } from '../infra/tokens.js';
+import { APP_CONFIG } from '#libs/app';
 import { StatusCallbackResultDto } from './messaging.dto.js';
 
 /**

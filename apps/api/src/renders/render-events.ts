@@ -3,7 +3,7 @@ import type { FastifyReply } from 'fastify';
 import { isId, validationFailed, type KeyMode } from '#libs/core';
 import { forWorkspace, type Orm } from '#libs/db';
 import { RenderFeed, renderEventsAfter, type FeedMessage } from '#libs/events';
-import { ORM } from '../infra/tokens.js';
+import { ORM } from '#libs/app';
 
 /** Render events replayed at most on a resume (Last-Event-ID); an older gap: read GET /v1/render. */
 const REPLAY_LIMIT = 100;

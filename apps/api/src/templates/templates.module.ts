@@ -3,7 +3,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { libraryKey, type StorageDriver } from '#libs/storage';
 import { libraryPreviewsDir, librarySeeds, TemplatesService } from '#libs/templates';
-import { STORAGE } from '../infra/tokens.js';
+import { STORAGE } from '#libs/app';
 import { OrganizationTemplateCategoriesController, OrganizationTemplatesController, TemplatesController } from './templates.controller.js';
 import { TemplateHandlers } from './templates.handlers.js';
 

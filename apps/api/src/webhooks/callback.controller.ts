@@ -5,7 +5,7 @@ import { checkCallbackUrl, WebhookEndpoints } from '#libs/webhooks';
 import { WorkspacesService } from '#libs/workspaces';
 import { ApiEnvelope, ApiErrors, Session } from '../http/decorators.js';
 import { CallerMode, SessionUser, type SessionPrincipal } from '../http/principal.js';
-import { APP_CONFIG } from '../infra/tokens.js';
+import { APP_CONFIG } from '#libs/app';
 import { CallbackSettingsDto, CallbackSettingsViewDto, RotatedSecretDto } from './webhooks.dto.js';
 
 /**
