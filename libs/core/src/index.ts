@@ -8,8 +8,6 @@ export * from './list-query.js';
 export * from './plans.js';
 export * from './scopes.js';
 export * from './secrets.js';
-export * from './ssrf.js';
-export * from './outbound-http.js';
 export * from './repo-folder.js';
 export * from './random.js';
 export * from './scavenge.js';

@@ -1,5 +1,6 @@
 import { UniqueConstraintViolationException, type EntityManager } from '@mikro-orm/core';
-import { ApiError, likeTerm, monthStart, newId, OutboundRefused, resolveOutbound, validationFailed, type AppConfig, type FieldErrors, type KeyMode, type Plan } from '#libs/core';
+import { ApiError, likeTerm, monthStart, newId, validationFailed, type AppConfig, type FieldErrors, type KeyMode, type Plan } from '#libs/core';
+import { OutboundRefused, resolveOutbound } from '#libs/outbound';
 import { forWorkspace, retryBusy, type Orm } from '#libs/db';
 import { IDEMPOTENCY_KEY } from '#libs/renders';
 import { ProviderError, type IntegrationConnection, type IntegrationsService, type UsableConnection } from '#libs/integrations';

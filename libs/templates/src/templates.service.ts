@@ -1,7 +1,6 @@
 import { UniqueConstraintViolationException, type EntityManager, type FilterQuery, type MikroORM, type RequiredEntityData } from '@mikro-orm/core';
-import {
-  ApiError, likeTerm, newId, type FieldErrors, type ListQuery, type ListSpec, type OutboundPolicy, type Plan, type SortOrder,
-} from '#libs/core';
+import { ApiError, likeTerm, newId, type FieldErrors, type ListQuery, type ListSpec, type Plan, type SortOrder } from '#libs/core';
+import { type OutboundPolicy } from '#libs/outbound';
 import { allWorkspaces, forWorkspace, queries, retryBusy, type Tables } from '#libs/db';
 import type { JsonValue } from '#libs/edit-spec';
 import { writeEvent } from '#libs/events';

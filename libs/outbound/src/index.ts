@@ -1,0 +1,2 @@
+export * from './ssrf.js';
+export * from './outbound-http.js';
