@@ -10,8 +10,6 @@ export * from './scopes.js';
 export * from './secrets.js';
 export * from './repo-folder.js';
 export * from './random.js';
-export * from './scavenge.js';
-export * from './offload.js';
 export * from './events.js';
 export * from './scratch.js';
 export * from './modes.js';

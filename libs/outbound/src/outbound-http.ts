@@ -1,7 +1,7 @@
 import { createReadStream, createWriteStream, type ReadStream, type WriteStream } from 'node:fs';
 import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { bufferPassed, release } from '#libs/core';
+import { bufferPassed, release } from './scavenge.js';
 import type { ResolvedTarget } from './ssrf.js';
 
 /** A request body read from a file as it is sent (never held whole in memory); `size` is its Content-Length. */
