@@ -1,8 +1,8 @@
 import type { AppServices } from '#libs/app';
 import { DevMessage, ROLES, type Role } from '#libs/auth';
 import { readFile } from 'node:fs/promises';
-import { ApiError, validationFailed, type KeyMode, type PlanCode } from '#libs/core';
-import { planFor } from '#libs/workspaces';
+import { ApiError, validationFailed, type KeyMode } from '#libs/core';
+import { type PlanCode, planFor } from '#libs/workspaces';
 import { CONNECTABLE_CHANNELS, type ChannelAccount } from '#libs/messaging';
 
 /** What the commands use of the CLI's AppServices (each built on first use: a command builds only what it needs). */

@@ -5,7 +5,6 @@ export * from './errors.js';
 export * from './ids.js';
 export * from './ip.js';
 export * from './list-query.js';
-export * from './plans.js';
 export * from './scopes.js';
 export * from './secrets.js';
 export * from './repo-folder.js';

@@ -1,10 +1,10 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/core';
-import { ApiError, type KeyMode, type PlanCode } from '#libs/core';
+import { ApiError, type KeyMode } from '#libs/core';
 import type { CreditKind, CreditsService } from '#libs/credits';
 import { allWorkspaces, entityOf, forWorkspace, queries, retryBusy, type Tables } from '#libs/db';
 import { writeEvent } from '#libs/events';
 import { renderPrefix, type StorageDriver } from '#libs/storage';
-import { lockWorkspace } from '#libs/workspaces';
+import { lockWorkspace, type PlanCode } from '#libs/workspaces';
 import { Render, RENDER_STATUSES, TERMINAL_STATUSES, type RenderErrorInfo, type RenderStatus } from './entities.js';
 
 const renders = queries<Tables<typeof Render>>();

@@ -9,7 +9,7 @@ import { Logger } from '@nestjs/common';
 import { DelayedError, type FlowProducer } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { hasAliasCaptions, type AutoCaptions } from '#libs/captions';
-import { ApiError, makeOwnScratch, type AppConfig, type Plan } from '#libs/core';
+import { ApiError, makeOwnScratch, type AppConfig } from '#libs/core';
 import { assertTiming, outputFps, type EditSpec } from '#libs/edit-spec';
 import { VIDEO_ATTEMPTS, type JobPayloads, type JobQueues, type JobResults, type TypedJob, type VideoChunkResult } from '#libs/queue';
 import type { RedisKeys } from '#libs/redis';
@@ -17,7 +17,7 @@ import { runFailure, TERMINAL_STATUSES, type Render, type RenderLifecycle, type 
 import type { RenderFeed } from '#libs/events';
 import { outputKey, type StorageDriver } from '#libs/storage';
 import { planChunks, VideoRenderCancelled, type VideoChunk, type VideoEngine, type VideoOutput } from '#libs/video';
-import type { WorkspacePlans } from '#libs/workspaces';
+import type { Plan, WorkspacePlans } from '#libs/workspaces';
 
 /** A slot lease: a running render renews it; a dead worker's lapses and frees the slot. */
 const LEASE_MS = 60_000;
