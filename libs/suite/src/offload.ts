@@ -73,6 +73,11 @@ export class OffloadPool {
     return this.finished;
   }
 
+  /** Threads running now (never more than `threads`). */
+  get threads(): number {
+    return this.pool?.threads.length ?? 0;
+  }
+
   /** Runs `task` on a thread (inline when the pool has none); rejects with OffloadTaskError or OffloadFailed. */
   async run<A, R>(task: OffloadTask<A, R>, input: Uint8Array, args: A): Promise<R> {
     if (this.closed) throw new OffloadFailed('the offload pool is closed');
@@ -97,7 +102,9 @@ export class OffloadPool {
   private start(): Piscina<Job, Outcome> {
     const pool = new Piscina<Job, Outcome>({
       filename: WORKER_FILE,
-      minThreads: 0,
+      // Every thread starts with the first job (this pool is made then) and stays: a second job does not
+      // wait for a thread still starting, nor for the first one to finish; a thread that dies is replaced.
+      minThreads: this.options.threads,
       maxThreads: this.options.threads,
       idleTimeout: Infinity,
       // A thread waits for its next job on its event loop (not Atomics.wait), so that the clean-up it
@@ -105,6 +112,8 @@ export class OffloadPool {
       atomics: 'disabled',
       // Nothing reads piscina's run and wait histograms.
       recordTiming: false,
+      // Jobs start in arrival order (piscina's default may start a later job first).
+      stricterFIFO: true,
       resourceLimits: { maxOldGenerationSizeMb: this.options.maxHeapMb ?? 1024 },
       // The parent's flags (a test runner's loaders) are not the thread's.
       execArgv: [],
