@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import type { INestApplicationContext } from '@nestjs/common';
 import sharp from 'sharp';
 import { Asset, AssetsService, ASSET_TYPES as STOCK_TYPES, seedStock, STOCK_ITEMS, stockAssetId, type StockItem } from '#libs/assets';
-import { PLANS } from '#libs/core';
+import { PLANS } from '#libs/workspaces';
 import { allWorkspaces, forWorkspace, type Orm } from '#libs/db';
 import { OutboxEvent } from '#libs/events';
 import { JobQueues } from '#libs/queue';

@@ -5,7 +5,8 @@ import { Redis } from 'ioredis';
 import sharp from 'sharp';
 import { openAppDatabase } from '#libs/app';
 import { Asset, AssetsService } from '#libs/assets';
-import { PLANS, type ApiError } from '#libs/core';
+import { type ApiError } from '#libs/core';
+import { PLANS } from '#libs/workspaces';
 import { allWorkspaces, type Orm } from '#libs/db';
 import { IntegrationConnection, IntegrationsService } from '#libs/integrations';
 import { RedisKeys } from '#libs/redis';
@@ -228,7 +229,7 @@ describe('workspace-suite drive (§4.5)', () => {
     expect([missing.statusCode, missing.json().code]).toEqual([422, 'MEDIA_UNAVAILABLE']);
     expect(missing.json().message).toContain('404');
 
-    // Production's SSRF rules (libs/core ssrf.ts), a stubbed resolver: no connection is opened.
+    // Production's SSRF rules (libs/outbound ssrf.ts), a stubbed resolver: no connection is opened.
     const services = { integrations: new IntegrationsService(orm, api.config), redis: undefined as never, redisKeys: undefined as never, lookup: async () => [{ address: '10.0.0.7', family: 4 }] };
     const config = { ...api.config, env: 'production' as const };
     const drive = new DriveService({ ...services, config, tokens: new GoogleTokens({ ...services, config }), assets: new AssetsService(orm, storage), storage });

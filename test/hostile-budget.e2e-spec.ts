@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import sharp from 'sharp';
 import { openAppDatabase } from '#libs/app';
-import { RENDER_BUDGET } from '#libs/core';
+import { RENDER_BUDGET } from '#libs/edit-spec';
 import { LedgerEntry } from '#libs/credits';
 import { allWorkspaces, forWorkspace, type Orm } from '#libs/db';
 import { OutboxEvent } from '#libs/events';

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { PLANS, type KeyMode } from '#libs/core';
+import { type KeyMode } from '#libs/core';
+import { PLANS } from '#libs/workspaces';
 import { RequestMeter, type CachedKey } from '#libs/keys';
 import { RedisKeys } from '#libs/redis';
 

@@ -1,5 +1,5 @@
 import { openAppDatabase } from '#libs/app';
-import { OffloadPool } from '#libs/core';
+import { OffloadPool } from '#libs/suite';
 import { allWorkspaces, type Orm } from '#libs/db';
 import { IntegrationConnection, IntegrationsService } from '#libs/integrations';
 import { OFFLOAD_MIN_BYTES } from '#libs/suite';

@@ -1,6 +1,7 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { openAppDatabase } from '#libs/app';
-import { monthStart, newId } from '#libs/core';
+import { newId } from '#libs/core';
+import { monthStart } from '#libs/workspaces';
 import { allWorkspaces, forWorkspace, type Orm } from '#libs/db';
 import { MessagingCampaign, MessagingMessage } from '#libs/messaging';
 import { Render } from '#libs/renders';

@@ -1,7 +1,7 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { openAppDatabase } from '#libs/app';
 import { Asset, AssetsService } from '#libs/assets';
-import { PLANS } from '#libs/core';
+import { PLANS } from '#libs/workspaces';
 import { allWorkspaces, type Orm } from '#libs/db';
 import { IntegrationConnection } from '#libs/integrations';
 import { createStorage } from '#libs/storage';

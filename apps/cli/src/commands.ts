@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { DevMessage, ROLES, type AuthService, type Role } from '#libs/auth';
-import { ApiError, validationFailed, type AppConfig, type KeyMode, type PlanCode } from '#libs/core';
+import { ApiError, validationFailed, type AppConfig, type KeyMode } from '#libs/core';
 import type { CreditsService } from '#libs/credits';
 import type { Orm } from '#libs/db';
 import type { IntegrationsService } from '#libs/integrations';
@@ -8,7 +8,7 @@ import type { KeysService } from '#libs/keys';
 import { CONNECTABLE_CHANNELS, type ChannelAccount, type MessagingService } from '#libs/messaging';
 import type { GoogleConsent } from '#libs/suite';
 import type { TemplatesService } from '#libs/templates';
-import { planFor, type WorkspacesService } from '#libs/workspaces';
+import { planFor, type PlanCode, type WorkspacesService } from '#libs/workspaces';
 
 /** What the commands use of the CLI's services (main.ts takes them from its Nest application context). */
 export interface CommandContext {

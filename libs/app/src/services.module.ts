@@ -6,7 +6,7 @@ import type { Redis } from 'ioredis';
 import { AssetRefs, AssetsService } from '#libs/assets';
 import { AuthService, smsSenderFor } from '#libs/auth';
 import { AutoCaptions, captionSources, CaptionsService, captionWorkDir, createSpeechEngines, recordingFetcher, requireSpeech, TranscriptionRunner, TranscriptionsService } from '#libs/captions';
-import { CursorCodec, deriveKey, OffloadPool, privateDir, type AppConfig } from '#libs/core';
+import { CursorCodec, deriveKey, privateDir, type AppConfig } from '#libs/core';
 import { CreditsService } from '#libs/credits';
 import type { Orm } from '#libs/db';
 import { RenderFeed } from '#libs/events';
@@ -18,7 +18,7 @@ import { enqueueCampaignRunners, JobQueues, QueueModule, RunFlows, StillEvents, 
 import { createRedis, RedisKeys } from '#libs/redis';
 import { BullVideoQueue, OrmRenderRepository, ormLifecycle, RedisSlotLeases, RenderLifecycle, RendersService, RenderSummaries, RenderSweeps, VideoEngineBeacon } from '#libs/renders';
 import { createStorage } from '#libs/storage';
-import { ContactsService, DriveService, GoogleConsent, GoogleTokens, SheetsService } from '#libs/suite';
+import { ContactsService, DriveService, GoogleConsent, GoogleTokens, OffloadPool, SheetsService } from '#libs/suite';
 import { httpReachability, storedOrHttp, templateAssets, TemplatesService } from '#libs/templates';
 import { VoiceService } from '#libs/voice';
 import { sealPlainHeaders, WebhookDeliverer, WebhookDispatcher, WebhookEndpoints, WebhookStore } from '#libs/webhooks';

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { EntityManager, FilterQuery, MikroORM } from '@mikro-orm/core';
-import { ApiError, assertModeMayAct, likeTerm, newId, type KeyMode, type ListQuery, type ListSpec, type Plan, type SortOrder } from '#libs/core';
+import { ApiError, assertModeMayAct, likeTerm, newId, type KeyMode, type ListQuery, type ListSpec, type SortOrder } from '#libs/core';
+import { lockWorkspace, type Plan } from '#libs/workspaces';
 import { allWorkspaces, forWorkspace, queries, retryBusy, type Tables } from '#libs/db';
 import { writeEvent } from '#libs/events';
 import type { StorageDriver } from '#libs/storage';
-import { lockWorkspace } from '#libs/workspaces';
 import { Asset, ASSET_STATUSES, ASSET_TYPES, type AssetErrorInfo, type AssetMeta, type AssetStatus, type AssetType } from './entities.js';
 
 export const ASSET_SORTS = ['createdAt', 'name', 'sizeBytes', 'type', 'durationSec'] as const;

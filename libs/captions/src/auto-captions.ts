@@ -1,4 +1,5 @@
-import { ApiError, ERROR_STATUS, type ErrorCode, type KeyMode, type Plan } from '#libs/core';
+import { ApiError, ERROR_STATUS, type ErrorCode, type KeyMode } from '#libs/core';
+import { type Plan } from '#libs/workspaces';
 import { aliasTarget, assertTiming, type EditSpec, type TimedClip } from '#libs/edit-spec';
 import { outputKey, type StorageDriver } from '#libs/storage';
 import { CaptionsService } from './captions.service.js';

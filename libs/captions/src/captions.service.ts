@@ -1,4 +1,5 @@
-import { ApiError, dependencyUnavailable, type KeyMode, type Plan } from '#libs/core';
+import { ApiError, dependencyUnavailable, type KeyMode } from '#libs/core';
+import { type Plan } from '#libs/workspaces';
 import { allowed, type ConnectionCredentials, type IntegrationConnection, type IntegrationsService } from '#libs/integrations';
 import { refusals, type RecordingInfo } from './capability.js';
 import { recognitionCacheKey } from './cache-key.js';

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { parseCidrList, type CidrRule } from './ip.js';
-import { defaultOffloadThreads } from './offload.js';
 import { privateDir, privateFile } from './private-files.js';
 
 export type AppEnv = 'development' | 'production';
@@ -66,7 +66,7 @@ export interface AppConfig {
    * the campaign runners a worker runs at once (CAMPAIGN_CONCURRENCY).
    */
   messaging: { timeoutMs: number; retryDelaysMs: number[]; campaignConcurrency: number };
-  /** OFFLOAD_THREADS: worker threads for CPU-heavy transforms of large payloads (a big sheet read); 0 runs them on the event loop. */
+  /** OFFLOAD_THREADS: worker threads for CPU-heavy transforms of large payloads (a big sheet read; libs/suite offload.ts); 0 runs them on the event loop. By default the cores, at most 2 (the main thread keeps its own core busy with I/O). */
   offloadThreads: number;
   /** DASHBOARD_DIR: the built dashboard (index.html + assets/) served at `/`; unset: apps/dashboard/dist of this checkout. */
   dashboardDir: string | null;
@@ -377,7 +377,7 @@ export function loadConfig(rawEnv: Env = process.env): AppConfig {
       providerTimeoutMs: integer(env, 'SPEECH_PROVIDER_TIMEOUT_MS', 10 * 60_000, 1000, 3 * 3600_000),
     },
     dashboardDir: env.DASHBOARD_DIR ? resolve(env.DASHBOARD_DIR) : null,
-    offloadThreads: integer(env, 'OFFLOAD_THREADS', defaultOffloadThreads(), 0, 16),
+    offloadThreads: integer(env, 'OFFLOAD_THREADS', Math.min(2, availableParallelism()), 0, 16),
     google: {
       clientId: env.GOOGLE_CLIENT_ID || null,
       clientSecret: env.GOOGLE_CLIENT_SECRET || null,

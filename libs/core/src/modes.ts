@@ -1,5 +1,7 @@
 import { ApiError } from './errors.js';
-import type { KeyMode } from './plans.js';
+
+/** The mode of a key, a session, and each record made through one (issue 28: test mode is a sandbox). */
+export type KeyMode = 'live' | 'test';
 
 /**
  * Test mode is a sandbox (issue 28; docs/decisions.md "Test mode"): a caller in test mode (a

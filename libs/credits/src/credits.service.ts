@@ -1,6 +1,6 @@
 import { raw, UniqueConstraintViolationException, type EntityManager, type FilterQuery, type MikroORM } from '@mikro-orm/core';
-import { ApiError, newId, type KeyMode, type PlanCode } from '#libs/core';
-import { planFor } from '#libs/workspaces';
+import { ApiError, newId, type KeyMode } from '#libs/core';
+import { type PlanCode, planFor } from '#libs/workspaces';
 import { allWorkspaces, forWorkspace, queries, sql, type Tables } from '#libs/db';
 import { writeEvent } from '#libs/events';
 import { addMonth, available, crossing, grantRollAmount, ledgerAmount, periodAt } from './arithmetic.js';

@@ -4,6 +4,32 @@ import { intrinsicSize } from './layout.js';
 import type { Animatable, Clip, EditSpec } from './model.js';
 import { clipsAt, type TimedClip, type Timing } from './timing.js';
 
+/**
+ * House limits of one render, the same on every plan, checked before anything is held or queued
+ * (libs/renders `checkBudget`; each value and why: docs/decisions.md "Hostile input (issue 27): budget").
+ */
+export const RENDER_BUDGET = {
+  /** Clips in one edit (every track). */
+  clips: 300,
+  /** One clip's layer, drawn at output scale, unless the output frame itself is larger (`layerPixelLimit`). */
+  layerPixels: 36_000_000,
+  /** Layer pixels drawn for one frame (a still's; a video's busiest moment). */
+  framePixels: 200_000_000,
+  /** Σ blurred layer pixels × blur sigma (output px) over one frame. */
+  frameBlur: 600_000_000,
+  /** A decoded input image (width × height); the still engine's sharp `limitInputPixels`. */
+  mediaPixels: 40_000_000,
+} as const;
+
+/**
+ * The largest one clip's layer may be in an output of `outputPixels` (at its scale): RENDER_BUDGET.layerPixels,
+ * or the output frame itself when that is larger, so a full-frame text, html or image clip is never refused
+ * on a still the plan allows (docs/decisions.md "Hostile input (issue 27): budget").
+ */
+export function layerPixelLimit(outputPixels: number): number {
+  return Math.max(RENDER_BUDGET.layerPixels, outputPixels);
+}
+
 /** The Gaussian blur of the `blur` filter, as a sigma in design pixels (times the output's pixel ratio when drawn). */
 export const BLUR_SIGMA = 8;
 

@@ -1,5 +1,6 @@
 import type { MikroORM } from '@mikro-orm/core';
-import { ApiError, decryptSecret, deriveKey, encryptSecret, newId, type AppConfig, type Plan } from '#libs/core';
+import { ApiError, decryptSecret, deriveKey, encryptSecret, newId, type AppConfig } from '#libs/core';
+import { type Plan } from '#libs/workspaces';
 import { allWorkspaces, forWorkspace } from '#libs/db';
 import {
   INTEGRATION_PROVIDERS, IntegrationConnection, type ConnectionEngine, type ConnectionStatus, type IntegrationProvider,

@@ -1,4 +1,4 @@
-import { OutboundError, OutboundRefused, requestPinned, resolveOutbound, type FileBody } from '#libs/core';
+import { OutboundError, OutboundRefused, requestPinned, resolveOutbound, type FileBody } from '#libs/outbound';
 
 /**
  * Why a call to a connected account's provider failed:

@@ -1,9 +1,9 @@
 import type { MikroORM } from '@mikro-orm/core';
 import type { Redis } from 'ioredis';
-import { parseCidrList, type CidrRule, type KeyMode, type Plan } from '#libs/core';
+import { parseCidrList, type CidrRule, type KeyMode } from '#libs/core';
+import { type Plan, planFor, Workspace } from '#libs/workspaces';
 import { allWorkspaces, forWorkspace } from '#libs/db';
 import type { RedisKeys } from '#libs/redis';
-import { planFor, Workspace } from '#libs/workspaces';
 import { ApiKey } from './api-key.entity.js';
 import type { KeysService } from './keys.service.js';
 

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
-import { PLANS, type KeyMode, type PlanCode } from '#libs/core';
+import { type KeyMode } from '#libs/core';
+import { PLANS, type PlanCode } from '#libs/workspaces';
 import { RedisKeys } from '#libs/redis';
 import type { CachedKey } from './authenticator.js';
 import { meterPeriod, type MeterReply } from './metering.js';

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { rateLimitFor } from '#libs/core';
+import { rateLimitFor } from '#libs/workspaces';
 import type { RedisKeys } from '#libs/redis';
 import type { CachedKey } from './authenticator.js';
 import { meterOutcomes, meterPeriod, type MeterOutcome, type MeterReply } from './metering.js';

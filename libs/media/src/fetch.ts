@@ -1,4 +1,4 @@
-import { OutboundError, OutboundRefused, requestPinned, resolveOutbound, type OutboundPolicy, type PinnedResponse } from '#libs/core';
+import { OutboundError, OutboundRefused, requestPinned, resolveOutbound, type OutboundPolicy, type PinnedResponse } from '#libs/outbound';
 import type { ByteRange } from '#libs/storage';
 import { sniff, type MediaKind, type Sniffed } from './sniff.js';
 

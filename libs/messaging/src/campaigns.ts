@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { UniqueConstraintViolationException, type EntityManager } from '@mikro-orm/core';
 import type { Redis } from 'ioredis';
-import { ApiError, newId, validationFailed, type FieldErrors, type KeyMode, type ListQuery, type ListSpec, type Plan } from '#libs/core';
+import { ApiError, newId, validationFailed, type FieldErrors, type KeyMode, type ListQuery, type ListSpec } from '#libs/core';
+import { lockWorkspace, type Plan, type WorkspacePlans } from '#libs/workspaces';
 import { forWorkspace, queries, retryBusy, type Orm, type Tables } from '#libs/db';
 import { writeEvent } from '#libs/events';
 import type { IntegrationsService, UsableConnection } from '#libs/integrations';
 import type { RedisKeys } from '#libs/redis';
 import { IDEMPOTENCY_KEY } from '#libs/renders';
-import { lockWorkspace, type WorkspacePlans } from '#libs/workspaces';
 import { CampaignRecipient, MessagingCampaign, MessagingMessage, type RecipientStatus } from './entities.js';
 import type { MessagingService, SendCache, SendInput } from './messaging.service.js';
 import { RateLimiter } from './rate-limiter.js';

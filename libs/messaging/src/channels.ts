@@ -1,4 +1,4 @@
-import type { PlanCode } from '#libs/core';
+import type { PlanCode } from '#libs/workspaces';
 
 /** §4.5 List channels: every channel name the contract knows. */
 export const CHANNEL_NAMES = ['primary_chat', 'sms', 'rcs', 'email', 'chat_b', 'chat_c', 'chat_d', 'chat_e', 'chat_f', 'webchat'] as const;

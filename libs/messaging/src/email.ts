@@ -1,5 +1,5 @@
 import { createTransport } from 'nodemailer';
-import { OutboundRefused, resolveOutbound } from '#libs/core';
+import { OutboundRefused, resolveOutbound } from '#libs/outbound';
 import { ProviderError } from '#libs/integrations';
 import type { EmailAccount } from './channels.js';
 import { MessageRejected, type AdapterOptions, type MessageSender, type OutgoingMessage } from './sender.js';

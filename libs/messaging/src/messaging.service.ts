@@ -1,9 +1,10 @@
 import { UniqueConstraintViolationException, type EntityManager } from '@mikro-orm/core';
-import { ApiError, likeTerm, monthStart, newId, OutboundRefused, resolveOutbound, validationFailed, type AppConfig, type FieldErrors, type KeyMode, type Plan } from '#libs/core';
+import { ApiError, likeTerm, newId, validationFailed, type AppConfig, type FieldErrors, type KeyMode } from '#libs/core';
+import { lockWorkspace, monthStart, type Plan } from '#libs/workspaces';
+import { OutboundRefused, resolveOutbound } from '#libs/outbound';
 import { forWorkspace, retryBusy, type Orm } from '#libs/db';
 import { IDEMPOTENCY_KEY } from '#libs/renders';
 import { ProviderError, type IntegrationConnection, type IntegrationsService, type UsableConnection } from '#libs/integrations';
-import { lockWorkspace } from '#libs/workspaces';
 import {
   CAPABILITIES, CHANNEL_NAMES, CONNECTABLE_CHANNELS, MAX_LIST_ROWS, MAX_REPLY_BUTTONS, MESSAGES_PER_MONTH, carries, cleanPhoneNumber,
   filenameOfUrl, isEmailAddress, mediaTypeOfUrl, type Capabilities, type ChannelAccount, type ChannelName, type ConnectableChannel,

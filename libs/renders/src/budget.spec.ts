@@ -1,5 +1,6 @@
-import { ApiError, PLANS, RENDER_BUDGET } from '#libs/core';
-import { applyMerge, assertEdit, assertTiming, renderCost, type JsonValue } from '#libs/edit-spec';
+import { ApiError } from '#libs/core';
+import { applyMerge, assertEdit, assertTiming, type JsonValue, RENDER_BUDGET, renderCost } from '#libs/edit-spec';
+import { PLANS } from '#libs/workspaces';
 import { librarySeeds } from '#libs/templates';
 import { checkBudget } from './budget.js';
 

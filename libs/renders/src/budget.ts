@@ -1,5 +1,6 @@
-import { layerPixelLimit, RENDER_BUDGET, validationFailed, type FieldErrors, type Plan } from '#libs/core';
-import { outputKind, renderCost, type EditSpec, type Timing } from '#libs/edit-spec';
+import { validationFailed, type FieldErrors } from '#libs/core';
+import { type EditSpec, layerPixelLimit, outputKind, RENDER_BUDGET, renderCost, type Timing } from '#libs/edit-spec';
+import { type Plan } from '#libs/workspaces';
 
 const mp = (pixels: number) => `${Math.round(pixels / 1e5) / 10} megapixels`;
 const million = (n: number) => `${Math.round(n / 1e6).toLocaleString('en')} million`;

@@ -1,4 +1,5 @@
-import { ApiError, PLANS } from '#libs/core';
+import { ApiError } from '#libs/core';
+import { PLANS } from '#libs/workspaces';
 import { assertEdit, assertTiming } from '#libs/edit-spec';
 import { checkVideoPlan, withMeasuredLengths } from './renders.service.js';
 

@@ -1,4 +1,5 @@
-import type { KeyMode, Plan, PlanCode } from '#libs/core';
+import type { KeyMode } from '#libs/core';
+import type { Plan, PlanCode } from '#libs/workspaces';
 import type { CreditKind } from '#libs/credits';
 import type { EditSpec } from '#libs/edit-spec';
 import type { StillOutput, StillRenderOptions } from '#libs/still';

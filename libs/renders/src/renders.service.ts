@@ -1,7 +1,8 @@
 import { type EntityManager, type FilterQuery, type MikroORM } from '@mikro-orm/core';
 import { Logger } from '@nestjs/common';
 import type { QueueEvents } from 'bullmq';
-import { ApiError, assertModeMayAct, dependencyUnavailable, newId, orderBy, validationFailed, type KeyMode, type ListQuery, type Plan } from '#libs/core';
+import { ApiError, assertModeMayAct, dependencyUnavailable, newId, orderBy, validationFailed, type KeyMode, type ListQuery } from '#libs/core';
+import type { Plan } from '#libs/workspaces';
 import type { CreditsService } from '#libs/credits';
 import { aliasTarget, applyMerge, assertEdit, assertTiming, autoLengthSources, outputFps, outputKind, outputSize, RESOLUTION_SHORT_SIDE, type EditSpec, type JsonValue, type Timing } from '#libs/edit-spec';
 import type { DurationSource } from '#libs/media';

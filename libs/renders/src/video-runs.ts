@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { Logger } from '@nestjs/common';
-import { ApiError, type Plan } from '#libs/core';
+import { ApiError } from '#libs/core';
+import type { Plan } from '#libs/workspaces';
 import { assertTiming, outputFps, type EditSpec } from '#libs/edit-spec';
 import { VIDEO_ATTEMPTS, VIDEO_LOST_WORKERS, type JobPayloads, type JobResults, type VideoChunkResult } from '#libs/queue';
 import { outputKey } from '#libs/storage';

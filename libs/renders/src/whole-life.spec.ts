@@ -4,7 +4,8 @@
  * The same scenarios keep their end-to-end tests on the real stack (test/stills, videos,
  * video-chunks, video-worker-lost, render-lifecycle, credits).
  */
-import { ApiError, PLANS, type Plan } from '#libs/core';
+import { ApiError } from '#libs/core';
+import { PLANS, type Plan } from '#libs/workspaces';
 import { assertEdit } from '#libs/edit-spec';
 import { VIDEO_LOST_WORKERS, type VideoChunkResult } from '#libs/queue';
 import { FakeStillEngine, FakeVideoEngine, ManualClock, MemoryQueue, MemoryRenders, MemoryScratch, MemorySlots, MemoryStorage, settle } from '#testing/renders';

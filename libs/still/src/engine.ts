@@ -1,10 +1,7 @@
 import { createHash } from 'node:crypto';
 import sharp from 'sharp';
-import { ApiError, layerPixelLimit, RENDER_BUDGET, type FieldErrors } from '#libs/core';
-import {
-  aspectMismatch, assertTiming, clipsAt, clipVisualAt, intrinsicSize, isStillFormat, layerCost, outputSize, parseColor, pdfPageLayout,
-  type Clip, type Durations, type EditSpec, type ImageAsset, type Output, type Quality, type Rect, type Size, type TimedClip,
-} from '#libs/edit-spec';
+import { ApiError, type FieldErrors } from '#libs/core';
+import { aspectMismatch, assertTiming, type Clip, clipsAt, clipVisualAt, type Durations, type EditSpec, type ImageAsset, intrinsicSize, isStillFormat, layerCost, layerPixelLimit, type Output, outputSize, parseColor, pdfPageLayout, type Quality, type Rect, RENDER_BUDGET, type Size, type TimedClip } from '#libs/edit-spec';
 import { FontFileError, MediaFetchError, RenderMediaCache, type FetchedMedia, type MediaFetcher } from '#libs/media';
 import { requestedFamily, richTextBlock, shapeSvg, svgSize, textAssetBlock, titleBlock, type FontChoice } from './assets.js';
 import { ByteLru } from './cache.js';

@@ -7,3 +7,4 @@ export * from './google.js';
 export * from './sheets.js';
 export * from './sheets.service.js';
 export * from './simulated.js';
+export * from './offload.js';

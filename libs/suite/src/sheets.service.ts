@@ -1,4 +1,6 @@
-import { ApiError, bufferPassed, OffloadFailed, OffloadTaskError, offloadTask, validationFailed, type OffloadPool } from '#libs/core';
+import { ApiError, validationFailed } from '#libs/core';
+import { bufferPassed } from '#libs/outbound';
+import { OffloadFailed, OffloadTaskError, offloadTask, type OffloadPool } from './offload.js';
 import type { ProviderAnswer, ProviderError, UsableConnection } from '#libs/integrations';
 import { formatA1, parseA1 } from './a1.js';
 import { garbled, googleCall, googleSend, type GoogleDeps, type GoogleRequest, type GoogleTokens } from './google.js';

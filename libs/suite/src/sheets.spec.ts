@@ -1,4 +1,4 @@
-import { OffloadPool, offloadTask } from '#libs/core';
+import { OffloadPool, offloadTask } from './offload.js';
 import { readValues, valuesAnswer } from './sheets.js';
 
 const task = offloadTask(new URL('./sheets.js', import.meta.url).href, valuesAnswer);

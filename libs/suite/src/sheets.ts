@@ -3,7 +3,7 @@ import { columnLetters } from './a1.js';
 /**
  * The Sheets shapes of contract §2 ("Other shapes") and what a read becomes: Google's grid → records.
  * Pure: no I/O here (sheets.service.ts calls Google), and nothing imported but a1.ts, so a worker
- * thread can load `valuesAnswer` on its own (libs/core offload.ts).
+ * thread can load `valuesAnswer` on its own (offload.ts).
  */
 
 /** §2 Spreadsheet file. */

@@ -1,4 +1,4 @@
-import { OutboundError, OutboundRefused, requestPinned, resolveOutbound, type OutboundPolicy } from '#libs/core';
+import { OutboundError, OutboundRefused, requestPinned, resolveOutbound, type OutboundPolicy } from '#libs/outbound';
 import type { ReachabilityChecker } from './review.js';
 
 const MAX_REDIRECTS = 3;

@@ -1,12 +1,11 @@
 import { UniqueConstraintViolationException, type EntityManager, type FilterQuery, type MikroORM, type RequiredEntityData } from '@mikro-orm/core';
-import {
-  ApiError, likeTerm, newId, type FieldErrors, type ListQuery, type ListSpec, type OutboundPolicy, type Plan, type SortOrder,
-} from '#libs/core';
+import { ApiError, likeTerm, newId, type FieldErrors, type ListQuery, type ListSpec, type SortOrder } from '#libs/core';
+import { lockWorkspace, type Plan } from '#libs/workspaces';
+import { type OutboundPolicy } from '#libs/outbound';
 import { allWorkspaces, forWorkspace, queries, retryBusy, type Tables } from '#libs/db';
 import type { JsonValue } from '#libs/edit-spec';
 import { writeEvent } from '#libs/events';
 import type { StorageDriver } from '#libs/storage';
-import { lockWorkspace } from '#libs/workspaces';
 import { CATEGORY_IDS, categoryProblem, TEMPLATE_CATEGORIES } from './categories.js';
 import { Issues } from './check.js';
 import {

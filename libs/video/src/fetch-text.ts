@@ -1,4 +1,5 @@
-import { OutboundError, OutboundRefused, requestPinned, resolveOutbound, type AppConfig } from '#libs/core';
+import { type AppConfig } from '#libs/core';
+import { OutboundError, OutboundRefused, requestPinned, resolveOutbound } from '#libs/outbound';
 import { MediaFetchError, readStored } from '#libs/media';
 import type { StorageDriver } from '#libs/storage';
 

@@ -1,11 +1,8 @@
 import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import sharp from 'sharp';
-import { ApiError, RENDER_BUDGET, type FieldErrors } from '#libs/core';
-import {
-  assertTiming, clipsAt, intrinsicSize, outputFps, outputSize, svgSize,
-  type Asset, type Crop, type Durations, type EditSpec, type OutputSize, type Rect, type Size, type TimedClip, type Timing,
-} from '#libs/edit-spec';
+import { ApiError, type FieldErrors } from '#libs/core';
+import { assertTiming, type Asset, clipsAt, type Crop, type Durations, type EditSpec, intrinsicSize, outputFps, outputSize, type OutputSize, type Rect, RENDER_BUDGET, type Size, svgSize, type TimedClip, type Timing } from '#libs/edit-spec';
 import { FontFileError, MediaFetchError, probeMedia, RenderMediaCache, type FetchedMedia, type MediaKind, type ProbedMedia } from '#libs/media';
 import { DEFAULT_FAMILY, ellipsize, RenderFonts, requestedFamily, richTextBlock, shapeSvg, textAssetBlock, titleBlock, type FontCatalog, type FontChoice, type MediaFetcher, type RenderFont } from '#libs/still';
 // The still engine's mapping of text, rich-text and title assets to text blocks, and of shapes to SVG:

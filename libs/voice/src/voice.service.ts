@@ -1,5 +1,6 @@
 import { assetName, tidyUploadFields, type Asset, type AssetsService } from '#libs/assets';
-import { ApiError, validationFailed, type AppConfig, type KeyMode, type Plan } from '#libs/core';
+import { ApiError, validationFailed, type AppConfig, type KeyMode } from '#libs/core';
+import { type Plan } from '#libs/workspaces';
 import { ProviderError, type IntegrationsService, type UsableConnection } from '#libs/integrations';
 import { ASSET_HEAD_BYTES, detectAssetType } from '#libs/media';
 import type { StorageDriver } from '#libs/storage';

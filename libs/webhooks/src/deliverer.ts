@@ -1,4 +1,5 @@
-import { decryptSecret, deriveKey, type AppConfig, type OutboundPolicy } from '#libs/core';
+import { decryptSecret, deriveKey, type AppConfig } from '#libs/core';
+import { type OutboundPolicy } from '#libs/outbound';
 import { buildDelivery, type DeliveryRequest } from './build.js';
 import { openHeaders } from './header-values.js';
 import type { DeliveryState } from './entities.js';

@@ -1,9 +1,7 @@
 import { UniqueConstraintViolationException, type FilterQuery, type MikroORM } from '@mikro-orm/core';
 import type { Redis } from 'ioredis';
-import {
-  ApiError, assertModeMayAct, deriveKey, encryptSecret, isLivemode, newId, orderBy,
-  type AppConfig, type KeyMode, type ListQuery, type OutboundPolicy,
-} from '#libs/core';
+import { ApiError, assertModeMayAct, deriveKey, encryptSecret, isLivemode, newId, orderBy, type AppConfig, type KeyMode, type ListQuery } from '#libs/core';
+import { type OutboundPolicy } from '#libs/outbound';
 import { forWorkspace } from '#libs/db';
 import type { WorkspacePlans } from '#libs/workspaces';
 import { DeliveryAllowance } from './allowance.js';

@@ -1,6 +1,6 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { resolveOutbound } from '#libs/core';
+import { resolveOutbound } from '#libs/outbound';
 import { buildDelivery, type DeliveryRequest } from './build.js';
 import { classifyResponse } from './retry.js';
 import { closeDeliveryConnections, sendDelivery, type Resolver } from './send.js';

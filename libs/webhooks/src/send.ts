@@ -2,7 +2,7 @@ import type { LookupAddress, LookupOptions } from 'node:dns';
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { OutboundRefused, resolveOutbound, type OutboundPolicy, type ResolvedTarget } from '#libs/core';
+import { OutboundRefused, resolveOutbound, type OutboundPolicy, type ResolvedTarget } from '#libs/outbound';
 import type { DeliveryRequest } from './build.js';
 import { RESPONSE_TIMEOUT_MS, type DeliveryErrorKind } from './retry.js';
 
@@ -107,7 +107,7 @@ interface ExchangeOptions {
 }
 
 /*
- * Why not `requestPinned` (libs/core/src/outbound-http.ts), the other pinned-request implementation:
+ * Why not `requestPinned` (libs/outbound/src/outbound-http.ts), the other pinned-request implementation:
  * it always opens a fresh connection (`agent: false`, no option to pass one), and keep-alive is
  * a large part of the delivery speed (docs/benchmarks.md, webhook fan-out); it also rejects a
  * timeout or a broken body after the status has arrived, where a delivery counts that as an answer

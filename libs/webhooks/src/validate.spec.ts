@@ -66,7 +66,7 @@ describe('webhook endpoint input', () => {
     expect(valueOf({ ...base, url: 'https://93.184.216.34/x' }).url).toBe('https://93.184.216.34/x');
   });
 
-  it('refuses the cloud metadata addresses in development too (issue 21; libs/core ssrf.ts)', () => {
+  it('refuses the cloud metadata addresses in development too (issue 21; libs/outbound ssrf.ts)', () => {
     for (const url of ['http://169.254.169.254/latest/meta-data/', 'https://169.254.169.254/', 'http://[fd00:ec2::254]/', 'http://[fe80::1]/x']) {
       expect(errorsOf({ ...base, url }, dev).url).toEqual(['must point to a public address']);
       expect(errorsOf({ ...base, url: url.replace('http:', 'https:') }).url).toEqual(['must point to a public address']);

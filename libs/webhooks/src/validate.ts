@@ -1,4 +1,5 @@
-import { addressAllowed, parseIp, validationFailed, type KeyMode } from '#libs/core';
+import { parseIp, validationFailed, type KeyMode } from '#libs/core';
+import { addressAllowed } from '#libs/outbound';
 import { isReservedHeader } from './headers.js';
 import { isMaskedValue } from './header-values.js';
 import { isKnownVariable, parseTemplateObject, placeholdersIn, replacePlaceholders } from './template.js';

@@ -1,4 +1,5 @@
-import { ApiError, PLANS } from '#libs/core';
+import { ApiError } from '#libs/core';
+import { PLANS } from '#libs/workspaces';
 import { cellRange, checkColumns, checkDefinition, checkStepCeiling, normaliseSteps, sheetRows, sourceRange, type WorkflowDefinition } from './definition.js';
 
 // docs/workflows.md "Rules": what a definition can be refused for without the template, the sheet or a provider.

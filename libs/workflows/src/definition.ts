@@ -1,4 +1,5 @@
-import { ApiError, validationFailed, type FieldErrors, type Plan } from '#libs/core';
+import { ApiError, validationFailed, type FieldErrors } from '#libs/core';
+import { type Plan } from '#libs/workspaces';
 import { formatA1, MAX_COLUMN, recordKeys } from '#libs/suite';
 
 /**

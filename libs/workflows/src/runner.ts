@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
-import { ApiError, type Plan } from '#libs/core';
-import { planFor } from '#libs/workspaces';
+import { ApiError } from '#libs/core';
+import { type Plan, planFor } from '#libs/workspaces';
 import { allWorkspaces, forWorkspace, type Orm } from '#libs/db';
 import { writeEvent } from '#libs/events';
 import type { IntegrationProvider, IntegrationsService, UsableConnection } from '#libs/integrations';

@@ -1,7 +1,7 @@
 import { MikroORM, type EntityManager, type FilterQuery } from '@mikro-orm/core';
-import { ApiError, assertModeMayAct, likeTerm, monthStart, newId, orderBy, validationFailed, type KeyMode, type ListQuery, type Plan } from '#libs/core';
+import { ApiError, assertModeMayAct, likeTerm, newId, orderBy, validationFailed, type KeyMode, type ListQuery } from '#libs/core';
+import { lockWorkspace, monthStart, type Plan } from '#libs/workspaces';
 import { forWorkspace, retryBusy, type Orm } from '#libs/db';
-import { lockWorkspace } from '#libs/workspaces';
 import type { IntegrationsService } from '#libs/integrations';
 import type { MessagingService } from '#libs/messaging';
 import type { SheetsService } from '#libs/suite';

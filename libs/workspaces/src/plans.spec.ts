@@ -3,9 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Logger } from '@nestjs/common';
-import { PLAN_CODES, PLANS } from '#libs/core';
+import { PLAN_CODES, planFor, PLANS, WorkspacePlans } from './plans.js';
 import { openDatabase, type Orm } from '#libs/db';
-import { planFor, WorkspacePlans } from './plans.js';
 import { Workspace } from './workspace.entity.js';
 
 // docs/decisions.md "Structure (issue 31): workspace plans": an unknown code is free, logged once.

@@ -1,9 +1,7 @@
 import type { MikroORM } from '@mikro-orm/core';
 import type { Redis } from 'ioredis';
-import {
-  ApiError, decryptSecret, deriveKey, encryptSecret, isPlanCode, newId, PLAN_CODES, randomToken,
-  type AppConfig, type PlanCode,
-} from '#libs/core';
+import { ApiError, decryptSecret, deriveKey, encryptSecret, newId, randomToken, type AppConfig } from '#libs/core';
+import { isPlanCode, PLAN_CODES, type PlanCode } from './plans.js';
 import { bumpAuthVersion, type RedisKeys } from '#libs/redis';
 import { Workspace } from './workspace.entity.js';
 

@@ -2,7 +2,9 @@ import { Readable } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
 import type { Multipart } from '@fastify/multipart';
 import { assetName, tidyUploadFields, UPLOAD_FIELDS, type Asset, type AssetsService } from '#libs/assets';
-import { ApiError, dependencyUnavailable, scavenger, validationFailed, type AppConfig, type FieldErrors, type KeyMode, type Plan } from '#libs/core';
+import { ApiError, dependencyUnavailable, validationFailed, type AppConfig, type FieldErrors, type KeyMode } from '#libs/core';
+import { type Plan } from '#libs/workspaces';
+import { scavenger } from '#libs/outbound';
 import { ACCEPTED_ASSET_FORMATS, ASSET_HEAD_BYTES, detectAssetType } from '#libs/media';
 import type { JobQueues } from '#libs/queue';
 import type { StorageDriver } from '#libs/storage';
@@ -10,7 +12,7 @@ import type { StorageDriver } from '#libs/storage';
 /** Multipart framing and the text fields around a file: what a request may hold beyond the file's bytes. */
 const FRAMING_ALLOWANCE = 64 * 1024;
 
-/** How often an upload's dead socket buffers are collected (libs/core scavenge.ts). */
+/** How often an upload's dead socket buffers are collected (libs/outbound scavenge.ts). */
 const SCAVENGE_EVERY_BYTES = 16 * 1024 * 1024;
 
 /** The leading bytes of a stream (up to `n`), and a stream of all of its bytes (those first). */

@@ -4,7 +4,8 @@ import type { FastifyReply } from 'fastify';
 import {
   CaptionsService, SPEECH_PROVIDERS, TranscriptionsService, type CaptionRequest, type SpeechProvider, type TranscriptionSource,
 } from '#libs/captions';
-import { ApiError, ok, OutboundRefused, resolveOutbound, type AppConfig } from '#libs/core';
+import { ApiError, ok, type AppConfig } from '#libs/core';
+import { OutboundRefused, resolveOutbound } from '#libs/outbound';
 import { ApiEnvelope, ApiErrors, Scopes } from '../http/decorators.js';
 import { Principal, type KeyPrincipal } from '../http/principal.js';
 import { APP_CONFIG } from '#libs/app';

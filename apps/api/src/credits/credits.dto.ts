@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { PLAN_CODES } from '#libs/core';
+import { PLAN_CODES } from '#libs/workspaces';
 import { CREDIT_KINDS, LEDGER_REASONS } from '#libs/credits';
 
 class KindBalanceDto {

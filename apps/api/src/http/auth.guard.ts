@@ -2,7 +2,8 @@ import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/com
 import { Reflector } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ROLE_SCOPES } from '#libs/auth';
-import { ApiError, PLAN_FEATURES, type Plan, type PlanFeature } from '#libs/core';
+import { ApiError } from '#libs/core';
+import { PLAN_FEATURES, type Plan, type PlanFeature } from '#libs/workspaces';
 import { IntegrationsService, type IntegrationProvider } from '#libs/integrations';
 import { AUTH_META, FEATURE_META, INTEGRATION_META, type RouteAuth } from './decorators.js';
 import { KeyAuthentication } from './key-auth.js';

@@ -1,6 +1,7 @@
 import { applyDecorators, SetMetadata, type Type } from '@nestjs/common';
 import { ApiBearerAuth, ApiExtension, ApiExtraModels, ApiQuery, ApiResponse, ApiSecurity, getSchemaPath } from '@nestjs/swagger';
-import { ERROR_STATUS, PLAN_FEATURES, type ErrorCode, type ListSpec, type PlanFeature, type Scope } from '#libs/core';
+import { ERROR_STATUS, type ErrorCode, type ListSpec, type Scope } from '#libs/core';
+import { PLAN_FEATURES, type PlanFeature } from '#libs/workspaces';
 import { ROLE_SCOPES } from '#libs/auth';
 import type { IntegrationProvider } from '#libs/integrations';
 

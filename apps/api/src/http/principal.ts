@@ -1,6 +1,7 @@
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
-import { ApiError, validationFailed, type KeyMode, type Plan } from '#libs/core';
+import { ApiError, validationFailed, type KeyMode } from '#libs/core';
+import { type Plan } from '#libs/workspaces';
 import type { UsableConnection } from '#libs/integrations';
 
 interface KeyRouteCaller {

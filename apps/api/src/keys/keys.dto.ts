@@ -1,6 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { ArrayMaxSize, IsArray, IsIn, IsISO8601, IsOptional, IsString, MaxLength } from 'class-validator';
-import { PLAN_CODES, SCOPES } from '#libs/core';
+import { SCOPES } from '#libs/core';
+import { PLAN_CODES } from '#libs/workspaces';
 
 class WorkspaceRefDto {
   @ApiProperty({ example: 'org_01JD3Q4Z5X6Y7W8V9T0S1R2Q3P' }) id!: string;

@@ -1,7 +1,8 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { cursorPage, ok, release } from '#libs/core';
+import { cursorPage, ok } from '#libs/core';
+import { release } from '#libs/outbound';
 import type { UsableConnection } from '#libs/integrations';
 import { SheetsService } from '#libs/suite';
 import { ApiEnvelope, ApiErrors, Integration, Scopes } from '../http/decorators.js';
@@ -63,7 +64,7 @@ export class SheetsController {
     const { data: _none, ...envelope } = ok(null);
     const body = await this.sheets.readAnswer(use, id, { range: q.range ?? 'Sheet1', as: q.as ?? 'records', renderOption: q.renderOption ?? 'FORMATTED_VALUE' }, envelope);
     void reply.type('application/json; charset=utf-8');
-    // Sent: its memory is freed now, not at the next mark-compact (libs/core scavenge.ts `release`).
+    // Sent: its memory is freed now, not at the next mark-compact (libs/outbound scavenge.ts `release`).
     reply.raw.once('finish', () => release([body]));
     return body;
   }

@@ -1,4 +1,5 @@
-import { ok, paged, pagination, parseListQuery, type Plan } from '#libs/core';
+import { ok, paged, pagination, parseListQuery } from '#libs/core';
+import { type Plan } from '#libs/workspaces';
 import { TEMPLATE_LIST, type NewTemplateInput, type Template, type TemplatesService, type TemplateUpdateInput, type TemplateWriter } from '#libs/templates';
 
 /**

@@ -1,5 +1,5 @@
-import { embeddedIpv4, formatIp, parseIp } from './ip.js';
-import { addressAllowed, OutboundRefused, resolveOutbound } from './ssrf.js';
+import { formatIp, parseIp } from '#libs/core';
+import { addressAllowed, embeddedIpv4, OutboundRefused, resolveOutbound } from './ssrf.js';
 
 // decisions.md "Running it": production refuses loopback/private targets after DNS resolution.
 describe('outbound URL checks (SSRF)', () => {

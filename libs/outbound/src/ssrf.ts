@@ -1,5 +1,28 @@
 import { lookup } from 'node:dns/promises';
-import { cidrContains, embeddedIpv4, parseCidr, parseIp, type CidrRule, type ParsedIp } from './ip.js';
+import { cidrContains, parseCidr, parseIp, type CidrRule, type ParsedIp } from '#libs/core';
+
+/**
+ * The IPv4 addresses an IPv6 address carries for a translator or tunnel to reach, by the range it is in:
+ * IPv4-compatible `::a.b.c.d` (::/96, deprecated, but the kernel still routes some of it), IPv4-translated
+ * `::ffff:0:a.b.c.d` (::ffff:0:0:0/96), NAT64 `64:ff9b::a.b.c.d` (64:ff9b::/96) and its local-use
+ * 64:ff9b:1::/48 (the v4 in the last 32 bits), 6to4 `2002:AABB:CCDD::` (2002::/16, the v4 in bits
+ * 16–48) and Teredo `2001:0:SSSS:SSSS:…:CCCC:CCCC` (2001::/32: the server in bits 32–64, the client
+ * the last 32 bits XORed with 0xffffffff). The mapped form ::ffff:a.b.c.d is folded to IPv4 by
+ * parseIp already. `::` and `::1` are not IPv4-compatible addresses (RFC 4291) and carry none.
+ */
+export function embeddedIpv4(ip: ParsedIp): ParsedIp[] {
+  if (ip.version !== 6) return [];
+  const v = ip.value;
+  const low32 = v & 0xffffffffn;
+  const v4 = (value: bigint): ParsedIp => ({ version: 4, value });
+  if (v >> 32n === 0n) return low32 > 1n ? [v4(low32)] : [];
+  if (v >> 32n === 0xffff0000n) return [v4(low32)];
+  if (v >> 32n === 0x64ff9b0000000000000000n) return [v4(low32)];
+  if (v >> 80n === 0x64ff9b0001n) return [v4(low32)];
+  if (v >> 112n === 0x2002n) return [v4((v >> 80n) & 0xffffffffn)];
+  if (v >> 96n === 0x20010000n) return [v4((v >> 64n) & 0xffffffffn), v4(low32 ^ 0xffffffffn)];
+  return [];
+}
 
 /**
  * Address ranges that outbound requests (webhooks, media downloads, provider calls) must never reach

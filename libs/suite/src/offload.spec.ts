@@ -1,4 +1,4 @@
-import { hog as hogFn, refuse as refuseFn, reverse as reverseFn, spin as spinFn } from '../../../test/fixtures/offload-tasks.js';
+import { hog as hogFn, meet as meetFn, refuse as refuseFn, reverse as reverseFn, spin as spinFn } from '../../../test/fixtures/offload-tasks.js';
 import { OffloadFailed, OffloadPool, OffloadTaskError, offloadTask } from './offload.js';
 
 const FIXTURE = new URL('../../../test/fixtures/offload-tasks.ts', import.meta.url).href;
@@ -6,6 +6,7 @@ const reverse = offloadTask(FIXTURE, reverseFn);
 const refuse = offloadTask(FIXTURE, refuseFn);
 const hog = offloadTask(FIXTURE, hogFn);
 const spin = offloadTask(FIXTURE, spinFn);
+const meet = offloadTask(FIXTURE, meetFn);
 
 describe('OffloadPool: pure work on worker threads', () => {
   const pool = new OffloadPool({ threads: 2, maxHeapMb: 64 });
@@ -39,6 +40,10 @@ describe('OffloadPool: pure work on worker threads', () => {
   });
 
   it('runs two jobs at once on two threads while the event loop stays free', async () => {
+    // Both threads at work together (the one that replaced the thread lost above may still be starting:
+    // a job goes to the first free thread, so this waits for it).
+    const count = new SharedArrayBuffer(4);
+    expect(await Promise.all([pool.run(meet, new Uint8Array(1), { count, of: 2 }), pool.run(meet, new Uint8Array(1), { count, of: 2 })])).toEqual([true, true]);
     let ticks = 0;
     const timer = setInterval(() => ticks++, 10);
     const [a, b] = await Promise.all([pool.run(spin, new Uint8Array(1), { ms: 400 }), pool.run(spin, new Uint8Array(1), { ms: 400 })]);
@@ -53,6 +58,19 @@ describe('OffloadPool: pure work on worker threads', () => {
     expect(err).toBeInstanceOf(OffloadTaskError);
     expect((err as OffloadTaskError).taskErrorName).toBe('DataCloneError');
     expect((await pool.run(reverse, Uint8Array.of(3, 4), { tag: 'next' })).tag).toBe('next');
+  });
+
+  it('runs at most `threads` threads (OFFLOAD_THREADS): with one, jobs wait for it in arrival order', async () => {
+    const one = new OffloadPool({ threads: 1 });
+    try {
+      const runs = await Promise.all([1, 2, 3].map(() => one.run(spin, new Uint8Array(1), { ms: 150 })));
+      // One after another: each started once the one before had ended.
+      expect([runs[0].end <= runs[1].start, runs[1].end <= runs[2].start]).toEqual([true, true]);
+      expect([one.threads, one.answered]).toEqual([1, 3]);
+    } finally {
+      await one.close();
+    }
+    expect(one.threads).toBe(0);
   });
 
   it('with no threads runs the same task inline', async () => {
