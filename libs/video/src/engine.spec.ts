@@ -51,6 +51,7 @@ beforeAll(async () => {
   out = await mkdtemp(join(tmpdir(), 'video-engine-test-'));
   files.set(`${CDN}/clip.mp4`, await makeTestVideo({ width: 160, height: 90, seconds: 2, fps: 12, audio: true }));
   files.set(`${CDN}/tone.wav`, sineWav(2));
+  files.set(`${CDN}/bar.png`, await sharp({ create: { width: 100, height: 20, channels: 3, background: '#ffffff' } }).png().toBuffer());
   engine = await VideoEngine.start({ fetch: mapFetcher(files), fetchText: async (url) => files.get(url)?.toString('utf8') ?? '' });
 }, 60_000);
 
@@ -240,6 +241,35 @@ describe('VideoEngine', () => {
       'edit.timeline.fonts[0].src': ['The font unpacks to 128 MB; at most 32 MB is read'],
       'edit.timeline.fonts[1].src': ["The font's family name (name ID 1) holds a control character (U+000C); a font name must be plain text"],
     });
+  });
+
+  it('issue 32: a luma matte is drawn as a clip: its opacity, rotation and transitions apply to the mask', async () => {
+    // A full-frame red box masked by a white 100×20 bar at the centre (fit none), on a blue background.
+    const red: JsonValue = { asset: { type: 'shape', shape: 'rectangle', width: 160, height: 90, rectangle: { width: 160, height: 90, cornerRadius: 0 }, fill: { color: '#ff0000' } }, start: 0, length: 1 };
+    const matte = (extra: Record<string, JsonValue> = {}): JsonValue => ({ asset: { type: 'luma', src: `${CDN}/bar.png` }, start: 0, length: 1, fit: 'none', ...extra });
+    const still = async (extra: Record<string, JsonValue> = {}) =>
+      engine.renderHtmlStill(edit([[red, matte(extra)]], { format: 'png', size: { width: 160, height: 90 } }, { background: '#0000ff' }), { scale: 1 });
+    const centre = (png: Buffer) => meanColour(png, 76, 41, 8, 8);
+    const side = (png: Buffer) => meanColour(png, 40, 42, 8, 6);
+    const above = (png: Buffer) => meanColour(png, 76, 10, 8, 8);
+
+    const plain = await still();
+    expect(near(await centre(plain), [255, 0, 0], 30)).toBe(true);
+    expect(near(await side(plain), [255, 0, 0], 30)).toBe(true);
+    expect(near(await above(plain), [0, 0, 255], 30)).toBe(true);
+
+    // Opacity 0.5: the mask lets half the red through, over the blue.
+    expect(near(await centre(await still({ opacity: 0.5 })), [128, 0, 128], 35)).toBe(true);
+
+    // Rotated 90°: the bar stands upright, so red shows above the centre and no longer to its side.
+    const turned = await still({ transform: { rotate: { angle: 90 } } });
+    expect(near(await above(turned), [255, 0, 0], 30)).toBe(true);
+    expect(near(await side(turned), [0, 0, 255], 30)).toBe(true);
+
+    // A fade in: the video's first frame shows almost none of the red through the matte, its last all of it.
+    const faded = await engine.render(edit([[{ ...(red as Record<string, JsonValue>), length: 2 }, matte({ length: 2, transition: { in: 'fade' } })]], { fps: 12 }, { background: '#0000ff' }), { outputDir: out });
+    expect((await meanColour(await frameAt(faded.file, 0.04), 76, 41, 8, 8))[0]).toBeLessThan(90);
+    expect(near(await meanColour(await frameAt(faded.file, 1.9), 76, 41, 8, 8), [255, 0, 0], 40)).toBe(true);
   });
 
   it('draws a still with an html asset as PNG (the still engine falls back to it)', async () => {
