@@ -35,8 +35,8 @@ describe('captions: a repeat by audioUrl is a cache hit (issue 32)', () => {
   let filesUrl: string;
   const served = new Map<string, Served>();
   const asked: { method: string; path: string }[] = [];
-  let ws: { workspaceId: string; liveKey: string };
-  let other: { workspaceId: string; liveKey: string };
+  let ws: { workspaceId: string; liveKey: string; testKey: string };
+  let other: { workspaceId: string; liveKey: string; testKey: string };
   // Four recordings of different bytes (each transcribed afresh the first time it is read).
   let one: Buffer;
   let two: Buffer;
@@ -150,6 +150,22 @@ describe('captions: a repeat by audioUrl is a cache hit (issue 32)', () => {
     expect(res.statusCode).toBe(202);
     expect(await settled(res.json().data.id)).toMatchObject({ status: 'done', fromCache: true });
     expect([count('GET', path), count('HEAD', path)]).toEqual([2, 0]);
+  });
+
+  it('issue 28: a test caller\'s repeat is a hit in test mode, on the offline engine\'s words (no provider call)', async () => {
+    const path = '/tagged.mp3';
+    const before = calls();
+    // The live words are another cache entry: the first test-mode request runs the offline engine.
+    const first = await post({ audioUrl: `${filesUrl}${path}` }, ws.testKey);
+    expect(first.statusCode).toBe(202);
+    const done = await settled(first.json().data.id, ws.testKey);
+    expect(done).toMatchObject({ status: 'done', fromCache: false, mode: 'test' });
+    const heads = count('HEAD', path);
+    const again = await post({ audioUrl: `${filesUrl}${path}` }, ws.testKey);
+    expect(again.statusCode).toBe(200);
+    expect(again.json().data).toMatchObject({ status: 'done', fromCache: true, mode: 'test', text: done.text });
+    expect(count('HEAD', path)).toBe(heads + 1);
+    expect(calls()).toBe(before);
   });
 
   it('a failing HEAD, or a memory older than 24 h → 202 (never a wrong hit)', async () => {
