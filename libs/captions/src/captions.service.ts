@@ -1,13 +1,13 @@
 import { ApiError, dependencyUnavailable, type KeyMode } from '#libs/core';
 import { type Plan } from '#libs/workspaces';
+import type { UrlValidators } from '#libs/media';
 import { allowed, type ConnectionCredentials, type IntegrationConnection, type IntegrationsService } from '#libs/integrations';
 import { refusals, type RecordingInfo } from './capability.js';
 import { recognitionCacheKey } from './cache-key.js';
-import { unchanged, URL_MEMORY_MS } from './url-memory.js';
-import type { UrlValidators } from '#libs/media';
 import type { CueSettings, TranscriptionRoute, TranscriptionSource } from './entities.js';
 import { SPEECH_PROVIDERS, type RecognitionSettings, type SpeechEngine, type SpeechLanguage, type SpeechModel, type SpeechProvider, type SpeechSupport } from './speech.js';
 import type { CacheStats, TranscriptionsService, TranscriptionView } from './transcriptions.service.js';
+import { unchanged, URL_MEMORY_MS } from './url-memory.js';
 
 /** Builds the engine behind a provider: the provider's API with a connection's credentials, or the offline engine. */
 export interface SpeechEngines {
