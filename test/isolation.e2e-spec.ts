@@ -122,7 +122,7 @@ const OWNED: Owned<object>[] = [
     row: (workspaceId) => ({
       id: newId('transcription'), workspaceId, status: 'queued', mode: 'live', route: 'captions', provider: 'speech-alpha', engine: 'local', sourceKind: 'assetId',
       sourceValue: newId('asset'), settings: {} as Transcription['settings'], cueOptions: {} as Transcription['cueOptions'], cacheMode: 'on', save: false,
-      name: null, audioHash: null, audioSec: null, fromCache: false, recognitionId: null, languageCode: null, model: null, text: null, cues: null,
+      name: null, audioHash: null, audioSec: null, urlValidators: null, fromCache: false, recognitionId: null, languageCode: null, model: null, text: null, cues: null,
       vttKey: null, srtKey: null, error: null, attempts: 0, createdAt: at, updatedAt: at, completedAt: null,
     }),
     change: { attempts: 99 }, changed: (r) => r.attempts === 99,

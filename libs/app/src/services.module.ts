@@ -5,7 +5,7 @@ import type { FlowProducer } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { AssetRefs, AssetsService } from '#libs/assets';
 import { AuthService, smsSenderFor } from '#libs/auth';
-import { AutoCaptions, captionSources, CaptionsService, captionWorkDir, createSpeechEngines, recordingFetcher, requireSpeech, TranscriptionRunner, TranscriptionsService } from '#libs/captions';
+import { AutoCaptions, captionSources, CaptionsService, captionWorkDir, createSpeechEngines, recordingFetcher, recordingValidators, requireSpeech, TranscriptionRunner, TranscriptionsService } from '#libs/captions';
 import { CursorCodec, deriveKey, privateDir, type AppConfig } from '#libs/core';
 import { CreditsService } from '#libs/credits';
 import type { Orm } from '#libs/db';
@@ -166,7 +166,7 @@ function queued(config: AppConfig): Provider[] {
       })),
     build(CaptionsService, [IntegrationsService, TranscriptionsService, SPEECH_ENGINES, AssetsService, ORM, JobQueues], (integrations, transcriptions, engines, assets, orm, queues) =>
       new CaptionsService({
-        integrations, transcriptions, engines, sources: captionSources(assets, orm),
+        integrations, transcriptions, engines, sources: captionSources(assets, orm), checkUrl: recordingValidators(config),
         enqueue: async (id) => {
           await queues.add('transcription.run', { transcriptionId: id }, { jobId: id });
         },

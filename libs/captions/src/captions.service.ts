@@ -1,11 +1,13 @@
 import { ApiError, dependencyUnavailable, type KeyMode } from '#libs/core';
 import { type Plan } from '#libs/workspaces';
+import type { UrlValidators } from '#libs/media';
 import { allowed, type ConnectionCredentials, type IntegrationConnection, type IntegrationsService } from '#libs/integrations';
 import { refusals, type RecordingInfo } from './capability.js';
 import { recognitionCacheKey } from './cache-key.js';
 import type { CueSettings, TranscriptionRoute, TranscriptionSource } from './entities.js';
 import { SPEECH_PROVIDERS, type RecognitionSettings, type SpeechEngine, type SpeechLanguage, type SpeechModel, type SpeechProvider, type SpeechSupport } from './speech.js';
 import type { CacheStats, TranscriptionsService, TranscriptionView } from './transcriptions.service.js';
+import { unchanged, URL_MEMORY_MS } from './url-memory.js';
 
 /** Builds the engine behind a provider: the provider's API with a connection's credentials, or the offline engine. */
 export interface SpeechEngines {
@@ -112,6 +114,8 @@ export class CaptionsService {
     engines: SpeechEngines;
     sources: SourceLookup;
     enqueue: (transcriptionId: string) => Promise<void>;
+    /** The validators an audioUrl answers now (a HEAD through the outbound rules); none: a URL is never answered from the cache here. */
+    checkUrl?: (url: string) => Promise<UrlValidators>;
   }) {}
 
   private connections(workspaceId: string): Promise<Map<SpeechProvider, IntegrationConnection>> {
@@ -143,6 +147,26 @@ export class CaptionsService {
     const engine = this.engineOf(slug, connections.get(slug));
     const languages = engine.support.autoLanguage ? [{ code: 'auto', label: 'Detect the language' }, ...engine.languages] : [...engine.languages];
     return { provider: slug, name: PROVIDER_NAMES[slug], support: engine.support, languages, models: engine.models.map((m) => ({ ...m })) };
+  }
+
+  /**
+   * The recording's hash when it is known before it is read: an asset's or a render's (their bytes
+   * never change), or what the worker read at an audioUrl within URL_MEMORY_MS — `current` then asks
+   * the URL (a HEAD) whether its validators are unchanged; no answer, or another, is no hit.
+   */
+  private async knownRecording(workspaceId: string, source: TranscriptionSource): Promise<{ hash: string; current: () => Promise<boolean> } | null> {
+    if (source.kind !== 'audioUrl') {
+      const hash = await this.deps.transcriptions.knownAudioHash(workspaceId, source);
+      return hash ? { hash, current: async () => true } : null;
+    }
+    const { checkUrl } = this.deps;
+    if (!checkUrl) return null;
+    const memory = await this.deps.transcriptions.rememberedUrl(workspaceId, source.value, new Date(Date.now() - URL_MEMORY_MS));
+    if (!memory) return null;
+    return {
+      hash: memory.hash,
+      current: () => checkUrl(source.value).then((now) => unchanged(memory.validators, now), () => false),
+    };
   }
 
   async generate(workspaceId: string, plan: Plan, req: CaptionRequest): Promise<Generated> {
@@ -198,9 +222,10 @@ export class CaptionsService {
       cacheMode, save: req.save, name: req.name ?? null,
     });
     if (cacheMode === 'on') {
-      const hash = await transcriptions.knownAudioHash(workspaceId, req.source);
+      const known = await this.knownRecording(workspaceId, req.source);
+      const hash = known?.hash;
       const hit = hash ? await transcriptions.cached(workspaceId, recognitionCacheKey(hash, provider, engineKind, settings)) : null;
-      if (hash && hit) {
+      if (hash && hit && (await known.current())) {
         const done = await transcriptions.complete(row, { hash, sec: hit.audioSec }, hit, true);
         return { status: 200, transcription: transcriptions.view(done) };
       }

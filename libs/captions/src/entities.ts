@@ -3,6 +3,7 @@ import type { KeyMode } from '#libs/core';
 import { workspaceFilter } from '#libs/db';
 import type { Cue, CueOptions } from './cues.js';
 import type { RecognitionSettings, RecognizedWord, SpeechProvider } from './speech.js';
+import type { RememberedUrl } from './url-memory.js';
 
 /** decisions.md "Assets and transcriptions": queued → processing → done, or → failed. */
 export const TRANSCRIPTION_STATUSES = ['queued', 'processing', 'done', 'failed'] as const;
@@ -57,6 +58,8 @@ export const Transcription = defineEntity({
     /** sha256 of the recording's bytes, once read. */
     audioHash: p.string().length(64).nullable(),
     audioSec: p.double().$type<number>().runtimeType('number').nullable(),
+    /** An audioUrl the worker read: the validators its server gave then (a repeat checks them; url-memory.ts). */
+    urlValidators: p.json<RememberedUrl>().nullable(),
     /** Answered from an earlier transcription of the same recording and settings. */
     fromCache: p.boolean(),
     recognitionId: p.string().length(32).nullable(),

@@ -8,6 +8,7 @@ export * from './local.js';
 export * from './entities.js';
 export * from './capability.js';
 export * from './cache-key.js';
+export * from './url-memory.js';
 export * from './transcriptions.service.js';
 export * from './captions.service.js';
 export * from './runner.js';

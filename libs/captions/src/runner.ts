@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { ApiError, type AppConfig } from '#libs/core';
 import type { IntegrationsService } from '#libs/integrations';
-import { ASSET_HEAD_BYTES, detectAssetType, MediaFetchError, probeMedia, readHead, runBinary, storageAwareFetcher, type MediaFetcher } from '#libs/media';
+import { ASSET_HEAD_BYTES, detectAssetType, headValidators, MediaFetchError, probeMedia, readHead, runBinary, storageAwareFetcher, type MediaFetcher, type UrlValidators } from '#libs/media';
 import { StoredFileNotFoundError, type StorageDriver } from '#libs/storage';
 import { refusals } from './capability.js';
 import { recognitionCacheKey } from './cache-key.js';
@@ -13,6 +13,7 @@ import type { SpeechEngines } from './captions.service.js';
 import type { Transcription, TranscriptionErrorInfo } from './entities.js';
 import { SpeechProviderError, type SpeechAudio } from './speech.js';
 import type { TranscriptionsService } from './transcriptions.service.js';
+import { identifies, URL_CHECK_MS, type RememberedUrl } from './url-memory.js';
 
 /** Where the worker finds a source's stored bytes (null: not readable by this workspace, or gone). */
 export interface StoredSources {
@@ -45,6 +46,15 @@ const RECORDING_FETCH_MS = 120_000;
  */
 export function recordingFetcher(config: Pick<AppConfig, 'env' | 'assets'>, storage: StorageDriver): MediaFetcher {
   return storageAwareFetcher(config, storage, { maxBytes: config.assets.maxBytes, timeoutMs: RECORDING_FETCH_MS });
+}
+
+/**
+ * The API's check of a remembered audioUrl: a HEAD under the same SSRF rules of APP_ENV as the
+ * worker's download (resolved, checked and pinned on every hop), within URL_CHECK_MS.
+ */
+export function recordingValidators(config: Pick<AppConfig, 'env'>): (url: string) => Promise<UrlValidators> {
+  const policy = config.env === 'production' ? 'production' : 'development';
+  return (url) => headValidators(url, { policy, timeoutMs: URL_CHECK_MS });
 }
 
 /** The runner's work folder (one folder per transcription under it). */
@@ -88,7 +98,7 @@ export class TranscriptionRunner {
       if (row.cacheMode === 'on') {
         const hit = await transcriptions.cached(row.workspaceId, cacheKey);
         if (hit) {
-          await transcriptions.complete(row, { hash: audio.hash, sec: hit.audioSec }, hit, true);
+          await transcriptions.complete(row, { hash: audio.hash, sec: hit.audioSec, url: audio.url }, hit, true);
           return { status: 'done' };
         }
       }
@@ -101,7 +111,7 @@ export class TranscriptionRunner {
       if (reasons.length) throw new Refused({ code: 'UNSUPPORTED_ASSET', message: `${row.provider} cannot read this recording: ${reasons.join('; ')}` });
       const recognition = await engine.transcribe(audio, row.settings, signal);
       const kept = await transcriptions.remember(row.workspaceId, cacheKey, row.provider, { ...recognition, audioSec: recognition.audioSec || audio.durationSec });
-      await transcriptions.complete(row, { hash: audio.hash, sec: kept.audioSec }, kept, false);
+      await transcriptions.complete(row, { hash: audio.hash, sec: kept.audioSec, url: audio.url }, kept, false);
       return { status: 'done' };
     } catch (err) {
       const info = await this.failure(err, connectionId, lastRun);
@@ -130,12 +140,15 @@ export class TranscriptionRunner {
     return lastRun ? { code: 'TRANSCRIPTION_FAILED', message: 'The recording could not be transcribed; try again' } : null;
   }
 
-  /** The recording in `dir`, typed, measured and hashed. */
-  private async recording(row: Transcription, dir: string, signal: AbortSignal): Promise<SpeechAudio & { hash: string }> {
+  /** The recording in `dir`, typed, measured and hashed (an audioUrl's: with the validators its server gave, when they name the bytes). */
+  private async recording(row: Transcription, dir: string, signal: AbortSignal): Promise<SpeechAudio & { hash: string; url: RememberedUrl | null }> {
     const { storage, sources } = this.deps;
     let file = join(dir, 'source');
+    let url: RememberedUrl | null = null;
     if (row.sourceKind === 'audioUrl') {
+      const readAt = new Date().toISOString();
       const fetched = await this.deps.fetch(row.sourceValue, ['audio', 'video']);
+      if (fetched.validators && identifies(fetched.validators)) url = { ...fetched.validators, readAt };
       await writeFile(file, fetched.bytes);
     } else if (row.sourceKind === 'assetId') {
       const key = await sources.assetFileKey(row.workspaceId, row.sourceValue);
@@ -173,6 +186,6 @@ export class TranscriptionRunner {
     }
     if (durationSec > MAX_AUDIO_SEC) throw new Refused({ code: 'UNSUPPORTED_ASSET', message: `The recording lasts ${Math.round(durationSec / 60)} minutes; the longest transcribed is ${MAX_AUDIO_SEC / 3600} hours` });
     const { size } = await stat(file);
-    return { path: file, sizeBytes: size, kind, format, mime, durationSec, hash: await sha256Of(file) };
+    return { path: file, sizeBytes: size, kind, format, mime, durationSec, hash: await sha256Of(file), url };
   }
 }

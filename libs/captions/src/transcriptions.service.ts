@@ -8,6 +8,7 @@ import {
   SpeechRecognition, Transcription, type CueSettings, type TranscriptionErrorInfo, type TranscriptionRoute, type TranscriptionSource,
 } from './entities.js';
 import type { Recognition, RecognitionSettings, SpeechProvider } from './speech.js';
+import type { RememberedUrl } from './url-memory.js';
 
 export interface NewTranscription {
   /** The caller's mode (a render's own for its `alias://` captions). */
@@ -73,7 +74,7 @@ export class TranscriptionsService {
     const row = em.create(Transcription, {
       id: newId('transcription'), workspaceId, status: 'queued', mode: input.mode, route: input.route, provider: input.provider, engine: input.engine,
       sourceKind: input.source.kind, sourceValue: input.source.value, settings: input.settings, cueOptions: input.cueOptions,
-      cacheMode: input.cacheMode, save: input.save, name: input.name, audioHash: null, audioSec: null, fromCache: false,
+      cacheMode: input.cacheMode, save: input.save, name: input.name, audioHash: null, audioSec: null, urlValidators: null, fromCache: false,
       recognitionId: null, languageCode: null, model: null, text: null, cues: null, vttKey: null, srtKey: null, error: null,
       attempts: 0, completedAt: null,
     });
@@ -103,6 +104,20 @@ export class TranscriptionsService {
       Transcription, { sourceKind: source.kind, sourceValue: source.value, audioHash: { $ne: null } }, { fields: ['audioHash'] },
     );
     return row?.audioHash ?? null;
+  }
+
+  /**
+   * What the worker last read at an audioUrl for this workspace since `since` (its hash and the
+   * validators its server gave), or null: none read, none with validators, or too long ago.
+   */
+  async rememberedUrl(workspaceId: string, url: string, since: Date): Promise<{ hash: string; validators: RememberedUrl } | null> {
+    const row = await forWorkspace(this.orm, workspaceId).findOne(
+      Transcription,
+      { sourceKind: 'audioUrl', sourceValue: url, status: 'done', audioHash: { $ne: null }, completedAt: { $gte: since }, urlValidators: { $ne: null } },
+      { fields: ['audioHash', 'urlValidators'], orderBy: { completedAt: 'desc', id: 'desc' } },
+    );
+    if (!row?.audioHash || !row.urlValidators || new Date(row.urlValidators.readAt) < since) return null;
+    return { hash: row.audioHash, validators: row.urlValidators };
   }
 
   async cached(workspaceId: string, cacheKey: string): Promise<SpeechRecognition | null> {
@@ -137,7 +152,7 @@ export class TranscriptionsService {
    * Settles a transcription `done` from recognised words (a provider's, or the cache's): cues cut by
    * its cue options, the transcript, .vtt/.srt stored unless `save` is off.
    */
-  async complete(row: Transcription, audio: { hash: string; sec: number }, rec: SpeechRecognition, fromCache: boolean): Promise<Transcription> {
+  async complete(row: Transcription, audio: { hash: string; sec: number; url?: RememberedUrl | null }, rec: SpeechRecognition, fromCache: boolean): Promise<Transcription> {
     const cues = cutCues(rec.words, row.cueOptions);
     let vttKey: string | null = null;
     let srtKey: string | null = null;
@@ -150,7 +165,7 @@ export class TranscriptionsService {
     }
     const em = forWorkspace(this.orm, row.workspaceId);
     const fields = {
-      status: 'done' as const, audioHash: audio.hash, audioSec: audio.sec, fromCache, recognitionId: rec.id,
+      status: 'done' as const, audioHash: audio.hash, audioSec: audio.sec, urlValidators: audio.url ?? null, fromCache, recognitionId: rec.id,
       languageCode: rec.languageCode, model: rec.model, text: transcriptText(rec.words), cues, vttKey, srtKey, error: null, completedAt: new Date(),
     };
     await em.nativeUpdate(Transcription, { id: row.id, status: { $in: ['queued', 'processing'] } }, fields);

@@ -1,4 +1,5 @@
 import { OutboundError, OutboundRefused, requestPinned, resolveOutbound, type OutboundPolicy, type PinnedResponse } from '#libs/outbound';
+import type { IncomingHttpHeaders } from 'node:http';
 import type { ByteRange } from '#libs/storage';
 import { sniff, type MediaKind, type Sniffed } from './sniff.js';
 
@@ -13,6 +14,23 @@ export const DEFAULT_FETCH_LIMITS: FetchLimits = { maxBytes: 100 * 1024 * 1024, 
 export interface FetchedMedia extends Sniffed {
   url: string;
   bytes: Buffer;
+  /** What the server said identifies these bytes (a download's answer; none for our stored files). */
+  validators?: UrlValidators;
+}
+
+/**
+ * The validators a server gave with a file (RFC 9110 §8.8; its length with them): what a later HEAD
+ * compares to tell whether the bytes behind a URL are still the ones read (captions' URL memory).
+ */
+export interface UrlValidators {
+  etag: string | null;
+  lastModified: string | null;
+  contentLength: string | null;
+}
+
+function validatorsOf(headers: IncomingHttpHeaders): UrlValidators {
+  const one = (v: string | string[] | undefined) => (typeof v === 'string' && v.trim() ? v.trim() : null);
+  return { etag: one(headers.etag), lastModified: one(headers['last-modified']), contentLength: one(headers['content-length']) };
 }
 
 /** Where renderers get media: a URL (and the kinds it may be) → its bytes, typed. */
@@ -38,7 +56,7 @@ type Lookup = (host: string) => Promise<{ address: string; family: number }[]>;
  * pinned to the checked address), one deadline, the answer capped (into `saveTo` when given). A
  * final answer other than 200, or one over the cap, is a MediaFetchError.
  */
-async function getPinned(url: string, opts: { policy: OutboundPolicy; limits: FetchLimits; saveTo?: string; saveAt?: number; range?: ByteRange; lookup?: Lookup }): Promise<PinnedResponse> {
+async function getPinned(url: string, opts: { policy: OutboundPolicy; limits: FetchLimits; saveTo?: string; saveAt?: number; range?: ByteRange; lookup?: Lookup; head?: boolean }): Promise<PinnedResponse> {
   const { limits } = opts;
   const deadline = Date.now() + limits.timeoutMs;
   let current = url;
@@ -53,6 +71,7 @@ async function getPinned(url: string, opts: { policy: OutboundPolicy; limits: Fe
     try {
       res = await requestPinned({
         target,
+        ...(opts.head ? { method: 'HEAD' } : {}),
         headers: { 'user-agent': 'media-render/1.0', accept: '*/*', ...(opts.range ? { range: `bytes=${opts.range.start}-${opts.range.end}` } : {}) },
         timeoutMs: Math.max(1, deadline - Date.now()),
         maxResponseBytes: opts.range ? limits.maxBytes : limits.maxBytes + 1,
@@ -106,7 +125,16 @@ export async function fetchMedia(
   if (opts.expect && !opts.expect.includes(type.kind)) {
     throw new MediaFetchError(url, `Expected ${opts.expect.join(' or ')}, got ${type.mime}`);
   }
-  return { url, bytes: res.body, ...type };
+  return { url, bytes: res.body, ...type, validators: validatorsOf(res.headers) };
+}
+
+/**
+ * The validators a URL answers now: a HEAD with getPinned's rules (SSRF-checked and pinned on every
+ * hop, redirects, one deadline); anything but a 200 is a MediaFetchError.
+ */
+export async function headValidators(url: string, opts: { policy: OutboundPolicy; timeoutMs: number; lookup?: Lookup }): Promise<UrlValidators> {
+  const res = await getPinned(url, { policy: opts.policy, limits: { ...DEFAULT_FETCH_LIMITS, timeoutMs: opts.timeoutMs }, head: true, lookup: opts.lookup });
+  return validatorsOf(res.headers);
 }
 
 /**
