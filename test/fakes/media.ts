@@ -485,3 +485,13 @@ export async function heicFromPng(png: Buffer): Promise<Buffer> {
     await rm(dir, { recursive: true, force: true });
   }
 }
+
+/** `heic` with every `ispe` box (the picture's declared size) saying width × height: a HEIC bomb's header. */
+export function heicWithSize(heic: Buffer, width: number, height: number): Buffer {
+  const out = Buffer.from(heic);
+  for (let at = out.indexOf('ispe'); at >= 0; at = out.indexOf('ispe', at + 4)) {
+    out.writeUInt32BE(width, at + 8);
+    out.writeUInt32BE(height, at + 12);
+  }
+  return out;
+}

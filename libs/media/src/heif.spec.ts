@@ -8,7 +8,7 @@ import { decodeHeif, HeifDecodeError } from './heif.js';
 import { DEFAULT_ASSET_LIMITS, inspectAsset, THUMBNAIL_SIZE } from './inspect.js';
 import { AssetRejected } from './rejected.js';
 import { sniff } from './sniff.js';
-import { heicFromPng, redBlue } from '#testing/media';
+import { heicFromPng, heicWithSize, redBlue } from '#testing/media';
 
 // Issue 32: HEIF/HEIC pictures (what phones upload) are read like every other image, under the same limits.
 let dir: string;
@@ -73,6 +73,16 @@ describe('decodeHeif', () => {
       expect(err).toBeInstanceOf(HeifDecodeError);
       expect((err as Error).message).toMatch(/HEIF\/HEIC/);
     }
+  });
+
+  it('refuses a file whose header reads but whose HEVC data does not decode (heif-convert fails): the reason, not a 5xx', async () => {
+    const damaged = Buffer.from(heic).fill(0, heic.indexOf('mdat') + 4);
+    expect((await sharp(damaged).metadata()).width).toBe(400); // the header is intact
+    await expect(decodeHeif(damaged, { maxPixels: 40_000_000 })).rejects.toThrow(/HEIF\/HEIC image data is damaged or truncated: it cannot be decoded/);
+  });
+
+  it('refuses a HEIC bomb (a header declaring 50000 × 50000) before decoding', async () => {
+    await expect(decodeHeif(heicWithSize(heic, 50_000, 50_000), { maxPixels: 40_000_000 })).rejects.toThrow(/50000 × 50000 pixels/);
   });
 
   it('stops a decode that runs past its time', async () => {

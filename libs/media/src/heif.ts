@@ -85,7 +85,7 @@ function convert(input: string, output: string, opts: HeifDecodeOptions): Promis
         if (opts.signal?.aborted) return reject(opts.signal.reason ?? err);
         const e = err as NodeJS.ErrnoException & { killed?: boolean; code?: unknown };
         if (e.code === 'ENOENT') return reject(new Error(`${HEIF_CONVERT} is not installed (Debian package libheif-examples)`));
-        if (e.killed) return reject(new HeifDecodeError(`Decoding the HEIF/HEIC image took longer than ${Math.round(timeoutMs / 1000)} s; it was stopped`));
+        if (e.killed) return reject(new HeifDecodeError(`Decoding the HEIF/HEIC image took longer than ${timeoutMs >= 1000 ? `${Math.round(timeoutMs / 1000)} s` : `${timeoutMs} ms`}; it was stopped`));
         const why = String(stderr).trim().split('\n').pop()?.slice(0, 200);
         reject(new HeifDecodeError(`The HEIF/HEIC image data is damaged or truncated: it cannot be decoded${why ? ` (${why})` : ''}`));
       },
