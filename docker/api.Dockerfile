@@ -24,10 +24,11 @@ RUN npm run build \
 FROM node:24-bookworm-slim AS runtime
 
 # The Debian fonts and sounds the stock asset library lists (scripts/stock-packages.txt; seeded into
-# storage at API start with the files under libs/assets/stock/files).
+# storage at API start with the files under libs/assets/stock/files). libheif-examples: heif-convert,
+# the decoder of HEIF/HEIC pictures (libs/media heif.ts; sharp's libvips decodes AVIF only).
 COPY scripts/stock-packages.txt /tmp/stock-packages.txt
 RUN apt-get update \
- && apt-get install -y --no-install-recommends $(cat /tmp/stock-packages.txt) \
+ && apt-get install -y --no-install-recommends libheif-examples $(cat /tmp/stock-packages.txt) \
  && rm -rf /var/lib/apt/lists/* /tmp/stock-packages.txt
 
 WORKDIR /app

@@ -28,10 +28,11 @@ FROM node:24-bookworm-slim AS runtime
 # the full browser, docs/benchmarks.md) plus the shipped font families (scripts/font-packages.txt:
 # Latin, CJK, colour emoji, display faces) and the Debian fonts and sounds of the stock asset library
 # (scripts/stock-packages.txt). CMU pocketsphinx and its US English model: the offline speech engine
-# (libs/captions/src/local.ts); lame: MP3 encoding. No ffmpeg: Remotion ships its own.
+# (libs/captions/src/local.ts); lame: MP3 encoding; libheif-examples: heif-convert, the decoder of
+# HEIF/HEIC pictures for the media library and both engines (libs/media heif.ts). No ffmpeg: Remotion ships its own.
 COPY scripts/font-packages.txt scripts/stock-packages.txt /tmp/
 RUN apt-get update \
- && apt-get install -y --no-install-recommends chromium-headless-shell pocketsphinx pocketsphinx-en-us lame $(cat /tmp/font-packages.txt /tmp/stock-packages.txt) \
+ && apt-get install -y --no-install-recommends chromium-headless-shell pocketsphinx pocketsphinx-en-us lame libheif-examples $(cat /tmp/font-packages.txt /tmp/stock-packages.txt) \
  && rm -rf /var/lib/apt/lists/* /tmp/font-packages.txt /tmp/stock-packages.txt
 
 # No wrapper of the image's own: the engine writes its wrapper (libs/video/src/browser.ts

@@ -40,6 +40,10 @@ ensure_system_packages() {
   need_apt pocketsphinx_continuous pocketsphinx
   [ -f /usr/share/pocketsphinx/model/en-us/en-us/mdef ] || apt_install pocketsphinx-en-us
   need_apt lame lame
+  # HEIF/HEIC pictures (what phones upload): sharp's libvips decodes AVIF only, so the media library
+  # and both engines decode HEVC-coded HEIF with heif-convert (libs/media heif.ts); the tests make
+  # their HEIC fixtures with heif-enc of the same package.
+  need_apt heif-convert libheif-examples
   if [ "${1:-}" = test ]; then
     # Speech with known words for the offline engine's tests, and outside readers of our caption
     # files (webvtt-py, srt).

@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -465,4 +466,32 @@ export async function rangeMediaServer(files: Record<string, Buffer>, opts: { ra
       server.close(() => resolve());
     }),
   };
+}
+
+/**
+ * A HEIC picture (HEVC-coded HEIF, what a phone uploads) of `png`, made with Debian's heif-enc
+ * (libheif-examples, installed by scripts/test.sh), lossless so that its colours are exact enough
+ * to sample.
+ */
+export async function heicFromPng(png: Buffer): Promise<Buffer> {
+  const dir = await mkdtemp(join(tmpdir(), 'heic-fixture-'));
+  try {
+    await writeFile(join(dir, 'in.png'), png);
+    await new Promise<void>((resolve, reject) => {
+      execFile('heif-enc', ['-q', '95', '-o', join(dir, 'out.heic'), join(dir, 'in.png')], (err, _out, stderr) => (err ? reject(new Error(`heif-enc failed: ${stderr}`)) : resolve()));
+    });
+    return await readFile(join(dir, 'out.heic'));
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** `heic` with every `ispe` box (the picture's declared size) saying width × height: a HEIC bomb's header. */
+export function heicWithSize(heic: Buffer, width: number, height: number): Buffer {
+  const out = Buffer.from(heic);
+  for (let at = out.indexOf('ispe'); at >= 0; at = out.indexOf('ispe', at + 4)) {
+    out.writeUInt32BE(width, at + 8);
+    out.writeUInt32BE(height, at + 12);
+  }
+  return out;
 }

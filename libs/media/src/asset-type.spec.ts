@@ -96,7 +96,7 @@ describe('asset type from the bytes (issue 14: "Type from the bytes")', () => {
       Buffer.from('PK\x03\x04\x14\x00\x00\x00', 'latin1'),
       Buffer.from('\x7fELF\x02\x01\x01', 'latin1'),
       Buffer.from('RIFF\x24\x00\x00\x00AVI LIST', 'latin1'),
-      Buffer.concat([ftyp('heic', 'mif1', 'heic'), Buffer.alloc(32)]),
+      Buffer.concat([ftyp('avci', 'mif1', 'avci'), Buffer.alloc(32)]), // H.264 in HEIF: neither sharp nor heif-convert here reads it
       Buffer.concat([ftyp('crx ', 'isom'), Buffer.alloc(32)]),
       Buffer.from('OggS\x00\x02\x00\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01\x2a\x80theora', 'latin1'),
       Buffer.from([0xff, 0xfb, 0x90, 0x64, ...Buffer.from('but what follows is no second frame at all, this is text....'.repeat(10))]),
@@ -107,7 +107,7 @@ describe('asset type from the bytes (issue 14: "Type from the bytes")', () => {
   });
 
   it('names every accepted format for the refusal message', () => {
-    for (const name of ['png', 'jpeg', 'webp', 'gif', 'avif', 'mp4', 'mov', 'webm', 'mp3', 'wav', 'ogg', 'flac', 'm4a', 'ttf', 'otf', 'woff', 'woff2', 'lottie', 'svg']) {
+    for (const name of ['png', 'jpeg', 'webp', 'gif', 'avif', 'heic', 'mp4', 'mov', 'webm', 'mp3', 'wav', 'ogg', 'flac', 'm4a', 'ttf', 'otf', 'woff', 'woff2', 'lottie', 'svg']) {
       expect(ACCEPTED_ASSET_FORMATS).toContain(name);
     }
   });

@@ -10,13 +10,13 @@ export const ASSET_HEAD_BYTES = 65536;
 export interface DetectedAsset {
   type: AssetType;
   mimeType: string;
-  /** Without the dot: png, jpg, webp, gif, avif, mp4, mov, webm, mp3, wav, ogg, flac, m4a, ttf, otf, woff, woff2, json, svg. */
+  /** Without the dot: png, jpg, webp, gif, avif, heic, mp4, mov, webm, mp3, wav, ogg, flac, m4a, ttf, otf, woff, woff2, json, svg. */
   ext: string;
 }
 
 /** The accepted formats, for the message of a refused upload. */
 export const ACCEPTED_ASSET_FORMATS =
-  'image (png, jpeg, webp, gif, avif), video (mp4, mov, webm), audio (mp3, wav, ogg, flac, m4a), font (ttf, otf, woff, woff2), lottie (json), svg';
+  'image (png, jpeg, webp, gif, avif, heic/heif), video (mp4, mov, webm), audio (mp3, wav, ogg, flac, m4a), font (ttf, otf, woff, woff2), lottie (json), svg';
 
 const as = (type: AssetType, mimeType: string, ext: string): DetectedAsset => ({ type, mimeType, ext });
 const PNG = as('image', 'image/png', 'png');
@@ -24,6 +24,8 @@ const JPEG = as('image', 'image/jpeg', 'jpg');
 const GIF = as('image', 'image/gif', 'gif');
 const WEBP = as('image', 'image/webp', 'webp');
 const AVIF = as('image', 'image/avif', 'avif');
+/** HEVC-coded HEIF (a phone's .heic): decoded by heif-convert (heif.ts), the only format sharp's libvips cannot decode here. */
+const HEIC = as('image', 'image/heic', 'heic');
 const MP4 = as('video', 'video/mp4', 'mp4');
 const MOV = as('video', 'video/quicktime', 'mov');
 const WEBM = as('video', 'video/webm', 'webm');
@@ -74,9 +76,12 @@ export function detectAssetType(head: Buffer): DetectedAsset | null {
   return null;
 }
 
+/** The brands of a HEVC-coded still picture (ISO/IEC 23008-12): heic/heix (8/10-bit), heim/heis (multi-layer, scalable). */
+const HEIC_BRANDS = new Set(['heic', 'heix', 'heim', 'heis']);
+
 const MP4_BRANDS = new Set(['isom', 'iso2', 'iso3', 'iso4', 'iso5', 'iso6', 'iso7', 'iso8', 'iso9', 'mp41', 'mp42', 'mp71', 'avc1', 'M4V ', 'M4VH', 'M4VP', 'dash', 'MSNV', 'NDAS', 'mmp4', 'XAVC', 'f4v ']);
 
-/** ISO base media (ftyp box): AVIF, M4A/M4B, QuickTime, MP4; HEIC and other brands are refused. */
+/** ISO base media (ftyp box): AVIF, HEIC, M4A/M4B, QuickTime, MP4; other HEIF flavours (image sequences, JPEG-in-HEIF…) and other brands are refused. */
 function isoBmff(head: Buffer): DetectedAsset | null {
   const size = head.readUInt32BE(0);
   if (size < 16) return null;
@@ -85,6 +90,7 @@ function isoBmff(head: Buffer): DetectedAsset | null {
   for (let at = 16; at + 4 <= Math.min(size, head.length); at += 4) compatible.push(ascii(head, at, 4));
   const brands = [major, ...compatible];
   if (major === 'avif' || major === 'avis' || (['mif1', 'msf1', 'miaf'].includes(major) && brands.some((b) => b === 'avif' || b === 'avis'))) return AVIF;
+  if (HEIC_BRANDS.has(major) || (['mif1', 'miaf'].includes(major) && compatible.some((b) => HEIC_BRANDS.has(b)))) return HEIC;
   if (major === 'M4A ' || major === 'M4B ') return M4A_ASSET;
   if (major === 'qt  ') return MOV;
   if (/^(mif1|msf1|miaf|heic|heix|hevc|hevx|heim|heis|avci|jpeg|crx |jp2 |M4P )$/.test(major)) return null;

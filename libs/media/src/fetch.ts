@@ -1,6 +1,7 @@
 import { OutboundError, OutboundRefused, requestPinned, resolveOutbound, type OutboundPolicy, type PinnedResponse } from '#libs/outbound';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ByteRange } from '#libs/storage';
+import { decodeHeif, HeifDecodeError } from './heif.js';
 import { sniff, type MediaKind, type Sniffed } from './sniff.js';
 
 export interface FetchLimits {
@@ -189,16 +190,20 @@ export async function readRangeToFile(
   return { read, whole: false, truncated: res.truncated, ...(m[3] !== '*' ? { total: Number(m[3]) } : {}) };
 }
 
-/** One download per URL per render, however many clips use it. */
+/** One download per URL per render, however many clips use it; a HEIC picture decoded into a PNG once. */
 export class RenderMediaCache {
   private readonly entries = new Map<string, Promise<FetchedMedia>>();
 
-  constructor(private readonly fetcher: (url: string, expect?: readonly MediaKind[]) => Promise<FetchedMedia>) {}
+  constructor(
+    private readonly fetcher: (url: string, expect?: readonly MediaKind[]) => Promise<FetchedMedia>,
+    /** `maxPixels`: the largest HEIC picture decoded (the engine's own limit for every image). */
+    private readonly heif: { maxPixels: number; signal?: AbortSignal } = { maxPixels: DEFAULT_HEIF_PIXELS },
+  ) {}
 
   get(url: string, expect?: readonly MediaKind[]): Promise<FetchedMedia> {
     let entry = this.entries.get(url);
     if (!entry) {
-      entry = this.fetcher(url, expect);
+      entry = this.fetcher(url, expect).then((m) => (m.mime === 'image/heic' ? this.decoded(m) : m));
       this.entries.set(url, entry);
     }
     return entry.then((m) => {
@@ -206,4 +211,18 @@ export class RenderMediaCache {
       return m;
     });
   }
+
+  /** Neither engine reads HEVC-coded HEIF (sharp's libvips here decodes AVIF only; Chromium nothing): both get its PNG. */
+  private async decoded(m: FetchedMedia): Promise<FetchedMedia> {
+    try {
+      const bytes = await decodeHeif(m.bytes, { maxPixels: this.heif.maxPixels, ...(this.heif.signal ? { signal: this.heif.signal } : {}) });
+      return { url: m.url, bytes, kind: 'image', mime: 'image/png' };
+    } catch (err) {
+      if (err instanceof HeifDecodeError) throw new MediaFetchError(m.url, err.message);
+      throw err;
+    }
+  }
 }
+
+/** The engines' limit (RENDER_BUDGET.mediaPixels) when a caller names none. */
+const DEFAULT_HEIF_PIXELS = 40_000_000;

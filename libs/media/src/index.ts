@@ -10,3 +10,4 @@ export { AssetRejected } from './rejected.js';
 export { checkFontSize, FontFileError, MAX_FONT_BYTES, parseFont, readFont, sfntTables, type FontFile } from './font.js';
 export { sanitizeSvg } from './svg.js';
 export { pcmWav, wavHeader } from './wav.js';
+export { decodeHeif, HEIF_CONVERT, HeifDecodeError, type HeifDecodeOptions } from './heif.js';

@@ -3,6 +3,7 @@ import sharp, { type Sharp } from 'sharp';
 import { M4A_ASSET, type DetectedAsset } from './asset-type.js';
 import { runBinaryToBuffer } from './binaries.js';
 import { endsEarly } from './container.js';
+import { decodeHeif, HeifDecodeError } from './heif.js';
 import { checkFontSize, readFont } from './font.js';
 import { lottieInfo } from './lottie.js';
 import { probeMedia, type ProbedMedia } from './probe.js';
@@ -150,7 +151,7 @@ function thumbnail(image: Sharp, ctx: Context, damaged: string): Promise<AssetFi
     );
 }
 
-const SHARP_FORMAT: Record<string, string> = { png: 'png', jpg: 'jpeg', webp: 'webp', gif: 'gif', avif: 'heif' };
+const SHARP_FORMAT: Record<string, string> = { png: 'png', jpg: 'jpeg', webp: 'webp', gif: 'gif', avif: 'heif', heic: 'heif' };
 
 async function inspectImage(ctx: Context, detected: DetectedAsset): Promise<AssetInspection> {
   // The header only (no pixel limit yet: sharp would refuse to read the size it is asked to check).
@@ -161,10 +162,25 @@ async function inspectImage(ctx: Context, detected: DetectedAsset): Promise<Asse
   const frameHeight = meta.pageHeight ?? meta.height;
   checkPixels('image', meta.width, frameHeight, ctx.limits);
   ctx.signal.throwIfAborted();
+  if (detected.ext === 'heic') return inspectHeic(ctx);
   const decoder = sharp(ctx.file, { limitInputPixels: ctx.limits.maxPixels, failOn: 'truncated' });
   const thumb = await thumbnail(decoder, ctx, 'The image data is damaged or truncated: it cannot be decoded');
   const turned = (meta.orientation ?? 1) >= 5;
   return { width: turned ? frameHeight : meta.width, height: turned ? meta.width : frameHeight, durationSec: null, thumbnail: thumb };
+}
+
+/** A HEIC picture decoded by heif-convert (heif.ts: its rules and limits), measured and thumbnailed from the PNG. */
+async function inspectHeic(ctx: Context): Promise<AssetInspection> {
+  const png = await decodeHeif(await readFile(ctx.file, { signal: ctx.signal }), {
+    maxPixels: ctx.limits.maxPixels,
+    timeoutMs: Math.max(1, ctx.until - Date.now()),
+    signal: ctx.signal,
+  }).catch((err: unknown) => {
+    throw err instanceof HeifDecodeError ? new AssetRejected(err.message) : err;
+  });
+  const meta = await sharp(png).metadata();
+  const thumb = await thumbnail(sharp(png, { limitInputPixels: ctx.limits.maxPixels, failOn: 'truncated' }), ctx, 'The decoded HEIC image cannot be read');
+  return { width: meta.width, height: meta.height, durationSec: null, thumbnail: thumb };
 }
 
 /** Whether a child process ran and exited with an error of its own (the file's fault), not failed to start or got killed. */

@@ -21,8 +21,10 @@ export function sniff(buf: Buffer): Sniffed | null {
   if (startsWith(buf, [0x52, 0x49, 0x46, 0x46]) && startsWith(buf, [0x57, 0x41, 0x56, 0x45], 8)) return { kind: 'audio', mime: 'audio/wav' };
   if (buf.length >= 12 && buf.toString('latin1', 4, 8) === 'ftyp') {
     const brand = buf.toString('latin1', 8, 12);
-    if (/^(avif|avis)$/.test(brand)) return { kind: 'image', mime: 'image/avif' };
-    if (/^(heic|heix|mif1)$/.test(brand)) return { kind: 'image', mime: 'image/heif' };
+    const compatible = buf.subarray(16, Math.min(buf.length, Math.max(16, buf.readUInt32BE(0)))).toString('latin1');
+    if (/^(avif|avis)$/.test(brand) || (/^(mif1|msf1|miaf)$/.test(brand) && /avi[fs]/.test(compatible))) return { kind: 'image', mime: 'image/avif' };
+    // HEVC-coded (a phone's .heic): RenderMediaCache decodes it into a PNG (heif.ts) before an engine sees it.
+    if (/^(heic|heix|heim|heis|mif1|msf1|miaf)$/.test(brand)) return { kind: 'image', mime: 'image/heic' };
     if (brand === 'M4A ') return { kind: 'audio', mime: 'audio/mp4' };
     if (brand.startsWith('qt')) return { kind: 'video', mime: 'video/quicktime' };
     return { kind: 'video', mime: 'video/mp4' };

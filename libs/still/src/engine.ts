@@ -229,7 +229,7 @@ export class StillEngine {
     started: number,
     htmlPages?: Promise<PdfHtmlPage[]>,
   ): Promise<StillOutput> {
-    const media = new RenderMediaCache(this.opts.fetch);
+    const media = new RenderMediaCache(this.opts.fetch, { maxPixels: this.limitInputPixels });
     const fonts = await this.renderFonts(edit, media);
     const drawables = await this.prepare(active, edit, size.viewport, media, fonts);
     this.checkAspects(active, drawables, opts.aspectRules ?? []);
@@ -323,7 +323,7 @@ export class StillEngine {
     const texts = format === 'pdf' ? active.filter((c) => TEXT_TYPES.has(c.clip.asset.type)) : [];
     const laidOut = texts.length
       ? (async () => {
-        const media = new RenderMediaCache(this.opts.fetch);
+        const media = new RenderMediaCache(this.opts.fetch, { maxPixels: this.limitInputPixels });
         return this.prepare(texts, edit, size.viewport, media, await this.renderFonts(edit, media));
       })()
       : Promise.resolve([]);

@@ -6,6 +6,7 @@ const BY_EXTENSION: Record<string, string> = {
   gif: 'image/gif',
   webp: 'image/webp',
   avif: 'image/avif',
+  heic: 'image/heic',
   svg: 'image/svg+xml',
   pdf: 'application/pdf',
   mp4: 'video/mp4',

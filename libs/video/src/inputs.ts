@@ -54,7 +54,7 @@ const EXPECT: Readonly<Partial<Record<Asset['type'], readonly MediaKind[]>>> = {
 };
 
 const EXTENSION: Readonly<Record<string, string>> = {
-  'image/png': 'png', 'image/jpeg': 'jpg', 'image/gif': 'gif', 'image/webp': 'webp', 'image/avif': 'avif', 'image/heif': 'heif', 'image/svg+xml': 'svg',
+  'image/png': 'png', 'image/jpeg': 'jpg', 'image/gif': 'gif', 'image/webp': 'webp', 'image/avif': 'avif', 'image/svg+xml': 'svg',
   'video/mp4': 'mp4', 'video/quicktime': 'mov', 'video/webm': 'webm',
   'audio/mpeg': 'mp3', 'audio/mp4': 'm4a', 'audio/wav': 'wav', 'audio/ogg': 'ogg', 'audio/flac': 'flac',
 };
@@ -103,7 +103,7 @@ class Preparation {
     private readonly dir: string,
     private readonly base: string,
   ) {
-    this.cache = new RenderMediaCache(sources.fetch);
+    this.cache = new RenderMediaCache(sources.fetch, { maxPixels: RENDER_BUDGET.mediaPixels, ...(opts.signal ? { signal: opts.signal } : {}) });
   }
 
   private check(): void {
