@@ -9,7 +9,7 @@ import { openAppDatabase } from '#libs/app';
 import { allWorkspaces, forWorkspace, type Orm } from '#libs/db';
 import { OutboxEvent } from '#libs/events';
 import { JobQueues } from '#libs/queue';
-import { Render, RendersService } from '#libs/renders';
+import { Render, RenderSweeps } from '#libs/renders';
 import { createStorage } from '#libs/storage';
 import { createWorkerApp } from '../apps/worker/src/app.js';
 import { fetchStored, queueEvents, startApi, storedKey, type TestApi } from './harness.js';
@@ -340,8 +340,7 @@ describe('renders: synchronous stills end to end', () => {
   it('decisions.md retention: expired outputs are deleted and the record says so', async () => {
     const done = (await post(live, { edit: still() })).json().data;
     expect((await fileOf(done.url)).status).toBe(200);
-    const renders = api.app.get(RendersService);
-    const purged = await renders.purgeExpired(new Date(Date.now() + 31 * 86_400_000));
+    const purged = await api.app.get(RenderSweeps).purgeExpired(new Date(Date.now() + 31 * 86_400_000));
     expect(purged).toContain(done.id);
     expect((await fileOf(done.url)).status).toBe(404);
     expect((await get(live, `/v1/render/${done.id}`)).json().data).toMatchObject({ status: 'done', url: null });

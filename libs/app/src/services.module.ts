@@ -16,7 +16,7 @@ import { MediaProber, rangeReader } from '#libs/media';
 import { CampaignsService, MessagingService, StatusCallbacks, statusCallbackUrl } from '#libs/messaging';
 import { enqueueCampaignRunners, JobQueues, QueueModule, RunFlows, StillEvents, VIDEO_FLOWS } from '#libs/queue';
 import { createRedis, RedisKeys } from '#libs/redis';
-import { BullVideoQueue, OrmRenderRepository, ormLifecycle, RedisSlotLeases, RenderLifecycle, RendersService, RenderSummaries, RenderSweeps, VideoEngineBeacon } from '#libs/renders';
+import { BullVideoQueue, OrmRenderRepository, RedisSlotLeases, RenderLifecycle, RendersService, RenderSummaries, RenderSweeps, VideoEngineBeacon } from '#libs/renders';
 import { createStorage } from '#libs/storage';
 import { ContactsService, DriveService, GoogleConsent, GoogleTokens, OffloadPool, SheetsService } from '#libs/suite';
 import { httpReachability, storedOrHttp, templateAssets, TemplatesService } from '#libs/templates';
@@ -102,9 +102,10 @@ function services(config: AppConfig, role: ProcessRole): Provider[] {
     })),
     build(IntegrationsService, [ORM], (orm) => new IntegrationsService(orm, config)),
     build(VoiceService, [IntegrationsService, AssetsService, STORAGE], (integrations, assets, storage) => new VoiceService({ integrations, assets, storage, config })),
-    build(RenderLifecycle, [ORM, CreditsService, STORAGE], (orm, credits, storage) => ormLifecycle(orm, credits, storage)),
+    build(OrmRenderRepository, [ORM, CreditsService], (orm, credits) => new OrmRenderRepository(orm, credits)),
+    build(RenderLifecycle, [OrmRenderRepository, STORAGE], (renders, storage) => new RenderLifecycle(renders, storage)),
     // The stale renders' sweeps (the worker's `system` queue).
-    build(RenderSweeps, [ORM, CreditsService, RenderLifecycle, STORAGE], (orm, credits, lifecycle, storage) => new RenderSweeps(new OrmRenderRepository(orm, credits), lifecycle, storage)),
+    build(RenderSweeps, [OrmRenderRepository, RenderLifecycle, STORAGE], (renders, lifecycle, storage) => new RenderSweeps(renders, lifecycle, storage)),
     // Whether a worker's video engine runs (its heartbeat in Redis): the worker beats, the API reads.
     build(VideoEngineBeacon, [REDIS, RedisKeys], (redis, keys) => new VideoEngineBeacon(redis, keys)),
     // A workspace's video slots (a Lua step each).

@@ -16,7 +16,6 @@ import { checkCallbackUrl, eventDeliveries, type EventDelivery } from '#libs/web
 import { checkBudget } from './budget.js';
 import { Render, TERMINAL_STATUSES, type RenderStatus } from './entities.js';
 import { renderError, renderFailure, STILL_WORKER_LOST } from './errors.js';
-import { OrmRenderRepository } from './adapters/orm-renders.js';
 import type { RenderLifecycle } from './lifecycle.js';
 import { estimate, type Estimate } from './pricing.js';
 import { estimateRequest, parseRenderInput, requestHash, type EstimateQuery, type RenderInput, type RenderRequest } from './request.js';
@@ -394,13 +393,6 @@ export class RendersService {
     const chunks: Buffer[] = [];
     for await (const chunk of stream) chunks.push(chunk as Buffer);
     return { body: Buffer.concat(chunks), contentType: stat.contentType, sizeBytes: stat.sizeBytes };
-  }
-
-  // --- expiry ------------------------------------------------------------------------------------
-
-  /** Deletes the outputs of renders past `expiresAt` (at most `batch` per call); returns their ids. */
-  purgeExpired(now = new Date(), batch = 500): Promise<string[]> {
-    return new OrmRenderRepository(this.deps.orm, this.deps.credits).purgeExpired(this.deps.storage, now, batch);
   }
 
   // --- views -------------------------------------------------------------------------------------

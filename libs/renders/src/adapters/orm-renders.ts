@@ -5,7 +5,7 @@ import { writeEvent } from '#libs/events';
 import { renderPrefix, type StorageDriver } from '#libs/storage';
 import { lockWorkspace } from '#libs/workspaces';
 import { Render, TERMINAL_STATUSES, type RenderStatus } from '../entities.js';
-import { retentionMs, RenderLifecycle } from '../lifecycle.js';
+import { retentionMs } from '../lifecycle.js';
 import { DuplicateClaim, type RenderEventType, type RenderHold, type RenderRepository, type RenderTx, type RenderWhere } from '../ports.js';
 
 const renders = queries<Tables<typeof Render>>();
@@ -132,9 +132,4 @@ export class OrmRenderRepository implements RenderRepository {
     if (kept.length) await em.nativeUpdate(Render, { id: { $in: kept } }, { purgedAt: now });
     return rows.map((r) => r.id);
   }
-}
-
-/** The lifecycle on the application's database. */
-export function ormLifecycle(orm: MikroORM, credits: CreditsService, storage: Pick<StorageDriver, 'url'>): RenderLifecycle {
-  return new RenderLifecycle(new OrmRenderRepository(orm, credits), storage);
 }
