@@ -9,7 +9,7 @@ import { MediaFetchError, pcmWav, runBinary, sniff, type FetchedMedia } from '#l
  * a striped, grainy picture twice as wide as the video, panned across by `crop`, so every frame
  * differs as in real footage; optionally a sine tone as the audio track.
  */
-export async function makeTestVideo(opts: { width: number; height: number; seconds: number; fps: number; audio?: boolean; preset?: string }): Promise<Buffer> {
+export async function makeTestVideo(opts: { width: number; height: number; seconds: number; fps: number; audio?: boolean; preset?: string; prores?: boolean }): Promise<Buffer> {
   const dir = await mkdtemp(join(tmpdir(), 'video-test-'));
   try {
     const picture = join(dir, 'pan.png');
@@ -19,12 +19,14 @@ export async function makeTestVideo(opts: { width: number; height: number; secon
       .composite([{ input: Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${opts.height}"><g opacity="0.8">${stripes}</g></svg>`) }])
       .png()
       .toFile(picture);
-    const out = join(dir, 'video.mp4');
+    const out = join(dir, opts.prores ? 'video.mov' : 'video.mp4');
     const speed = opts.width / opts.seconds;
     const args = ['-v', 'error', '-y', '-loop', '1', '-framerate', String(opts.fps), '-t', String(opts.seconds), '-i', picture];
     if (opts.audio) args.push('-f', 'lavfi', '-i', `sine=frequency=440:duration=${opts.seconds}`);
-    args.push('-vf', `crop=${opts.width}:${opts.height}:x='min(t*${speed},${opts.width})':y=0,format=yuv420p`, '-c:v', 'libx264', '-preset', opts.preset ?? 'ultrafast', '-r', String(opts.fps));
-    if (opts.audio) args.push('-c:a', 'aac', '-shortest');
+    const crop = `crop=${opts.width}:${opts.height}:x='min(t*${speed},${opts.width})':y=0`;
+    if (opts.prores) args.push('-vf', `${crop},format=yuv422p10le`, '-c:v', 'prores_ks', '-r', String(opts.fps));
+    else args.push('-vf', `${crop},format=yuv420p`, '-c:v', 'libx264', '-preset', opts.preset ?? 'ultrafast', '-r', String(opts.fps));
+    if (opts.audio) args.push('-c:a', opts.prores ? 'pcm_s16le' : 'aac', '-shortest');
     args.push(out);
     await runBinary('ffmpeg', args, { timeoutMs: 120_000 });
     return await readFile(out);

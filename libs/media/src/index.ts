@@ -11,3 +11,4 @@ export { checkFontSize, FontFileError, MAX_FONT_BYTES, parseFont, readFont, sfnt
 export { sanitizeSvg } from './svg.js';
 export { pcmWav, wavHeader } from './wav.js';
 export { decodeHeif, HEIF_CONVERT, HeifDecodeError, type HeifDecodeOptions } from './heif.js';
+export { MAX_TRANSCODE_FPS, NEEDS_TRANSCODE, transcodeVideo, type TranscodeOptions } from './transcode.js';

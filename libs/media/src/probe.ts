@@ -9,10 +9,13 @@ export interface ProbedMedia {
   height?: number;
   hasVideo: boolean;
   hasAudio: boolean;
+  /** ffprobe's codec name of the picture (`h264`, `prores`, …), when there is one. */
+  videoCodec?: string;
 }
 
 interface FfprobeStream {
   codec_type?: string;
+  codec_name?: string;
   width?: number;
   height?: number;
   duration?: string;
@@ -30,6 +33,7 @@ export function readProbe(json: string): ProbedMedia {
   const audio = streams.find((s) => s.codec_type === 'audio');
   const durations = [data.format?.duration, video?.duration, audio?.duration].map(Number).filter((d) => Number.isFinite(d) && d > 0);
   const out: ProbedMedia = { hasVideo: video !== undefined, hasAudio: audio !== undefined };
+  if (video?.codec_name) out.videoCodec = video.codec_name;
   if (durations.length) out.duration = Math.round(durations[0]! * 1e6) / 1e6;
   if (video?.width && video.height) {
     const rotation = Math.abs(Number(video.side_data_list?.find((d) => d.rotation !== undefined)?.rotation ?? video.tags?.rotate ?? 0)) % 180;

@@ -51,6 +51,7 @@ beforeAll(async () => {
   out = await mkdtemp(join(tmpdir(), 'video-engine-test-'));
   files.set(`${CDN}/clip.mp4`, await makeTestVideo({ width: 160, height: 90, seconds: 2, fps: 12, audio: true }));
   files.set(`${CDN}/tone.wav`, sineWav(2));
+  files.set(`${CDN}/clip.mov`, await makeTestVideo({ width: 160, height: 90, seconds: 2, fps: 12, audio: true, prores: true }));
   files.set(`${CDN}/bar.png`, await sharp({ create: { width: 100, height: 20, channels: 3, background: '#ffffff' } }).png().toBuffer());
   engine = await VideoEngine.start({ fetch: mapFetcher(files), fetchText: async (url) => files.get(url)?.toString('utf8') ?? '' });
 }, 60_000);
@@ -171,6 +172,27 @@ describe('VideoEngine', () => {
     expect(right).toBeGreaterThan(0.9);
     expect(right).toBeGreaterThan(untrimmed + 0.1);
     expect(near(await meanColour(frame, 100, 55, 50, 30), [0, 0, 0], 12)).toBe(true);
+  });
+
+  it('transcode: a ProRes clip (which the browser cannot decode) renders with `transcode: true` and is refused, naming the fix, without it (docs/edit-spec.md)', async () => {
+    const clip = (transcode?: boolean): JsonValue => ({
+      asset: { type: 'video', src: `${CDN}/clip.mov`, trim: 0.5, ...(transcode === undefined ? {} : { transcode }) }, start: 0, length: 1,
+    });
+    const refused = await engine.render(edit([clip()]), { outputDir: out }).catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(ApiError);
+    expect(refused).toMatchObject({ code: 'MEDIA_UNAVAILABLE' });
+    expect((refused as ApiError).extras).toMatchObject({ errors: { 'edit.timeline.tracks[0].clips[0].asset.src': [expect.stringMatching(/prores.*"transcode": true/)] } });
+
+    const result = await engine.render(edit([clip(true)]), { outputDir: out });
+    expect(await probeStreams(result.file)).toMatchObject({ codec: 'h264', audio: 'aac', frames: 12 });
+    // Output time t shows source time t + 0.5 (the trim keeps its meaning on the intermediate).
+    const source = join(out, 'source.mov');
+    await writeFile(source, files.get(`${CDN}/clip.mov`)!);
+    const frame = await frameAt(result.file, 0.5);
+    const similarity = async (t: number) => (await compareImages(frame, await frameAt(source, t))).ssim;
+    const [right, untrimmed] = [await similarity(1), await similarity(0.5)];
+    expect(right).toBeGreaterThan(0.9);
+    expect(right).toBeGreaterThan(untrimmed + 0.1);
   });
 
   it('renders frame-range chunks that combine into the whole video', async () => {

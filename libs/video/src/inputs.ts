@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { ApiError, type FieldErrors } from '#libs/core';
 import { assertTiming, type Asset, clipsAt, type Crop, type Durations, type EditSpec, intrinsicSize, outputFps, outputSize, type OutputSize, type Rect, RENDER_BUDGET, type Size, svgSize, type TimedClip, type Timing } from '#libs/edit-spec';
-import { FontFileError, MediaFetchError, probeMedia, RenderMediaCache, type FetchedMedia, type MediaKind, type ProbedMedia } from '#libs/media';
+import { FontFileError, MediaFetchError, NEEDS_TRANSCODE, probeMedia, RenderMediaCache, transcodeVideo, type FetchedMedia, type MediaKind, type ProbedMedia } from '#libs/media';
 import { DEFAULT_FAMILY, ellipsize, RenderFonts, requestedFamily, richTextBlock, shapeSvg, textAssetBlock, titleBlock, type FontCatalog, type FontChoice, type MediaFetcher, type RenderFont } from '#libs/still';
 // The still engine's mapping of text, rich-text and title assets to text blocks, and of shapes to SVG:
 // the video draws exactly what a still of the same frame draws (libs/still exports only its engine).
@@ -92,6 +92,7 @@ export async function prepareRender(edit: EditSpec, sources: InputSources, opts:
 class Preparation {
   private readonly cache: RenderMediaCache;
   private readonly local = new Map<string, Promise<LocalMedia>>();
+  private readonly transcoded = new Map<string, Promise<LocalMedia>>();
   private files = 0;
   private readonly fetchErrors: FieldErrors = {};
   private readonly familyErrors: FieldErrors = {};
@@ -132,6 +133,48 @@ class Preparation {
       if (!expect.includes(m.kind)) throw new MediaFetchError(src, `Expected ${expect.join(' or ')}, got ${m.kind}`);
       return m;
     });
+  }
+
+  /**
+   * The file a clip plays: a video clip with `transcode: true` gets the friendly intermediate
+   * (libs/media transcode.ts), made once per source, rate and length; a picture in a codec the
+   * browser cannot decode without it is refused naming the property that fixes it.
+   */
+  private async playable(m: LocalMedia, c: TimedClip, path: string): Promise<LocalMedia | undefined> {
+    const asset = c.clip.asset;
+    if (m.kind !== 'video' || !m.probe.hasVideo) return m;
+    const wanted = asset.type === 'video' && asset.transcode === true;
+    const codec = m.probe.videoCodec ?? 'unknown';
+    if (!wanted) {
+      if (!NEEDS_TRANSCODE.has(codec)) return m;
+      const fix = asset.type === 'video' ? 'set "transcode": true on the asset to re-encode it before rendering' : 'a luma matte is not transcoded: give it an H.264, VP9 or AV1 file';
+      addError(this.fetchErrors, path, `The video is encoded with ${codec}, which the renderer cannot decode as it is; ${fix}`);
+      return undefined;
+    }
+    const speed = asset.type === 'video' ? asset.speed : 1;
+    const trim = asset.type === 'video' ? asset.trim : 0;
+    const fps = Math.round(outputFps(this.edit.output) * Math.max(1, speed) * 1000) / 1000;
+    // The part the clip plays, plus a second for the extractor's look-ahead; all of it when the clip runs to the file's end.
+    const until = Number.isFinite(c.length) ? trim + c.length * speed + 1 : undefined;
+    const key = `${m.file}\n${fps}\n${until ?? ''}`;
+    let entry = this.transcoded.get(key);
+    if (!entry) {
+      entry = (async () => {
+        const name = this.name('mp4');
+        const file = join(this.dir, name);
+        await transcodeVideo(m.file, file, { fps, ...(until !== undefined && until < (m.probe.duration ?? Infinity) ? { until } : {}), ...(this.opts.signal ? { signal: this.opts.signal } : {}) });
+        const probed = await probeMedia(file, this.opts.signal);
+        return { url: this.base + name, file, kind: m.kind, probe: probed };
+      })();
+      this.transcoded.set(key, entry);
+    }
+    try {
+      return await entry;
+    } catch (err) {
+      this.check();
+      addError(this.fetchErrors, path, `The video could not be transcoded: ${(err as Error).message}`);
+      return undefined;
+    }
   }
 
   /** The media of `src`, or undefined with the failure recorded under `path`. */
@@ -262,7 +305,9 @@ class Preparation {
       case 'video':
       case 'luma':
       case 'audio': {
-        const m = await this.tryMedia(asset.src, EXPECT[asset.type]!, `${path}.asset.src`);
+        const fetched = await this.tryMedia(asset.src, EXPECT[asset.type]!, `${path}.asset.src`);
+        if (!fetched) return undefined;
+        const m = await this.playable(fetched, c, `${path}.asset.src`);
         if (!m) return undefined;
         const media: MediaInput = { url: m.url, kind: m.kind === 'video' ? 'video' : m.kind === 'audio' ? 'audio' : 'image' };
         if (m.probe.width && m.probe.height) Object.assign(media, { width: m.probe.width, height: m.probe.height });
