@@ -43,6 +43,8 @@ describe('video renders through the API and a worker (issue 6)', () => {
   let workspaceId: string;
   let media: Server;
   let origin: string;
+  /** Requests for /speech.wav: method, and ` range` for a range read. */
+  const speechReads: string[] = [];
   let speech: SynthesizedSpeech;
   let speechDir: string;
 
@@ -64,7 +66,10 @@ describe('video renders through the API and a worker (issue 6)', () => {
     speech = await synthesizeSpeech(['please call me tomorrow morning', 'we will meet at the station at seven'], { dir: speechDir, gapSec: 2 });
     const speechWav = readFileSync(speech.path);
     media = createServer((req, res) => {
-      if (req.url === '/speech.wav') return void res.writeHead(200, { 'content-type': 'audio/wav' }).end(speechWav);
+      if (req.url === '/speech.wav') {
+        speechReads.push(`${req.method}${req.headers.range ? ' range' : ''}`);
+        return void res.writeHead(200, { 'content-type': 'audio/wav', etag: '"speech-1"' }).end(speechWav);
+      }
       if (req.url === '/clip.mp4') return void res.writeHead(200, { 'content-type': 'video/mp4' }).end(clip);
       if (req.url === '/not-media.mp4') return void res.writeHead(200, { 'content-type': 'video/mp4' }).end('<html>hello</html>');
       res.writeHead(404).end();
@@ -364,6 +369,19 @@ describe('video renders through the API and a worker (issue 6)', () => {
     for (const cue of cues) expect(await plate((cue.start + cue.end) / 2)).toBeGreaterThan(0.02);
     const [first, second] = speech.phrases;
     expect(await plate((first.end + second.start) / 2)).toBe(0);
+
+    // Issue 32 (decisions.md "Fidelity (issue 32): captions-url-cache"): the same source again within
+    // a day, its ETag unchanged: the transcription is answered from what the URL held (a HEAD), and
+    // the file is read whole once, by the video engine only (the first render read it twice).
+    const firstReads = speechReads.filter((r) => r === 'GET').length;
+    speechReads.length = 0;
+    const again = await settled((await post(key, { edit })).json().data.id);
+    expect(again.status).toBe('done');
+    const both = await forWorkspace(orm, workspaceId).find(Transcription, { route: 'render' }, { orderBy: { createdAt: 'asc', id: 'asc' } });
+    expect(both.map((r) => [r.status, r.fromCache])).toEqual([['done', false], ['done', true]]);
+    expect(firstReads).toBe(2);
+    expect(speechReads.filter((r) => r === 'GET')).toHaveLength(1);
+    expect(speechReads).toContain('HEAD');
   }, 180_000);
 
   it('§7: without a worker running the video engine the API answers 503 ENGINE_NOT_CONFIGURED', async () => {

@@ -133,9 +133,10 @@ function services(config: AppConfig, role: ProcessRole): Provider[] {
         transcriptions, integrations, engines, storage, sources: captionSources(assets, orm),
         fetch: recordingFetcher(config, storage), workDir: captionWorkDir(config),
       })),
-    // The worker's `alias://` captions: transcribed in the video job itself (no queue in between).
+    // The worker's `alias://` captions: transcribed in the video job itself (no queue in between); a URL
+    // read within a day whose validators a HEAD finds unchanged is answered from the cache (captions-url-cache).
     build(AutoCaptions, [IntegrationsService, TranscriptionsService, SPEECH_ENGINES, AssetsService, ORM, TranscriptionRunner, STORAGE], (integrations, transcriptions, engines, assets, orm, runner, storage) =>
-      new AutoCaptions({ integrations, transcriptions, engines, sources: captionSources(assets, orm), runner, storage })),
+      new AutoCaptions({ integrations, transcriptions, engines, sources: captionSources(assets, orm), runner, storage, checkUrl: recordingValidators(config) })),
     build(WebhookStore, [ORM], (orm) => new WebhookStore(orm)),
     build(WebhookDeliverer, [WebhookStore], (store) => new WebhookDeliverer(store, config)),
     build(WebhookEndpoints, [ORM, WebhookStore, WebhookDeliverer, REDIS, WorkspacePlans], (orm, store, deliverer, redis, plans) =>
