@@ -486,6 +486,33 @@ export async function heicFromPng(png: Buffer): Promise<Buffer> {
   }
 }
 
+/**
+ * A HEIC holding several pictures (heif-enc writes them in order, the first primary) whose primary
+ * is made `primary` by rewriting the `pitm` box with that picture's item id (read with heif-info).
+ */
+export async function heicOfPictures(pngs: Buffer[], primary: number): Promise<Buffer> {
+  const dir = await mkdtemp(join(tmpdir(), 'heic-fixture-'));
+  try {
+    const inputs = await Promise.all(pngs.map(async (png, i) => {
+      const file = join(dir, `in-${i}.png`);
+      await writeFile(file, png);
+      return file;
+    }));
+    const run = (bin: string, args: string[]) => new Promise<string>((resolve, reject) => {
+      execFile(bin, args, (err, out, stderr) => (err ? reject(new Error(`${bin} failed: ${stderr}`)) : resolve(out)));
+    });
+    const file = join(dir, 'out.heic');
+    await run('heif-enc', ['-q', '95', '-o', file, ...inputs]);
+    const ids = [...(await run('heif-info', [file])).matchAll(/^image: \d+x\d+ \(id=(\d+)\)/gm)].map((m) => Number(m[1]));
+    const bytes = await readFile(file);
+    const pitm = bytes.indexOf('pitm');
+    bytes.writeUInt16BE(ids[primary]!, pitm + 8);
+    return bytes;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 /** `heic` with every `ispe` box (the picture's declared size) saying width × height: a HEIC bomb's header. */
 export function heicWithSize(heic: Buffer, width: number, height: number): Buffer {
   const out = Buffer.from(heic);

@@ -8,7 +8,7 @@ import { decodeHeif, HeifDecodeError } from './heif.js';
 import { DEFAULT_ASSET_LIMITS, inspectAsset, THUMBNAIL_SIZE } from './inspect.js';
 import { AssetRejected } from './rejected.js';
 import { sniff } from './sniff.js';
-import { heicFromPng, heicWithSize, redBlue } from '#testing/media';
+import { heicFromPng, heicOfPictures, heicWithSize, redBlue } from '#testing/media';
 
 // Issue 32: HEIF/HEIC pictures (what phones upload) are read like every other image, under the same limits.
 let dir: string;
@@ -53,6 +53,28 @@ describe('HEIF/HEIC detection', () => {
 });
 
 describe('decodeHeif', () => {
+  const plain = (width: number, height: number, background: string) => sharp({ create: { width, height, channels: 3, background } }).png().toBuffer();
+
+  it('takes the primary picture of a file that holds several, wherever it is in the file', async () => {
+    const pictures = [await plain(64, 48, '#ff0000'), await plain(32, 24, '#0000ff')];
+    for (const [primary, size, colour] of [[0, [64, 48], [255, 0, 0]], [1, [32, 24], [0, 0, 255]]] as const) {
+      const png = await decodeHeif(await heicOfPictures(pictures, primary), { maxPixels: 40_000_000 });
+      const meta = await sharp(png).metadata();
+      expect([meta.width, meta.height]).toEqual(size);
+      expect(near(await pixel(png, 5, 5), [...colour])).toBe(true);
+    }
+  });
+
+  it('refuses a file whose other picture is over the limit before anything is decoded (heif-convert decodes them all)', async () => {
+    const two = await heicOfPictures([await plain(64, 48, '#ff0000'), await plain(32, 24, '#0000ff')], 0);
+    // The other picture's declared size (the ispe box saying 32 × 24) made 20000 × 20000.
+    let second = two.indexOf('ispe');
+    while (two.readUInt32BE(second + 8) !== 32) second = two.indexOf('ispe', second + 4);
+    two.writeUInt32BE(20_000, second + 8);
+    two.writeUInt32BE(20_000, second + 12);
+    await expect(decodeHeif(two, { maxPixels: 40_000_000 })).rejects.toThrow(new HeifDecodeError('The file holds a picture of 400 megapixels; at most 40 megapixels are decoded'));
+  });
+
   it('decodes to a PNG of the same size with the same colours in the same places', async () => {
     const png = await decodeHeif(heic, { maxPixels: 40_000_000 });
     const meta = await sharp(png).metadata();

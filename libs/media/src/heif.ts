@@ -49,14 +49,20 @@ export async function decodeHeif(bytes: Buffer, opts: HeifDecodeOptions): Promis
   if (meta.width * meta.height > opts.maxPixels) {
     throw new HeifDecodeError(`The image is ${meta.width} × ${meta.height} pixels (${mp(meta.width * meta.height)}); at most ${mp(opts.maxPixels)} are decoded`);
   }
+  // heif-convert decodes every picture of the file, not only the primary one sharp measured.
+  const largest = Math.max(0, ...declaredSizes(bytes).map(([w, h]) => w * h));
+  if (largest > opts.maxPixels) {
+    throw new HeifDecodeError(`The file holds a picture of ${mp(largest)}; at most ${mp(opts.maxPixels)} are decoded`);
+  }
   const dir = await mkdtemp(join(tmpdir(), 'heif-'));
   try {
     const input = join(dir, 'in.heic');
     const output = join(dir, 'out.png');
     await writeFile(input, bytes, { mode: 0o600 });
     await convert(input, output, opts);
-    // heif-convert numbers its outputs (out-1.png…) when the file holds several pictures: the first is taken.
-    const written = existsSync(output) ? output : join(dir, 'out-1.png');
+    // heif-convert numbers its outputs (out-1.png…) in the file's order of pictures when it holds
+    // several; the primary one (the file's `pitm`, libvips' pagePrimary in the same order) is taken.
+    const written = existsSync(output) ? output : join(dir, `out-${(meta.pagePrimary ?? 0) + 1}.png`);
     // 16-bit RGBA, uncompressed, is the most a PNG of this size holds (plus its chunks).
     const cap = meta.width * meta.height * 8 + 1024 * 1024;
     const size = await stat(written).then((s) => s.size, () => -1);
@@ -71,6 +77,31 @@ export async function decodeHeif(bytes: Buffer, opts: HeifDecodeOptions): Promis
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Every picture size a HEIF file declares (its `ispe` properties, ISO/IEC 23008-12 §6.5.3), read from
+ * its top-level `meta` box: [width, height] pairs, none when the box cannot be found.
+ */
+export function declaredSizes(bytes: Buffer): [number, number][] {
+  for (let at = 0; at + 8 <= bytes.length;) {
+    let size = bytes.readUInt32BE(at);
+    const type = bytes.toString('latin1', at + 4, at + 8);
+    if (size === 1 && at + 16 <= bytes.length) size = Number(bytes.readBigUInt64BE(at + 8));
+    else if (size === 0) size = bytes.length - at;
+    if (size < 8) return [];
+    if (type === 'meta') {
+      const meta = bytes.subarray(at, Math.min(bytes.length, at + size));
+      const sizes: [number, number][] = [];
+      // An ispe box: size 20, 'ispe', version and flags, width, height.
+      for (let i = meta.indexOf('ispe'); i >= 4; i = meta.indexOf('ispe', i + 4)) {
+        if (meta.readUInt32BE(i - 4) === 20 && i + 16 <= meta.length) sizes.push([meta.readUInt32BE(i + 8), meta.readUInt32BE(i + 12)]);
+      }
+      return sizes;
+    }
+    at += size;
+  }
+  return [];
 }
 
 function convert(input: string, output: string, opts: HeifDecodeOptions): Promise<void> {
