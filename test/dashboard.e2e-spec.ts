@@ -194,7 +194,7 @@ describe('the web dashboard in a browser', () => {
   });
 
   it('edits an endpoint\'s settings (PATCH §4.6): the API\'s record changes; a refused url shows the 422 by field', async () => {
-    type Hook = { id: string; url: string; events: string[]; method: string; headers: { key: string; value: string }[] };
+    type Hook = { id: string; url: string; events: string[]; modes: string[]; method: string; headers: { key: string; value: string }[] };
     const made = await keyApi('/v1/webhooks', { method: 'POST', body: JSON.stringify({ url: `${receiverUrl}/second`, events: ['render.failed'], description: 'Second' }) });
     expect(made.status).toBe(201);
     const id = ((await made.json()) as { data: Hook }).data.id;
@@ -206,12 +206,15 @@ describe('the web dashboard in a browser', () => {
     await form.getByLabel('URL').fill(`${receiverUrl}/edited`);
     await form.getByRole('checkbox', { name: 'render.failed' }).uncheck();
     await form.getByRole('checkbox', { name: 'asset.failed' }).check();
+    // Issue 28: the endpoint takes live events only (`modes`).
+    await form.getByRole('group', { name: 'Modes of the events sent' }).getByRole('checkbox', { name: 'test' }).uncheck();
     await form.getByLabel('Method').selectOption('PUT');
     await form.getByLabel(/^Headers/).fill('X-Team: media');
     await form.getByRole('button', { name: 'Save settings' }).click();
     await card.getByRole('heading', { name: `${receiverUrl}/edited` }).waitFor();
     // Issue 28: header values are sealed and shown masked (a 5-character value shows no tail).
-    await expect(record()).resolves.toMatchObject({ url: `${receiverUrl}/edited`, events: ['asset.failed'], method: 'PUT', headers: [{ key: 'X-Team', value: '••••' }] });
+    await expect(record()).resolves.toMatchObject({ url: `${receiverUrl}/edited`, events: ['asset.failed'], modes: ['live'], method: 'PUT', headers: [{ key: 'X-Team', value: '••••' }] });
+    await card.getByText('live events').waitFor();
     // A url the API refuses: its 422 VALIDATION_FAILED, the message beside the field; the record unchanged.
     await card.getByText('Edit settings').click();
     await form.getByLabel('URL').fill('ftp://example.com/hooks');
@@ -323,6 +326,8 @@ describe('the web dashboard in a browser', () => {
     const testCard = page.locator('[data-endpoint]', { hasText: `${receiverUrl}/test-mode` });
     await testCard.getByRole('heading').locator('.mode-test').waitFor();
     await testCard.getByText('test events').waitFor();
+    // In test mode the form offers test events only.
+    await expect(adder.getByRole('group', { name: 'Modes of the events sent' }).getByRole('checkbox').count()).resolves.toBe(1);
     const hooks = ((await (await keyApi('/v1/webhooks')).json()) as { data: { url: string; mode: string; modes: string[] }[] }).data;
     expect(hooks.find((h) => h.url === `${receiverUrl}/test-mode`)).toMatchObject({ mode: 'test', modes: ['test'] });
     // (a live endpoint's delivery log badges the test events it received; its heading has no badge)

@@ -1,5 +1,5 @@
 import { useState, type FormEvent } from 'react';
-import { api, ApiFailure, envelope, unwrap } from '../api/client';
+import { api, ApiFailure, envelope, session, unwrap, type Mode } from '../api/client';
 import type { components } from '../api/schema';
 import { age, CheckboxGroup, Empty, ErrorNote, Loading, ModeBadge, Status, useAction, useLoad } from '../ui';
 
@@ -39,11 +39,16 @@ interface EndpointValues {
   url: string;
   description: string;
   events: EventName[];
+  /** The modes of the events it receives (issue 28): live, test or both. */
+  modes: Mode[];
 }
 
-/** The fields the create and the edit forms share: URL, description and the events sent. */
+/** The event modes an endpoint may be given: in test mode only test (the API refuses live there). */
+const modeOptions = (): Mode[] => (session.mode === 'test' ? ['test'] : ['live', 'test']);
+
+/** The fields the create and the edit forms share: URL, description, the events sent and their modes. */
 function EndpointFields({ values, onChange, problems, urlPlaceholder }: { values: EndpointValues; onChange: (values: EndpointValues) => void; problems?: Problems; urlPlaceholder?: string }) {
-  const { url, description, events } = values;
+  const { url, description, events, modes } = values;
   return (
     <>
       <label>
@@ -58,6 +63,9 @@ function EndpointFields({ values, onChange, problems, urlPlaceholder }: { values
       </label>
       <CheckboxGroup legend="Events" options={EVENTS} selected={events} onChange={(next) => onChange({ ...values, events: next })}>
         <FieldErrors problems={problems} path="events" />
+      </CheckboxGroup>
+      <CheckboxGroup legend="Modes of the events sent" options={modeOptions()} selected={modes} onChange={(next) => onChange({ ...values, modes: next })}>
+        <FieldErrors problems={problems} path="modes" />
       </CheckboxGroup>
     </>
   );
@@ -75,7 +83,7 @@ const parseHeaders = (text: string): NonNullable<Update['headers']> =>
 
 /** An endpoint's settings as the API's PATCH takes them; the 422's `errors` shown beside each field. */
 function EditEndpoint({ e, onSaved }: { e: Endpoint; onSaved: () => void }) {
-  const [fields, setFields] = useState<EndpointValues>({ url: e.url, description: e.description ?? '', events: e.events as EventName[] });
+  const [fields, setFields] = useState<EndpointValues>({ url: e.url, description: e.description ?? '', events: e.events as EventName[], modes: e.modes });
   const [method, setMethod] = useState(e.method);
   const [bodyFormat, setBodyFormat] = useState(e.bodyFormat);
   const [headers, setHeaders] = useState(headerLines(e.headers));
@@ -229,14 +237,16 @@ function EndpointCard({ e, onChange }: { e: Endpoint; onChange: () => void }) {
 
 export function WebhooksPage() {
   const list = useLoad(() => unwrap(api.GET('/organization/webhooks', { params: { query: { limit: 100 } } })), []);
-  const [fields, setFields] = useState<EndpointValues>({ url: '', description: '', events: ['render.completed', 'render.failed', 'render.cancelled'] });
+  const [fields, setFields] = useState<EndpointValues>({ url: '', description: '', events: ['render.completed', 'render.failed', 'render.cancelled'], modes: modeOptions() });
   const [secret, setSecret] = useState<string>();
   const create = useAction();
   const submit = (ev: FormEvent) => {
     ev.preventDefault();
     void create.run(async () => {
-      const { url, description, events } = fields;
-      const made = await unwrap(api.POST('/organization/webhooks', { body: { url, events, ...(description ? { description } : {}) } }));
+      const { url, description, events, modes } = fields;
+      // The switch may have moved to test mode since the form was filled: live is not offered there.
+      const allowed = modes.filter((m) => modeOptions().includes(m));
+      const made = await unwrap(api.POST('/organization/webhooks', { body: { url, events, modes: allowed, ...(description ? { description } : {}) } }));
       setSecret(made.secret);
       setFields((f) => ({ ...f, url: '' }));
       list.reload();
