@@ -179,6 +179,12 @@ describe('sessions and sign-in codes hold up (issue 28)', () => {
     const members = (await get('/organization/members', as(ownerSession.token, a.workspaceId))).json().data as { userId: string }[];
     expect(members.map((m) => m.userId)).not.toContain(member.id);
     expect(await status(del(member.id, ownerSession.token))).toBe('404 NOT_FOUND');
+    // The same from the server's CLI (`user:remove`): added again, removed by phone, refused at once.
+    await api.cli('user:create', '--phone', memberPhone, '--workspace', a.workspaceId);
+    expect(await status(get('/credits', as(memberSession.token, a.workspaceId)))).toBe(200);
+    expect((await api.cli('user:remove', '--phone', memberPhone, '--workspace', a.workspaceId)).json).toEqual({ userId: member.id, workspaceId: a.workspaceId, removed: true });
+    expect(await status(get('/credits', as(memberSession.token, a.workspaceId)))).toBe('403 NOT_A_MEMBER');
+    expect(await status(get('/credits', as(memberSession.token, b.workspaceId)))).toBe(200);
     // The last owner cannot be removed (the workspace would have no one to manage it).
     const last = await del(owner.id, ownerSession.token);
     expect([last.statusCode, last.json().code, Object.keys(last.json().errors ?? {})]).toEqual([422, 'VALIDATION_FAILED', ['userId']]);

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { DevMessage, ROLES, type AuthService, type Role } from '#libs/auth';
+import { DevMessage, ROLES, User, type AuthService, type Role } from '#libs/auth';
 import { ApiError, validationFailed, type AppConfig, type KeyMode } from '#libs/core';
 import type { CreditsService } from '#libs/credits';
 import type { Orm } from '#libs/db';
@@ -193,6 +193,17 @@ export const COMMANDS: Record<string, Command> = {
       if (!ROLES.includes(role)) throw new ApiError('INVALID_REQUEST', `--role must be ${ROLES.join(' or ')}`);
       const user = await auth.addUser(f.phone, f.workspace, role, f.name);
       return { userId: user.id };
+    },
+  },
+  'user:remove': {
+    // The owner's DELETE /organization/members/{userId} from the server: the member loses the workspace on their next request.
+    flags: ['phone!', 'workspace!'],
+    async run(f, { auth, orm }) {
+      const phone = auth.phone(f.phone);
+      const user = await orm.em.fork().findOne(User, { phone });
+      if (!user) throw new ApiError('NOT_FOUND', `No user with the phone ${phone}`);
+      await auth.removeMember(f.workspace, user.id);
+      return { userId: user.id, workspaceId: f.workspace, removed: true };
     },
   },
   'otp:last': {
