@@ -139,7 +139,7 @@ const OWNED: Owned<object>[] = [
     entity: MessagingMessage, name: 'MessagingMessage',
     row: (workspaceId) => ({
       id: newId('message'), workspaceId, channel: 'primary_chat', accountId: '1', recipient: '447700900123', type: 'text', templateName: null, languageCode: null,
-      renderId: null, mediaUrl: null, status: 'sent', providerMessageId: 'wamid.1', idempotencyKey: null, createdAt: at, sentAt: at, error: null, statusAt: null, mode: 'live',
+      renderId: null, mediaUrl: null, status: 'sent', providerMessageId: 'wamid.1', idempotencyKey: null, createdAt: at, allowanceAt: at, sentAt: at, error: null, statusAt: null, mode: 'live',
     }),
     change: { providerMessageId: 'changed' }, changed: (r) => r.providerMessageId === 'changed',
   }),

@@ -4,8 +4,9 @@ import { openAppDatabase } from '#libs/app';
 import { newId } from '#libs/core';
 import { allWorkspaces, type Orm } from '#libs/db';
 import { IntegrationConnection } from '#libs/integrations';
-import { MessagingContact, MessagingMessage } from '#libs/messaging';
+import { CampaignRecipient, MessagingCampaign, MessagingContact, MessagingMessage } from '#libs/messaging';
 import { Render } from '#libs/renders';
+import { monthStart } from '#libs/workspaces';
 import {
   decodeMail, FAKE_TEMPLATES, INVALID_SMS_NUMBER, SmtpFake, TwilioFake, UNDELIVERABLE_NUMBER, WhatsAppFake,
 } from '#testing/messaging';
@@ -383,7 +384,7 @@ describe('messaging-provider (§4.5)', () => {
     for (let i = 0; i < 1000; i++) {
       em.create(MessagingMessage, {
         id: newId('message'), workspaceId: w.workspaceId, channel: 'primary_chat', accountId: wa.phoneNumberId, recipient: '447700900123', type: 'text',
-        templateName: null, languageCode: null, renderId: null, mediaUrl: null, status: 'sent', providerMessageId: `wamid.${i}`, idempotencyKey: null, createdAt: new Date(), sentAt: new Date(),
+        templateName: null, languageCode: null, renderId: null, mediaUrl: null, status: 'sent', providerMessageId: `wamid.${i}`, idempotencyKey: null, createdAt: new Date(), allowanceAt: new Date(), sentAt: new Date(),
       });
     }
     await em.flush();
@@ -393,6 +394,42 @@ describe('messaging-provider (§4.5)', () => {
     const res = await send({ to: '447700900123', type: 'text', text: 'hi' }, w.liveKey);
     expect([res.statusCode, res.json().code]).toEqual([402, 'LIMIT_MESSAGES']);
     expect(wa.sent.length).toBe(sent);
+  });
+
+  it('issue 28: a campaign\'s units are dated by its acceptance: one accepted last month and still sending reserves nothing this month, and its message sent now counts in its month', async () => {
+    const w = await create('starter');
+    expect((await connectWhatsApp(w)).code).toBe(0);
+    const lastMonth = new Date(monthStart().getTime() - 24 * 3600_000);
+    const now = new Date();
+    const campaignId = newId('campaign');
+    const em = allWorkspaces(orm).fork();
+    em.create(MessagingCampaign, {
+      id: campaignId, workspaceId: w.workspaceId, name: 'Month end', channel: 'primary_chat', templateName: 'thanks_note', languageCode: null, renderId: null, mediaUrl: null,
+      commonVariables: {}, rateLimitPerSecond: 10, total: 1000, status: 'sending', idempotencyKey: null, createdAt: lastMonth, completedAt: null, mode: 'live',
+    });
+    const recipients = Array.from({ length: 1000 }, (_, position) => ({
+      id: newId('recipient'), workspaceId: w.workspaceId, campaignId, position, recipient: `4477009${String(position).padStart(5, '0')}`, name: null, variables: null,
+      status: position === 0 ? ('sent' as const) : ('queued' as const), errorCode: null, reason: null, providerMessageId: null, messageId: null, claimedBy: null, attempts: 0, updatedAt: now, sentAt: null,
+    }));
+    await em.flush();
+    for (let i = 0; i < recipients.length; i += 200) await em.insertMany(CampaignRecipient, recipients.slice(i, i + 200));
+    // Its first recipient was sent today: the message's unit is the one reserved last month.
+    em.create(MessagingMessage, {
+      id: newId('message'), workspaceId: w.workspaceId, channel: 'primary_chat', accountId: wa.phoneNumberId, recipient: recipients[0]!.recipient, type: 'template',
+      templateName: 'thanks_note', languageCode: null, renderId: null, mediaUrl: null, status: 'sent', providerMessageId: 'wamid.month', idempotencyKey: recipients[0]!.id,
+      createdAt: now, allowanceAt: lastMonth, sentAt: now,
+    });
+    await em.flush();
+    const used = async () => (await inject('GET', `${BASE}/usage`, w.liveKey)).json().data.messages.used as number;
+    expect(await used()).toBe(0);
+    expect((await send({ to: '447700900123', type: 'text', text: 'new month' }, w.liveKey)).statusCode).toBe(201);
+    expect(await used()).toBe(1);
+    // The same campaign accepted this month: its 999 queued recipients and its sent one are this month's.
+    await em.nativeUpdate(MessagingCampaign, { id: campaignId }, { createdAt: now });
+    await em.nativeUpdate(MessagingMessage, { idempotencyKey: recipients[0]!.id }, { allowanceAt: now });
+    expect(await used()).toBe(1001);
+    const res = await send({ to: '447700900123', type: 'text', text: 'over' }, w.liveKey);
+    expect([res.statusCode, res.json().code]).toEqual([402, 'LIMIT_MESSAGES']);
   });
 
   it('a revoked token → 409 INTEGRATION_REAUTH_REQUIRED, the connection marked; reconnecting the channel keeps the others', async () => {

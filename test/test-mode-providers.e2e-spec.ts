@@ -318,7 +318,7 @@ describe('test mode never reaches a provider, and a test key cannot change live 
       const at = new Date(Math.max(monthStart().getTime(), Date.now() - 60_000));
       const rows = Array.from({ length: n }, (_, i) => ({
         id: newId('message'), workspaceId: w.workspaceId, channel: 'sms', accountId: twilio.from, recipient: `4477009${String(i).padStart(5, '0')}`, type: 'text',
-        status: 'sent' as const, idempotencyKey: null, createdAt: at,
+        status: 'sent' as const, idempotencyKey: null, createdAt: at, allowanceAt: at,
       }));
       const em = allWorkspaces(orm).fork();
       for (let i = 0; i < rows.length; i += 200) await em.insertMany(MessagingMessage, rows.slice(i, i + 200) as never);

@@ -307,7 +307,7 @@ export class CampaignsService {
       const use = await this.deps.integrations.use(workspaceId, plan, 'messaging-provider');
       const prepared = await this.deps.messaging.prepare(workspaceId, use, this.sendInput(campaign, { to: r.recipient, variables: r.variables }), cache);
       // The campaign's mode picks the sender (a test campaign's is simulated); its unit was reserved with the campaign.
-      const { message } = await this.deps.messaging.deliver(workspaceId, plan, campaign.mode, use, prepared, r.id, { around: (attempt) => limiter.around(attempt), reference: r.id, reserved: true });
+      const { message } = await this.deps.messaging.deliver(workspaceId, plan, campaign.mode, use, prepared, r.id, { around: (attempt) => limiter.around(attempt), reference: r.id, reservedAt: campaign.createdAt });
       if (message.status === 'sending') {
         await em.nativeUpdate(CampaignRecipient, mine, { status: 'unknown', errorCode: 'OUTCOME_UNKNOWN', reason: UNKNOWN_REASON, messageId: message.id, attempts: r.attempts + 1, updatedAt: new Date() });
         return false;

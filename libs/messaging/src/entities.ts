@@ -15,7 +15,7 @@ export const MessagingMessage = defineEntity({
   tableName: 'messaging_message',
   filters: workspaceFilter(),
   uniques: [{ properties: ['workspaceId', 'idempotencyKey'] }],
-  indexes: [{ properties: ['workspaceId', 'createdAt'] }, { properties: ['workspaceId', 'providerMessageId'] }],
+  indexes: [{ properties: ['workspaceId', 'createdAt'] }, { properties: ['workspaceId', 'providerMessageId'] }, { properties: ['workspaceId', 'allowanceAt'] }],
   properties: {
     id: p.string().primary().length(32),
     workspaceId: p.string().length(32),
@@ -32,6 +32,11 @@ export const MessagingMessage = defineEntity({
     providerMessageId: p.string().length(200).nullable(),
     idempotencyKey: p.string().length(255).nullable(),
     createdAt: p.datetime(),
+    /**
+     * When its unit of the monthly allowance was taken, which dates it to a month: its creation, or
+     * for a campaign's message its campaign's acceptance (every recipient's unit is reserved then).
+     */
+    allowanceAt: p.datetime(),
     sentAt: p.datetime().nullable(),
     /** A `failed` status callback's reason, in the provider's words (with its code). */
     error: p.text().nullable(),

@@ -50,8 +50,11 @@ export interface PreparedMessage {
 }
 
 export interface DeliverOptions {
-  /** A campaign recipient: its unit of the allowance was reserved when the campaign was accepted, so it is not checked again. */
-  reserved?: boolean;
+  /**
+   * A campaign recipient's: when the campaign was accepted, which reserved its unit of the allowance
+   * then (it is not checked again, and counts in that month whenever it is sent).
+   */
+  reservedAt?: Date;
   /** Wraps each provider attempt, retries included (a campaign's rate limiter: RateLimiter.around). */
   around?: <T>(attempt: () => Promise<T>) => Promise<T>;
   /** Our reference the provider echoes in its status callbacks (WhatsApp's biz_opaque_callback_data). */
@@ -430,13 +433,14 @@ export class MessagingService {
     const { channel, account, outgoing } = prepared;
     const to = outgoing.to;
     const id = newId('message');
+    const createdAt = new Date();
     const fields = {
       id, workspaceId, channel, accountId: accountIdOf(account), recipient: to, type: outgoing.type, templateName: outgoing.template?.name ?? null,
       languageCode: prepared.languageCode, renderId: prepared.renderId, mediaUrl: prepared.mediaUrl, status: 'sending' as const, providerMessageId: null, idempotencyKey,
-      createdAt: new Date(), sentAt: null, error: null, statusAt: null, mode,
+      createdAt, allowanceAt: opts.reservedAt ?? createdAt, sentAt: null, error: null, statusAt: null, mode,
     };
     try {
-      if (opts.reserved) {
+      if (opts.reservedAt) {
         em.create(MessagingMessage, fields);
         await em.flush();
       } else {
@@ -581,7 +585,9 @@ async function usedThisMonth(em: EntityManager, mode: KeyMode): Promise<number> 
   // (queued → sending → its row → sent), so read in this order it is counted at least once (twice at
   // worst, refusing a send too early, never too late); a row deleted meanwhile is a failed send, whose
   // unit is free again.
-  const campaigns = (await em.find(MessagingCampaign, { status: 'sending', mode }, { fields: ['id'] })).map((c) => c.id);
+  // Dated by acceptance: a campaign accepted last month and still sending reserved its units then.
+  const start = monthStart();
+  const campaigns = (await em.find(MessagingCampaign, { status: 'sending', mode, createdAt: { $gte: start } }, { fields: ['id'] })).map((c) => c.id);
   let reserved = 0;
   if (campaigns.length) {
     const queued = await em.count(CampaignRecipient, { campaignId: { $in: campaigns }, status: 'queued' });
@@ -589,7 +595,7 @@ async function usedThisMonth(em: EntityManager, mode: KeyMode): Promise<number> 
     const written = claimed.length ? await em.count(MessagingMessage, { idempotencyKey: { $in: claimed } }) : 0;
     reserved = queued + claimed.length - written;
   }
-  return reserved + (await em.count(MessagingMessage, { createdAt: { $gte: monthStart() }, mode }));
+  return reserved + (await em.count(MessagingMessage, { allowanceAt: { $gte: start }, mode }));
 }
 
 function describe(c: Capabilities): string {
