@@ -21,7 +21,7 @@ import type { TextFetcher } from './fetch-text.js';
 import { prepareRender } from './inputs.js';
 import { printHtml } from './print.js';
 import { MediaServer } from './media-server.js';
-import { BrowserGone, isBrowserFault, onDisconnect, TabLedger } from './recovery.js';
+import { BrowserGone, isBrowserFault, onDisconnect, TabLedger, TabLost } from './recovery.js';
 import type { EditProps } from './props.js';
 
 export const COMPOSITION_ID = 'Edit';
@@ -269,17 +269,17 @@ export class VideoEngine {
         try {
           screenshotsWithinViewport(browser);
           this.tabs.watch(browser);
-          onDisconnect(browser, () => this.browserGone(browser));
+          onDisconnect(browser, () => this.browserGone(browser, true));
         } catch (err) {
           await browser.close({ silent: true }).catch(() => undefined);
           throw err;
         }
         this.browser = browser;
-        // A browser that crashed or was killed is opened again by the next render.
-        browser.on('closed', () => {
-          if (this.browser === browser) this.browser = undefined;
-          this.clearProfiles();
-        });
+        // A browser closed (by the engine, or by Remotion replacing it after a closed tab) or gone
+        // (crashed, killed: its connection closed) is opened again by the next call.
+        const closed = () => this.browserGone(browser, false);
+        browser.on('closed', closed);
+        browser.on('closed-silent', closed);
         return browser;
       })
       .catch((err: unknown) => {
@@ -291,12 +291,14 @@ export class VideoEngine {
     return this.opening;
   }
 
-  /** The browser died (killed, crashed): the next call opens another; the calls in it stop now. */
-  private browserGone(browser: HeadlessBrowser): void {
-    if (this.browser === browser) this.browser = undefined;
+  /** The browser was closed or died: the next call opens another; the calls in it stop now. */
+  private browserGone(browser: HeadlessBrowser, died: boolean): void {
+    if (this.browser !== browser) return;
+    this.browser = undefined;
     for (const stop of this.inFlight) stop();
-    // Its runner's process group and profile (the process itself is gone).
-    void browser.close({ silent: true }).catch(() => undefined).finally(() => this.clearProfiles());
+    // A dead one's runner (process group, listeners) is closed too; then its profile is removed.
+    if (died) void browser.close({ silent: true }).catch(() => undefined).finally(() => this.clearProfiles());
+    else this.clearProfiles();
   }
 
   /**
@@ -307,21 +309,22 @@ export class VideoEngine {
   private async inTabs<T>(run: Run, call: string, work: (cancelSignal: CancelSignal) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       const { cancelSignal, cancel } = makeCancelSignal();
-      let gone = false;
-      const onGone = () => {
-        gone = true;
+      let fault: Error | undefined;
+      const stopFor = (why: Error) => () => {
+        fault ??= why;
         cancel();
       };
+      const onGone = stopFor(new BrowserGone());
       run.stop.addEventListener('abort', cancel, { once: true });
       this.inFlight.add(onGone);
       try {
         if (run.stop.aborted) cancel();
         await this.openBrowser();
-        return await this.tabs.within(() => work(cancelSignal));
+        return await this.tabs.within(() => work(cancelSignal), stopFor(new TabLost()));
       } catch (err) {
-        const fault = gone && !run.stop.aborted ? new BrowserGone() : err;
-        if (run.stop.aborted || attempt > 1 || !isBrowserFault(fault)) throw fault;
-        await this.recover(run, call, fault as Error);
+        const cause = !run.stop.aborted && fault ? fault : err;
+        if (run.stop.aborted || attempt > 1 || !isBrowserFault(cause)) throw cause;
+        await this.recover(run, call, cause as Error);
       } finally {
         run.stop.removeEventListener('abort', cancel);
         this.inFlight.delete(onGone);

@@ -4,12 +4,15 @@ import type { HeadlessBrowser } from '@remotion/renderer';
 /** What the ledger needs of a Remotion tab. */
 interface Tab {
   url(): string;
-  close(): Promise<void>;
+  close(...args: unknown[]): Promise<void>;
+  target(): { _targetId: string };
 }
 
 interface Scope {
   readonly tabs: Set<Tab>;
   over: boolean;
+  /** A tab of the call went away without Remotion closing it. */
+  lost: () => void;
 }
 
 const WATCHED = Symbol('tabLedger');
@@ -36,8 +39,14 @@ const WATCHED = Symbol('tabLedger');
 export class TabLedger {
   private readonly scopes = new AsyncLocalStorage<Scope>();
   private readonly live = new Set<Scope>();
+  /** Tabs Remotion (or the ledger) asked to close: their end is no loss. */
+  private readonly closing = new WeakSet<Tab>();
 
-  /** Records the tabs `browser.newPage` opens in the scope of the call that opened them. */
+  /**
+   * Records the tabs `browser.newPage` opens in the scope of the call that opened them, and tells a
+   * call when one of its tabs ends without being closed (closed from outside, e.g. by CDP): its other
+   * tabs would wait for it until Remotion's time-out (a helper tab for its main tab's frames, ~30 s).
+   */
   watch(browser: HeadlessBrowser): void {
     const target = browser as unknown as { newPage: (...args: unknown[]) => Promise<Tab>; [WATCHED]?: true };
     if (target[WATCHED]) return;
@@ -48,25 +57,37 @@ export class TabLedger {
       const scope = this.scopes.getStore();
       if (!scope) return tab;
       if (scope.over) {
-        await closeQuietly(tab);
+        await this.close(tab);
         throw new Error('The render this tab was opened for is over');
       }
+      const close = tab.close;
+      tab.close = (...a: unknown[]) => {
+        this.closing.add(tab);
+        return close.apply(tab, a);
+      };
       scope.tabs.add(tab);
       return tab;
     };
+    browser.connection.on('Target.targetDestroyed', (event: { targetId: string }) => {
+      for (const scope of this.live) {
+        for (const tab of scope.tabs) {
+          if (tab.target()._targetId === event.targetId && !this.closing.has(tab)) scope.lost();
+        }
+      }
+    });
     target[WATCHED] = true;
   }
 
-  /** Runs one Remotion call; every tab it opened (now or later) is closed when it settles. */
-  async within<T>(work: () => Promise<T>): Promise<T> {
-    const scope: Scope = { tabs: new Set(), over: false };
+  /** Runs one Remotion call; every tab it opened (now or later) is closed when it settles. `lost`: one of its tabs ended while it ran. */
+  async within<T>(work: () => Promise<T>, lost: () => void = () => undefined): Promise<T> {
+    const scope: Scope = { tabs: new Set(), over: false, lost };
     this.live.add(scope);
     try {
       return await this.scopes.run(scope, work);
     } finally {
       scope.over = true;
       this.live.delete(scope);
-      await Promise.all([...scope.tabs].map(closeQuietly));
+      await Promise.all([...scope.tabs].map((tab) => this.close(tab)));
     }
   }
 
@@ -80,13 +101,22 @@ export class TabLedger {
     for (const scope of this.live) for (const tab of scope.tabs) owned.add(tab);
     const tabs = (await browser.pages()) as unknown as Tab[];
     const strays = tabs.filter((tab) => !owned.has(tab) && /^http:\/\/localhost:\d+\//.test(tab.url()));
-    await Promise.all(strays.map(closeQuietly));
+    await Promise.all(strays.map((tab) => this.close(tab)));
     return strays.length;
+  }
+
+  private async close(tab: Tab): Promise<void> {
+    this.closing.add(tab);
+    await tab.close().catch(() => undefined);
   }
 }
 
-async function closeQuietly(tab: Tab): Promise<void> {
-  await tab.close().catch(() => undefined);
+/** A tab of a call was closed from outside while the call ran. */
+export class TabLost extends Error {
+  constructor() {
+    super('A tab of the render was closed');
+    this.name = 'TabLost';
+  }
 }
 
 /** The browser this engine drives went away while a call used it (killed, crashed, its connection lost). */
@@ -105,7 +135,7 @@ export class BrowserGone extends Error {
  * not, and fails as before.
  */
 export function isBrowserFault(err: unknown): boolean {
-  if (err instanceof BrowserGone) return true;
+  if (err instanceof BrowserGone || err instanceof TabLost) return true;
   const message = err instanceof Error ? err.message : typeof err === 'string' ? err : '';
   return /^Invalid message: |Page crashed!|Target closed|Session closed/.test(message);
 }
