@@ -18,17 +18,18 @@ import { isBrowserFault } from './recovery.js';
 const CDN = 'https://cdn.example.com';
 const files = new Map<string, Buffer>();
 const recoveries: Recovery[] = [];
+let strayed: Promise<void> | undefined;
 let engine: VideoEngine;
 let out: string;
 
 /** ≈1 s, 320×180: a video clip with its sound over an audio clip. */
-function edit(fps: number, src = `${CDN}/clip.mp4`) {
+function edit(fps: number, src = `${CDN}/clip.mp4`, seconds = 1) {
   return assertEdit({
     timeline: {
       background: '#224488',
       tracks: [
-        { clips: [{ asset: { type: 'video', src }, start: 0, length: 1 }] },
-        { clips: [{ asset: { type: 'audio', src: `${CDN}/tone.wav`, volume: 0.5 }, start: 0, length: 1 }] },
+        { clips: [{ asset: { type: 'video', src }, start: 0, length: seconds }] },
+        { clips: [{ asset: { type: 'audio', src: `${CDN}/tone.wav`, volume: 0.5 }, start: 0, length: seconds }] },
       ] as JsonValue[],
     },
     output: { format: 'mp4', size: { width: 320, height: 180 }, fps },
@@ -54,6 +55,21 @@ async function renderWhile(fps: number, act: () => Promise<unknown>, signal?: Ab
   } finally {
     await acted;
   }
+}
+
+/**
+ * What a leaked tab was: a main tab of @remotion/media on the render's own origin, opened by hand
+ * (CDP, outside any render), so it answers the render's frame requests as the stray did.
+ */
+async function strayMainTab(): Promise<void> {
+  const [url] = await remotionTabs();
+  const { targetId } = await cdp<{ targetId: string }>('Target.createTarget', { url: 'about:blank' });
+  const { sessionId } = await cdp<{ sessionId: string }>('Target.attachToTarget', { targetId, flatten: true });
+  const session = browser().connection.session(sessionId)!;
+  const send = session.send as unknown as (m: string, p: Record<string, unknown>) => Promise<unknown>;
+  await send.call(session, 'Page.enable', {});
+  await send.call(session, 'Page.addScriptToEvaluateOnNewDocument', { source: 'window.remotion_isMainTab = true; window.remotion_broadcastChannel = new BroadcastChannel("remotion-video-frame-extraction")' });
+  await send.call(session, 'Page.navigate', { url });
 }
 
 const killProcesses = async (type: 'renderer' | 'browser') => {
@@ -111,6 +127,16 @@ describe('A long-lived worker does not degrade (issue 32)', () => {
     expect(recoveries).toEqual([]);
   }, 30_000);
 
+  it('a stray main tab on the render\'s origin ("Invalid message" from the extractor) is closed and the render tried once more', async () => {
+    const done = await engine.render(edit(12, `${CDN}/clip.mp4`, 2), { outputDir: out, renderId: 'rnd_stray', onProgress: (p) => { if (p > 0) strayed ??= strayMainTab(); } });
+    await strayed;
+    expect(done.frames).toBe(24);
+    expect(recoveries).toEqual([expect.objectContaining({ renderId: 'rnd_stray', call: 'render', fresh: 'tabs', straysClosed: 1 })]);
+    expect(recoveries[0]!.reason).toMatch(/^Invalid message: \{"type":"response-/);
+    expect(await remotionTabs()).toEqual([]);
+    recoveries.length = 0;
+  }, 30_000);
+
   it('cancels mid-extraction and a time-out stop the render; a killed tab, a tab closed from outside and a killed browser are each recovered once, named by render id', async () => {
     const cancel = new AbortController();
     await expect(renderWhile(15, async () => cancel.abort(), cancel.signal)).rejects.toBeInstanceOf(VideoRenderCancelled);
@@ -134,13 +160,13 @@ describe('A long-lived worker does not degrade (issue 32)', () => {
     // The browser process killed: a new browser, the render tried once more in it.
     expect((await renderWhile(12, () => killProcesses('browser'))).frames).toBe(12);
     expect(recoveries[2]).toMatchObject({ renderId: 'rnd_12', call: 'render', fresh: 'browser', reason: 'The browser disconnected' });
-    expect(engine.recoveries).toBe(3);
+    expect(engine.recoveries).toBe(4);
 
     // A deterministic input error is not a fault to retry.
     const missing = engine.render(edit(12, `${CDN}/missing.mp4`), { outputDir: out });
     await expect(missing).rejects.toBeInstanceOf(ApiError);
     await expect(missing).rejects.toMatchObject({ code: 'MEDIA_UNAVAILABLE' });
-    expect(engine.recoveries).toBe(3);
+    expect(engine.recoveries).toBe(4);
     expect(await remotionTabs()).toEqual([]);
   }, 60_000);
 
@@ -158,7 +184,7 @@ describe('A long-lived worker does not degrade (issue 32)', () => {
       expect(p.rmsDb).toBeGreaterThan(-30);
       await rm(done.file, { force: true });
     }
-    expect(engine.recoveries).toBe(3);
+    expect(engine.recoveries).toBe(4);
     expect(await remotionTabs()).toEqual([]);
   }, 120_000);
 

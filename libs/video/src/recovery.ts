@@ -97,11 +97,14 @@ export class TabLedger {
    * media server's origin) are not Remotion's and are left alone. Answers how many were closed.
    */
   async closeStrays(browser: HeadlessBrowser): Promise<number> {
-    const owned = new Set<Tab>();
-    for (const scope of this.live) for (const tab of scope.tabs) owned.add(tab);
-    const tabs = (await browser.pages()) as unknown as Tab[];
-    const strays = tabs.filter((tab) => !owned.has(tab) && /^http:\/\/localhost:\d+\//.test(tab.url()));
-    await Promise.all(strays.map((tab) => this.close(tab)));
+    const owned = new Set<string>();
+    for (const scope of this.live) for (const tab of scope.tabs) owned.add(tab.target()._targetId);
+    // From Chromium's list: Remotion's own (`browser.pages()`) leaves out tabs it did not open.
+    const send = browser.connection.send as unknown as (method: string, params?: Record<string, unknown>) => Promise<{ value: Record<string, unknown> }>;
+    const call = async (method: string, params: Record<string, unknown> = {}) => (await send.call(browser.connection, method, params)).value;
+    const { targetInfos } = (await call('Target.getTargets')) as { targetInfos: { targetId: string; type: string; url: string }[] };
+    const strays = targetInfos.filter((t) => t.type === 'page' && !owned.has(t.targetId) && /^http:\/\/localhost:\d+\//.test(t.url));
+    await Promise.all(strays.map((t) => call('Target.closeTarget', { targetId: t.targetId }).catch(() => undefined)));
     return strays.length;
   }
 
