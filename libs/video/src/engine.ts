@@ -370,8 +370,8 @@ export class VideoEngine {
           const ranges = planChunks(frames, per).map(([a, b]): [number, number] => [range[0] + a, range[0] + b]);
           const progress = ranges.map(() => 0);
           const report = throttled(opts.onProgress, (p: number) => p);
-          // All parts settle before the folder is removed; the first failure stops the others.
-          // Each part is tried once more by itself after a browser fault; a part that still fails stops the others.
+          // All parts settle before the folder is removed. A part is tried once more by itself after a
+          // browser fault (inTabs); the first part that still fails stops the others.
           const settled = await Promise.allSettled(ranges.map((r, i) => this.renderPart(props, encoding, r, {
             dir: prepared.dir,
             concurrency: 1,

@@ -17,6 +17,9 @@ interface Scope {
 
 const WATCHED = Symbol('tabLedger');
 
+/** How long a settled call waits for Chromium to confirm each of its tabs closed (a healthy close takes milliseconds). */
+const CLOSE_WAIT_MS = 5_000;
+
 /**
  * The tabs of each Remotion call, closed when that call settles.
  *
@@ -108,9 +111,18 @@ export class TabLedger {
     return strays.length;
   }
 
+  /** Closes a tab, waiting at most CLOSE_WAIT_MS for Chromium to confirm (a call never hangs on its tabs). */
   private async close(tab: Tab): Promise<void> {
     this.closing.add(tab);
-    await tab.close().catch(() => undefined);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      tab.close().catch(() => undefined),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, CLOSE_WAIT_MS);
+        timer.unref();
+      }),
+    ]);
+    clearTimeout(timer);
   }
 }
 
