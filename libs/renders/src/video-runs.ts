@@ -112,6 +112,7 @@ export class VideoRuns {
       if (!(await lifecycle.start(row.id, attempt))) return { status: 'settled' };
       const edit = await this.withCaptions(row, plan, work.signal);
       const out = await (await this.deps.engine()).render(edit, {
+        renderId: row.id,
         signal: work.signal,
         onProgress: this.throttled((p) => {
           stage = 'rendering';
@@ -176,6 +177,7 @@ export class VideoRuns {
       const chunk = await (await this.deps.engine()).renderChunk(row.edit as unknown as EditSpec, {
         frameRange: [data.from, data.to],
         outputDir: dir,
+        renderId: row.id,
         signal: work.signal,
         onProgress: this.throttled((p) => {
           void queue.chunkFrames(row.id, data.index, Math.round(p * frames))

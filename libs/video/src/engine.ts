@@ -21,6 +21,7 @@ import type { TextFetcher } from './fetch-text.js';
 import { prepareRender } from './inputs.js';
 import { printHtml } from './print.js';
 import { MediaServer } from './media-server.js';
+import { BrowserGone, isBrowserFault, onDisconnect, TabLedger, TabLost } from './recovery.js';
 import type { EditProps } from './props.js';
 
 export const COMPOSITION_ID = 'Edit';
@@ -56,6 +57,22 @@ export interface VideoEngineOptions {
   registerUsage?: (event: Parameters<typeof registerUsageEvent>[0]) => Promise<unknown>;
   /** A usage event that could not be sent (the render is unaffected). */
   onUsageError?: (err: Error) => void;
+  /** A browser or extractor fault the engine recovered from by trying a call once more in fresh tabs (counted in `recoveries`). */
+  onRecovery?: (recovery: Recovery) => void;
+}
+
+/** One call tried again after a browser fault (recovery.ts `isBrowserFault`). */
+export interface Recovery {
+  /** The caller's label of the work (the render's id), when it gave one. */
+  renderId?: string;
+  /** What was tried again: `render`, `frames 0-47`, `still`. */
+  call: string;
+  /** The fault's message (at most 300 characters). */
+  reason: string;
+  /** `browser`: the browser was gone and a new one was opened; `tabs`: the call's tabs were closed and new ones opened. */
+  fresh: 'browser' | 'tabs';
+  /** Tabs on Remotion's origins that no call owned, closed before trying again. */
+  straysClosed: number;
 }
 
 export interface VideoRenderOptions {
@@ -70,6 +87,8 @@ export interface VideoRenderOptions {
   frameRange?: [number, number];
   /** Multiplies the output size (Remotion `scale`): 0.5 for a half-size preview. */
   scale?: number;
+  /** The caller's label of this work (the render's id), named when a fault is recovered from. */
+  renderId?: string;
 }
 
 export interface VideoOutput {
@@ -97,6 +116,15 @@ export interface ChunkOptions {
   outputDir?: string;
   onProgress?: (progress: number) => void;
   signal?: AbortSignal;
+  /** The caller's label of this work (the render's id), named when a fault is recovered from. */
+  renderId?: string;
+}
+
+/** A render's calls: the caller's cancel and the run's own stop (a part failed), and its label. */
+interface Run {
+  /** Aborted when the caller cancels or a sibling part failed: no call of the run is tried again. */
+  stop: AbortSignal;
+  renderId?: string | undefined;
 }
 
 /** One rendered chunk: hand these (JSON-serialisable) to `combine`, in frame order. */
@@ -160,6 +188,11 @@ export class VideoEngine {
   private browser: HeadlessBrowser | undefined;
   private opening: Promise<HeadlessBrowser> | undefined;
   private closed = false;
+  /** Every tab a call opens is closed when the call settles (recovery.ts). */
+  private readonly tabs = new TabLedger();
+  /** Calls in flight, stopped when their browser goes away. */
+  private readonly inFlight = new Set<() => void>();
+  private recovered = 0;
 
   private constructor(
     private readonly opts: VideoEngineOptions,
@@ -215,6 +248,11 @@ export class VideoEngine {
     return engine;
   }
 
+  /** Calls tried again after a browser or extractor fault since the engine started (the worker logs each, `onRecovery`). */
+  get recoveries(): number {
+    return this.recovered;
+  }
+
   get status(): EngineStatus {
     return this.closed ? { ok: false, reason: 'the video engine is closed' } : { ok: true, browserExecutable: this.browserExecutable, bundleDir: this.bundleDir };
   }
@@ -230,16 +268,18 @@ export class VideoEngine {
       .then(async (browser) => {
         try {
           screenshotsWithinViewport(browser);
+          this.tabs.watch(browser);
+          onDisconnect(browser, () => this.browserGone(browser, true));
         } catch (err) {
           await browser.close({ silent: true }).catch(() => undefined);
           throw err;
         }
         this.browser = browser;
-        // A browser that crashed or was killed is opened again by the next render.
-        browser.on('closed', () => {
-          if (this.browser === browser) this.browser = undefined;
-          this.clearProfiles();
-        });
+        // A browser closed (by the engine, or by Remotion replacing it after a closed tab) or gone
+        // (crashed, killed: its connection closed) is opened again by the next call.
+        const closed = () => this.browserGone(browser, false);
+        browser.on('closed', closed);
+        browser.on('closed-silent', closed);
         return browser;
       })
       .catch((err: unknown) => {
@@ -249,6 +289,57 @@ export class VideoEngine {
         this.opening = undefined;
       });
     return this.opening;
+  }
+
+  /** The browser was closed or died: the next call opens another; the calls in it stop now. */
+  private browserGone(browser: HeadlessBrowser, died: boolean): void {
+    if (this.browser !== browser) return;
+    this.browser = undefined;
+    for (const stop of this.inFlight) stop();
+    // A dead one's runner (process group, listeners) is closed too; then its profile is removed.
+    if (died) void browser.close({ silent: true }).catch(() => undefined).finally(() => this.clearProfiles());
+    else this.clearProfiles();
+  }
+
+  /**
+   * One Remotion call in tabs of its own (closed when it settles), tried once more in fresh tabs (a
+   * new browser when the old one went away) after a browser or extractor fault; counted and reported.
+   * A cancel, a stop and every other error fail at once.
+   */
+  private async inTabs<T>(run: Run, call: string, work: (cancelSignal: CancelSignal) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      const { cancelSignal, cancel } = makeCancelSignal();
+      let fault: Error | undefined;
+      const stopFor = (why: Error) => () => {
+        fault ??= why;
+        cancel();
+      };
+      const onGone = stopFor(new BrowserGone());
+      run.stop.addEventListener('abort', cancel, { once: true });
+      this.inFlight.add(onGone);
+      try {
+        if (run.stop.aborted) cancel();
+        await this.openBrowser();
+        return await this.tabs.within(() => work(cancelSignal), stopFor(new TabLost()));
+      } catch (err) {
+        const cause = !run.stop.aborted && fault ? fault : err;
+        if (run.stop.aborted || attempt > 1 || !isBrowserFault(cause)) throw cause;
+        await this.recover(run, call, cause as Error);
+      } finally {
+        run.stop.removeEventListener('abort', cancel);
+        this.inFlight.delete(onGone);
+      }
+    }
+  }
+
+  /** Before a call is tried again: strays closed (a dead browser is replaced by the next openBrowser), the recovery counted and reported. */
+  private async recover(run: Run, call: string, fault: Error): Promise<void> {
+    this.recovered++;
+    const browser = this.browser;
+    const straysClosed = browser ? await this.tabs.closeStrays(browser).catch(() => 0) : 0;
+    const recovery: Recovery = { call, reason: fault.message.slice(0, 300), fresh: browser ? 'tabs' : 'browser', straysClosed };
+    if (run.renderId !== undefined) recovery.renderId = run.renderId;
+    this.opts.onRecovery?.(recovery);
   }
 
   private sources() {
@@ -266,7 +357,7 @@ export class VideoEngine {
     const encoding = encodingFor(edit.output);
     const file = opts.outputPath ?? join(opts.outputDir ?? join(this.scratch, 'out'), `${randomUUID()}.${encoding.extension}`);
     await mkdir(dirname(file), { recursive: true });
-    return this.cancellable(opts.signal, async (cancelSignal, cancel) => {
+    return this.cancellable(opts, async (run, stopAll) => {
       const prepared = await prepareRender(edit, this.sources(), opts.signal ? { signal: opts.signal } : {});
       const parts: VideoChunk[] = [];
       try {
@@ -279,33 +370,35 @@ export class VideoEngine {
           const ranges = planChunks(frames, per).map(([a, b]): [number, number] => [range[0] + a, range[0] + b]);
           const progress = ranges.map(() => 0);
           const report = throttled(opts.onProgress, (p: number) => p);
-          // All parts settle before the folder is removed; the first failure stops the others.
+          // All parts settle before the folder is removed. A part is tried once more by itself after a
+          // browser fault (inTabs); the first part that still fails stops the others.
           const settled = await Promise.allSettled(ranges.map((r, i) => this.renderPart(props, encoding, r, {
             dir: prepared.dir,
             concurrency: 1,
-            cancelSignal,
+            run,
             onProgress: (p) => {
               progress[i] = p * (r[1] - r[0] + 1);
               report?.((progress.reduce((a, b) => a + b, 0) / frames) * 0.9);
             },
           }).catch((err: unknown) => {
-            cancel();
+            stopAll();
             throw err;
           })));
           for (const r of settled) if (r.status === 'fulfilled') parts.push(r.value);
           const failed = settled.find((r) => r.status === 'rejected');
           if (failed) throw failed.reason;
-          await this.join(parts, file, cancelSignal, (p) => report?.(0.9 + p * 0.07));
+          await this.join(parts, file, run, (p) => report?.(0.9 + p * 0.07));
         } else {
-          await renderMedia({
+          const onProgress = throttled(opts.onProgress, (p: { progress: number }) => p.progress * 0.97);
+          await this.inTabs(run, 'render', (cancelSignal) => renderMedia({
             ...this.mediaOptions(props, encoding, opts.scale),
             codec: encoding.codec,
             outputLocation: file,
             frameRange: range,
             cancelSignal,
-            onProgress: throttled(opts.onProgress, (p) => p.progress * 0.97),
+            ...(onProgress ? { onProgress } : {}),
             ...(encoding.codec === 'gif' ? { numberOfGifLoops: encoding.gifLoops ?? null } : {}),
-          });
+          }));
         }
         const { width, height } = scaled(props, opts.scale);
         return await this.finish(edit, file, encoding, { width, height, fps: props.fps, frames, firstTime: props.windowStart + range[0] / props.fps, started, signal: opts.signal, onProgress: opts.onProgress });
@@ -328,14 +421,14 @@ export class VideoEngine {
     if (encoding.codec === 'gif') throw new Error('gif renders are not split into chunks');
     const dir = opts.outputDir ?? join(this.scratch, 'chunks');
     await mkdir(dir, { recursive: true });
-    return this.cancellable(opts.signal, async (cancelSignal) => {
+    return this.cancellable(opts, async (run) => {
       const prepared = await prepareRender(edit, this.sources(), opts.signal ? { signal: opts.signal } : {});
       try {
         const range = frameRangeWithin(opts.frameRange, prepared.props.durationInFrames);
         const chunk = await this.renderPart(prepared.props, encoding, range, {
           dir,
           concurrency: opts.concurrency ?? this.opts.concurrency ?? availableParallelism(),
-          cancelSignal,
+          run,
           ...(opts.onProgress ? { onProgress: throttled(opts.onProgress, (p: number) => p) } : {}),
         });
         opts.onProgress?.(1);
@@ -356,9 +449,9 @@ export class VideoEngine {
     const last = ordered[ordered.length - 1]!;
     const file = opts.outputPath ?? join(opts.outputDir ?? join(this.scratch, 'out'), `${randomUUID()}.${encoding.extension}`);
     await mkdir(dirname(file), { recursive: true });
-    return this.cancellable(opts.signal, async (cancelSignal) => {
+    return this.cancellable(opts, async (run) => {
       try {
-        await this.join(ordered, file, cancelSignal, throttled(opts.onProgress, (p: number) => p * 0.95));
+        await this.join(ordered, file, run, throttled(opts.onProgress, (p: number) => p * 0.95));
         const probe = await runBinary('ffprobe', ['-v', 'error', '-select_streams', 'v:0', '-show_entries', 'stream=width,height', '-of', 'csv=p=0', file]);
         const [width = 0, height = 0] = probe.stdout.trim().split(',').map(Number);
         const windowStart = edit.output.range?.start ?? 0;
@@ -378,7 +471,7 @@ export class VideoEngine {
     props: EditProps,
     encoding: Encoding,
     range: [number, number],
-    opts: { dir: string; concurrency: number; cancelSignal: CancelSignal; onProgress?: ((p: number) => void) | undefined },
+    opts: { dir: string; concurrency: number; run: Run; onProgress?: ((p: number) => void) | undefined },
   ): Promise<VideoChunk> {
     const codec = encoding.codec;
     if (codec === 'gif') throw new Error('gif renders are not split into parts');
@@ -388,16 +481,16 @@ export class VideoEngine {
     const chunk: VideoChunk = { frameRange: range, videoFile: `${base}.${seamless ? 'ts' : 'mp4'}`, fps: props.fps, totalFrames: props.durationInFrames, codec };
     if (audio) chunk.audioFile = `${base}.aac`;
     try {
-      await renderMedia({
+      await this.inTabs(opts.run, `frames ${range[0]}-${range[1]}`, (cancelSignal) => renderMedia({
         ...this.mediaOptions(props, encoding),
         concurrency: opts.concurrency,
         codec: seamless ? 'h264-ts' : codec,
         outputLocation: chunk.videoFile,
         frameRange: range,
-        cancelSignal: opts.cancelSignal,
+        cancelSignal,
         ...(opts.onProgress ? { onProgress: (p: { progress: number }) => opts.onProgress?.(p.progress) } : {}),
         ...(audio ? { separateAudioTo: chunk.audioFile, forSeamlessAacConcatenation: true, enforceAudioTrack: true } : { muted: true }),
-      });
+      }));
     } catch (err) {
       await Promise.all([chunk.videoFile, chunk.audioFile].filter((f) => f !== undefined).map((f) => rm(f, { force: true })));
       throw err;
@@ -406,7 +499,7 @@ export class VideoEngine {
   }
 
   /** Remotion's combineChunks: h264 MPEG-TS parts are concatenated without re-encoding, AAC gaplessly. */
-  private async join(ordered: readonly VideoChunk[], file: string, cancelSignal: CancelSignal, onProgress?: (p: number) => void): Promise<void> {
+  private async join(ordered: readonly VideoChunk[], file: string, run: Run, onProgress?: (p: number) => void): Promise<void> {
     const first = ordered[0]!;
     let next = first.frameRange[0];
     for (const c of ordered) {
@@ -427,7 +520,7 @@ export class VideoEngine {
       preferLossless: false,
       compositionDurationInFrames: first.totalFrames,
       frameRange: [first.frameRange[0], next - 1],
-      cancelSignal,
+      cancelSignal: cancelOn(run.stop),
       logLevel: this.opts.logLevel ?? 'error',
       ...(onProgress ? { onProgress: (p: { totalProgress: number }) => onProgress(p.totalProgress) } : {}),
     });
@@ -480,7 +573,7 @@ export class VideoEngine {
    */
   async renderHtmlStill(edit: EditSpec, opts: { scale?: number; time?: number; signal?: AbortSignal; durations?: ReadonlyMap<string, number> | Readonly<Record<string, number>> } = {}): Promise<Buffer> {
     if (!isStillFormat(edit.output.format)) throw new Error(`renderHtmlStill draws a still, not ${edit.output.format}`);
-    return this.cancellable(opts.signal, async (cancelSignal) => {
+    return this.cancellable(opts, async (run) => {
       const still: NonNullable<Parameters<typeof prepareRender>[2]>['still'] = {};
       if (opts.scale !== undefined) still.scale = opts.scale;
       if (opts.time !== undefined) still.time = opts.time;
@@ -488,20 +581,20 @@ export class VideoEngine {
       const prepared = await prepareRender(edit, this.sources(), { still, ...(opts.signal ? { signal: opts.signal } : {}) });
       try {
         const props = prepared.props;
-        const { buffer } = await renderStill({
+        const { buffer } = await this.inTabs(run, 'still', (cancelSignal) => renderStill({
           composition: composition(props),
           serveUrl: this.bundleDir,
           inputProps: props,
           frame: 0,
           imageFormat: 'png',
-          puppeteerInstance: await this.openBrowser(),
+          puppeteerInstance: this.browser,
           browserExecutable: this.browserExecutable,
           onBrowserDownload: noBrowserDownload,
           cancelSignal,
           logLevel: this.opts.logLevel ?? 'error',
           mediaCacheSizeInBytes: this.opts.mediaCacheSizeInBytes ?? MIN_MEDIA_CACHE,
           offthreadVideoCacheSizeInBytes: 64 * 1024 * 1024,
-        } as Parameters<typeof renderStill>[0]);
+        } as Parameters<typeof renderStill>[0]));
         if (!buffer) throw new Error('renderStill returned no image');
         this.reportUsage(true);
         return buffer;
@@ -517,7 +610,7 @@ export class VideoEngine {
    * picture in a PDF output, so an html document's text stays text (docs/decisions.md "PDF").
    */
   async printHtmlClips(edit: EditSpec, opts: { time?: number; signal?: AbortSignal; durations?: ReadonlyMap<string, number> | Readonly<Record<string, number>> } = {}): Promise<Map<string, Buffer>> {
-    return this.cancellable(opts.signal, async () => {
+    return this.cancellable(opts, async () => {
       const still: NonNullable<Parameters<typeof prepareRender>[2]>['still'] = {};
       if (opts.time !== undefined) still.time = opts.time;
       if (opts.durations !== undefined) still.durations = opts.durations;
@@ -588,16 +681,17 @@ export class VideoEngine {
     } as Omit<RenderMediaOptions, 'codec'>;
   }
 
-  /** Runs `work` with a Remotion cancel signal tied to `signal`; a cancelled render rejects with VideoRenderCancelled. */
-  private async cancellable<T>(signal: AbortSignal | undefined, work: (cancelSignal: CancelSignal, cancel: () => void) => Promise<T>): Promise<T> {
+  /** Runs `work` as a run stopped by `signal` (and by `stopAll`, for a failed part); a cancelled render rejects with VideoRenderCancelled. */
+  private async cancellable<T>(opts: { signal?: AbortSignal | undefined; renderId?: string | undefined }, work: (run: Run, stopAll: () => void) => Promise<T>): Promise<T> {
+    const signal = opts.signal;
     if (this.closed) throw new Error('the video engine is closed');
     if (signal?.aborted) throw new VideoRenderCancelled();
     await this.openBrowser();
-    const { cancelSignal, cancel } = makeCancelSignal();
-    const onAbort = () => cancel();
+    const stop = new AbortController();
+    const onAbort = () => stop.abort();
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      return await work(cancelSignal, cancel);
+      return await work({ stop: stop.signal, renderId: opts.renderId }, () => stop.abort());
     } catch (err) {
       if (signal?.aborted) throw new VideoRenderCancelled();
       throw err;
@@ -624,6 +718,14 @@ export class VideoEngine {
     if (!thumb) return { poster };
     return { poster, thumbnail: await grab(`${base}-thumbnail.jpg`, at(thumb.capture), thumb.scale) };
   }
+}
+
+/** A Remotion cancel signal that fires when `signal` aborts. */
+function cancelOn(signal: AbortSignal): CancelSignal {
+  const { cancelSignal, cancel } = makeCancelSignal();
+  if (signal.aborted) cancel();
+  else signal.addEventListener('abort', () => cancel(), { once: true });
+  return cancelSignal;
 }
 
 /** Remotion asks before downloading a browser: the answer is always no. */

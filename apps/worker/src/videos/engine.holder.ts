@@ -63,6 +63,11 @@ export class VideoEngineHolder {
         ...(this.config.video.browserExecutable ? { browserExecutable: this.config.video.browserExecutable } : {}),
         ...(this.config.video.licenseKey ? { licenseKey: this.config.video.licenseKey } : {}),
         onUsageError: (err) => this.logger.warn(`Remotion usage event not sent: ${err.message}`),
+        // A browser or extractor fault, tried once more in fresh tabs (or a new browser): counted on the engine (`recoveries`).
+        onRecovery: (r) => this.logger.warn(
+          `render ${r.renderId ?? '(still)'}: ${r.call} tried again in a fresh ${r.fresh === 'browser' ? 'browser' : 'tab'} after "${r.reason}"`
+          + `${r.straysClosed ? ` (${r.straysClosed} stray tabs closed)` : ''}; recoveries on this worker: ${this.engine?.recoveries ?? 0}`,
+        ),
       });
       this.engine = engine;
       const beat = () => void this.beacon.beat(`${hostname()}:${process.pid}`, HEARTBEAT_MS * 3).catch(() => undefined);
