@@ -108,9 +108,10 @@ describe('PDF documents (issue 21)', () => {
 
     expect(await poppler(out.bytes, 'pdfinfo', '-url')).toContain('https://pay.example.com/inv/42');
 
-    // One picture: the frame at its own 1240×1754 pixels (150 dpi on A4).
-    const images = (await poppler(out.bytes, 'pdfimages', '-list')).split('\n').slice(2).filter(Boolean);
-    expect(images.map((row) => row.trim().split(/\s+/).slice(3, 5).join('x'))).toEqual(['1240x1754']);
+    // One page-sized picture: the paper at its own 1240×1754 pixels (150 dpi on A4); the text clip's
+    // words are a picture of their own size under their text layer (issue 32: a document of layers).
+    const images = (await poppler(out.bytes, 'pdfimages', '-list')).split('\n').slice(2).filter(Boolean).filter((row) => row.trim().split(/\s+/)[2] === 'image');
+    expect(images.map((row) => row.trim().split(/\s+/).slice(3, 5).join('x'))).toEqual(['1240x1754', '526x41']);
     expect(images[0]).toMatch(/\s150\s+150\s/);
 
     // Drawn where the layout puts it: the red heading near the top, the paper colour elsewhere.
@@ -169,7 +170,7 @@ describe('PDF documents (issue 21)', () => {
     expect(images.map((row) => row.trim().split(/\s+/).slice(3, 5).join('x')).sort()).toEqual(['1240x1754', '600x240']);
   }, 60_000);
 
-  it('html under another clip, or turned, is drawn as one picture by the browser (its text then only pixels; text clips keep their layer)', async () => {
+  it('turned html is drawn as one picture by the browser (its text then only pixels; text clips keep their layer)', async () => {
     const before = printed;
     const out = await stills.render(invoice([[thanks], [html({ transform: { rotate: { angle: 5 } } })], [paper]]));
     expect(printed).toBe(before);
