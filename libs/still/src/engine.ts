@@ -36,10 +36,11 @@ export interface StillEngineOptions {
   pixelsInFlight?: number;
   /**
    * Draws a whole frame in the browser (the video engine's composition, as a PNG of the output size):
-   * used for frames with html, video, luma or caption clips, which this engine cannot draw. Without
-   * it those frames answer 422 UNSUPPORTED_ASSET.
+   * used for frames with html, video, luma or caption clips, which this engine cannot draw. With
+   * `clips` (keys `track:index`), only those clips on a transparent background: a PDF's layers only
+   * the browser draws. Without it those frames answer 422 UNSUPPORTED_ASSET.
    */
-  browserStill?: (edit: EditSpec, opts: { scale: number; time: number }) => Promise<Buffer>;
+  browserStill?: (edit: EditSpec, opts: { scale: number; time: number; clips?: readonly string[] }) => Promise<Buffer>;
   /**
    * Prints the html clips of a frame in the browser, one vector PDF page each keyed `track:index`
    * (VideoEngine.printHtmlClips): in a PDF whose only browser-drawn clips are html, each is that page
@@ -119,10 +120,12 @@ interface Drawable {
 
 /** What one clip is on a PDF page (PdfLayers), bottom first. */
 type PdfLayer =
-  | { kind: 'html'; clip: TimedClip; place: PdfPlacement }
+  | { kind: 'html'; clip: TimedClip; place: PdfPlacement; opacity: number }
   | { kind: 'image'; clip: TimedClip; drawable: Drawable; rect: Rect; target: Size; place: PdfPlacement; opacity: number }
   | { kind: 'shape'; clip: TimedClip; shape: ShapeGeometry; place: PdfPlacement; opacity: number }
-  | { kind: 'picture'; clip: TimedClip; drawable: Drawable; box: Rect };
+  | { kind: 'picture'; clip: TimedClip; drawable: Drawable; box: Rect; turn: PdfPlacement['turn'] }
+  /** Consecutive clips only the browser draws (video, caption, a filtered html clip, a luma track), as one picture. */
+  | { kind: 'browser'; clip: TimedClip; clips: TimedClip[] };
 
 /**
  * Most pixels per inch of the page an image object keeps (unless the output's own density is higher):
@@ -181,7 +184,7 @@ export class StillEngine {
       if (why) addError(unsupported, `${clipPath(c)}.asset.type`, why);
     }
     if (Object.keys(unsupported).length) {
-      if (format === 'pdf' && this.opts.printHtml && this.printable(active, size.viewport)) return this.renderPdf(edit, size, time, active, opts, started);
+      if (format === 'pdf' && (this.opts.browserStill || (this.opts.printHtml && this.byBrowser(active).size === 0))) return this.renderPdf(edit, size, time, active, opts, started);
       if (!this.opts.browserStill) {
         throw new ApiError('UNSUPPORTED_ASSET', `The still engine cannot draw ${Object.keys(unsupported).join(', ')}`, { errors: unsupported });
       }
@@ -192,16 +195,17 @@ export class StillEngine {
   }
 
   /**
-   * Whether a PDF frame's browser-drawn clips can all be printed as vector pages (PdfLayers.html): they
-   * are html clips only (no video, luma, caption), each upright, unflipped, at full opacity and
-   * unfiltered, wherever it lies in the stack. Else the browser draws the frame whole.
+   * The clips of a PDF frame only the browser can draw, as pictures: video and caption clips, html
+   * clips with a filter (or every html clip when nothing prints them), and every clip of a track with
+   * a luma matte (the matte cuts the clips of its track). Html clips without a filter are printed.
    */
-  private printable(active: TimedClip[], viewport: Size): boolean {
-    return active.every((c) => {
-      if (c.clip.asset.type !== 'html') return !UNSUPPORTED[c.clip.asset.type];
-      const v = clipVisualAt(c.clip, 0, c.length, { viewport, source: intrinsicSize(c.clip.asset, c.clip, viewport)!, still: true });
-      return isPlain(v) && v.opacity >= 1;
-    });
+  private byBrowser(active: TimedClip[]): Set<TimedClip> {
+    const lumaTracks = new Set(active.filter((c) => c.clip.asset.type === 'luma').map((c) => c.track));
+    return new Set(active.filter((c) => {
+      const type = c.clip.asset.type;
+      if (type === 'html') return c.clip.filter !== undefined || !this.opts.printHtml;
+      return UNSUPPORTED[type] !== undefined || lumaTracks.has(c.track);
+    }));
   }
 
   /**
@@ -220,20 +224,30 @@ export class StillEngine {
     opts: StillRenderOptions,
     started: number,
   ): Promise<StillOutput> {
-    const hasHtml = active.some((c) => c.clip.asset.type === 'html');
-    const printed = hasHtml ? this.opts.printHtml!(edit, { time }) : undefined;
+    const browser = this.byBrowser(active);
+    const printable = active.some((c) => c.clip.asset.type === 'html' && !browser.has(c));
+    const printed = printable ? this.opts.printHtml!(edit, { time }) : undefined;
     // Settled here too, so a failed print while the rest is prepared is not an unhandled rejection.
     printed?.catch(() => undefined);
     const media = new RenderMediaCache(this.opts.fetch, { maxPixels: this.limitInputPixels });
     const fonts = await this.renderFonts(edit, media);
-    const drawn = active.filter((c) => c.clip.asset.type !== 'html');
+    // Prepared here: every clip this engine draws, and the text clips the browser draws (their words).
+    const drawn = active.filter((c) => !UNSUPPORTED[c.clip.asset.type] && (!browser.has(c) || TEXT_TYPES.has(c.clip.asset.type)));
     const prepared = await this.prepare(drawn, edit, size.viewport, media, fonts);
     this.checkAspects(drawn, prepared, opts.aspectRules ?? []);
     const drawables = new Map(drawn.map((c, i) => [c, prepared[i]!]));
     const pages = await printed;
     const inputsDone = performance.now();
     const layout = pdfPageLayout(edit.output, size.viewport);
-    const layers = active.flatMap((c) => this.pdfLayer(c, time, drawables.get(c), size, layout.pointsPerPx) ?? []);
+    const layers: PdfLayer[] = [];
+    for (const c of active) {
+      const last = layers.at(-1);
+      if (!browser.has(c)) {
+        const layer = this.pdfLayer(c, time, drawables.get(c), size, layout.pointsPerPx);
+        if (layer) layers.push(layer);
+      } else if (last?.kind === 'browser') last.clips.push(c);
+      else layers.push({ kind: 'browser', clip: c, clips: [c] });
+    }
 
     const release = await this.frames.take(size.width * size.height);
     let bytes: Buffer;
@@ -243,7 +257,7 @@ export class StillEngine {
       pdf.fill(parseColor(edit.timeline.background));
       const weights = layers.map((l) => l.kind === 'picture'
         ? layerCost(l.clip, size.viewport, size.pixelRatio, clipPath(l.clip)).pixels
-        : l.kind === 'image' ? l.target.width * l.target.height : 0);
+        : l.kind === 'image' ? l.target.width * l.target.height : l.kind === 'browser' ? size.width * size.height : 0);
       for (const group of groupsOf(weights, this.gate.capacity)) {
         const held = await this.gate.take(group.reduce((n, i) => n + weights[i]!, 0));
         try {
@@ -252,6 +266,7 @@ export class StillEngine {
             const l = layers[i]!;
             if (l.kind === 'picture') return this.drawLayer(l.clip, time, l.drawable, size.viewport, size.pixelRatio, size);
             if (l.kind === 'image') return this.drawing(l.clip, () => l.drawable.pdfImage!(l.rect, l.target));
+            if (l.kind === 'browser') return this.browserLayer(edit, l.clips, time, size, opts);
             return undefined;
           }));
           for (const [j, i] of group.entries()) {
@@ -260,15 +275,24 @@ export class StillEngine {
             if (l.kind === 'html') {
               const pdfPage = pages?.get(`${l.clip.track}:${l.clip.index}`);
               if (!pdfPage) throw new Error(`the browser printed no page for html clip ${l.clip.track}:${l.clip.index}`);
-              await pdf.html({ pdf: pdfPage, ...l.place });
+              await pdf.html({ pdf: pdfPage, ...l.place }, l.opacity);
             } else if (l.kind === 'image') {
               await pdf.image(pixels as PdfImageSource, l.place, l.opacity);
             } else if (l.kind === 'shape') {
               pdf.shape(l.shape, l.place, l.opacity);
+            } else if (l.kind === 'browser') {
+              const frame = pixels as Raster;
+              await pdf.picture(frame.data, frame.width, frame.height, 0, 0);
+              for (const c of l.clips) {
+                const text = drawables.get(c)?.text;
+                if (!text) continue;
+                const v = clipVisualAt(c.clip, time - c.start, c.length, { viewport: size.viewport, source: drawables.get(c)!.source, still: true });
+                await pdf.text({ ...text, box: v.box }, isPlain(v) ? undefined : { box: v.box, rotate: v.rotate, skew: v.skew, flip: v.flip });
+              }
             } else {
               const placed = pixels as Placed | undefined;
               if (placed) await pdf.picture(placed.raster.data, placed.raster.width, placed.raster.height, placed.left, placed.top);
-              if (l.drawable.text) await pdf.text({ ...l.drawable.text, box: l.box });
+              if (l.drawable.text) await pdf.text({ ...l.drawable.text, box: l.box }, l.turn);
             }
           }
         } finally {
@@ -291,20 +315,28 @@ export class StillEngine {
     };
   }
 
+  /** `clips` alone drawn by the browser over a transparent background, as the output's pixels. */
+  private async browserLayer(edit: EditSpec, clips: TimedClip[], time: number, size: ReturnType<typeof outputSize>, opts: StillRenderOptions): Promise<Raster> {
+    const png = await this.opts.browserStill!(edit, { scale: Math.min(3, Math.max(1, opts.scale ?? 1)), time, clips: clips.map((c) => `${c.track}:${c.index}`) });
+    return toRaster(sharp(png, { limitInputPixels: MAX_PIXELS }).resize(size.width, size.height, { fit: 'fill' }));
+  }
+
   /** What clip `c` is on the PDF page, or undefined when nothing of it shows. */
   private pdfLayer(c: TimedClip, time: number, drawable: Drawable | undefined, size: ReturnType<typeof outputSize>, pointsPerPx: number): PdfLayer | undefined {
     const { viewport, pixelRatio } = size;
     const source = drawable?.source ?? intrinsicSize(c.clip.asset, c.clip, viewport)!;
     const v = clipVisualAt(c.clip, time - c.start, c.length, { viewport, source, still: true });
     if (v.opacity <= 0 || v.content.width <= 0 || v.content.height <= 0 || v.crop.width <= 0 || v.crop.height <= 0) return undefined;
-    if (c.clip.asset.type === 'html') return { kind: 'html', clip: c, place: { source, content: v.content, crop: v.crop } };
+    const turned = !isPlain(v);
+    const turn = turned ? { turn: { box: v.box, rotate: v.rotate, skew: v.skew, flip: v.flip } } : {};
+    if (c.clip.asset.type === 'html') return { kind: 'html', clip: c, place: { source, content: v.content, crop: v.crop, ...turn }, opacity: v.opacity };
     if (!drawable) return undefined;
-    const plain = isPlain(v) && v.filter === undefined;
-    if (plain && drawable.shape) return { kind: 'shape', clip: c, shape: drawable.shape, place: { source, content: v.content, crop: v.crop }, opacity: v.opacity };
-    if (plain && drawable.pdfImage) {
-      // The part in the frame, in whole source pixels; kept at its own resolution up to the denser of
-      // the output's pixels and PDF_IMAGE_MAX_PPI on the page.
-      const content = intersect(v.content, { x: 0, y: 0, ...viewport });
+    if (v.filter !== undefined) return { kind: 'picture', clip: c, drawable, box: v.box, turn: turn.turn };
+    if (drawable.shape) return { kind: 'shape', clip: c, shape: drawable.shape, place: { source, content: v.content, crop: v.crop, ...turn }, opacity: v.opacity };
+    if (drawable.pdfImage) {
+      // The part in the frame (all of it when turned), in whole source pixels; kept at its own
+      // resolution up to the denser of the output's pixels and PDF_IMAGE_MAX_PPI on the page.
+      const content = turned ? v.content : intersect(v.content, { x: 0, y: 0, ...viewport });
       if (content.width <= 0 || content.height <= 0) return undefined;
       const kx = v.crop.width / v.content.width;
       const ky = v.crop.height / v.content.height;
@@ -316,10 +348,10 @@ export class StillEngine {
       const most = { width: Math.ceil((rect.width / kx) * density), height: Math.ceil((rect.height / ky) * density) };
       const k = Math.min(1, most.width / rect.width, most.height / rect.height);
       const target = { width: Math.max(1, Math.round(rect.width * k)), height: Math.max(1, Math.round(rect.height * k)) };
-      const place = { source: { width: rect.width, height: rect.height }, content, crop: { ...crop, x: crop.x - rect.x, y: crop.y - rect.y } };
+      const place = { source: { width: rect.width, height: rect.height }, content, crop: { ...crop, x: crop.x - rect.x, y: crop.y - rect.y }, ...turn };
       return { kind: 'image', clip: c, drawable, rect, target, place, opacity: v.opacity };
     }
-    return { kind: 'picture', clip: c, drawable, box: v.box };
+    return { kind: 'picture', clip: c, drawable, box: v.box, turn: turn.turn };
   }
 
   /** The frame drawn by this engine (every clip of `active` is one it draws), with a PDF's printed html pages over it. */

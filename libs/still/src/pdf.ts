@@ -104,6 +104,11 @@ export interface PdfPlacement {
   source: Size;
   content: Rect;
   crop: Rect;
+  /**
+   * The clip's flip, then rotation (degrees, clockwise) and skew (degrees), about the centre of its
+   * `box` (design px), as the still engine turns a layer; none when absent.
+   */
+  turn?: { box: Rect; rotate: number; skew: { x: number; y: number }; flip: { horizontal: boolean; vertical: boolean } };
 }
 
 /**
@@ -185,7 +190,10 @@ export class PdfLayers {
     );
   }
 
-  /** `q`, cut to the placement's `content`, and the matrix that maps its whole source (unit square, y up) onto the page. */
+  /**
+   * `q`, the clip's turn, the cut to the placement's `content`, and where its whole source lands on the
+   * page (before the turn; a unit square scaled to `whole` draws it).
+   */
   private placed(place: PdfPlacement): { open: PDFOperator[]; whole: { x: number; y: number; width: number; height: number } } {
     const k = this.layout.pointsPerPx;
     const kx = place.content.width / place.crop.width;
@@ -195,7 +203,33 @@ export class PdfLayers {
     const width = place.source.width * kx * k;
     const height = place.source.height * ky * k;
     const cut = rectangle(this.x(place.content.x), this.y(place.content.y + place.content.height), place.content.width * k, place.content.height * k);
-    return { open: [pushGraphicsState(), cut, clip(), endPath()], whole: { x: this.x(left), y: this.y(top) - height, width, height } };
+    return { open: [pushGraphicsState(), ...this.turn(place.turn), cut, clip(), endPath()], whole: { x: this.x(left), y: this.y(top) - height, width, height } };
+  }
+
+  /**
+   * The still engine's turn of a layer (engine.ts transform: flip, then R × K with R clockwise on
+   * screen and K the shear, about the box's centre) as a page matrix: the same matrix conjugated by
+   * the page's y flip.
+   */
+  private turn(turn: PdfPlacement['turn']): PDFOperator[] {
+    if (!turn) return [];
+    const { rotate, skew, flip } = turn;
+    if (rotate === 0 && skew.x === 0 && skew.y === 0 && !flip.horizontal && !flip.vertical) return [];
+    const rad = (d: number) => (d * Math.PI) / 180;
+    const cos = Math.cos(rad(rotate));
+    const sin = Math.sin(rad(rotate));
+    const kx = Math.tan(rad(skew.x));
+    const ky = Math.tan(rad(skew.y));
+    const fx = flip.horizontal ? -1 : 1;
+    const fy = flip.vertical ? -1 : 1;
+    // Screen (y down): [[a, b], [c, d]] × diag(fx, fy); on the page (y up): [[a, -b], [-c, d]] × diag(fx, fy).
+    const m11 = (cos - sin * ky) * fx;
+    const m12 = -(cos * kx - sin) * fy;
+    const m21 = -(sin + cos * ky) * fx;
+    const m22 = (sin * kx + cos) * fy;
+    const cx = this.x(turn.box.x + turn.box.width / 2);
+    const cy = this.y(turn.box.y + turn.box.height / 2);
+    return [concatTransformationMatrix(m11, m21, m12, m22, cx - (m11 * cx + m12 * cy), cy - (m21 * cx + m22 * cy))];
   }
 
   /** A picture clip as an image object of its own pixels (`image`: the whole source, any resolution). */
@@ -205,7 +239,11 @@ export class PdfLayers {
     this.page.pushOperators(...open, ...this.alpha(opacity), concatTransformationMatrix(whole.width, 0, 0, whole.height, whole.x, whole.y), drawObject(name), popGraphicsState());
   }
 
-  /** A shape as a vector path (source units: the shape's box, y down). */
+  /**
+   * A shape as a vector path (source units: the shape's box, y down). Faded with both a fill and a
+   * stroke, it is drawn inside a transparency group faded as one (as the engine fades its picture),
+   * so the stroke over the fill's edge does not show the fill through it.
+   */
   shape(shape: ShapeGeometry, place: PdfPlacement, opacity: number): void {
     const { open, whole } = this.placed(place);
     const sx = whole.width / place.source.width;
@@ -214,19 +252,35 @@ export class PdfLayers {
     const path: PDFOperator[] = e.kind === 'circle'
       ? ellipsePath(e.cx, e.cy, e.r, e.r)
       : roundedRectPath(e.x, e.y, e.width, e.height, Math.min(e.radius, e.width / 2, e.height / 2));
-    const paint = (colour: Rgba, last: PDFOperator[]): PDFOperator[] => colour.a <= 0
+    const grouped = opacity < 1 && shape.fill.a > 0 && shape.stroke !== undefined && shape.stroke.color.a > 0;
+    // In a group, the paints' own alphas are the group's resources; else the page's, times the opacity.
+    const states: Record<string, PDFDict> = {};
+    const alpha = (a: number): PDFOperator[] => {
+      if (!grouped) return this.alpha(a * opacity);
+      if (a >= 1) return [];
+      const name = `A${Object.keys(states).length}`;
+      states[name] = this.doc.context.obj({ Type: 'ExtGState', ca: a, CA: a });
+      return [setGraphicsState(name)];
+    };
+    const paint = (colour: Rgba, set: PDFOperator[], draw: PDFOperator): PDFOperator[] => colour.a <= 0
       ? []
-      : [pushGraphicsState(), ...this.alpha(colour.a), ...last.slice(0, -1), ...path, last.at(-1)!, popGraphicsState()];
-    this.page.pushOperators(
-      ...open, ...this.alpha(opacity),
+      : [pushGraphicsState(), ...alpha(colour.a), ...set, ...path, draw, popGraphicsState()];
+    const body = [
       // Source units, y down, onto the page.
       concatTransformationMatrix(sx, 0, 0, -sy, whole.x, whole.y + whole.height),
-      ...paint(shape.fill, [setFillingRgbColor(shape.fill.r / 255, shape.fill.g / 255, shape.fill.b / 255), fill()]),
+      ...paint(shape.fill, [setFillingRgbColor(shape.fill.r / 255, shape.fill.g / 255, shape.fill.b / 255)], fill()),
       ...(shape.stroke
-        ? paint(shape.stroke.color, [setStrokingRgbColor(shape.stroke.color.r / 255, shape.stroke.color.g / 255, shape.stroke.color.b / 255), setLineWidth(shape.stroke.width), stroke()])
+        ? paint(shape.stroke.color, [setStrokingRgbColor(shape.stroke.color.r / 255, shape.stroke.color.g / 255, shape.stroke.color.b / 255), setLineWidth(shape.stroke.width)], stroke())
         : []),
-      popGraphicsState(),
-    );
+    ];
+    if (!grouped) {
+      this.page.pushOperators(...open, ...body, popGraphicsState());
+      return;
+    }
+    const group = this.doc.context.register(this.doc.context.formXObject(body, {
+      BBox: [0, 0, this.layout.width, this.layout.height], Group: { S: 'Transparency' }, Resources: { ExtGState: states },
+    }));
+    this.page.pushOperators(...open, ...this.alpha(opacity), drawObject(this.page.node.newXObject('Shape', group)), popGraphicsState());
   }
 
   /**
@@ -235,7 +289,18 @@ export class PdfLayers {
    * so selections fall about where the words are drawn. A clip whose face gives no usable TrueType
    * font, fallback included, is written in (unembedded) Helvetica, WinAnsi characters only.
    */
-  async text(t: PdfText): Promise<void> {
+  async text(t: PdfText, turn?: PdfPlacement['turn']): Promise<void> {
+    const turned = this.turn(turn);
+    // Turned with its clip, so the words lie on the drawn ones.
+    if (turned.length) this.page.pushOperators(pushGraphicsState(), ...turned);
+    try {
+      await this.textAt(t);
+    } finally {
+      if (turned.length) this.page.pushOperators(popGraphicsState());
+    }
+  }
+
+  private async textAt(t: PdfText): Promise<void> {
     const { layout, page } = this;
     const { frame, pointsPerPx: k } = layout;
     const face = t.face ? await textLayerFont(t.face) : undefined;
@@ -288,13 +353,26 @@ export class PdfLayers {
    * One printed html page (a form XObject) drawn where its clip sits, cut to the clip's visible part,
    * with the page's web links (URI link annotations) carried over to the same place.
    */
-  async html(html: PdfHtmlPage): Promise<void> {
+  async html(html: PdfHtmlPage, opacity = 1): Promise<void> {
     const [embedded] = await this.doc.embedPdf(html.pdf, [0]);
     if (!embedded) return;
     const { open, whole } = this.placed(html);
-    this.page.pushOperators(...open);
-    this.page.drawPage(embedded, whole);
-    this.page.pushOperators(popGraphicsState());
+    if (opacity >= 1) {
+      this.page.pushOperators(...open);
+      this.page.drawPage(embedded, whole);
+      this.page.pushOperators(popGraphicsState());
+    } else {
+      // Faded as one (CSS opacity): the page inside a transparency group, the group drawn at `opacity`.
+      const group = this.doc.context.register(this.doc.context.flateStream(
+        `q ${whole.width / embedded.width} 0 0 ${whole.height / embedded.height} ${whole.x} ${whole.y} cm /P Do Q`,
+        {
+          Type: 'XObject', Subtype: 'Form', BBox: [whole.x, whole.y, whole.x + whole.width, whole.y + whole.height],
+          Group: { S: 'Transparency' }, Resources: { XObject: { P: embedded.ref } },
+        },
+      ));
+      const name = this.page.node.newXObject('Html', group);
+      this.page.pushOperators(...open, ...this.alpha(opacity), drawObject(name), popGraphicsState());
+    }
 
     // Links: each URI link of the printed page, its rectangle mapped the same way.
     const source = (await PDFDocument.load(html.pdf, { updateMetadata: false })).getPage(0);

@@ -123,6 +123,12 @@ beforeAll(async () => {
     <defs><linearGradient id="g" x1="0" y1="0" x2="1" y2="1"><stop offset="0" stop-color="#f7f1e3"/><stop offset="1" stop-color="#d8cbb0"/></linearGradient></defs>
     <rect width="877" height="620" fill="url(#g)"/></svg>`)).png().toBuffer());
   files.set(`${CDN}/photo.jpg`, await sharp({ create: { width: 400, height: 300, channels: 3, background: '#457b9d', noise: { type: 'gaussian', mean: 110, sigma: 40 } } }).jpeg().toBuffer());
+  // Smooth pictures for comparing pixels (noise resampled by two libraries differs pixel by pixel).
+  const gradient = (w: number, h: number, from: string, to: string) => sharp(Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}">
+    <defs><linearGradient id="g" x1="0" y1="0" x2="1" y2="1"><stop offset="0" stop-color="${from}"/><stop offset="1" stop-color="${to}"/></linearGradient></defs>
+    <rect width="${w}" height="${h}" fill="url(#g)"/><circle cx="${w / 2}" cy="${h / 2}" r="${Math.min(w, h) / 3}" fill="#ffffff" fill-opacity="0.6"/></svg>`)).flatten();
+  files.set(`${CDN}/badge.png`, await gradient(600, 240, '#1d3557', '#a8dadc').png().toBuffer());
+  files.set(`${CDN}/sky.jpg`, await gradient(400, 300, '#264653', '#e9c46a').jpeg({ quality: 90 }).toBuffer());
   const fetch = mapFetcher(files);
   video = await VideoEngine.start({ fetch });
   stills = new StillEngine({
@@ -256,5 +262,46 @@ describe('PDF documents of layers (issue 32: "Documents with pictures keep their
     expect(objects.filter((o) => o.width === 400 && o.height === 300)).toEqual([expect.objectContaining({ enc: 'jpeg' })]);
     expect(objects.filter((o) => o.width === 320 && o.height === 320)).toHaveLength(1);
     expect(objects.filter((o) => o.width * o.height > 1200 * 480 / 4)).toEqual([]);
+  }, 30_000);
+  it('turned, skewed, flipped and faded clips stay image objects, paths and printed text, placed by the page\'s matrix as the PNG draws them', async () => {
+    const edit = doc([
+      clip({ type: 'text', text: 'Rotated words here', font: { family: 'Open Sans', size: 40, color: '#202020' }, width: 500, height: 80 }, { width: 500, height: 80, position: 'topLeft', offset: { x: 250 / 800, y: -420 / 600 }, transform: { rotate: { angle: 10 } } }),
+      image('badge.png', { width: 300, height: 120, fit: 'contain', position: 'topLeft', offset: { x: 40 / 800, y: -60 / 600 }, opacity: 0.8, transform: { rotate: { angle: 30 } } }),
+      image('sky.jpg', { width: 280, height: 210, fit: 'cover', position: 'topLeft', offset: { x: 460 / 800, y: -40 / 600 }, transform: { skew: { x: 15, y: 5 }, flip: { horizontal: true } } }),
+      clip({ type: 'shape', shape: 'rectangle', rectangle: { width: 200, height: 120, cornerRadius: 20 }, fill: { color: '#e63946' }, stroke: { color: '#1d3557', width: 8 }, width: 240, height: 160 }, { width: 240, height: 160, position: 'topLeft', offset: { x: 80 / 800, y: -380 / 600 }, opacity: 0.5, transform: { rotate: { angle: 45 }, flip: { vertical: true } } }),
+    ], { size: { width: 800, height: 600 }, pdf: { dpi: 72 } });
+    const out = await stills.render(edit);
+    if (process.env.PDF_DUMP) await writeFile(`${process.env.PDF_DUMP}.turned.pdf`, out.bytes);
+    const objects = await images(out.bytes);
+    expect(objects.filter((o) => o.width === 600 && o.height === 240)).toHaveLength(1);
+    expect(objects.filter((o) => o.width === 400 && o.height === 300)).toEqual([expect.objectContaining({ enc: 'jpeg' })]);
+    const { stdout } = await run('pdftotext', ['-raw', await pdfFile(out.bytes), '-']);
+    expect(stdout.replace(/\s+/g, ' ')).toContain('Rotated words here');
+    const png = await stills.render({ ...edit, output: { ...edit.output, format: 'png' } });
+    if (process.env.PDF_DUMP) await writeFile(`${process.env.PDF_DUMP}.turned.png`, png.bytes);
+    const similarity = await compareImages(await rasterise(out.bytes, 72), png.bytes);
+    expect(similarity.ssim).toBeGreaterThan(0.98);
+  }, 30_000);
+
+  it('a turned and faded html clip is printed too (its words text, faded as one), under a picture above it', async () => {
+    const before = printed;
+    const edit = doc([
+      image('seal.png', { width: 160, height: 160, fit: 'contain', position: 'topLeft', offset: { x: 300 / 800, y: -250 / 600 } }),
+      clip(
+        { type: 'html', html: '<div style="width:400px;height:200px;background:#000000;color:#ffffff;font:40px/50px \'DejaVu Sans\'">Boarding pass 77</div>', width: 400, height: 200 },
+        { width: 400, height: 200, position: 'topLeft', offset: { x: 200 / 800, y: -200 / 600 }, opacity: 0.5, transform: { rotate: { angle: 90 } } },
+      ),
+    ], { size: { width: 800, height: 600 }, pdf: { dpi: 72 } });
+    const out = await stills.render(edit);
+    expect(printed).toBe(before + 1);
+    if (process.env.PDF_DUMP) await writeFile(`${process.env.PDF_DUMP}.html-turned.pdf`, out.bytes);
+    const { stdout } = await run('pdftotext', ['-raw', await pdfFile(out.bytes), '-']);
+    expect(stdout.replace(/\s+/g, ' ')).toContain('Boarding pass 77');
+    // Turned a quarter about its box's centre (400, 300): the 400×200 box stands 200×400, from x 300 to 500.
+    const { data, info } = await sharp(await rasterise(out.bytes, 72)).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+    const px = (x: number, y: number) => data[(y * info.width + x) * 3]!;
+    expect(Math.abs(px(320, 120) - 128)).toBeLessThan(8); // black at half opacity over white
+    expect(px(250, 300)).toBe(255); // left of the turned box: the page
+    expect(px(420, 480)).toBeLessThan(140); // low in the turned box, where the unturned box never was
   }, 30_000);
 });
