@@ -7,7 +7,7 @@ import sharp from 'sharp';
 import { assertEdit, type JsonValue } from '#libs/edit-spec';
 import { FontCatalog, StillEngine } from '#libs/still';
 import { compareImages } from '#testing/still';
-import { mapFetcher } from '#testing/video';
+import { makeTestVideo, mapFetcher } from '#testing/video';
 import { VideoEngine } from './engine.js';
 
 /**
@@ -23,6 +23,8 @@ let video: VideoEngine;
 let stills: StillEngine;
 let dir: string;
 let printed = 0;
+/** The clips each browser-drawn picture held (renderHtmlStill's `clips`; undefined: the whole frame). */
+const browserDrew: (readonly string[] | undefined)[] = [];
 
 interface Word { text: string; xMin: number; yMin: number; xMax: number; yMax: number }
 interface ImageRow { width: number; height: number; type: string; enc: string; xppi: number }
@@ -129,12 +131,16 @@ beforeAll(async () => {
     <rect width="${w}" height="${h}" fill="url(#g)"/><circle cx="${w / 2}" cy="${h / 2}" r="${Math.min(w, h) / 3}" fill="#ffffff" fill-opacity="0.6"/></svg>`)).flatten();
   files.set(`${CDN}/badge.png`, await gradient(600, 240, '#1d3557', '#a8dadc').png().toBuffer());
   files.set(`${CDN}/sky.jpg`, await gradient(400, 300, '#264653', '#e9c46a').jpeg({ quality: 90 }).toBuffer());
+  files.set(`${CDN}/clip.mp4`, await makeTestVideo({ width: 320, height: 240, seconds: 1, fps: 12 }));
   const fetch = mapFetcher(files);
   video = await VideoEngine.start({ fetch });
   stills = new StillEngine({
     fonts: await FontCatalog.system(),
     fetch,
-    browserStill: (edit, opts) => video.renderHtmlStill(edit, opts),
+    browserStill: (edit, opts) => {
+      browserDrew.push(opts.clips);
+      return video.renderHtmlStill(edit, opts);
+    },
     printHtml: (edit, opts) => {
       printed++;
       return video.printHtmlClips(edit, opts);
@@ -280,6 +286,7 @@ describe('PDF documents of layers (issue 32: "Documents with pictures keep their
     const png = await stills.render({ ...edit, output: { ...edit.output, format: 'png' } });
     if (process.env.PDF_DUMP) await writeFile(`${process.env.PDF_DUMP}.turned.png`, png.bytes);
     const similarity = await compareImages(await rasterise(out.bytes, 72), png.bytes);
+    expect(similarity.sameSize).not.toBe(false);
     expect(similarity.ssim).toBeGreaterThan(0.98);
   }, 30_000);
 
@@ -303,5 +310,28 @@ describe('PDF documents of layers (issue 32: "Documents with pictures keep their
     expect(Math.abs(px(320, 120) - 128)).toBeLessThan(8); // black at half opacity over white
     expect(px(250, 300)).toBe(255); // left of the turned box: the page
     expect(px(420, 480)).toBeLessThan(140); // low in the turned box, where the unturned box never was
+  }, 30_000);
+  it('a video clip over the html is drawn by the browser alone, a picture of its box at its place in the stack; the html words under it stay text', async () => {
+    const lines: Line[] = [
+      { text: 'Gate 14 boarding 09:40', left: 40, top: 40, size: 40 },
+      { text: 'Passenger: Grace Hopper', left: 40, top: 120, size: 30 },
+    ];
+    const before = { printed, drew: browserDrew.length };
+    const edit = doc([
+      clip({ type: 'video', src: `${CDN}/clip.mp4` }, { width: 320, height: 240, fit: 'contain', position: 'topLeft', offset: { x: 300 / 800, y: -60 / 600 } }),
+      clip({ type: 'html', html: placedHtml(lines), width: 800, height: 300 }, { width: 800, height: 300, position: 'topLeft' }),
+      image('paper.jpg'),
+    ], { size: { width: 800, height: 600 }, pdf: { dpi: 72 } });
+    const out = await stills.render(edit);
+    if (process.env.PDF_DUMP) await writeFile(`${process.env.PDF_DUMP}.video.pdf`, out.bytes);
+    expect(printed).toBe(before.printed + 1);
+    expect(browserDrew.slice(before.drew)).toEqual([['0:0']]);
+    const found = await words(out.bytes);
+    // At 72 dpi a point is a design px.
+    for (const line of lines) expectLine(found, { ...line, top: line.top! * (150 / 72), size: line.size * (150 / 72), left: line.left! * (150 / 72) });
+    const objects = await images(out.bytes);
+    // The paper: the part the 4:3 frame shows (cover), at the paper's own 1240 px across; the video's
+    // picture: its 320×240 box (the transparent rest of the frame left out), not the page.
+    expect(objects.map((o) => [o.width, o.height])).toEqual([[1240, 931], [320, 240]]);
   }, 30_000);
 });
