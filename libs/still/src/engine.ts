@@ -43,9 +43,9 @@ export interface StillEngineOptions {
   browserStill?: (edit: EditSpec, opts: { scale: number; time: number; clips?: readonly string[] }) => Promise<Buffer>;
   /**
    * Prints the html clips of a frame in the browser, one vector PDF page each keyed `track:index`
-   * (VideoEngine.printHtmlClips): in a PDF whose only browser-drawn clips are html, each is that page
-   * at its place in the stack of layers (PdfLayers), so its text stays text whatever lies above or
-   * below it. Without it such PDFs take the `browserStill` path (one picture).
+   * (VideoEngine.printHtmlClips): in a PDF each unfiltered html clip is that page at its place in the
+   * stack of layers (PdfLayers), so its text stays text whatever lies above or below it. Without it a
+   * PDF's html clips are pictures drawn by `browserStill`.
    */
   printHtml?: (edit: EditSpec, opts: { time: number }) => Promise<Map<string, Buffer>>;
 }
@@ -236,7 +236,6 @@ export class StillEngine {
     const prepared = await this.prepare(drawn, edit, size.viewport, media, fonts);
     this.checkAspects(drawn, prepared, opts.aspectRules ?? []);
     const drawables = new Map(drawn.map((c, i) => [c, prepared[i]!]));
-    const pages = await printed;
     const inputsDone = performance.now();
     const layout = pdfPageLayout(edit.output, size.viewport);
     const layers: PdfLayer[] = [];
@@ -273,7 +272,8 @@ export class StillEngine {
             const l = layers[i]!;
             const pixels = made[j];
             if (l.kind === 'html') {
-              const pdfPage = pages?.get(`${l.clip.track}:${l.clip.index}`);
+              // Awaited at the first html layer: the layers below are made while the browser prints.
+              const pdfPage = (await printed)?.get(`${l.clip.track}:${l.clip.index}`);
               if (!pdfPage) throw new Error(`the browser printed no page for html clip ${l.clip.track}:${l.clip.index}`);
               await pdf.html({ pdf: pdfPage, ...l.place }, l.opacity);
             } else if (l.kind === 'image') {

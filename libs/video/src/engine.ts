@@ -514,8 +514,8 @@ export class VideoEngine {
 
   /**
    * The html clips of a still's frame (at `time`, clips at rest) printed by Chromium as one-page vector
-   * PDFs of their design size (CSS px), keyed `track:index`: what the still engine lays over its own
-   * picture in a PDF output, so an html document's text stays text (docs/decisions.md "PDF").
+   * PDFs of their design size (CSS px), keyed `track:index`: what the still engine draws at each html
+   * clip's place among a PDF's layers, so an html document's text stays text (docs/decisions.md "PDF").
    */
   async printHtmlClips(edit: EditSpec, opts: { time?: number; signal?: AbortSignal; durations?: ReadonlyMap<string, number> | Readonly<Record<string, number>> } = {}): Promise<Map<string, Buffer>> {
     return this.cancellable(opts.signal, async () => {
