@@ -8,7 +8,7 @@ import { ByteLru } from './cache.js';
 import { clipToCanvas, flatten, paintOver, releaseFrame, solidRaster, takeFrame, type Background, type Placed } from './compose.js';
 import { type FontCatalog, RenderFonts, type RenderFont } from './fonts.js';
 import { PixelGate } from './gate.js';
-import { encodePdf, PdfLayers, type PdfImageSource, type PdfPlacement, type PdfText } from './pdf.js';
+import { PdfLayers, type PdfImageSource, type PdfPlacement, type PdfText } from './pdf.js';
 import { encodeFramePng } from './png.js';
 import { applyFilter, cropRaster, fromRaster, OWN_SVG, RAW, toRaster, withOpacity, type Raster } from './raster.js';
 import { ellipsize, renderTextBlock, type TextBlock } from './text.js';
@@ -124,8 +124,11 @@ type PdfLayer =
   | { kind: 'image'; clip: TimedClip; drawable: Drawable; rect: Rect; target: Size; place: PdfPlacement; opacity: number }
   | { kind: 'shape'; clip: TimedClip; shape: ShapeGeometry; place: PdfPlacement; opacity: number }
   | { kind: 'picture'; clip: TimedClip; drawable: Drawable; box: Rect; turn: PdfPlacement['turn'] }
-  /** Consecutive clips only the browser draws (video, caption, a filtered html clip, a luma track), as one picture. */
-  | { kind: 'browser'; clip: TimedClip; clips: TimedClip[] };
+  /**
+   * Consecutive clips only the browser draws (video, caption, a filtered html clip, a luma track), as
+   * one picture, with the words of the text clips among them.
+   */
+  | { kind: 'browser'; clips: TimedClip[]; texts: { text: PdfText; turn: PdfPlacement['turn'] }[] };
 
 /**
  * Most pixels per inch of the page an image object keeps (unless the output's own density is higher):
@@ -184,8 +187,9 @@ export class StillEngine {
       if (why) addError(unsupported, `${clipPath(c)}.asset.type`, why);
     }
     if (Object.keys(unsupported).length) {
+      // A PDF is layers whenever the browser can draw (or print) what this engine cannot.
       if (format === 'pdf' && (this.opts.browserStill || (this.opts.printHtml && this.byBrowser(active).size === 0))) return this.renderPdf(edit, size, time, active, opts, started);
-      if (!this.opts.browserStill) {
+      if (format === 'pdf' || !this.opts.browserStill) {
         throw new ApiError('UNSUPPORTED_ASSET', `The still engine cannot draw ${Object.keys(unsupported).join(', ')}`, { errors: unsupported });
       }
       return this.renderInBrowser(edit, format, size, time, active, opts, started);
@@ -240,12 +244,19 @@ export class StillEngine {
     const layout = pdfPageLayout(edit.output, size.viewport);
     const layers: PdfLayer[] = [];
     for (const c of active) {
-      const last = layers.at(-1);
+      const drawable = drawables.get(c);
       if (!browser.has(c)) {
-        const layer = this.pdfLayer(c, time, drawables.get(c), size, layout.pointsPerPx);
+        const layer = this.pdfLayer(c, time, drawable, size, layout.pointsPerPx);
         if (layer) layers.push(layer);
-      } else if (last?.kind === 'browser') last.clips.push(c);
-      else layers.push({ kind: 'browser', clip: c, clips: [c] });
+        continue;
+      }
+      let last = layers.at(-1);
+      if (last?.kind !== 'browser') layers.push(last = { kind: 'browser', clips: [], texts: [] });
+      last.clips.push(c);
+      if (drawable?.text) {
+        const v = clipVisualAt(c.clip, time - c.start, c.length, { viewport: size.viewport, source: drawable.source, still: true });
+        last.texts.push({ text: { ...drawable.text, box: v.box }, turn: turnOf(v) });
+      }
     }
 
     const release = await this.frames.take(size.width * size.height);
@@ -283,12 +294,7 @@ export class StillEngine {
             } else if (l.kind === 'browser') {
               const frame = pixels as Raster;
               await pdf.picture(frame.data, frame.width, frame.height, 0, 0);
-              for (const c of l.clips) {
-                const text = drawables.get(c)?.text;
-                if (!text) continue;
-                const v = clipVisualAt(c.clip, time - c.start, c.length, { viewport: size.viewport, source: drawables.get(c)!.source, still: true });
-                await pdf.text({ ...text, box: v.box }, isPlain(v) ? undefined : { box: v.box, rotate: v.rotate, skew: v.skew, flip: v.flip });
-              }
+              for (const { text, turn } of l.texts) await pdf.text(text, turn);
             } else {
               const placed = pixels as Placed | undefined;
               if (placed) await pdf.picture(placed.raster.data, placed.raster.width, placed.raster.height, placed.left, placed.top);
@@ -327,11 +333,11 @@ export class StillEngine {
     const source = drawable?.source ?? intrinsicSize(c.clip.asset, c.clip, viewport)!;
     const v = clipVisualAt(c.clip, time - c.start, c.length, { viewport, source, still: true });
     if (v.opacity <= 0 || v.content.width <= 0 || v.content.height <= 0 || v.crop.width <= 0 || v.crop.height <= 0) return undefined;
-    const turned = !isPlain(v);
-    const turn = turned ? { turn: { box: v.box, rotate: v.rotate, skew: v.skew, flip: v.flip } } : {};
+    const turned = turnOf(v);
+    const turn = turned ? { turn: turned } : {};
     if (c.clip.asset.type === 'html') return { kind: 'html', clip: c, place: { source, content: v.content, crop: v.crop, ...turn }, opacity: v.opacity };
     if (!drawable) return undefined;
-    if (v.filter !== undefined) return { kind: 'picture', clip: c, drawable, box: v.box, turn: turn.turn };
+    if (v.filter !== undefined) return { kind: 'picture', clip: c, drawable, box: v.box, turn: turned };
     if (drawable.shape) return { kind: 'shape', clip: c, shape: drawable.shape, place: { source, content: v.content, crop: v.crop, ...turn }, opacity: v.opacity };
     if (drawable.pdfImage) {
       // The part in the frame (all of it when turned), in whole source pixels; kept at its own
@@ -351,13 +357,13 @@ export class StillEngine {
       const place = { source: { width: rect.width, height: rect.height }, content, crop: { ...crop, x: crop.x - rect.x, y: crop.y - rect.y }, ...turn };
       return { kind: 'image', clip: c, drawable, rect, target, place, opacity: v.opacity };
     }
-    return { kind: 'picture', clip: c, drawable, box: v.box, turn: turn.turn };
+    return { kind: 'picture', clip: c, drawable, box: v.box, turn: turned };
   }
 
-  /** The frame drawn by this engine (every clip of `active` is one it draws), with a PDF's printed html pages over it. */
+  /** The frame drawn by this engine (every clip of `active` is one it draws), as PNG or JPEG. */
   private async renderHere(
     edit: EditSpec,
-    format: 'png' | 'jpeg' | 'pdf',
+    format: 'png' | 'jpeg',
     size: ReturnType<typeof outputSize>,
     time: number,
     active: TimedClip[],
@@ -394,7 +400,7 @@ export class StillEngine {
   /** The frame's layers drawn (bounded by the pixel gate) and composited, then encoded. */
   private async drawAndEncode(
     edit: EditSpec,
-    format: 'png' | 'jpeg' | 'pdf',
+    format: 'png' | 'jpeg',
     size: ReturnType<typeof outputSize>,
     time: number,
     active: TimedClip[],
@@ -418,7 +424,7 @@ export class StillEngine {
         const layers = (await Promise.all(active.map((_, i) => draw(i)))).filter((p): p is Placed => p !== undefined);
         if (watermark) layers.push(watermark);
         drawDone = performance.now();
-        bytes = await this.encode(format, edit.output, size, layers, background, active, drawables);
+        bytes = await this.encode(format, edit.output, size, layers, background);
       } finally {
         release();
       }
@@ -435,38 +441,28 @@ export class StillEngine {
       }
       if (watermark) paintOver(canvas, watermark.raster, watermark.left, watermark.top);
       drawDone = performance.now();
-      bytes = await this.write(format, edit.output, size, canvas.data, background, false, active, drawables);
+      bytes = await this.write(format, edit.output, size, canvas.data, background);
     }
     return { bytes, drawDone };
   }
 
-  /** The whole frame drawn by the browser engine, then watermarked and encoded like any still. */
+  /** The whole frame drawn by the browser engine, then watermarked and encoded like any PNG or JPEG still. */
   private async renderInBrowser(
     edit: EditSpec,
-    format: 'png' | 'jpeg' | 'pdf',
+    format: 'png' | 'jpeg',
     size: ReturnType<typeof outputSize>,
     time: number,
     active: TimedClip[],
     opts: StillRenderOptions,
     started: number,
   ): Promise<StillOutput> {
-    // A PDF keeps its text clips' text layer over the browser's picture (their blocks laid out here).
-    const texts = format === 'pdf' ? active.filter((c) => TEXT_TYPES.has(c.clip.asset.type)) : [];
-    const laidOut = texts.length
-      ? (async () => {
-        const media = new RenderMediaCache(this.opts.fetch, { maxPixels: this.limitInputPixels });
-        return this.prepare(texts, edit, size.viewport, media, await this.renderFonts(edit, media));
-      })()
-      : Promise.resolve([]);
-    laidOut.catch(() => undefined);
     const png = await this.opts.browserStill!(edit, { scale: Math.min(3, Math.max(1, opts.scale ?? 1)), time });
-    const drawables = await laidOut;
     const frame = await toRaster(sharp(png, { limitInputPixels: MAX_PIXELS }).resize(size.width, size.height, { fit: 'fill' }));
     const inputsDone = performance.now();
     const layers: Placed[] = [{ raster: frame, left: 0, top: 0 }];
     if (opts.watermark) layers.push(await watermarkLayer(size.width, size.height));
     const drawDone = performance.now();
-    const bytes = await this.encode(format, edit.output, size, layers, { r: 0, g: 0, b: 0, alpha: 0 }, texts, drawables);
+    const bytes = await this.encode(format, edit.output, size, layers, { r: 0, g: 0, b: 0, alpha: 0 });
     const finished = performance.now();
     return {
       bytes, format, contentType: CONTENT_TYPES[format], width: size.width, height: size.height,
@@ -767,13 +763,11 @@ export class StillEngine {
   }
 
   private async encode(
-    format: 'png' | 'jpeg' | 'pdf',
+    format: 'png' | 'jpeg',
     output: Output,
     size: ReturnType<typeof outputSize>,
     layers: Placed[],
     background: Background,
-    active: TimedClip[],
-    drawables: Drawable[],
   ): Promise<Buffer> {
     // A full-frame opaque bottom layer (the usual photo background) is the canvas: one blend fewer.
     const [first] = layers;
@@ -796,38 +790,20 @@ export class StillEngine {
       pixels = await base.composite(clipToCanvas(rest, size.width, size.height)).raw().toBuffer();
     }
     try {
-      return await this.write(format, output, size, pixels, background, fills, active, drawables);
+      return await this.write(format, output, size, pixels, background);
     } finally {
       if (pooled) releaseFrame(pooled);
     }
   }
 
   /** The frame's pixels in the output format (they are not read after this resolves). */
-  private async write(
-    format: 'png' | 'jpeg' | 'pdf',
-    output: Output,
-    size: ReturnType<typeof outputSize>,
-    pixels: Buffer,
-    background: Background,
-    fills: boolean | undefined,
-    active: TimedClip[],
-    drawables: Drawable[],
-  ): Promise<Buffer> {
+  private async write(format: 'png' | 'jpeg', output: Output, size: ReturnType<typeof outputSize>, pixels: Buffer, background: Background): Promise<Buffer> {
     const quality = output.quality;
     if (format === 'jpeg') {
       const opaque = background.alpha >= 1 ? background : { r: 255, g: 255, b: 255 };
       return sharp(pixels, { raw: { width: size.width, height: size.height, channels: 4 } }).flatten({ background: opaque }).jpeg({ quality: JPEG_QUALITY[quality ?? 'high'], chromaSubsampling: quality === 'veryhigh' ? '4:4:4' : '4:2:0' }).toBuffer();
     }
-    if (format === 'png') return encodeFramePng(pixels, size.width, size.height);
-    const texts: PdfText[] = [];
-    active.forEach((c, i) => {
-      const d = drawables[i];
-      if (!d?.text) return;
-      const v = clipVisualAt(c.clip, 0, c.length, { viewport: size.viewport, source: d.source, still: true });
-      texts.push({ ...d.text, box: v.box });
-    });
-    // The page image: no soft mask when the frame is opaque.
-    return encodePdf(pixels, { width: size.width, height: size.height, page: pdfPageLayout(output, size.viewport) }, texts, { opaque: background.alpha >= 1 || fills === true });
+    return encodeFramePng(pixels, size.width, size.height);
   }
 }
 
@@ -849,9 +825,10 @@ export function groupsOf(weights: readonly number[], capacity: number): number[]
   return groups;
 }
 
-/** A clip drawn without rotation, skew or flip (a PDF places it as it is). */
-function isPlain(v: ReturnType<typeof clipVisualAt>): boolean {
-  return v.rotate === 0 && v.skew.x === 0 && v.skew.y === 0 && !v.flip.horizontal && !v.flip.vertical;
+/** A clip's rotation, skew and flip for a PDF page (PdfPlacement.turn), or undefined when it has none. */
+function turnOf(v: ReturnType<typeof clipVisualAt>): PdfPlacement['turn'] {
+  const plain = v.rotate === 0 && v.skew.x === 0 && v.skew.y === 0 && !v.flip.horizontal && !v.flip.vertical;
+  return plain ? undefined : { box: v.box, rotate: v.rotate, skew: v.skew, flip: v.flip };
 }
 
 function intersect(a: Rect, b: Rect): Rect {

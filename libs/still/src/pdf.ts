@@ -403,27 +403,6 @@ export class PdfLayers {
   }
 }
 
-/**
- * A one-page PDF of a frame drawn as one picture (the browser's, or any caller's): `rgba` fills the
- * frame's place at the output's pixel density (straight alpha; an `opaque` frame gets no soft mask),
- * each text clip is repeated as invisible text over its box, `html` pages (bottom first) are laid over
- * it, and `overlay` (the test-mode watermark, RGBA of the frame's size) goes on top of everything.
- */
-export async function encodePdf(
-  rgba: Buffer,
-  size: { width: number; height: number; page: PdfPageLayout },
-  texts: readonly PdfText[],
-  opts: { opaque: boolean; html?: readonly PdfHtmlPage[]; overlay?: Buffer },
-): Promise<Buffer> {
-  const pdf = await PdfLayers.create(size);
-  const whole = { source: size, content: { x: 0, y: 0, width: size.page.frame.width / size.page.pointsPerPx, height: size.page.frame.height / size.page.pointsPerPx }, crop: { x: 0, y: 0, ...size } };
-  await pdf.image({ kind: 'rgba', data: rgba, width: size.width, height: size.height, opaque: opts.opaque }, whole, 1);
-  for (const t of texts) await pdf.text(t);
-  for (const html of opts.html ?? []) await pdf.html(html);
-  if (opts.overlay) await pdf.picture(opts.overlay, size.width, size.height, 0, 0);
-  return pdf.save();
-}
-
 /** Every pixel of the RGBA data has alpha 255 (a picture with an alpha channel it does not use needs no soft mask). */
 function allOpaque(rgba: Buffer): boolean {
   for (let i = 3; i < rgba.length; i += 4) if (rgba[i] !== 255) return false;
