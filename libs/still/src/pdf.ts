@@ -27,13 +27,9 @@ export interface PdfText {
   nudge?: { x: number; y: number };
 }
 
-/** An html clip printed by the browser (one vector PDF page of `source` CSS px), laid over the picture. */
-export interface PdfHtmlPage {
+/** An html clip printed by the browser (one vector PDF page of `source` CSS px), placed as its clip. */
+export interface PdfHtmlPage extends PdfPlacement {
   pdf: Buffer;
-  /** The html's design size, and where its visible part (`crop`, source px) lands (`content`, design px). */
-  source: Size;
-  content: Rect;
-  crop: Rect;
 }
 
 /** Characters Helvetica's WinAnsi encoding can carry; others are left out of the hidden text layer. */
@@ -212,9 +208,15 @@ export class PdfLayers {
    * the page's y flip.
    */
   private turn(turn: PdfPlacement['turn']): PDFOperator[] {
-    if (!turn) return [];
+    const m = this.turnMatrix(turn);
+    return m ? [concatTransformationMatrix(...m)] : [];
+  }
+
+  /** The turn as the six numbers of a `cm` (a b c d e f: x' = a x + c y + e, y' = b x + d y + f), or undefined. */
+  private turnMatrix(turn: PdfPlacement['turn']): [number, number, number, number, number, number] | undefined {
+    if (!turn) return undefined;
     const { rotate, skew, flip } = turn;
-    if (rotate === 0 && skew.x === 0 && skew.y === 0 && !flip.horizontal && !flip.vertical) return [];
+    if (rotate === 0 && skew.x === 0 && skew.y === 0 && !flip.horizontal && !flip.vertical) return undefined;
     const rad = (d: number) => (d * Math.PI) / 180;
     const cos = Math.cos(rad(rotate));
     const sin = Math.sin(rad(rotate));
@@ -229,7 +231,7 @@ export class PdfLayers {
     const m22 = (sin * kx + cos) * fy;
     const cx = this.x(turn.box.x + turn.box.width / 2);
     const cy = this.y(turn.box.y + turn.box.height / 2);
-    return [concatTransformationMatrix(m11, m21, m12, m22, cx - (m11 * cx + m12 * cy), cy - (m21 * cx + m22 * cy))];
+    return [m11, m21, m12, m22, cx - (m11 * cx + m12 * cy), cy - (m21 * cx + m22 * cy)];
   }
 
   /** A picture clip as an image object of its own pixels (`image`: the whole source, any resolution). */
@@ -374,7 +376,10 @@ export class PdfLayers {
       this.page.pushOperators(...open, ...this.alpha(opacity), drawObject(name), popGraphicsState());
     }
 
-    // Links: each URI link of the printed page, its rectangle mapped the same way.
+    // Links: each URI link of the printed page, its rectangle mapped the same way (turned with the
+    // clip: the four corners as QuadPoints, the rectangle around them).
+    const m = this.turnMatrix(html.turn);
+    const onPage = (x: number, y: number): [number, number] => (m ? [m[0] * x + m[2] * y + m[4], m[1] * x + m[3] * y + m[5]] : [x, y]);
     const source = (await PDFDocument.load(html.pdf, { updateMetadata: false })).getPage(0);
     const annots = source.node.Annots();
     if (!annots) return;
@@ -387,9 +392,14 @@ export class PdfLayers {
       const rect = annot?.lookupMaybe(PDFName.of('Rect'), PDFArray);
       if (!annot || annot.get(PDFName.of('Subtype'))?.toString() !== '/Link' || !uri || !rect || rect.size() !== 4) continue;
       const [x1, y1, x2, y2] = [0, 1, 2, 3].map((j) => rect.lookup(j, PDFNumber).asNumber()) as [number, number, number, number];
-      const mapped = [whole.x + x1 * sx, whole.y + y1 * sy, whole.x + x2 * sx, whole.y + y2 * sy];
+      const [left, right, bottom, top] = [whole.x + x1 * sx, whole.x + x2 * sx, whole.y + y1 * sy, whole.y + y2 * sy];
+      // Counter-clockwise from the bottom left, as QuadPoints are read.
+      const corners = [onPage(left, bottom), onPage(right, bottom), onPage(right, top), onPage(left, top)];
+      const xs = corners.map((c) => c[0]);
+      const ys = corners.map((c) => c[1]);
       const link = this.doc.context.register(this.doc.context.obj({
-        Type: 'Annot', Subtype: 'Link', Rect: mapped, Border: [0, 0, 0],
+        Type: 'Annot', Subtype: 'Link', Rect: [Math.min(...xs), Math.min(...ys), Math.max(...xs), Math.max(...ys)], Border: [0, 0, 0],
+        ...(m ? { QuadPoints: corners.flat() } : {}),
         A: { Type: 'Action', S: 'URI', URI: PDFString.of(uri.decodeText()) },
       }));
       this.page.node.addAnnot(link);

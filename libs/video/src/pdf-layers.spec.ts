@@ -3,6 +3,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { PDFArray, PDFDict, PDFDocument, PDFName, PDFNumber } from 'pdf-lib';
 import sharp from 'sharp';
 import { assertEdit, type JsonValue } from '#libs/edit-spec';
 import { FontCatalog, StillEngine } from '#libs/still';
@@ -296,7 +297,7 @@ describe('PDF documents of layers (issue 32: "Documents with pictures keep their
     const edit = doc([
       image('seal.png', { width: 160, height: 160, fit: 'contain', position: 'topLeft', offset: { x: 300 / 800, y: -250 / 600 } }),
       clip(
-        { type: 'html', html: '<div style="width:400px;height:200px;background:#000000;color:#ffffff;font:40px/50px \'DejaVu Sans\'">Boarding pass 77</div>', width: 400, height: 200 },
+        { type: 'html', html: '<div style="width:400px;height:200px;background:#000000;color:#ffffff;font:40px/50px \'DejaVu Sans\'">Boarding pass 77<br><a href="https://air.example.com/bp/77" style="color:#ffffff">Check in</a></div>', width: 400, height: 200 },
         { width: 400, height: 200, position: 'topLeft', offset: { x: 200 / 800, y: -200 / 600 }, opacity: 0.5, transform: { rotate: { angle: 90 } } },
       ),
     ], { size: { width: 800, height: 600 }, pdf: { dpi: 72 } });
@@ -305,6 +306,17 @@ describe('PDF documents of layers (issue 32: "Documents with pictures keep their
     if (process.env.PDF_DUMP) await writeFile(`${process.env.PDF_DUMP}.html-turned.pdf`, out.bytes);
     const { stdout } = await run('pdftotext', ['-raw', await pdfFile(out.bytes), '-']);
     expect(stdout.replace(/\s+/g, ' ')).toContain('Boarding pass 77');
+    // The link turned with it: standing (taller than wide) inside the turned box (x 300–500, y 100–500 from the bottom).
+    const annots = (await PDFDocument.load(out.bytes)).getPage(0).node.Annots();
+    const links = Array.from({ length: annots?.size() ?? 0 }, (_, i) => annots!.lookup(i, PDFDict))
+      .filter((a) => a.lookup(PDFName.of('A'), PDFDict).lookup(PDFName.of('URI'))?.toString().includes('air.example.com'));
+    expect(links).toHaveLength(1);
+    const [x1, y1, x2, y2] = [0, 1, 2, 3].map((i) => links[0]!.lookup(PDFName.of('Rect'), PDFArray).lookup(i, PDFNumber).asNumber()) as [number, number, number, number];
+    expect(x1).toBeGreaterThanOrEqual(299);
+    expect(x2).toBeLessThanOrEqual(501);
+    expect(y1).toBeGreaterThanOrEqual(99);
+    expect(y2).toBeLessThanOrEqual(501);
+    expect(y2 - y1).toBeGreaterThan(x2 - x1);
     // Turned a quarter about its box's centre (400, 300): the 400×200 box stands 200×400, from x 300 to 500.
     const { data, info } = await sharp(await rasterise(out.bytes, 72)).removeAlpha().raw().toBuffer({ resolveWithObject: true });
     const px = (x: number, y: number) => data[(y * info.width + x) * 3]!;
