@@ -216,9 +216,10 @@ export class StillEngine {
    * A PDF drawn as a document of layers (issue 32): each clip of the frame in z-order, bottom first, as
    * what a PDF holds best (PdfLayers): html clips as the browser's printed vector pages, image clips as
    * image objects of their own pixels, shapes as vector paths, text clips as their drawn pixels with
-   * their words as invisible text over them; a turned or filtered clip (what a PDF cannot express as
-   * the engine draws it) as a picture of that clip alone. Pictures are drawn under the pixel gate like
-   * any frame's layers, a group at a time, each written into the page before the next is drawn.
+   * their words as invisible text over them, each turned as its clip is; a filtered clip (what a PDF
+   * cannot express as the engine draws it) as a picture of that clip alone, and the clips only the
+   * browser draws as its pictures of them alone. Pictures are drawn under the pixel gate like any
+   * frame's layers, a group at a time, each written into the page before the next is drawn.
    */
   private async renderPdf(
     edit: EditSpec,

@@ -111,8 +111,9 @@ export interface PdfPlacement {
  * One PDF page built as a document of layers (issue 32), bottom first: each clip is drawn in z-order
  * in the form a PDF holds best: a picture as an image object at its own resolution, an html clip as
  * its printed vector page (text in embedded subset fonts, links kept), a shape as a vector path, a
- * text clip as its drawn pixels with its words as invisible text right over them, and anything a PDF
- * cannot express (a filter, a turned clip) as a picture of that clip alone. Every layer is cut to the
+ * text clip as its drawn pixels with its words as invisible text right over them, each turned as its
+ * clip is, and what a PDF cannot express (a filter, what only the browser draws) as a picture of that
+ * clip alone. Every layer is cut to the
  * frame's place on the page (`size.page`: pdfPageLayout); `size.width`×`size.height` are the output's
  * pixels, the unit of `picture`.
  */
