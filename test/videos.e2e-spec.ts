@@ -299,7 +299,7 @@ describe('video renders through the API and a worker (issue 6)', () => {
     expect(red).toBeGreaterThan(50);
   }, 60_000);
 
-  it('§4.1 pdf (issue 21): an html clip of a PDF is printed by the browser: its words are text (pdftotext), its link kept, the page A4 at 150 dpi', async () => {
+  it('§4.1 pdf (issue 21, 32): an html clip of a PDF is printed by the browser, even under a video clip drawn over it: its words are text (pdftotext), its link kept, the page A4 at 150 dpi, the video a picture of its own box', async () => {
     const res = await api.app.inject({
       method: 'POST', url: '/api/v1/render?format=binary', headers: { 'x-api-key': key },
       payload: {
@@ -307,6 +307,8 @@ describe('video renders through the API and a worker (issue 6)', () => {
           timeline: {
             background: '#ffffff',
             tracks: [
+              // Issue 32: a video over the heading (the browser draws it alone, a picture in its place).
+              { clips: [{ asset: { type: 'video', src: `${origin}/clip.mp4` }, start: 0, length: 2, width: 320, height: 180, fit: 'contain', position: 'top', offset: { y: -0.02 } }] },
               { clips: [{ asset: { type: 'html', html: '<h1>Certificate of Completion</h1><a href="https://example.com/verify/77">Verify</a>', css: 'h1 { font-size: 60px }', width: 1000, height: 300 }, start: 0, length: 2, position: 'top' }] },
               { clips: [{ asset: { type: 'text', text: 'Awarded to Ada Lovelace', font: { family: 'Open Sans', size: 48, color: '#000000' } }, start: 0, length: 2 }] },
             ],
@@ -327,6 +329,10 @@ describe('video renders through the API and a worker (issue 6)', () => {
       expect(poppler('pdftotext')).toContain('Awarded to Ada Lovelace');
       expect(poppler('pdfinfo', '-url')).toContain('https://example.com/verify/77');
       expect(poppler('pdffonts')).toMatch(/^[A-Z]{6}\+\S+\s+CID TrueType\s+Identity-H\s+yes yes/m);
+      // Pictures: the video's (no larger than its 320×180 box at 150 dpi) and the text clip's words; none page-sized.
+      const images = poppler('pdfimages', '-list').split('\n').slice(2).filter(Boolean).map((row) => row.trim().split(/\s+/)).filter((c) => c[2] === 'image');
+      expect(images.some((c) => Number(c[3]) >= 300 && Number(c[3]) <= 320 && Number(c[4]) >= 160 && Number(c[4]) <= 180)).toBe(true);
+      expect(images.filter((c) => Number(c[3]) * Number(c[4]) > 1240 * 1754 / 4)).toEqual([]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

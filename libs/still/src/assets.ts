@@ -151,29 +151,47 @@ export function requestedFamily(asset: TextAsset | RichTextAsset | TitleAsset): 
 
 const fmt = (n: number) => Math.round(n * 1000) / 1000;
 
+/**
+ * A shape's geometry in its box (design px, y down, centred), with its paint: what both the SVG the
+ * picture is drawn from (shapeSvg) and a PDF's vector path (pdf.ts) are made of.
+ */
+export interface ShapeGeometry {
+  element: { kind: 'rect'; x: number; y: number; width: number; height: number; radius: number } | { kind: 'circle'; cx: number; cy: number; r: number };
+  fill: Rgba;
+  stroke?: { color: Rgba; width: number };
+}
+
+export function shapeGeometry(asset: ShapeAsset, box: Size): ShapeGeometry {
+  const fill = withAlpha(asset.fill?.color ?? '#ffffff', asset.fill?.opacity ?? 1);
+  const strokeWidth = asset.stroke?.width ?? 0;
+  const stroke = strokeWidth > 0 ? { color: withAlpha(asset.stroke?.color ?? '#000000'), width: strokeWidth } : undefined;
+  const cx = box.width / 2;
+  const cy = box.height / 2;
+  let element: ShapeGeometry['element'];
+  if (asset.shape === 'rectangle') {
+    const { width: w, height: h, cornerRadius } = asset.rectangle;
+    element = { kind: 'rect', x: cx - w / 2, y: cy - h / 2, width: w, height: h, radius: cornerRadius };
+  } else if (asset.shape === 'circle') {
+    element = { kind: 'circle', cx, cy, r: asset.circle.radius };
+  } else {
+    const { length, thickness } = asset.line;
+    element = { kind: 'rect', x: cx - length / 2, y: cy - thickness / 2, width: length, height: thickness, radius: 0 };
+  }
+  return { element, fill, ...(stroke ? { stroke } : {}) };
+}
+
 /** A shape as SVG at `scale` output pixels per design pixel, centred in its box. */
 export function shapeSvg(asset: ShapeAsset, box: Size, scale: number): string {
   const width = Math.max(1, Math.round(box.width * scale));
   const height = Math.max(1, Math.round(box.height * scale));
-  const fill = withAlpha(asset.fill?.color ?? '#ffffff', asset.fill?.opacity ?? 1);
-  const strokeWidth = asset.stroke?.width ?? 0;
-  const stroke = strokeWidth > 0 ? withAlpha(asset.stroke?.color ?? '#000000') : undefined;
+  const { element: e, fill, stroke } = shapeGeometry(asset, box);
   const paint = [
     `fill="rgb(${fill.r},${fill.g},${fill.b})" fill-opacity="${fmt(fill.a)}"`,
-    stroke ? `stroke="rgb(${stroke.r},${stroke.g},${stroke.b})" stroke-opacity="${fmt(stroke.a)}" stroke-width="${fmt(strokeWidth)}"` : '',
+    stroke ? `stroke="rgb(${stroke.color.r},${stroke.color.g},${stroke.color.b})" stroke-opacity="${fmt(stroke.color.a)}" stroke-width="${fmt(stroke.width)}"` : '',
   ].join(' ');
-  const cx = box.width / 2;
-  const cy = box.height / 2;
-  let element: string;
-  if (asset.shape === 'rectangle') {
-    const { width: w, height: h, cornerRadius } = asset.rectangle;
-    element = `<rect x="${fmt(cx - w / 2)}" y="${fmt(cy - h / 2)}" width="${fmt(w)}" height="${fmt(h)}" rx="${fmt(cornerRadius)}" ry="${fmt(cornerRadius)}" ${paint}/>`;
-  } else if (asset.shape === 'circle') {
-    element = `<circle cx="${fmt(cx)}" cy="${fmt(cy)}" r="${fmt(asset.circle.radius)}" ${paint}/>`;
-  } else {
-    const { length, thickness } = asset.line;
-    element = `<rect x="${fmt(cx - length / 2)}" y="${fmt(cy - thickness / 2)}" width="${fmt(length)}" height="${fmt(thickness)}" ${paint}/>`;
-  }
+  const element = e.kind === 'circle'
+    ? `<circle cx="${fmt(e.cx)}" cy="${fmt(e.cy)}" r="${fmt(e.r)}" ${paint}/>`
+    : `<rect x="${fmt(e.x)}" y="${fmt(e.y)}" width="${fmt(e.width)}" height="${fmt(e.height)}"${e.radius ? ` rx="${fmt(e.radius)}" ry="${fmt(e.radius)}"` : ''} ${paint}/>`;
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${fmt(box.width)} ${fmt(box.height)}">${element}</svg>`;
 }
 

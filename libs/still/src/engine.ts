@@ -3,12 +3,12 @@ import sharp from 'sharp';
 import { ApiError, type FieldErrors } from '#libs/core';
 import { aspectMismatch, assertTiming, type Clip, clipsAt, clipVisualAt, type Durations, type EditSpec, type ImageAsset, intrinsicSize, isStillFormat, layerCost, layerPixelLimit, type Output, outputSize, parseColor, pdfPageLayout, type Quality, type Rect, RENDER_BUDGET, type Size, type TimedClip } from '#libs/edit-spec';
 import { FontFileError, MediaFetchError, RenderMediaCache, type FetchedMedia, type MediaFetcher } from '#libs/media';
-import { requestedFamily, richTextBlock, shapeSvg, svgSize, textAssetBlock, titleBlock, type FontChoice } from './assets.js';
+import { requestedFamily, richTextBlock, shapeGeometry, shapeSvg, svgSize, textAssetBlock, titleBlock, type FontChoice, type ShapeGeometry } from './assets.js';
 import { ByteLru } from './cache.js';
 import { clipToCanvas, flatten, paintOver, releaseFrame, solidRaster, takeFrame, type Background, type Placed } from './compose.js';
 import { type FontCatalog, RenderFonts, type RenderFont } from './fonts.js';
 import { PixelGate } from './gate.js';
-import { encodePdf, type PdfHtmlPage, type PdfText } from './pdf.js';
+import { PdfLayers, type PdfImageSource, type PdfPlacement, type PdfText } from './pdf.js';
 import { encodeFramePng } from './png.js';
 import { applyFilter, cropRaster, fromRaster, OWN_SVG, RAW, toRaster, withOpacity, type Raster } from './raster.js';
 import { ellipsize, renderTextBlock, type TextBlock } from './text.js';
@@ -36,15 +36,16 @@ export interface StillEngineOptions {
   pixelsInFlight?: number;
   /**
    * Draws a whole frame in the browser (the video engine's composition, as a PNG of the output size):
-   * used for frames with html, video, luma or caption clips, which this engine cannot draw. Without
-   * it those frames answer 422 UNSUPPORTED_ASSET.
+   * used for frames with html, video, luma or caption clips, which this engine cannot draw. With
+   * `clips` (keys `track:index`), only those clips on a transparent background: a PDF's layers only
+   * the browser draws. Without it those frames answer 422 UNSUPPORTED_ASSET.
    */
-  browserStill?: (edit: EditSpec, opts: { scale: number; time: number }) => Promise<Buffer>;
+  browserStill?: (edit: EditSpec, opts: { scale: number; time: number; clips?: readonly string[] }) => Promise<Buffer>;
   /**
    * Prints the html clips of a frame in the browser, one vector PDF page each keyed `track:index`
-   * (VideoEngine.printHtmlClips): a PDF whose only browser-drawn clips are html, on top of the rest,
-   * is this engine's picture with those pages laid over it, so their text stays text. Without it such
-   * PDFs take the `browserStill` path (one picture).
+   * (VideoEngine.printHtmlClips): in a PDF each unfiltered html clip is that page at its place in the
+   * stack of layers (PdfLayers), so its text stays text whatever lies above or below it. Without it a
+   * PDF's html clips are pictures drawn by `browserStill`.
    */
   printHtml?: (edit: EditSpec, opts: { time: number }) => Promise<Map<string, Buffer>>;
 }
@@ -111,7 +112,29 @@ interface Drawable {
   opaque?: boolean;
   /** An image's own size (upright), for aspect-ratio rules. */
   imageSize?: Size;
+  /** An image's pixels of `rect` (source px, whole pixels) at `target` (at most `rect`'s size): a PDF's image object. */
+  pdfImage?: (rect: Rect, target: Size) => Promise<PdfImageSource>;
+  /** A shape's geometry in its box: a PDF's vector path. */
+  shape?: ShapeGeometry;
 }
+
+/** What one clip is on a PDF page (PdfLayers), bottom first. */
+type PdfLayer =
+  | { kind: 'html'; clip: TimedClip; place: PdfPlacement; opacity: number }
+  | { kind: 'image'; clip: TimedClip; drawable: Drawable; rect: Rect; target: Size; place: PdfPlacement; opacity: number }
+  | { kind: 'shape'; clip: TimedClip; shape: ShapeGeometry; place: PdfPlacement; opacity: number }
+  | { kind: 'picture'; clip: TimedClip; drawable: Drawable; box: Rect; turn: PdfPlacement['turn'] }
+  /**
+   * Consecutive clips only the browser draws (video, caption, a filtered html clip, a luma track), as
+   * one picture, with the words of the text clips among them.
+   */
+  | { kind: 'browser'; clips: TimedClip[]; texts: { text: PdfText; turn: PdfPlacement['turn'] }[] };
+
+/**
+ * Most pixels per inch of the page an image object keeps (unless the output's own density is higher):
+ * print resolution, so a 24-megapixel photo shown as a 3 cm logo is not embedded whole.
+ */
+const PDF_IMAGE_MAX_PPI = 300;
 
 const clipPath = (c: TimedClip) => `edit.timeline.tracks[${c.track}].clips[${c.index}]`;
 
@@ -131,7 +154,7 @@ function digest(...parts: (string | Buffer)[]): string {
  */
 export class StillEngine {
   private readonly layers: ByteLru<Placed>;
-  private readonly metadata = new ByteLru<Size & { opaque: boolean }>(4096);
+  private readonly metadata = new ByteLru<Size & { opaque: boolean; jpeg?: 1 | 3 }>(4096);
   private readonly limitInputPixels: number;
   private readonly gate: PixelGate;
   private readonly frames = new PixelGate(MAX_PIXELS);
@@ -164,70 +187,189 @@ export class StillEngine {
       if (why) addError(unsupported, `${clipPath(c)}.asset.type`, why);
     }
     if (Object.keys(unsupported).length) {
-      const html = format === 'pdf' ? this.htmlOnTop(active, size.viewport) : undefined;
-      if (html && this.opts.printHtml) return this.renderPdfWithHtml(edit, size, time, active, html, opts, started);
-      if (!this.opts.browserStill) {
+      // A PDF is layers whenever the browser can draw (or print) what this engine cannot.
+      if (format === 'pdf' && (this.opts.browserStill || (this.opts.printHtml && this.byBrowser(active).size === 0))) return this.renderPdf(edit, size, time, active, opts, started);
+      if (format === 'pdf' || !this.opts.browserStill) {
         throw new ApiError('UNSUPPORTED_ASSET', `The still engine cannot draw ${Object.keys(unsupported).join(', ')}`, { errors: unsupported });
       }
       return this.renderInBrowser(edit, format, size, time, active, opts, started);
     }
+    if (format === 'pdf') return this.renderPdf(edit, size, time, active, opts, started);
     return this.renderHere(edit, format, size, time, active, opts, started);
   }
 
   /**
-   * The html clips of a PDF frame when they can be printed as vector pages over this engine's picture:
-   * no other browser-drawn clip (video, luma, caption) in the frame, each html clip upright, opaque
-   * and unfiltered, and every html clip above every other clip (tracks[0] is the top). Else undefined.
+   * The clips of a PDF frame only the browser can draw, as pictures: video and caption clips, html
+   * clips with a filter (or every html clip when nothing prints them), and every clip of a track with
+   * a luma matte (the matte cuts the clips of its track). Html clips without a filter are printed.
    */
-  private htmlOnTop(active: TimedClip[], viewport: Size): { clip: TimedClip; page: Omit<PdfHtmlPage, 'pdf'> }[] | undefined {
-    const html = active.filter((c) => c.clip.asset.type === 'html');
-    const rest = active.filter((c) => c.clip.asset.type !== 'html');
-    if (rest.some((c) => UNSUPPORTED[c.clip.asset.type])) return undefined;
-    const lowestHtml = Math.max(...html.map((c) => c.track));
-    if (rest.some((c) => c.track <= lowestHtml)) return undefined;
-    const pages: { clip: TimedClip; page: Omit<PdfHtmlPage, 'pdf'> }[] = [];
-    for (const c of html) {
-      const source = intrinsicSize(c.clip.asset, c.clip, viewport)!;
-      const v = clipVisualAt(c.clip, 0, c.length, { viewport, source, still: true });
-      const plain = v.rotate === 0 && v.skew.x === 0 && v.skew.y === 0 && !v.flip.horizontal && !v.flip.vertical && v.opacity >= 1 && v.filter === undefined;
-      if (!plain) return undefined;
-      if (v.content.width <= 0 || v.content.height <= 0 || v.crop.width <= 0 || v.crop.height <= 0) continue;
-      pages.push({ clip: c, page: { source, content: v.content, crop: v.crop } });
-    }
-    // Drawn bottom first: the higher the track index, the lower the layer.
-    return pages.sort((a, b) => b.clip.track - a.clip.track || b.clip.index - a.clip.index);
+  private byBrowser(active: TimedClip[]): Set<TimedClip> {
+    const lumaTracks = new Set(active.filter((c) => c.clip.asset.type === 'luma').map((c) => c.track));
+    return new Set(active.filter((c) => {
+      const type = c.clip.asset.type;
+      if (type === 'html') return c.clip.filter !== undefined || !this.opts.printHtml;
+      return UNSUPPORTED[type] !== undefined || lumaTracks.has(c.track);
+    }));
   }
 
-  /** A PDF of this engine's picture of the frame without its html clips, those printed by the browser over it. */
-  private renderPdfWithHtml(
+  /**
+   * A PDF drawn as a document of layers (issue 32): each clip of the frame in z-order, bottom first, as
+   * what a PDF holds best (PdfLayers): html clips as the browser's printed vector pages, image clips as
+   * image objects of their own pixels, shapes as vector paths, text clips as their drawn pixels with
+   * their words as invisible text over them, each turned as its clip is; a filtered clip (what a PDF
+   * cannot express as the engine draws it) as a picture of that clip alone, and the clips only the
+   * browser draws as its pictures of them alone. Pictures are drawn under the pixel gate like any
+   * frame's layers, a group at a time, each written into the page before the next is drawn.
+   */
+  private async renderPdf(
     edit: EditSpec,
     size: ReturnType<typeof outputSize>,
     time: number,
     active: TimedClip[],
-    html: { clip: TimedClip; page: Omit<PdfHtmlPage, 'pdf'> }[],
     opts: StillRenderOptions,
     started: number,
   ): Promise<StillOutput> {
-    const pages = this.opts.printHtml!(edit, { time }).then((printed) => html.map(({ clip, page }) => {
-      const pdf = printed.get(`${clip.track}:${clip.index}`);
-      if (!pdf) throw new Error(`the browser printed no page for html clip ${clip.track}:${clip.index}`);
-      return { ...page, pdf };
-    }));
-    // Settled here too, so a failed print while the picture is drawn is not an unhandled rejection.
-    pages.catch(() => undefined);
-    return this.renderHere(edit, 'pdf', size, time, active.filter((c) => c.clip.asset.type !== 'html'), opts, started, pages);
+    const browser = this.byBrowser(active);
+    const printable = active.some((c) => c.clip.asset.type === 'html' && !browser.has(c));
+    const printed = printable ? this.opts.printHtml!(edit, { time }) : undefined;
+    // Settled here too, so a failed print while the rest is prepared is not an unhandled rejection.
+    printed?.catch(() => undefined);
+    const media = new RenderMediaCache(this.opts.fetch, { maxPixels: this.limitInputPixels });
+    const fonts = await this.renderFonts(edit, media);
+    // Prepared here: every clip this engine draws, and the text clips the browser draws (their words).
+    const drawn = active.filter((c) => !UNSUPPORTED[c.clip.asset.type] && (!browser.has(c) || TEXT_TYPES.has(c.clip.asset.type)));
+    const prepared = await this.prepare(drawn, edit, size.viewport, media, fonts);
+    this.checkAspects(drawn, prepared, opts.aspectRules ?? []);
+    const drawables = new Map(drawn.map((c, i) => [c, prepared[i]!]));
+    const inputsDone = performance.now();
+    const layout = pdfPageLayout(edit.output, size.viewport);
+    const layers: PdfLayer[] = [];
+    for (const c of active) {
+      const drawable = drawables.get(c);
+      if (!browser.has(c)) {
+        const layer = this.pdfLayer(c, time, drawable, size, layout.pointsPerPx);
+        if (layer) layers.push(layer);
+        continue;
+      }
+      let last = layers.at(-1);
+      if (last?.kind !== 'browser') layers.push(last = { kind: 'browser', clips: [], texts: [] });
+      last.clips.push(c);
+      if (drawable?.text) {
+        const v = clipVisualAt(c.clip, time - c.start, c.length, { viewport: size.viewport, source: drawable.source, still: true });
+        last.texts.push({ text: { ...drawable.text, box: v.box }, turn: turnOf(v) });
+      }
+    }
+
+    const release = await this.frames.take(size.width * size.height);
+    let bytes: Buffer;
+    let drawDone: number;
+    try {
+      const pdf = await PdfLayers.create({ width: size.width, height: size.height, page: layout });
+      pdf.fill(parseColor(edit.timeline.background));
+      const weights = layers.map((l) => l.kind === 'picture'
+        ? layerCost(l.clip, size.viewport, size.pixelRatio, clipPath(l.clip)).pixels
+        : l.kind === 'image' ? l.target.width * l.target.height : l.kind === 'browser' ? size.width * size.height : 0);
+      for (const group of groupsOf(weights, this.gate.capacity)) {
+        const held = await this.gate.take(group.reduce((n, i) => n + weights[i]!, 0));
+        try {
+          // The group's pixels are made at once, then written in z-order.
+          const made = await Promise.all(group.map((i) => {
+            const l = layers[i]!;
+            if (l.kind === 'picture') return this.drawLayer(l.clip, time, l.drawable, size.viewport, size.pixelRatio, size);
+            if (l.kind === 'image') return this.drawing(l.clip, () => l.drawable.pdfImage!(l.rect, l.target));
+            if (l.kind === 'browser') return this.browserLayer(edit, l.clips, time, size, opts);
+            return undefined;
+          }));
+          for (const [j, i] of group.entries()) {
+            const l = layers[i]!;
+            const pixels = made[j];
+            if (l.kind === 'html') {
+              // Awaited at the first html layer: the layers below are made while the browser prints.
+              const pdfPage = (await printed)?.get(`${l.clip.track}:${l.clip.index}`);
+              if (!pdfPage) throw new Error(`the browser printed no page for html clip ${l.clip.track}:${l.clip.index}`);
+              await pdf.html({ pdf: pdfPage, ...l.place }, l.opacity);
+            } else if (l.kind === 'image') {
+              await pdf.image(pixels as PdfImageSource, l.place, l.opacity);
+            } else if (l.kind === 'shape') {
+              pdf.shape(l.shape, l.place, l.opacity);
+            } else if (l.kind === 'browser') {
+              const frame = pixels as Raster;
+              await pdf.picture(frame.data, frame.width, frame.height, 0, 0);
+              for (const { text, turn } of l.texts) await pdf.text(text, turn);
+            } else {
+              const placed = pixels as Placed | undefined;
+              if (placed) await pdf.picture(placed.raster.data, placed.raster.width, placed.raster.height, placed.left, placed.top);
+              if (l.drawable.text) await pdf.text({ ...l.drawable.text, box: l.box }, l.turn);
+            }
+          }
+        } finally {
+          held();
+        }
+      }
+      if (opts.watermark) {
+        const mark = await watermarkLayer(size.width, size.height);
+        await pdf.picture(mark.raster.data, mark.raster.width, mark.raster.height, mark.left, mark.top);
+      }
+      drawDone = performance.now();
+      bytes = await pdf.save();
+    } finally {
+      release();
+    }
+    const finished = performance.now();
+    return {
+      bytes, format: 'pdf', contentType: CONTENT_TYPES.pdf, width: size.width, height: size.height,
+      timings: { inputs: inputsDone - started, draw: drawDone - inputsDone, encode: finished - drawDone, total: finished - started },
+    };
   }
 
-  /** The frame drawn by this engine (every clip of `active` is one it draws), with a PDF's printed html pages over it. */
+  /** `clips` alone drawn by the browser over a transparent background, as the output's pixels. */
+  private async browserLayer(edit: EditSpec, clips: TimedClip[], time: number, size: ReturnType<typeof outputSize>, opts: StillRenderOptions): Promise<Raster> {
+    const png = await this.opts.browserStill!(edit, { scale: Math.min(3, Math.max(1, opts.scale ?? 1)), time, clips: clips.map((c) => `${c.track}:${c.index}`) });
+    return toRaster(sharp(png, { limitInputPixels: MAX_PIXELS }).resize(size.width, size.height, { fit: 'fill' }));
+  }
+
+  /** What clip `c` is on the PDF page, or undefined when nothing of it shows. */
+  private pdfLayer(c: TimedClip, time: number, drawable: Drawable | undefined, size: ReturnType<typeof outputSize>, pointsPerPx: number): PdfLayer | undefined {
+    const { viewport, pixelRatio } = size;
+    const source = drawable?.source ?? intrinsicSize(c.clip.asset, c.clip, viewport)!;
+    const v = clipVisualAt(c.clip, time - c.start, c.length, { viewport, source, still: true });
+    if (v.opacity <= 0 || v.content.width <= 0 || v.content.height <= 0 || v.crop.width <= 0 || v.crop.height <= 0) return undefined;
+    const turned = turnOf(v);
+    const turn = turned ? { turn: turned } : {};
+    if (c.clip.asset.type === 'html') return { kind: 'html', clip: c, place: { source, content: v.content, crop: v.crop, ...turn }, opacity: v.opacity };
+    if (!drawable) return undefined;
+    if (v.filter !== undefined) return { kind: 'picture', clip: c, drawable, box: v.box, turn: turned };
+    if (drawable.shape) return { kind: 'shape', clip: c, shape: drawable.shape, place: { source, content: v.content, crop: v.crop, ...turn }, opacity: v.opacity };
+    if (drawable.pdfImage) {
+      // The part in the frame (all of it when turned), in whole source pixels; kept at its own
+      // resolution up to the denser of the output's pixels and PDF_IMAGE_MAX_PPI on the page.
+      const content = turned ? v.content : intersect(v.content, { x: 0, y: 0, ...viewport });
+      if (content.width <= 0 || content.height <= 0) return undefined;
+      const kx = v.crop.width / v.content.width;
+      const ky = v.crop.height / v.content.height;
+      const crop = { x: v.crop.x + (content.x - v.content.x) * kx, y: v.crop.y + (content.y - v.content.y) * ky, width: content.width * kx, height: content.height * ky };
+      const x0 = Math.max(0, Math.floor(crop.x));
+      const y0 = Math.max(0, Math.floor(crop.y));
+      const rect = { x: x0, y: y0, width: Math.max(1, Math.min(source.width, Math.ceil(crop.x + crop.width)) - x0), height: Math.max(1, Math.min(source.height, Math.ceil(crop.y + crop.height)) - y0) };
+      const density = Math.max(pixelRatio, (pointsPerPx / 72) * PDF_IMAGE_MAX_PPI); // pixels per design px
+      const most = { width: Math.ceil((rect.width / kx) * density), height: Math.ceil((rect.height / ky) * density) };
+      const k = Math.min(1, most.width / rect.width, most.height / rect.height);
+      const target = { width: Math.max(1, Math.round(rect.width * k)), height: Math.max(1, Math.round(rect.height * k)) };
+      const place = { source: { width: rect.width, height: rect.height }, content, crop: { ...crop, x: crop.x - rect.x, y: crop.y - rect.y }, ...turn };
+      return { kind: 'image', clip: c, drawable, rect, target, place, opacity: v.opacity };
+    }
+    return { kind: 'picture', clip: c, drawable, box: v.box, turn: turned };
+  }
+
+  /** The frame drawn by this engine (every clip of `active` is one it draws), as PNG or JPEG. */
   private async renderHere(
     edit: EditSpec,
-    format: 'png' | 'jpeg' | 'pdf',
+    format: 'png' | 'jpeg',
     size: ReturnType<typeof outputSize>,
     time: number,
     active: TimedClip[],
     opts: StillRenderOptions,
     started: number,
-    htmlPages?: Promise<PdfHtmlPage[]>,
   ): Promise<StillOutput> {
     const media = new RenderMediaCache(this.opts.fetch, { maxPixels: this.limitInputPixels });
     const fonts = await this.renderFonts(edit, media);
@@ -240,7 +382,7 @@ export class StillEngine {
     const release = await this.frames.take(size.width * size.height);
     let drawn: { bytes: Buffer; drawDone: number };
     try {
-      drawn = await this.drawAndEncode(edit, format, size, time, active, drawables, opts, htmlPages);
+      drawn = await this.drawAndEncode(edit, format, size, time, active, drawables, opts);
     } finally {
       release();
     }
@@ -259,13 +401,12 @@ export class StillEngine {
   /** The frame's layers drawn (bounded by the pixel gate) and composited, then encoded. */
   private async drawAndEncode(
     edit: EditSpec,
-    format: 'png' | 'jpeg' | 'pdf',
+    format: 'png' | 'jpeg',
     size: ReturnType<typeof outputSize>,
     time: number,
     active: TimedClip[],
     drawables: Drawable[],
     opts: StillRenderOptions,
-    htmlPages?: Promise<PdfHtmlPage[]>,
   ): Promise<{ bytes: Buffer; drawDone: number }> {
     // Layers are drawn a bounded number of pixels at a time (the gate, shared by every still of this
     // process): a frame within it draws its layers at once; a frame beyond it, in groups, each
@@ -274,7 +415,6 @@ export class StillEngine {
     const groups = groupsOf(weights, this.gate.capacity);
     const bg = parseColor(edit.timeline.background);
     const background: Background = { r: bg.r, g: bg.g, b: bg.b, alpha: bg.a };
-    // Over printed html the watermark is a layer of its own on top (the html would hide it).
     const watermark = opts.watermark ? await watermarkLayer(size.width, size.height) : undefined;
     const draw = (i: number) => this.drawLayer(active[i]!, time, drawables[i]!, size.viewport, size.pixelRatio, size);
     let drawDone: number;
@@ -283,10 +423,9 @@ export class StillEngine {
       const release = await this.gate.take(weights.reduce((n, w) => n + w, 0));
       try {
         const layers = (await Promise.all(active.map((_, i) => draw(i)))).filter((p): p is Placed => p !== undefined);
-        if (watermark && !htmlPages) layers.push(watermark);
+        if (watermark) layers.push(watermark);
         drawDone = performance.now();
-        const pdfExtras = htmlPages ? { html: await htmlPages, ...(watermark ? { overlay: await frameOf(watermark, size) } : {}) } : {};
-        bytes = await this.encode(format, edit.output, size, layers, background, active, drawables, pdfExtras);
+        bytes = await this.encode(format, edit.output, size, layers, background);
       } finally {
         release();
       }
@@ -301,41 +440,30 @@ export class StillEngine {
           release();
         }
       }
-      if (watermark && !htmlPages) paintOver(canvas, watermark.raster, watermark.left, watermark.top);
+      if (watermark) paintOver(canvas, watermark.raster, watermark.left, watermark.top);
       drawDone = performance.now();
-      const pdfExtras = htmlPages ? { html: await htmlPages, ...(watermark ? { overlay: await frameOf(watermark, size) } : {}) } : {};
-      bytes = await this.write(format, edit.output, size, canvas.data, background, false, active, drawables, pdfExtras);
+      bytes = await this.write(format, edit.output, size, canvas.data, background);
     }
     return { bytes, drawDone };
   }
 
-  /** The whole frame drawn by the browser engine, then watermarked and encoded like any still. */
+  /** The whole frame drawn by the browser engine, then watermarked and encoded like any PNG or JPEG still. */
   private async renderInBrowser(
     edit: EditSpec,
-    format: 'png' | 'jpeg' | 'pdf',
+    format: 'png' | 'jpeg',
     size: ReturnType<typeof outputSize>,
     time: number,
     active: TimedClip[],
     opts: StillRenderOptions,
     started: number,
   ): Promise<StillOutput> {
-    // A PDF keeps its text clips' text layer over the browser's picture (their blocks laid out here).
-    const texts = format === 'pdf' ? active.filter((c) => TEXT_TYPES.has(c.clip.asset.type)) : [];
-    const laidOut = texts.length
-      ? (async () => {
-        const media = new RenderMediaCache(this.opts.fetch, { maxPixels: this.limitInputPixels });
-        return this.prepare(texts, edit, size.viewport, media, await this.renderFonts(edit, media));
-      })()
-      : Promise.resolve([]);
-    laidOut.catch(() => undefined);
     const png = await this.opts.browserStill!(edit, { scale: Math.min(3, Math.max(1, opts.scale ?? 1)), time });
-    const drawables = await laidOut;
     const frame = await toRaster(sharp(png, { limitInputPixels: MAX_PIXELS }).resize(size.width, size.height, { fit: 'fill' }));
     const inputsDone = performance.now();
     const layers: Placed[] = [{ raster: frame, left: 0, top: 0 }];
     if (opts.watermark) layers.push(await watermarkLayer(size.width, size.height));
     const drawDone = performance.now();
-    const bytes = await this.encode(format, edit.output, size, layers, { r: 0, g: 0, b: 0, alpha: 0 }, texts, drawables);
+    const bytes = await this.encode(format, edit.output, size, layers, { r: 0, g: 0, b: 0, alpha: 0 });
     const finished = performance.now();
     return {
       bytes, format, contentType: CONTENT_TYPES[format], width: size.width, height: size.height,
@@ -427,6 +555,7 @@ export class StillEngine {
             return {
               source,
               key: digest('shape', JSON.stringify(asset), JSON.stringify(source)),
+              shape: shapeGeometry(asset, source),
               draw: async (crop, target, scale) => cropScaled(await toRaster(sharp(Buffer.from(shapeSvg(asset, source, scale)), OWN_SVG)), crop, scale, target),
             };
           }
@@ -484,7 +613,9 @@ export class StillEngine {
           throw new MediaFetchError(file.url, `The image is ${meta.width}×${meta.height}, more than ${this.limitInputPixels / 1e6} megapixels`);
         }
         const turned = (meta.orientation ?? 1) >= 5;
-        return { width: turned ? meta.height : meta.width, height: turned ? meta.width : meta.height, opaque: !meta.hasAlpha };
+        // A JPEG a PDF can hold as it is (DCTDecode): upright, RGB or grey, with no colour profile to apply.
+        const jpegAsIs = meta.format === 'jpeg' && (meta.orientation ?? 1) === 1 && !meta.icc && (meta.channels === 3 || meta.channels === 1) && (meta.space === 'srgb' || meta.space === 'b-w');
+        return { width: turned ? meta.height : meta.width, height: turned ? meta.width : meta.height, opaque: !meta.hasAlpha, ...(jpegAsIs ? { jpeg: meta.channels as 1 | 3 } : {}) };
       },
       () => 64,
     );
@@ -500,6 +631,23 @@ export class StillEngine {
       imageSize: { width: oriented.width, height: oriented.height },
       opaque: oriented.opaque,
       key: digest('image', hash, JSON.stringify(cut)),
+      pdfImage: async (rect, target) => {
+        const whole = cut.width === oriented.width && cut.height === oriented.height && rect.width === cut.width && rect.height === cut.height;
+        if (oriented.jpeg && whole && target.width === rect.width && target.height === rect.height) {
+          return { kind: 'jpeg', bytes: file.bytes, width: oriented.width, height: oriented.height, colors: oriented.jpeg };
+        }
+        try {
+          const raster = await toRaster(
+            sharp(file.bytes, { limitInputPixels: this.limitInputPixels })
+              .rotate()
+              .extract({ left: cut.x + rect.x, top: cut.y + rect.y, width: Math.min(rect.width, oriented.width - cut.x - rect.x), height: Math.min(rect.height, oriented.height - cut.y - rect.y) })
+              .resize(target.width, target.height, { fit: 'fill' }),
+          );
+          return { kind: 'rgba', ...raster, opaque: oriented.opaque };
+        } catch (err) {
+          throw new MediaFetchError(file.url, `The image cannot be decoded: ${(err as Error).message}`);
+        }
+      },
       draw: async (rect, target) => {
         const left = Math.max(0, Math.min(oriented.width - 1, Math.floor(cut.x + rect.x)));
         const top = Math.max(0, Math.min(oriented.height - 1, Math.floor(cut.y + rect.y)));
@@ -534,9 +682,14 @@ export class StillEngine {
    * 422 RENDER_FAILED naming the clip and the cause: the same edit fails the same way on any worker,
    * so it fails at once and is not run again. Out of memory is not the edit's fault: thrown as it is.
    */
-  private async drawLayer(c: TimedClip, time: number, drawable: Drawable, viewport: Size, pixelRatio: number, frame: Size): Promise<Placed | undefined> {
+  private drawLayer(c: TimedClip, time: number, drawable: Drawable, viewport: Size, pixelRatio: number, frame: Size): Promise<Placed | undefined> {
+    return this.drawing(c, () => this.layer(c, time, drawable, viewport, pixelRatio, frame));
+  }
+
+  /** `work` drawing clip `c`, its failure as drawLayer's. */
+  private async drawing<T>(c: TimedClip, work: () => Promise<T>): Promise<T> {
     try {
-      return await this.layer(c, time, drawable, viewport, pixelRatio, frame);
+      return await work();
     } catch (err) {
       if (err instanceof ApiError || /out of memory|ENOMEM|allocat/i.test((err as Error).message)) throw err;
       const cause = (err as Error).message.trim().split('\n')[0] ?? 'unknown error';
@@ -611,14 +764,11 @@ export class StillEngine {
   }
 
   private async encode(
-    format: 'png' | 'jpeg' | 'pdf',
+    format: 'png' | 'jpeg',
     output: Output,
     size: ReturnType<typeof outputSize>,
     layers: Placed[],
     background: Background,
-    active: TimedClip[],
-    drawables: Drawable[],
-    pdfExtras: { html?: PdfHtmlPage[]; overlay?: Buffer } = {},
   ): Promise<Buffer> {
     // A full-frame opaque bottom layer (the usual photo background) is the canvas: one blend fewer.
     const [first] = layers;
@@ -641,39 +791,20 @@ export class StillEngine {
       pixels = await base.composite(clipToCanvas(rest, size.width, size.height)).raw().toBuffer();
     }
     try {
-      return await this.write(format, output, size, pixels, background, fills, active, drawables, pdfExtras);
+      return await this.write(format, output, size, pixels, background);
     } finally {
       if (pooled) releaseFrame(pooled);
     }
   }
 
   /** The frame's pixels in the output format (they are not read after this resolves). */
-  private async write(
-    format: 'png' | 'jpeg' | 'pdf',
-    output: Output,
-    size: ReturnType<typeof outputSize>,
-    pixels: Buffer,
-    background: Background,
-    fills: boolean | undefined,
-    active: TimedClip[],
-    drawables: Drawable[],
-    pdfExtras: { html?: PdfHtmlPage[]; overlay?: Buffer },
-  ): Promise<Buffer> {
+  private async write(format: 'png' | 'jpeg', output: Output, size: ReturnType<typeof outputSize>, pixels: Buffer, background: Background): Promise<Buffer> {
     const quality = output.quality;
     if (format === 'jpeg') {
       const opaque = background.alpha >= 1 ? background : { r: 255, g: 255, b: 255 };
       return sharp(pixels, { raw: { width: size.width, height: size.height, channels: 4 } }).flatten({ background: opaque }).jpeg({ quality: JPEG_QUALITY[quality ?? 'high'], chromaSubsampling: quality === 'veryhigh' ? '4:4:4' : '4:2:0' }).toBuffer();
     }
-    if (format === 'png') return encodeFramePng(pixels, size.width, size.height);
-    const texts: PdfText[] = [];
-    active.forEach((c, i) => {
-      const d = drawables[i];
-      if (!d?.text) return;
-      const v = clipVisualAt(c.clip, 0, c.length, { viewport: size.viewport, source: d.source, still: true });
-      texts.push({ ...d.text, box: v.box });
-    });
-    // The page image: no soft mask when the frame is opaque.
-    return encodePdf(pixels, { width: size.width, height: size.height, page: pdfPageLayout(output, size.viewport) }, texts, { opaque: background.alpha >= 1 || fills === true, ...pdfExtras });
+    return encodeFramePng(pixels, size.width, size.height);
   }
 }
 
@@ -695,10 +826,10 @@ export function groupsOf(weights: readonly number[], capacity: number): number[]
   return groups;
 }
 
-/** A layer as the RGBA pixels of a whole frame (transparent around it). */
-async function frameOf(layer: Placed, size: Size): Promise<Buffer> {
-  return sharp({ create: { width: size.width, height: size.height, channels: 4, background: { r: 0, g: 0, b: 0, alpha: 0 } } })
-    .composite(clipToCanvas([layer], size.width, size.height)).raw().toBuffer();
+/** A clip's rotation, skew and flip for a PDF page (PdfPlacement.turn), or undefined when it has none. */
+function turnOf(v: ReturnType<typeof clipVisualAt>): PdfPlacement['turn'] {
+  const plain = v.rotate === 0 && v.skew.x === 0 && v.skew.y === 0 && !v.flip.horizontal && !v.flip.vertical;
+  return plain ? undefined : { box: v.box, rotate: v.rotate, skew: v.skew, flip: v.flip };
 }
 
 function intersect(a: Rect, b: Rect): Rect {

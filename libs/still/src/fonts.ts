@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, rename, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -52,7 +52,9 @@ export class FontCatalog {
     const exists = await stat(path).then((s) => s.size === parsed.sfnt.length, () => false);
     if (!exists) {
       await mkdir(this.fontDir, { recursive: true });
-      const temp = `${path}.${process.pid}.${Date.now()}.tmp`;
+      // A name of its own per write: two renders (or a PDF's print and its picture) installing the same
+      // font in the same millisecond would otherwise share one temp file, and the second rename fail.
+      const temp = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
       await writeFile(temp, parsed.sfnt);
       await rename(temp, path);
     }

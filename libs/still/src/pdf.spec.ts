@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { crc32 } from 'node:zlib';
 import sharp from 'sharp';
 import { pdfPageLayout } from '#libs/edit-spec';
-import { encodePdf, pngPixelData } from './pdf.js';
+import { PdfLayers, pngPixelData } from './pdf.js';
 
 const run = promisify(execFile);
 
@@ -31,11 +31,17 @@ describe('PDF page image', () => {
   const width = 240;
   const height = 160;
   const view = { width, height, page: pdfPageLayout({ format: 'pdf', pdf: { dpi: 72 } }, { width: 120, height: 80 }) };
+  /** A page holding `rgba` (the frame's pixels) as one picture. */
+  const pageOf = async (rgba: Buffer) => {
+    const pdf = await PdfLayers.create(view);
+    await pdf.picture(rgba, width, height, 0, 0);
+    return pdf.save();
+  };
 
-  test('the page holds the frame\'s own pixels, read back exactly by poppler (the PNG rows go in as they are)', async () => {
-    const { data: rgba } = await sharp({ create: { width, height, channels: 4, background: { r: 200, g: 40, b: 90, alpha: 1 }, noise: { type: 'gaussian', mean: 120, sigma: 60 } } })
-      .raw().toBuffer({ resolveWithObject: true });
-    const pdf = await encodePdf(rgba, view, [], { opaque: true });
+  test('a picture holds its own pixels, read back exactly by poppler (the PNG rows go in as they are), with no soft mask when opaque', async () => {
+    const { data: rgba } = await sharp({ create: { width, height, channels: 3, background: { r: 200, g: 40, b: 90 }, noise: { type: 'gaussian', mean: 120, sigma: 60 } } })
+      .ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+    const pdf = await pageOf(rgba);
     expect(pdf.includes('/SMask')).toBe(false);
     const [image, ...others] = await poppler(pdf, 'pdfimages');
     expect(others).toEqual([]);
@@ -44,15 +50,18 @@ describe('PDF page image', () => {
     expect(image!.data.equals(rgb)).toBe(true);
   });
 
-  test('a transparent frame keeps its alpha as a soft mask (shown over white)', async () => {
+  test('a picture\'s transparent edges are left out, its alpha kept as a soft mask (shown over white)', async () => {
     const rgba = Buffer.alloc(width * height * 4);
-    for (let p = 0; p < width * height; p++) rgba.set([0, 0, 255, p % width < width / 2 ? 255 : 0], p * 4);
-    const pdf = await encodePdf(rgba, view, [], { opaque: false });
+    for (let p = 0; p < width * height; p++) rgba.set([0, 0, 255, p % width < width / 2 ? (p % width < 20 ? 128 : 255) : 0], p * 4);
+    const pdf = await pageOf(rgba);
     expect(pdf.includes('/SMask')).toBe(true);
+    const [image] = await poppler(pdf, 'pdfimages');
+    expect([image!.width, image!.height]).toEqual([width / 2, height]);
     const [page] = await poppler(pdf, 'pdftoppm', width);
     expect([page!.width, page!.height]).toEqual([width, height]);
     const px = (x: number, y: number) => [...page!.data.subarray((y * width + x) * 3, (y * width + x) * 3 + 3)];
-    expect(px(10, 80)).toEqual([0, 0, 255]);
+    expect(px(10, 80)).toEqual([127, 127, 255]);
+    expect(px(60, 80)).toEqual([0, 0, 255]);
     expect(px(230, 80)).toEqual([255, 255, 255]);
   });
 

@@ -569,15 +569,16 @@ export class VideoEngine {
   /**
    * One frame of an edit drawn by the browser, as PNG (the still engine's path for html assets): the
    * frame at `output.poster.capture` (else the window's start), clips at rest, at the still's device
-   * `scale` (1–3).
+   * `scale` (1–3). With `clips` (keys `track:index`), only those clips, on a transparent background.
    */
-  async renderHtmlStill(edit: EditSpec, opts: { scale?: number; time?: number; signal?: AbortSignal; durations?: ReadonlyMap<string, number> | Readonly<Record<string, number>> } = {}): Promise<Buffer> {
+  async renderHtmlStill(edit: EditSpec, opts: { scale?: number; time?: number; clips?: readonly string[]; signal?: AbortSignal; durations?: ReadonlyMap<string, number> | Readonly<Record<string, number>> } = {}): Promise<Buffer> {
     if (!isStillFormat(edit.output.format)) throw new Error(`renderHtmlStill draws a still, not ${edit.output.format}`);
     return this.cancellable(opts, async (run) => {
       const still: NonNullable<Parameters<typeof prepareRender>[2]>['still'] = {};
       if (opts.scale !== undefined) still.scale = opts.scale;
       if (opts.time !== undefined) still.time = opts.time;
       if (opts.durations !== undefined) still.durations = opts.durations;
+      if (opts.clips !== undefined) still.clips = opts.clips;
       const prepared = await prepareRender(edit, this.sources(), { still, ...(opts.signal ? { signal: opts.signal } : {}) });
       try {
         const props = prepared.props;
@@ -606,8 +607,8 @@ export class VideoEngine {
 
   /**
    * The html clips of a still's frame (at `time`, clips at rest) printed by Chromium as one-page vector
-   * PDFs of their design size (CSS px), keyed `track:index`: what the still engine lays over its own
-   * picture in a PDF output, so an html document's text stays text (docs/decisions.md "PDF").
+   * PDFs of their design size (CSS px), keyed `track:index`: what the still engine draws at each html
+   * clip's place among a PDF's layers, so an html document's text stays text (docs/decisions.md "PDF").
    */
   async printHtmlClips(edit: EditSpec, opts: { time?: number; signal?: AbortSignal; durations?: ReadonlyMap<string, number> | Readonly<Record<string, number>> } = {}): Promise<Map<string, Buffer>> {
     return this.cancellable(opts, async () => {

@@ -24,8 +24,12 @@ export interface InputSources {
 }
 
 export interface PrepareOptions {
-  /** One frame at rest (renderHtmlStill): only the clips showing at that time are prepared. */
-  still?: { time?: number; scale?: number; durations?: Durations };
+  /**
+   * One frame at rest (renderHtmlStill): only the clips showing at that time are prepared; with
+   * `clips` (keys `track:index`), only those, over a transparent background (a PDF's layers that only
+   * the browser draws: the still engine lays each such picture at its place in the stack).
+   */
+  still?: { time?: number; scale?: number; durations?: Durations; clips?: readonly string[] };
   /** Only these asset types are prepared (a PDF's html clips: printHtmlClips); default all. */
   only?: readonly string[];
   signal?: AbortSignal;
@@ -223,7 +227,8 @@ class Preparation {
     this.check();
     const timing = assertTiming(edit, durations ? { durations } : {});
     const time = still ? (still.time ?? edit.output.poster?.capture ?? timing.window.start) : timing.window.start;
-    const wanted: TimedClip[] = (still ? clipsAt(timing, time) : timing.tracks.flat()).filter((c) => !opts.only || opts.only.includes(c.clip.asset.type));
+    const wanted: TimedClip[] = (still ? clipsAt(timing, time) : timing.tracks.flat())
+      .filter((c) => (!opts.only || opts.only.includes(c.clip.asset.type)) && (!still?.clips || still.clips.includes(clipKey(c.track, c.index))));
 
     // 2. Fonts of timeline.fonts, then every clip's inputs.
     const { fonts, faces } = await this.renderFonts();
@@ -254,7 +259,7 @@ class Preparation {
       fps,
       durationInFrames: still ? 1 : Math.max(1, Math.round(timing.window.length * fps)),
       windowStart: time,
-      background: edit.timeline.background,
+      background: still?.clips ? '#00000000' : edit.timeline.background,
       timing: { tracks: still ? timing.tracks.map((t) => t.filter((c) => wanted.includes(c))) : timing.tracks },
       clips,
       mediaOrigin: this.sources.server.origin,

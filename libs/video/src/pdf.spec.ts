@@ -108,9 +108,10 @@ describe('PDF documents (issue 21)', () => {
 
     expect(await poppler(out.bytes, 'pdfinfo', '-url')).toContain('https://pay.example.com/inv/42');
 
-    // One picture: the frame at its own 1240×1754 pixels (150 dpi on A4).
-    const images = (await poppler(out.bytes, 'pdfimages', '-list')).split('\n').slice(2).filter(Boolean);
-    expect(images.map((row) => row.trim().split(/\s+/).slice(3, 5).join('x'))).toEqual(['1240x1754']);
+    // One page-sized picture: the paper at its own 1240×1754 pixels (150 dpi on A4); the text clip's
+    // words are a picture of their own size under their text layer (issue 32: a document of layers).
+    const images = (await poppler(out.bytes, 'pdfimages', '-list')).split('\n').slice(2).filter(Boolean).filter((row) => row.trim().split(/\s+/)[2] === 'image');
+    expect(images.map((row) => row.trim().split(/\s+/).slice(3, 5).join('x'))).toEqual(['1240x1754', '526x41']);
     expect(images[0]).toMatch(/\s150\s+150\s/);
 
     // Drawn where the layout puts it: the red heading near the top, the paper colour elsewhere.
@@ -169,14 +170,22 @@ describe('PDF documents (issue 21)', () => {
     expect(images.map((row) => row.trim().split(/\s+/).slice(3, 5).join('x')).sort()).toEqual(['1240x1754', '600x240']);
   }, 60_000);
 
-  it('html under another clip, or turned, is drawn as one picture by the browser (its text then only pixels; text clips keep their layer)', async () => {
+  it('a filtered html clip (what a PDF cannot express) is drawn by the browser alone, a picture of that clip; the rest stay layers (issue 32)', async () => {
     const before = printed;
-    const out = await stills.render(invoice([[thanks], [html({ transform: { rotate: { angle: 5 } } })], [paper]]));
+    const out = await stills.render(invoice([[thanks], [html({ filter: 'greyscale' })], [paper]]));
     expect(printed).toBe(before);
     expect(await poppler(out.bytes, 'pdfinfo')).toMatch(/^Page size:\s+595\.2 x 841\.92 pts \(A4\)$/m);
     const words = await poppler(out.bytes, 'pdftotext');
     expect(words).not.toContain('Invoice INV-2026-0042');
-    // The text clip keeps its text layer over the browser's picture.
+    // The text clip keeps its text layer; the paper is still its own image object.
     expect(words).toContain('Thank you for your business');
+    const images = (await poppler(out.bytes, 'pdfimages', '-list')).split('\n').slice(2).filter(Boolean).map((row) => row.trim().split(/\s+/))
+      .filter((c) => c[2] === 'image').map((c) => [Number(c[3]), Number(c[4])] as const);
+    expect(images[0]).toEqual([1240, 1754]);
+    // The html's picture: no larger than its 1000×400 box (the transparent rest of the frame left out).
+    const picture = images.slice(1).find(([w, h]) => w > 600 && h > 100);
+    expect(picture).toBeDefined();
+    expect(picture![0]).toBeLessThanOrEqual(1000);
+    expect(picture![1]).toBeLessThanOrEqual(400);
   }, 60_000);
 });

@@ -90,7 +90,7 @@ export class VideoEngineHolder {
   }
 
   /** The still engine's browser path (html, video, luma, caption clips): 422 while no engine runs here. */
-  browserStill = async (edit: EditSpec, opts: { scale: number; time: number }): Promise<Buffer> => {
+  browserStill = async (edit: EditSpec, opts: { scale: number; time: number; clips?: readonly string[] }): Promise<Buffer> => {
     if (!this.engine) throw new ApiError('UNSUPPORTED_ASSET', 'This frame needs the browser engine (html, video, luma or caption clips), which is not running on this worker');
     return this.engine.renderHtmlStill(edit, opts);
   };
