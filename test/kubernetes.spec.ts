@@ -84,7 +84,7 @@ async function build(overlay: string): Promise<Obj[]> {
     return loadAll(stdout) as Obj[];
   } catch (err) {
     // Debian's kubernetes-client (1.20) bundles kustomize v2, which knows no Components (kustomize ≥ 3.7).
-    throw new Error(`kubectl kustomize ${overlay} failed (kubectl with kustomize ≥ v4 needed): ${(err as { stderr?: string }).stderr ?? err}`);
+    throw new Error(`kubectl kustomize ${overlay} failed (kubectl with kustomize ≥ v4 needed): ${(err as { stderr?: string }).stderr ?? err}`, { cause: err });
   }
 }
 
