@@ -201,8 +201,10 @@ describe.each(OVERLAYS)('deploy/kubernetes overlay %s (issue 30 "Kubernetes")', 
       expect(pdb.spec.selector.matchLabels).toEqual(named<DeploymentObj>(objs(), 'Deployment', name).spec.selector.matchLabels);
     }
     if (overlay === 'production') {
-      const ingress = named<Obj & { spec: { rules: { http: { paths: { backend: { service: { name: string; port: { name: string } } } }[] } }[] } }>(objs(), 'Ingress', 'media-render-api');
+      const ingress = named<Obj & { spec: { rules: { host: string; http: { paths: { backend: { service: { name: string; port: { name: string } } } }[] } }[] } }>(objs(), 'Ingress', 'media-render-api');
       expect(ingress.spec.rules[0]!.http.paths[0]!.backend.service).toEqual({ name: 'media-render-api', port: { name: 'http' } });
+      // The links the API writes (PUBLIC_URL) name the host the Ingress serves.
+      expect(new URL(config.publicUrl).host).toBe(ingress.spec.rules[0]!.host);
     }
   });
 
