@@ -51,6 +51,10 @@ ensure_system_packages() {
     /usr/bin/python3 -c 'import webvtt, srt' 2>/dev/null || apt_install python3-webvtt python3-srt
     pg_bin_dir >/dev/null || need_apt /usr/lib/postgresql/15/bin/postgres postgresql
     need_apt docker-compose docker-compose
+    # kubectl kustomize builds deploy/kubernetes (test/kubernetes.spec.ts). The machine image's kubectl
+    # (1.32, kustomize v5) is used where present; Debian's kubernetes-client is only the fallback, and
+    # bookworm's (1.20, kustomize v2) is too old for kustomize Components: the test then says so.
+    need_apt kubectl kubernetes-client
     # Outside readers of our outputs in the tests: poppler (pdfinfo, pdftotext, pdffonts, pdfimages, pdftoppm).
     need_apt pdftoppm poppler-utils
   fi

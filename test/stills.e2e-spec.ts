@@ -9,7 +9,7 @@ import { createStorage, libraryKey, outputKey } from '#libs/storage';
 import { createWorkerApp } from '../apps/worker/src/app.js';
 import { queueEvents, testContext, type TestContext } from './harness.js';
 
-/** Issue 4: the worker draws stills from its own high-priority queue and stores them (§4.1 stills). */
+/** Issue 4: the worker draws stills from their own queue and stores them (§4.1 stills). */
 describe('worker: still.render jobs', () => {
   let ctx: TestContext;
   let worker: INestApplicationContext;

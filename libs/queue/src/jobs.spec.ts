@@ -83,8 +83,9 @@ describe('job options', () => {
     expect(JOB_OPTIONS['video.chunk'].failParentOnFailure).toBe(true);
   });
 
-  it('puts stills ahead on their queue and schedules the sweeps', () => {
-    expect(JOB_OPTIONS['still.render'].priority).toBe(1);
+  it('gives stills a queue of their own, in its wait list (no priority: KEDA counts that list), and schedules the sweeps', () => {
+    expect(QUEUES.stills).toEqual(['still.render']);
+    expect(JOB_OPTIONS['still.render'].priority).toBeUndefined();
     expect(SCHEDULES.map((s) => s.job)).toEqual(['credits.sweep', 'renders.purge', 'assets.sweep', 'transcriptions.sweep', 'webhooks.dispatch']);
   });
 });

@@ -57,8 +57,10 @@ export const JOB_OPTIONS: { readonly [N in JobName]: Readonly<JobsOptions> } = {
   'webhooks.dispatch': KEEP,
   // BullMQ's retries carry the §6 schedule (the webhooks worker's custom backoff below).
   'webhooks.deliver': { ...KEEP, attempts: DELIVERY_ATTEMPTS, backoff: { type: 'custom' } },
-  // Stills are waited on by an API request: ahead of anything else on their queue.
-  'still.render': { ...KEEP, priority: 1 },
+  // Stills are waited on by an API request; their queue carries nothing else, so they need no priority
+  // to go first, and without one they wait in the queue's wait list, which KEDA's list scaler reads
+  // (deploy/kubernetes; a prioritized job waits in a sorted set instead).
+  'still.render': KEEP,
   'video.render': { ...KEEP, ...videoRuns },
   // A chunk that gives up fails its render's combine job, which settles the render once.
   'video.chunk': { ...KEEP, ...videoRuns, failParentOnFailure: true },
