@@ -1,16 +1,17 @@
 import { createHash } from 'node:crypto';
+import type * as Sharp from 'sharp';
 import sharp from 'sharp';
 import { ApiError, type FieldErrors } from '#libs/core';
 import { aspectMismatch, assertTiming, type Clip, clipsAt, clipVisualAt, type Durations, type EditSpec, type ImageAsset, intrinsicSize, isStillFormat, layerCost, layerPixelLimit, type Output, outputSize, parseColor, pdfPageLayout, type Quality, type Rect, RENDER_BUDGET, type Size, type TimedClip } from '#libs/edit-spec';
 import { FontFileError, MediaFetchError, RenderMediaCache, type FetchedMedia, type MediaFetcher } from '#libs/media';
 import { requestedFamily, richTextBlock, shapeSvg, svgSize, textAssetBlock, titleBlock, type FontChoice } from './assets.js';
 import { ByteLru } from './cache.js';
-import { clipToCanvas, flatten, paintOver, releaseFrame, solidRaster, takeFrame, type Background, type Placed } from './compose.js';
+import { clipToCanvas, paintOver, releaseFrame, solidRaster, takeFrame, type Background, type Placed } from './compose.js';
 import { type FontCatalog, RenderFonts, type RenderFont } from './fonts.js';
 import { PixelGate } from './gate.js';
 import { encodePdf, type PdfHtmlPage, type PdfText } from './pdf.js';
 import { encodeFramePng } from './png.js';
-import { applyFilter, cropRaster, fromRaster, OWN_SVG, RAW, toRaster, withOpacity, type Raster } from './raster.js';
+import { applyFilter, blank, cropRaster, fromRaster, OWN_SVG, RAW, toRaster, withOpacity, type Raster } from './raster.js';
 import { ellipsize, renderTextBlock, type TextBlock } from './text.js';
 import { watermarkLayer } from './watermark.js';
 
@@ -103,8 +104,12 @@ interface Drawable {
   source: Size;
   /** Identity of what is drawn, for the layer cache. */
   key: string;
-  /** Draws `crop` (source px) of the asset at `target` output pixels. */
-  draw(crop: Rect, target: Size, scale: number): Promise<Raster>;
+  /**
+   * Draws `crop` (source px) of the asset at `target` output pixels. `exact` is the source rectangle
+   * the target's whole pixels cover (`crop` widened or narrowed by the layer's rounding to the output
+   * pixel grid): a drawable that samples it lands its asset to the sub-pixel where the browser does.
+   */
+  draw(crop: Rect, target: Size, scale: number, exact: Rect): Promise<Raster>;
   /** Text to make selectable in a PDF, with how its block is laid out. */
   text?: Omit<PdfText, 'box'>;
   /** The drawn pixels have no transparency (an image without alpha). */
@@ -500,18 +505,12 @@ export class StillEngine {
       imageSize: { width: oriented.width, height: oriented.height },
       opaque: oriented.opaque,
       key: digest('image', hash, JSON.stringify(cut)),
-      draw: async (rect, target) => {
-        const left = Math.max(0, Math.min(oriented.width - 1, Math.floor(cut.x + rect.x)));
-        const top = Math.max(0, Math.min(oriented.height - 1, Math.floor(cut.y + rect.y)));
-        const width = Math.max(1, Math.min(oriented.width - left, Math.round(rect.width)));
-        const height = Math.max(1, Math.min(oriented.height - top, Math.round(rect.height)));
+      // The source rectangle sampled to the sub-pixel (issue 32: the browser places a picture at
+      // fractional pixels; rounding the crop to whole source pixels moved it by up to half a source
+      // pixel times the scale).
+      draw: async (_rect, target, _scale, exact) => {
         try {
-          return await toRaster(
-            sharp(file.bytes, { limitInputPixels: this.limitInputPixels })
-              .rotate()
-              .extract({ left, top, width, height })
-              .resize(target.width, target.height, { fit: 'fill' }),
-          );
+          return await sampleImage(sharp(file.bytes, { limitInputPixels: this.limitInputPixels }).rotate(), cut, exact, target);
         } catch (err) {
           throw new MediaFetchError(file.url, `The image cannot be decoded: ${(err as Error).message}`);
         }
@@ -572,7 +571,9 @@ export class StillEngine {
       throw new ApiError('TEMPLATE_VALIDATION_FAILED', 'A clip is too large to draw', { errors: { [`${clipPath(c)}.scale`]: [`the clip would be ${target.width}×${target.height} pixels`] } });
     }
     const scale = content.width / crop.width;
-    let raster = await drawable.draw(crop, target, scale);
+    const ky = content.height / crop.height;
+    const exact = { x: crop.x + (left - content.x) / scale, y: crop.y + (top - content.y) / ky, width: target.width / scale, height: target.height / ky };
+    let raster = await drawable.draw(crop, target, scale, exact);
     raster = await applyFilter(raster, v.filter, pixelRatio);
 
     let placed: Placed = { raster, left, top };
@@ -585,29 +586,43 @@ export class StillEngine {
     return placed;
   }
 
-  /** Flip, then rotate/skew about the centre of the clip's box (sharp affine, canvas grown to fit). */
+  /**
+   * Flip, skew and rotate about the centre of the clip's box, as CSS draws `rotate() skew() scale()`
+   * about `transform-origin: center` in the video (issue 32, "a still is the frame"): one sharp
+   * affine, placed to the sub-pixel. Raster pixel (i, j) is the point (left + i + ½, top + j + ½) of
+   * the output; it lands at C + M·(that − C), C the box's centre. libvips writes input pixel i at
+   * output pixel M·i + offset − origin, its origin being the bounding box of the transformed raster
+   * rounded to whole pixels (rint, without the offset): so the fractional part of the landing goes
+   * in the offset and the whole part in the layer's place.
+   */
   private async transform(p: Placed, v: ReturnType<typeof clipVisualAt>, pixelRatio: number): Promise<Placed> {
-    const box = { x: Math.round(v.box.x * pixelRatio), y: Math.round(v.box.y * pixelRatio), width: Math.max(1, Math.round(v.box.width * pixelRatio)), height: Math.max(1, Math.round(v.box.height * pixelRatio)) };
-    let image = fromRaster(await flatten(box.width, box.height, [{ raster: p.raster, left: p.left - box.x, top: p.top - box.y }]));
-    if (v.flip.horizontal) image = image.flop();
-    if (v.flip.vertical) image = image.flip();
-    if (v.rotate === 0 && v.skew.x === 0 && v.skew.y === 0) return { raster: await toRaster(image), left: box.x, top: box.y };
     const rad = (d: number) => (d * Math.PI) / 180;
     const cos = Math.cos(rad(v.rotate));
     const sin = Math.sin(rad(v.rotate));
     const kx = Math.tan(rad(v.skew.x));
     const ky = Math.tan(rad(v.skew.y));
-    // R (clockwise on screen, y down) × K (shear)
-    const a = cos - sin * ky;
-    const b = cos * kx - sin;
-    const c = sin + cos * ky;
-    const d = sin * kx + cos;
-    const turned = await toRaster(
-      fromRaster(await toRaster(image)).affine([[a, b], [c, d]], { background: { r: 0, g: 0, b: 0, alpha: 0 }, interpolator: sharp.interpolators.bicubic }),
-    );
-    const cx = box.x + box.width / 2;
-    const cy = box.y + box.height / 2;
-    return { raster: turned, left: Math.round(cx - turned.width / 2), top: Math.round(cy - turned.height / 2) };
+    const fx = v.flip.horizontal ? -1 : 1;
+    const fy = v.flip.vertical ? -1 : 1;
+    // R (clockwise on screen, y down) × K (shear) × F (flip)
+    const m: [[number, number], [number, number]] = [
+      [(cos - sin * ky) * fx, (cos * kx - sin) * fy],
+      [(sin + cos * ky) * fx, (sin * kx + cos) * fy],
+    ];
+    const cx = (v.box.x + v.box.width / 2) * pixelRatio;
+    const cy = (v.box.y + v.box.height / 2) * pixelRatio;
+    const dx = p.left + 0.5 - cx;
+    const dy = p.top + 0.5 - cy;
+    // Where raster pixel (0, 0) lands, as an output pixel index.
+    const qx = cx + m[0][0] * dx + m[0][1] * dy - 0.5;
+    const qy = cy + m[1][0] * dx + m[1][1] * dy - 0.5;
+    const odx = qx - Math.floor(qx);
+    const ody = qy - Math.floor(qy);
+    const { width: w, height: h } = p.raster;
+    const corners = [[0, 0], [w, 0], [0, h], [w, h]] as const;
+    const originX = rint(Math.min(...corners.map(([x, y]) => m[0][0] * x + m[0][1] * y)));
+    const originY = rint(Math.min(...corners.map(([x, y]) => m[1][0] * x + m[1][1] * y)));
+    const turned = await toRaster(fromRaster(p.raster).affine(m, { background: { r: 0, g: 0, b: 0, alpha: 0 }, interpolator: sharp.interpolators.bicubic, odx, ody }));
+    return { raster: turned, left: Math.floor(qx) + originX, top: Math.floor(qy) + originY };
   }
 
   private async encode(
@@ -699,6 +714,53 @@ export function groupsOf(weights: readonly number[], capacity: number): number[]
 async function frameOf(layer: Placed, size: Size): Promise<Buffer> {
   return sharp({ create: { width: size.width, height: size.height, channels: 4, background: { r: 0, g: 0, b: 0, alpha: 0 } } })
     .composite(clipToCanvas([layer], size.width, size.height)).raw().toBuffer();
+}
+
+/**
+ * `rect` (source px, within `cut` of the upright image) resampled to `target` pixels, to the
+ * sub-pixel: the whole source pixels under it (and a margin) are shrunk (antialiased) to about the
+ * target's scale, then an affine enlarges them or takes out the remaining fraction of a pixel. Pixels of `target` beyond
+ * `cut` are transparent.
+ */
+async function sampleImage(image: Sharp.Sharp, cut: Rect, rect: Rect, target: Size): Promise<Raster> {
+  const kx = target.width / rect.width;
+  const ky = target.height / rect.height;
+  const sx = cut.x + rect.x;
+  const sy = cut.y + rect.y;
+  // Two source pixels more on each side (within the cut): the interpolation's reach, so no edge of
+  // the target is blended with nothing.
+  const x0 = Math.max(cut.x, Math.floor(sx) - 2);
+  const y0 = Math.max(cut.y, Math.floor(sy) - 2);
+  const x1 = Math.min(cut.x + cut.width, Math.ceil(sx + rect.width) + 2);
+  const y1 = Math.min(cut.y + cut.height, Math.ceil(sy + rect.height) + 2);
+  if (x1 <= x0 || y1 <= y0) return blank(target.width, target.height);
+  // Shrunk by resize (antialiased); enlarged by the affine alone: libvips' resize puts an enlarged
+  // picture half an output pixel right and down of where its pixel centres belong (the browser does not).
+  const w = kx > 1 ? x1 - x0 : Math.max(1, Math.round((x1 - x0) * kx));
+  const h = ky > 1 ? y1 - y0 : Math.max(1, Math.round((y1 - y0) * ky));
+  const region = image.extract({ left: x0, top: y0, width: x1 - x0, height: y1 - y0 });
+  const resized = w === x1 - x0 && h === y1 - y0 ? region : region.resize(w, h, { fit: 'fill' });
+  // Target pixel t samples the resized pixel a·t + b (pixel centres).
+  const ax = w / ((x1 - x0) * kx);
+  const ay = h / ((y1 - y0) * ky);
+  const bx = ((sx - x0) * kx + 0.5) * ax - 0.5;
+  const by = ((sy - y0) * ky + 0.5) * ay - 0.5;
+  const aligned = Math.abs(ax - 1) < 1e-9 && Math.abs(ay - 1) < 1e-9 && Math.abs(bx - Math.round(bx)) < 1e-6 && Math.abs(by - Math.round(by)) < 1e-6;
+  const placed = aligned
+    ? await toRaster(resized)
+    // libvips writes pixel u at u/a − b/a (its origin is 0 for a positive scale).
+    : await toRaster(fromRaster(await toRaster(resized)).affine([[1 / ax, 0], [0, 1 / ay]], { background: { r: 0, g: 0, b: 0, alpha: 0 }, interpolator: sharp.interpolators.bicubic, odx: -bx / ax, ody: -by / ay }));
+  const shift = aligned ? { x: Math.round(bx), y: Math.round(by) } : { x: 0, y: 0 };
+  if (shift.x === 0 && shift.y === 0 && placed.width === target.width && placed.height === target.height) return placed;
+  const out = blank(target.width, target.height);
+  paintOver(out, placed, -shift.x, -shift.y);
+  return out;
+}
+
+/** C's rint: to the nearest whole number, halves to even (how libvips rounds its output area). */
+function rint(v: number): number {
+  const r = Math.round(v);
+  return r - v === 0.5 && r % 2 !== 0 ? r - 1 : r;
 }
 
 function intersect(a: Rect, b: Rect): Rect {
