@@ -11,11 +11,14 @@ import { type FontCatalog, RenderFonts, type RenderFont } from './fonts.js';
 import { PixelGate } from './gate.js';
 import { encodePdf, type PdfHtmlPage, type PdfText } from './pdf.js';
 import { encodeFramePng } from './png.js';
-import { applyFilter, blank, cropRaster, fromRaster, OWN_SVG, RAW, toRaster, withOpacity, type Raster } from './raster.js';
+import { applyFilter, blank, cropRaster, fromRaster, OWN_SVG, padRaster, RAW, toRaster, withOpacity, type Raster } from './raster.js';
 import { ellipsize, renderTextBlock, type TextBlock } from './text.js';
 import { watermarkLayer } from './watermark.js';
 
 export type { MediaFetcher } from '#libs/media';
+
+/** Transparent pixels put around a layer before it is turned, skewed or flipped (transform()). */
+const TRANSFORM_PAD = 2;
 
 /** Up to this many frames' worth of layer pixels, the frame is composited in JavaScript (encode()). */
 const JS_PAINT_MAX_FRAMES = 1.5;
@@ -593,9 +596,14 @@ export class StillEngine {
    * the output; it lands at C + M·(that − C), C the box's centre. libvips writes input pixel i at
    * output pixel M·i + offset − origin, its origin being the bounding box of the transformed raster
    * rounded to whole pixels (rint, without the offset): so the fractional part of the landing goes
-   * in the offset and the whole part in the layer's place.
+   * in the offset and the whole part in the layer's place. Bilinear, as Chromium samples a turned
+   * picture (bicubic's sharper edges cost a hundredth of SSIM along them against the video's frame).
    */
-  private async transform(p: Placed, v: ReturnType<typeof clipVisualAt>, pixelRatio: number): Promise<Placed> {
+  private async transform(placed: Placed, v: ReturnType<typeof clipVisualAt>, pixelRatio: number): Promise<Placed> {
+    // Two transparent pixels around it: libvips' output area (the transformed corners 0 and w) leaves
+    // out a row or column on the side a flip or turn sends pixel 0 to, and the interpolation's soft
+    // edge reaches past the raster.
+    const p = { raster: padRaster(placed.raster, TRANSFORM_PAD), left: placed.left - TRANSFORM_PAD, top: placed.top - TRANSFORM_PAD };
     const rad = (d: number) => (d * Math.PI) / 180;
     const cos = Math.cos(rad(v.rotate));
     const sin = Math.sin(rad(v.rotate));
@@ -621,7 +629,7 @@ export class StillEngine {
     const corners = [[0, 0], [w, 0], [0, h], [w, h]] as const;
     const originX = rint(Math.min(...corners.map(([x, y]) => m[0][0] * x + m[0][1] * y)));
     const originY = rint(Math.min(...corners.map(([x, y]) => m[1][0] * x + m[1][1] * y)));
-    const turned = await toRaster(fromRaster(p.raster).affine(m, { background: { r: 0, g: 0, b: 0, alpha: 0 }, interpolator: sharp.interpolators.bicubic, odx, ody }));
+    const turned = await toRaster(fromRaster(p.raster).affine(m, { background: { r: 0, g: 0, b: 0, alpha: 0 }, interpolator: sharp.interpolators.bilinear, odx, ody }));
     return { raster: turned, left: Math.floor(qx) + originX, top: Math.floor(qy) + originY };
   }
 
@@ -746,16 +754,23 @@ async function sampleImage(image: Sharp.Sharp, cut: Rect, rect: Rect, target: Si
   const bx = ((sx - x0) * kx + 0.5) * ax - 0.5;
   const by = ((sy - y0) * ky + 0.5) * ay - 0.5;
   const aligned = Math.abs(ax - 1) < 1e-9 && Math.abs(ay - 1) < 1e-9 && Math.abs(bx - Math.round(bx)) < 1e-6 && Math.abs(by - Math.round(by)) < 1e-6;
+  // libvips writes pixel u at u/a − b/a (its origin is 0 for a positive scale); the edge pixels are
+  // repeated first (EDGE of them), so a target pixel at the cut's edge is not blended with nothing.
   const placed = aligned
     ? await toRaster(resized)
-    // libvips writes pixel u at u/a − b/a (its origin is 0 for a positive scale).
-    : await toRaster(fromRaster(await toRaster(resized)).affine([[1 / ax, 0], [0, 1 / ay]], { background: { r: 0, g: 0, b: 0, alpha: 0 }, interpolator: sharp.interpolators.bicubic, odx: -bx / ax, ody: -by / ay }));
+    : await toRaster(
+      fromRaster(await toRaster(resized.extend({ top: EDGE, bottom: EDGE, left: EDGE, right: EDGE, extendWith: 'copy' })))
+        .affine([[1 / ax, 0], [0, 1 / ay]], { background: { r: 0, g: 0, b: 0, alpha: 0 }, interpolator: sharp.interpolators.bicubic, odx: -(bx + EDGE) / ax, ody: -(by + EDGE) / ay }),
+    );
   const shift = aligned ? { x: Math.round(bx), y: Math.round(by) } : { x: 0, y: 0 };
   if (shift.x === 0 && shift.y === 0 && placed.width === target.width && placed.height === target.height) return placed;
   const out = blank(target.width, target.height);
   paintOver(out, placed, -shift.x, -shift.y);
   return out;
 }
+
+/** Edge pixels repeated around a picture before its sub-pixel affine (sampleImage). */
+const EDGE = 2;
 
 /** C's rint: to the nearest whole number, halves to even (how libvips rounds its output area). */
 function rint(v: number): number {
