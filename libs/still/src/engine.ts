@@ -726,21 +726,23 @@ async function frameOf(layer: Placed, size: Size): Promise<Buffer> {
 
 /**
  * `rect` (source px, within `cut` of the upright image) resampled to `target` pixels, to the
- * sub-pixel: the whole source pixels under it (and a margin) are shrunk (antialiased) to about the
- * target's scale, then an affine enlarges them or takes out the remaining fraction of a pixel. Pixels of `target` beyond
- * `cut` are transparent.
+ * sub-pixel: the whole source pixels under it are shrunk (antialiased) to about the target's scale,
+ * then an affine enlarges them or takes out the remaining fraction of a pixel (skipped when that is
+ * under SUBPIXEL_SLACK: it doubles the time of a full-frame photo). Pixels of `target` beyond `cut`
+ * are transparent.
  */
 async function sampleImage(image: Sharp.Sharp, cut: Rect, rect: Rect, target: Size): Promise<Raster> {
   const kx = target.width / rect.width;
   const ky = target.height / rect.height;
   const sx = cut.x + rect.x;
   const sy = cut.y + rect.y;
-  // Two source pixels more on each side (within the cut): the interpolation's reach, so no edge of
-  // the target is blended with nothing.
-  const x0 = Math.max(cut.x, Math.floor(sx) - 2);
-  const y0 = Math.max(cut.y, Math.floor(sy) - 2);
-  const x1 = Math.min(cut.x + cut.width, Math.ceil(sx + rect.width) + 2);
-  const y1 = Math.min(cut.y + cut.height, Math.ceil(sy + rect.height) + 2);
+  // An enlargement reads two source pixels more on each side (within the cut): the interpolation's reach.
+  const mx = kx > 1 ? 2 : 0;
+  const my = ky > 1 ? 2 : 0;
+  const x0 = Math.max(cut.x, Math.floor(sx + 1e-9) - mx);
+  const y0 = Math.max(cut.y, Math.floor(sy + 1e-9) - my);
+  const x1 = Math.min(cut.x + cut.width, Math.ceil(sx + rect.width - 1e-9) + mx);
+  const y1 = Math.min(cut.y + cut.height, Math.ceil(sy + rect.height - 1e-9) + my);
   if (x1 <= x0 || y1 <= y0) return blank(target.width, target.height);
   // Shrunk by resize (antialiased); enlarged by the affine alone: libvips' resize puts an enlarged
   // picture half an output pixel right and down of where its pixel centres belong (the browser does not).
@@ -753,21 +755,30 @@ async function sampleImage(image: Sharp.Sharp, cut: Rect, rect: Rect, target: Si
   const ay = h / ((y1 - y0) * ky);
   const bx = ((sx - x0) * kx + 0.5) * ax - 0.5;
   const by = ((sy - y0) * ky + 0.5) * ay - 0.5;
-  const aligned = Math.abs(ax - 1) < 1e-9 && Math.abs(ay - 1) < 1e-9 && Math.abs(bx - Math.round(bx)) < 1e-6 && Math.abs(by - Math.round(by)) < 1e-6;
+  // How far from its place a target pixel lands without the affine (offset, then drift across it).
+  const off = (a: number, b: number, n: number) => Math.abs(b - Math.round(b)) + Math.abs(a - 1) * n;
+  if (off(ax, bx, target.width) <= SUBPIXEL_SLACK && off(ay, by, target.height) <= SUBPIXEL_SLACK) {
+    const shift = { x: Math.round(bx), y: Math.round(by) };
+    const placed = await toRaster(resized);
+    if (shift.x === 0 && shift.y === 0 && placed.width === target.width && placed.height === target.height) return placed;
+    const out = blank(target.width, target.height);
+    paintOver(out, placed, -shift.x, -shift.y);
+    return out;
+  }
   // libvips writes pixel u at u/a − b/a (its origin is 0 for a positive scale); the edge pixels are
-  // repeated first (EDGE of them), so a target pixel at the cut's edge is not blended with nothing.
-  const placed = aligned
-    ? await toRaster(resized)
-    : await toRaster(
-      fromRaster(await toRaster(resized.extend({ top: EDGE, bottom: EDGE, left: EDGE, right: EDGE, extendWith: 'copy' })))
-        .affine([[1 / ax, 0], [0, 1 / ay]], { background: { r: 0, g: 0, b: 0, alpha: 0 }, interpolator: sharp.interpolators.bicubic, odx: -(bx + EDGE) / ax, ody: -(by + EDGE) / ay }),
-    );
-  const shift = aligned ? { x: Math.round(bx), y: Math.round(by) } : { x: 0, y: 0 };
-  if (shift.x === 0 && shift.y === 0 && placed.width === target.width && placed.height === target.height) return placed;
+  // repeated first (EDGE of them), so a target pixel at the region's edge is not blended with nothing.
+  const placed = await toRaster(
+    fromRaster(await toRaster(resized.extend({ top: EDGE, bottom: EDGE, left: EDGE, right: EDGE, extendWith: 'copy' })))
+      .affine([[1 / ax, 0], [0, 1 / ay]], { background: { r: 0, g: 0, b: 0, alpha: 0 }, interpolator: sharp.interpolators.bicubic, odx: -(bx + EDGE) / ax, ody: -(by + EDGE) / ay }),
+  );
+  if (placed.width === target.width && placed.height === target.height) return placed;
   const out = blank(target.width, target.height);
-  paintOver(out, placed, -shift.x, -shift.y);
+  paintOver(out, placed, 0, 0);
   return out;
 }
+
+/** Output pixels a picture may land off its exact place before sampleImage corrects it with an affine. */
+const SUBPIXEL_SLACK = 0.1;
 
 /** Edge pixels repeated around a picture before its sub-pixel affine (sampleImage). */
 const EDGE = 2;

@@ -92,7 +92,7 @@ const SCENES: Scene[] = [
   {
     name: 'photos placed by the still engine itself: contained, scaled, offset, rotated about their centre',
     tracks: [
-      image({ scale: 0.5, position: 'topRight', offset: { x: -0.05, y: -0.08 }, transform: { rotate: { angle: 20 } } }),
+      image({ scale: 0.45, position: 'topRight', offset: { x: -0.05, y: -0.08 }, transform: { rotate: { angle: 20 } } }),
       image({ fit: 'none', width: 200, height: 120, position: 'bottomLeft', offset: { x: 0.04, y: 0.06 } }),
       image({ fit: 'contain', scale: 0.5, position: 'left', transform: { rotate: { angle: -10 } } }),
       image({ fit: 'crop' }),
