@@ -17,10 +17,20 @@ async function pixels(png: Buffer): Promise<{ data: Buffer; width: number; heigh
   return { data, width: info.width, height: info.height };
 }
 
-export async function compareImages(actual: Buffer, expected: Buffer): Promise<Similarity> {
+interface Lumas {
+  a: Float64Array;
+  b: Float64Array;
+  width: number;
+  height: number;
+  /** Mean absolute difference per channel (0..255). */
+  meanAbsDiff: number;
+}
+
+/** Both pictures' luma (over mid grey), or undefined when their sizes differ. */
+async function lumas(actual: Buffer, expected: Buffer): Promise<Lumas | undefined> {
   const a = await pixels(actual);
   const b = await pixels(expected);
-  if (a.width !== b.width || a.height !== b.height) return { ssim: 0, meanAbsDiff: 255, sameSize: false };
+  if (a.width !== b.width || a.height !== b.height) return undefined;
   const { width, height } = a;
   let diff = 0;
   const lumaA = new Float64Array(width * height);
@@ -36,18 +46,24 @@ export async function compareImages(actual: Buffer, expected: Buffer): Promise<S
     lumaA[p] = over(a.data);
     lumaB[p] = over(b.data);
   }
+  return { a: lumaA, b: lumaB, width, height, meanAbsDiff: diff / (width * height * 4) };
+}
+
+/** Mean SSIM of the 8×8 windows (stride 4) lying within `region` (the whole picture by default). */
+function ssimWithin(l: Lumas, region = { left: 0, top: 0, width: l.width, height: l.height }): number {
+  const { a, b, width } = l;
   const C1 = (0.01 * 255) ** 2;
   const C2 = (0.03 * 255) ** 2;
-  const win = Math.min(8, width, height);
+  const win = Math.min(8, region.width, region.height);
   let total = 0;
   let windows = 0;
-  for (let y = 0; y + win <= height; y += 4) {
-    for (let x = 0; x + win <= width; x += 4) {
+  for (let y = region.top; y + win <= region.top + region.height; y += 4) {
+    for (let x = region.left; x + win <= region.left + region.width; x += 4) {
       let ma = 0;
       let mb = 0;
       for (let j = 0; j < win; j++) for (let i = 0; i < win; i++) {
-        ma += lumaA[(y + j) * width + x + i]!;
-        mb += lumaB[(y + j) * width + x + i]!;
+        ma += a[(y + j) * width + x + i]!;
+        mb += b[(y + j) * width + x + i]!;
       }
       const n = win * win;
       ma /= n;
@@ -56,8 +72,8 @@ export async function compareImages(actual: Buffer, expected: Buffer): Promise<S
       let vb = 0;
       let cov = 0;
       for (let j = 0; j < win; j++) for (let i = 0; i < win; i++) {
-        const da = lumaA[(y + j) * width + x + i]! - ma;
-        const db = lumaB[(y + j) * width + x + i]! - mb;
+        const da = a[(y + j) * width + x + i]! - ma;
+        const db = b[(y + j) * width + x + i]! - mb;
         va += da * da;
         vb += db * db;
         cov += da * db;
@@ -69,7 +85,46 @@ export async function compareImages(actual: Buffer, expected: Buffer): Promise<S
       windows++;
     }
   }
-  return { ssim: windows ? total / windows : 1, meanAbsDiff: diff / (width * height * 4), sameSize: true };
+  return windows ? total / windows : 1;
+}
+
+export async function compareImages(actual: Buffer, expected: Buffer): Promise<Similarity> {
+  const l = await lumas(actual, expected);
+  if (!l) return { ssim: 0, meanAbsDiff: 255, sameSize: false };
+  return { ssim: ssimWithin(l), meanAbsDiff: l.meanAbsDiff, sameSize: true };
+}
+
+export interface CellSimilarity extends Similarity {
+  /** SSIM of each cell of the grid, row by row (top row first). */
+  cells: number[][];
+  /** The cell least alike: its column and row (0-based) and SSIM. */
+  worst: { column: number; row: number; ssim: number };
+}
+
+/**
+ * compareImages, and the SSIM of each cell of a `columns` × `rows` grid over the picture (cell edges
+ * rounded to whole pixels): a difference confined to a small part of the frame (a clip placed a few
+ * pixels off, a picture-in-picture showing another frame) sinks its cells while the mean hides it.
+ */
+export async function compareCells(actual: Buffer, expected: Buffer, grid: { columns: number; rows: number } = { columns: 16, rows: 9 }): Promise<CellSimilarity> {
+  const l = await lumas(actual, expected);
+  if (!l) return { ssim: 0, meanAbsDiff: 255, sameSize: false, cells: [], worst: { column: 0, row: 0, ssim: 0 } };
+  const cells: number[][] = [];
+  let worst = { column: 0, row: 0, ssim: Infinity };
+  for (let row = 0; row < grid.rows; row++) {
+    const top = Math.round((row * l.height) / grid.rows);
+    const bottom = Math.round(((row + 1) * l.height) / grid.rows);
+    const line: number[] = [];
+    for (let column = 0; column < grid.columns; column++) {
+      const left = Math.round((column * l.width) / grid.columns);
+      const right = Math.round(((column + 1) * l.width) / grid.columns);
+      const ssim = ssimWithin(l, { left, top, width: right - left, height: bottom - top });
+      line.push(ssim);
+      if (ssim < worst.ssim) worst = { column, row, ssim };
+    }
+    cells.push(line);
+  }
+  return { ssim: ssimWithin(l), meanAbsDiff: l.meanAbsDiff, sameSize: true, cells, worst };
 }
 
 /**

@@ -110,3 +110,19 @@ export async function frameAt(file: string, seconds: number): Promise<Buffer> {
     await rm(dir, { recursive: true, force: true });
   }
 }
+
+/** Every frame of a video as PNG bytes, in order (frame k shows from k / fps). */
+export async function framesOf(file: string): Promise<Buffer[]> {
+  const dir = await mkdtemp(join(tmpdir(), 'video-frames-'));
+  try {
+    await runBinary('ffmpeg', ['-v', 'error', '-y', '-i', file, '-fps_mode', 'passthrough', join(dir, 'f-%05d.png')]);
+    const frames: Buffer[] = [];
+    for (let k = 1; ; k++) {
+      const frame = await readFile(join(dir, `f-${String(k).padStart(5, '0')}.png`)).catch(() => undefined);
+      if (!frame) return frames;
+      frames.push(frame);
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}

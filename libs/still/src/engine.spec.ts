@@ -360,3 +360,35 @@ describe('bounded memory (issue 27: layers composited a bounded number of pixels
     expect(ssim).toBeGreaterThan(0.995);
   });
 });
+
+describe('placement to the sub-pixel (issue 32: a still is the frame the browser draws)', () => {
+  /** The alpha-weighted centre of a PNG, in output pixels (pixel i spans i..i+1). */
+  async function centre(png: Buffer): Promise<{ x: number; y: number; area: number }> {
+    const { data, info } = await sharp(png).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+    let sx = 0;
+    let sy = 0;
+    let mass = 0;
+    for (let y = 0; y < info.height; y++) {
+      for (let x = 0; x < info.width; x++) {
+        const a = data[(y * info.width + x) * 4 + 3]! / 255;
+        sx += a * (x + 0.5);
+        sy += a * (y + 0.5);
+        mass += a;
+      }
+    }
+    return { x: sx / mass, y: sy / mass, area: mass };
+  }
+
+  it('turns and flips a picture about the exact centre of its box, as CSS transform-origin: center does', async () => {
+    // 61 × 40 at offset (0.0125, -0.025): the box is 72..133 × 43..83, its centre (102.5, 63) on a
+    // pixel's middle, not its corner.
+    files.set(`${CDN}/white.png`, await sharp({ create: { width: 61, height: 40, channels: 3, background: '#ffffff' } }).png().toBuffer());
+    const exact = { x: 102.5, y: 63 };
+    for (const transform of [{ rotate: { angle: 30 } }, { rotate: { angle: -73 } }, { flip: { horizontal: true, vertical: false }, rotate: { angle: 12 } }, { flip: { horizontal: true, vertical: true } }] as JsonValue[]) {
+      const edit = frame([clip({ type: 'image', src: `${CDN}/white.png` }, { fit: 'none', offset: { x: 0.0125, y: -0.025 }, transform })], {}, { background: 'transparent' });
+      const got = await centre((await engine.render(edit)).bytes);
+      expect({ transform, dx: Math.abs(got.x - exact.x) < 0.05, dy: Math.abs(got.y - exact.y) < 0.05, area: Math.abs(got.area / (61 * 40) - 1) < 0.01 })
+        .toEqual({ transform, dx: true, dy: true, area: true });
+    }
+  });
+});

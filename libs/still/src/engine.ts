@@ -1,20 +1,24 @@
 import { createHash } from 'node:crypto';
+import type * as Sharp from 'sharp';
 import sharp from 'sharp';
 import { ApiError, type FieldErrors } from '#libs/core';
 import { aspectMismatch, assertTiming, type Clip, clipsAt, clipVisualAt, type Durations, type EditSpec, type ImageAsset, intrinsicSize, isStillFormat, layerCost, layerPixelLimit, type Output, outputSize, parseColor, pdfPageLayout, type Quality, type Rect, RENDER_BUDGET, type Size, type TimedClip } from '#libs/edit-spec';
 import { FontFileError, MediaFetchError, RenderMediaCache, type FetchedMedia, type MediaFetcher } from '#libs/media';
 import { requestedFamily, richTextBlock, shapeGeometry, shapeSvg, svgSize, textAssetBlock, titleBlock, type FontChoice, type ShapeGeometry } from './assets.js';
 import { ByteLru } from './cache.js';
-import { clipToCanvas, flatten, paintOver, releaseFrame, solidRaster, takeFrame, type Background, type Placed } from './compose.js';
+import { clipToCanvas, paintOver, releaseFrame, solidRaster, takeFrame, type Background, type Placed } from './compose.js';
 import { type FontCatalog, RenderFonts, type RenderFont } from './fonts.js';
 import { PixelGate } from './gate.js';
 import { PdfLayers, type PdfImageSource, type PdfPlacement, type PdfText } from './pdf.js';
 import { encodeFramePng } from './png.js';
-import { applyFilter, cropRaster, fromRaster, OWN_SVG, RAW, toRaster, withOpacity, type Raster } from './raster.js';
+import { applyFilter, blank, cropRaster, fromRaster, OWN_SVG, padRaster, RAW, toRaster, withOpacity, type Raster } from './raster.js';
 import { ellipsize, renderTextBlock, type TextBlock } from './text.js';
 import { watermarkLayer } from './watermark.js';
 
 export type { MediaFetcher } from '#libs/media';
+
+/** Transparent pixels put around a layer before it is turned, skewed or flipped (transform()). */
+const TRANSFORM_PAD = 2;
 
 /** Up to this many frames' worth of layer pixels, the frame is composited in JavaScript (encode()). */
 const JS_PAINT_MAX_FRAMES = 1.5;
@@ -104,8 +108,12 @@ interface Drawable {
   source: Size;
   /** Identity of what is drawn, for the layer cache. */
   key: string;
-  /** Draws `crop` (source px) of the asset at `target` output pixels. */
-  draw(crop: Rect, target: Size, scale: number): Promise<Raster>;
+  /**
+   * Draws `crop` (source px) of the asset at `target` output pixels. `exact` is the source rectangle
+   * the target's whole pixels cover (`crop` widened or narrowed by the layer's rounding to the output
+   * pixel grid): a drawable that samples it lands its asset to the sub-pixel where the browser does.
+   */
+  draw(crop: Rect, target: Size, scale: number, exact: Rect): Promise<Raster>;
   /** Text to make selectable in a PDF, with how its block is laid out. */
   text?: Omit<PdfText, 'box'>;
   /** The drawn pixels have no transparency (an image without alpha). */
@@ -648,18 +656,12 @@ export class StillEngine {
           throw new MediaFetchError(file.url, `The image cannot be decoded: ${(err as Error).message}`);
         }
       },
-      draw: async (rect, target) => {
-        const left = Math.max(0, Math.min(oriented.width - 1, Math.floor(cut.x + rect.x)));
-        const top = Math.max(0, Math.min(oriented.height - 1, Math.floor(cut.y + rect.y)));
-        const width = Math.max(1, Math.min(oriented.width - left, Math.round(rect.width)));
-        const height = Math.max(1, Math.min(oriented.height - top, Math.round(rect.height)));
+      // The source rectangle sampled to the sub-pixel (issue 32: the browser places a picture at
+      // fractional pixels; rounding the crop to whole source pixels moved it by up to half a source
+      // pixel times the scale).
+      draw: async (_rect, target, _scale, exact) => {
         try {
-          return await toRaster(
-            sharp(file.bytes, { limitInputPixels: this.limitInputPixels })
-              .rotate()
-              .extract({ left, top, width, height })
-              .resize(target.width, target.height, { fit: 'fill' }),
-          );
+          return await sampleImage(sharp(file.bytes, { limitInputPixels: this.limitInputPixels }).rotate(), cut, exact, target);
         } catch (err) {
           throw new MediaFetchError(file.url, `The image cannot be decoded: ${(err as Error).message}`);
         }
@@ -725,7 +727,9 @@ export class StillEngine {
       throw new ApiError('TEMPLATE_VALIDATION_FAILED', 'A clip is too large to draw', { errors: { [`${clipPath(c)}.scale`]: [`the clip would be ${target.width}×${target.height} pixels`] } });
     }
     const scale = content.width / crop.width;
-    let raster = await drawable.draw(crop, target, scale);
+    const ky = content.height / crop.height;
+    const exact = { x: crop.x + (left - content.x) / scale, y: crop.y + (top - content.y) / ky, width: target.width / scale, height: target.height / ky };
+    let raster = await drawable.draw(crop, target, scale, exact);
     raster = await applyFilter(raster, v.filter, pixelRatio);
 
     let placed: Placed = { raster, left, top };
@@ -738,29 +742,48 @@ export class StillEngine {
     return placed;
   }
 
-  /** Flip, then rotate/skew about the centre of the clip's box (sharp affine, canvas grown to fit). */
-  private async transform(p: Placed, v: ReturnType<typeof clipVisualAt>, pixelRatio: number): Promise<Placed> {
-    const box = { x: Math.round(v.box.x * pixelRatio), y: Math.round(v.box.y * pixelRatio), width: Math.max(1, Math.round(v.box.width * pixelRatio)), height: Math.max(1, Math.round(v.box.height * pixelRatio)) };
-    let image = fromRaster(await flatten(box.width, box.height, [{ raster: p.raster, left: p.left - box.x, top: p.top - box.y }]));
-    if (v.flip.horizontal) image = image.flop();
-    if (v.flip.vertical) image = image.flip();
-    if (v.rotate === 0 && v.skew.x === 0 && v.skew.y === 0) return { raster: await toRaster(image), left: box.x, top: box.y };
+  /**
+   * Flip, skew and rotate about the centre of the clip's box, as CSS draws `rotate() skew() scale()`
+   * about `transform-origin: center` in the video (issue 32, "a still is the frame"): one sharp
+   * affine, placed to the sub-pixel. Raster pixel (i, j) is the point (left + i + ½, top + j + ½) of
+   * the output; it lands at C + M·(that − C), C the box's centre. libvips writes input pixel i at
+   * output pixel M·i + offset − origin, its origin being the bounding box of the transformed raster
+   * rounded to whole pixels (rint, without the offset): so the fractional part of the landing goes
+   * in the offset and the whole part in the layer's place. Bilinear, as Chromium samples a turned
+   * picture (bicubic's sharper edges cost a hundredth of SSIM along them against the video's frame).
+   */
+  private async transform(placed: Placed, v: ReturnType<typeof clipVisualAt>, pixelRatio: number): Promise<Placed> {
+    // Two transparent pixels around it: libvips' output area (the transformed corners 0 and w) leaves
+    // out a row or column on the side a flip or turn sends pixel 0 to, and the interpolation's soft
+    // edge reaches past the raster.
+    const p = { raster: padRaster(placed.raster, TRANSFORM_PAD), left: placed.left - TRANSFORM_PAD, top: placed.top - TRANSFORM_PAD };
     const rad = (d: number) => (d * Math.PI) / 180;
     const cos = Math.cos(rad(v.rotate));
     const sin = Math.sin(rad(v.rotate));
     const kx = Math.tan(rad(v.skew.x));
     const ky = Math.tan(rad(v.skew.y));
-    // R (clockwise on screen, y down) × K (shear)
-    const a = cos - sin * ky;
-    const b = cos * kx - sin;
-    const c = sin + cos * ky;
-    const d = sin * kx + cos;
-    const turned = await toRaster(
-      fromRaster(await toRaster(image)).affine([[a, b], [c, d]], { background: { r: 0, g: 0, b: 0, alpha: 0 }, interpolator: sharp.interpolators.bicubic }),
-    );
-    const cx = box.x + box.width / 2;
-    const cy = box.y + box.height / 2;
-    return { raster: turned, left: Math.round(cx - turned.width / 2), top: Math.round(cy - turned.height / 2) };
+    const fx = v.flip.horizontal ? -1 : 1;
+    const fy = v.flip.vertical ? -1 : 1;
+    // R (clockwise on screen, y down) × K (shear) × F (flip)
+    const m: [[number, number], [number, number]] = [
+      [(cos - sin * ky) * fx, (cos * kx - sin) * fy],
+      [(sin + cos * ky) * fx, (sin * kx + cos) * fy],
+    ];
+    const cx = (v.box.x + v.box.width / 2) * pixelRatio;
+    const cy = (v.box.y + v.box.height / 2) * pixelRatio;
+    const dx = p.left + 0.5 - cx;
+    const dy = p.top + 0.5 - cy;
+    // Where raster pixel (0, 0) lands, as an output pixel index.
+    const qx = cx + m[0][0] * dx + m[0][1] * dy - 0.5;
+    const qy = cy + m[1][0] * dx + m[1][1] * dy - 0.5;
+    const odx = qx - Math.floor(qx);
+    const ody = qy - Math.floor(qy);
+    const { width: w, height: h } = p.raster;
+    const corners = [[0, 0], [w, 0], [0, h], [w, h]] as const;
+    const originX = rint(Math.min(...corners.map(([x, y]) => m[0][0] * x + m[0][1] * y)));
+    const originY = rint(Math.min(...corners.map(([x, y]) => m[1][0] * x + m[1][1] * y)));
+    const turned = await toRaster(fromRaster(p.raster).affine(m, { background: { r: 0, g: 0, b: 0, alpha: 0 }, interpolator: sharp.interpolators.bilinear, odx, ody }));
+    return { raster: turned, left: Math.floor(qx) + originX, top: Math.floor(qy) + originY };
   }
 
   private async encode(
@@ -830,6 +853,71 @@ export function groupsOf(weights: readonly number[], capacity: number): number[]
 function turnOf(v: ReturnType<typeof clipVisualAt>): PdfPlacement['turn'] {
   const plain = v.rotate === 0 && v.skew.x === 0 && v.skew.y === 0 && !v.flip.horizontal && !v.flip.vertical;
   return plain ? undefined : { box: v.box, rotate: v.rotate, skew: v.skew, flip: v.flip };
+}
+
+/**
+ * `rect` (source px, within `cut` of the upright image) resampled to `target` pixels, to the
+ * sub-pixel: the whole source pixels under it are shrunk (antialiased) to about the target's scale,
+ * then an affine enlarges them or takes out the remaining fraction of a pixel (skipped when that is
+ * under SUBPIXEL_SLACK: it doubles the time of a full-frame photo). Pixels of `target` beyond `cut`
+ * are transparent.
+ */
+async function sampleImage(image: Sharp.Sharp, cut: Rect, rect: Rect, target: Size): Promise<Raster> {
+  const kx = target.width / rect.width;
+  const ky = target.height / rect.height;
+  const sx = cut.x + rect.x;
+  const sy = cut.y + rect.y;
+  // An enlargement reads two source pixels more on each side (within the cut): the interpolation's reach.
+  const mx = kx > 1 ? 2 : 0;
+  const my = ky > 1 ? 2 : 0;
+  const x0 = Math.max(cut.x, Math.floor(sx + 1e-9) - mx);
+  const y0 = Math.max(cut.y, Math.floor(sy + 1e-9) - my);
+  const x1 = Math.min(cut.x + cut.width, Math.ceil(sx + rect.width - 1e-9) + mx);
+  const y1 = Math.min(cut.y + cut.height, Math.ceil(sy + rect.height - 1e-9) + my);
+  if (x1 <= x0 || y1 <= y0) return blank(target.width, target.height);
+  // Shrunk by resize (antialiased); enlarged by the affine alone: libvips' resize puts an enlarged
+  // picture half an output pixel right and down of where its pixel centres belong (the browser does not).
+  const w = kx > 1 ? x1 - x0 : Math.max(1, Math.round((x1 - x0) * kx));
+  const h = ky > 1 ? y1 - y0 : Math.max(1, Math.round((y1 - y0) * ky));
+  const region = image.extract({ left: x0, top: y0, width: x1 - x0, height: y1 - y0 });
+  const resized = w === x1 - x0 && h === y1 - y0 ? region : region.resize(w, h, { fit: 'fill' });
+  // Target pixel t samples the resized pixel a·t + b (pixel centres).
+  const ax = w / ((x1 - x0) * kx);
+  const ay = h / ((y1 - y0) * ky);
+  const bx = ((sx - x0) * kx + 0.5) * ax - 0.5;
+  const by = ((sy - y0) * ky + 0.5) * ay - 0.5;
+  // How far from its place a target pixel lands without the affine (offset, then drift across it).
+  const off = (a: number, b: number, n: number) => Math.abs(b - Math.round(b)) + Math.abs(a - 1) * n;
+  if (off(ax, bx, target.width) <= SUBPIXEL_SLACK && off(ay, by, target.height) <= SUBPIXEL_SLACK) {
+    const shift = { x: Math.round(bx), y: Math.round(by) };
+    const placed = await toRaster(resized);
+    if (shift.x === 0 && shift.y === 0 && placed.width === target.width && placed.height === target.height) return placed;
+    const out = blank(target.width, target.height);
+    paintOver(out, placed, -shift.x, -shift.y);
+    return out;
+  }
+  // libvips writes pixel u at u/a − b/a (its origin is 0 for a positive scale); the edge pixels are
+  // repeated first (EDGE of them), so a target pixel at the region's edge is not blended with nothing.
+  const placed = await toRaster(
+    fromRaster(await toRaster(resized.extend({ top: EDGE, bottom: EDGE, left: EDGE, right: EDGE, extendWith: 'copy' })))
+      .affine([[1 / ax, 0], [0, 1 / ay]], { background: { r: 0, g: 0, b: 0, alpha: 0 }, interpolator: sharp.interpolators.bicubic, odx: -(bx + EDGE) / ax, ody: -(by + EDGE) / ay }),
+  );
+  if (placed.width === target.width && placed.height === target.height) return placed;
+  const out = blank(target.width, target.height);
+  paintOver(out, placed, 0, 0);
+  return out;
+}
+
+/** Output pixels a picture may land off its exact place before sampleImage corrects it with an affine. */
+const SUBPIXEL_SLACK = 0.1;
+
+/** Edge pixels repeated around a picture before its sub-pixel affine (sampleImage). */
+const EDGE = 2;
+
+/** C's rint: to the nearest whole number, halves to even (how libvips rounds its output area). */
+function rint(v: number): number {
+  const r = Math.round(v);
+  return r - v === 0.5 && r % 2 !== 0 ? r - 1 : r;
 }
 
 function intersect(a: Rect, b: Rect): Rect {

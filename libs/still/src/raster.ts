@@ -50,6 +50,14 @@ export function cropRaster(r: Raster, rect: { left: number; top: number; width: 
   return { data: out, width, height };
 }
 
+/** The raster with `n` transparent pixels added on every side. */
+export function padRaster(r: Raster, n: number): Raster {
+  const width = r.width + 2 * n;
+  const out = Buffer.alloc(width * (r.height + 2 * n) * 4);
+  for (let y = 0; y < r.height; y++) r.data.copy(out, ((y + n) * width + n) * 4, y * r.width * 4, (y + 1) * r.width * 4);
+  return { data: out, width, height: r.height + 2 * n };
+}
+
 /**
  * Multiplies the alpha channel (clip opacity). Returns a new raster (the input may be cached), or with
  * `inPlace` changes the input's own pixels: for a raster nobody else holds, so a frame-sized layer is

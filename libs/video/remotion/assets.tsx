@@ -114,7 +114,9 @@ export function AssetView({ c, inputs, props, clipTime, draw }: AssetProps) {
         <ChromaKeyed chromaKey={asset.chromaKey}>
           {(filter) => {
             const style = filter ? { ...placed, filter } : placed;
-            if (props.still) return <Video src={media.url} objectFit="fill" trimBefore={(asset.trim + clipTime * asset.speed) * fps} muted style={style} />;
+            // A still plays the clip exactly as the video does (issue 32, "a still is the frame"): the
+            // clip's Sequence (Edit.tsx) already puts the page at the clip's own frame for the still's
+            // time, so the source frame is `trim` + that × `speed` in both; a still only mutes it.
             return (
               <Sequence durationInFrames={playableFrames(media, asset.trim, asset.speed, fps)} layout="none">
                 <Video
@@ -122,7 +124,7 @@ export function AssetView({ c, inputs, props, clipTime, draw }: AssetProps) {
                   objectFit="fill"
                   trimBefore={asset.trim * fps}
                   playbackRate={asset.speed}
-                  muted={props.muted || media.hasAudio === false}
+                  muted={props.still || props.muted || media.hasAudio === false}
                   volume={(f) => valueAt(asset.volume, f / fps) * fadeVolume(asset.volumeEffect, f / fps, c.length)}
                   style={style}
                 />
