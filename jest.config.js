@@ -30,11 +30,19 @@ const common = {
 // template library (stock pictures by id, previews by key: a restart re-signs no stored URL).
 const ON_S3 = ['renders', 'stills', 'video-chunks', 'assets', 'template-library'].map((name) => `<rootDir>/test/${name}.e2e-spec.ts`);
 
+// These e2e files run on PostgreSQL only (the production database), not again on SQLite (the suite's time,
+// docs/decisions.md "Test suite time"): their subject is a browser, an engine or a decoder, and the store
+// under them only records what the engine did, through the code every other file runs on both:
+// the dashboard driven in Chromium, the browser engine's confinement (hostile-browser), HEIF decoding, hostile
+// fonts parsed and refused, a test render's offline captions in a video. Files whose subject is queries,
+// transactions, locking, credits or isolation stay on both.
+const POSTGRES_ONLY = ['dashboard', 'hostile-browser', 'heif', 'hostile-fonts', 'test-mode-providers-video'].map((name) => `<rootDir>/test/${name}.e2e-spec.ts`);
+
 export default {
   testTimeout: 60_000,
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs}/**/*.spec.ts', '<rootDir>/test/**/*.spec.ts'], setupFiles: ['<rootDir>/test/setup/unit.ts'] },
-    { ...common, displayName: 'sqlite', testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'], setupFiles: ['<rootDir>/test/setup/sqlite.ts'] },
+    { ...common, displayName: 'sqlite', testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'], testPathIgnorePatterns: POSTGRES_ONLY, setupFiles: ['<rootDir>/test/setup/sqlite.ts'] },
     { ...common, displayName: 'postgres', testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'], setupFiles: ['<rootDir>/test/setup/postgres.ts'] },
     { ...common, displayName: 's3', testMatch: ON_S3, setupFiles: ['<rootDir>/test/setup/postgres.ts', '<rootDir>/test/setup/s3.ts'] },
   ],

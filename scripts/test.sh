@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command (README): installs what it lacks, starts its own Redis, PostgreSQL and S3-compatible
 # server (s3rver) on free loopback ports, builds, runs every test (unit, e2e on SQLite and on
-# PostgreSQL, the storage-heavy e2e files on the S3 driver), stops them.
+# PostgreSQL but for the few jest.config.js runs on PostgreSQL only, the storage-heavy e2e files on the
+# S3 driver), stops them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/services.sh

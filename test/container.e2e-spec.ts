@@ -8,7 +8,7 @@ import { CreditsService } from '#libs/credits';
 import { MessagingService } from '#libs/messaging';
 import { createRedis } from '#libs/redis';
 import { RenderLifecycle, RendersService } from '#libs/renders';
-import { cli, testContext, type TestContext } from './harness.js';
+import { spawnCli, testContext, type TestContext } from './harness.js';
 
 /** A loopback TCP relay in front of the test's Redis that counts the connections made through it and keeps what clients sent. */
 async function redisRelay(target: URL): Promise<{ url: string; connections: () => number; sent: () => string; close: () => Promise<void> }> {
@@ -92,12 +92,12 @@ describe('One container (issue 31): the CLI through a Nest application context',
     const relay = await redisRelay(new URL(ctx.config.redisUrl));
     try {
       const env = { ...ctx.env, REDIS_URL: relay.url };
-      const created = await cli(env, 'workspace:create', '--name', 'Container Co');
+      const created = await spawnCli(env, 'workspace:create', '--name', 'Container Co');
       expect(created.code).toBe(0);
       expect(created.json.workspaceId).toMatch(/^org_/);
       expect(relay.connections()).toBe(0);
 
-      const suspended = await cli(env, 'workspace:suspend', '--workspace', created.json.workspaceId as string);
+      const suspended = await spawnCli(env, 'workspace:suspend', '--workspace', created.json.workspaceId as string);
       expect(suspended).toEqual({ code: 0, json: { workspaceId: created.json.workspaceId, suspended: true } });
       expect(relay.connections()).toBe(1);
       expect(relay.sent()).toContain('media-render:cli');

@@ -18,6 +18,7 @@ import { loadConfig, type AppConfig } from '#libs/core';
 import type { JobQueues, QueueName } from '#libs/queue';
 import { createStorage } from '#libs/storage';
 import { createApiApp } from '../apps/api/src/app.js';
+import { runCommand } from '../apps/cli/src/run.js';
 import { s3Env } from './s3.js';
 
 const run = promisify(execFile);
@@ -78,8 +79,10 @@ export async function testContext(overrides: Record<string, string> = {}): Promi
 
 export interface TestApi extends TestContext {
   app: NestFastifyApplication;
-  /** Runs the management CLI against this context's database and Redis; returns its JSON and exit code. */
+  /** Runs a management CLI command against this context's database and Redis (`cli` below); returns its JSON and exit code. */
   cli(...args: string[]): Promise<{ code: number; json: Record<string, unknown> }>;
+  /** The same through the built CLI's process (`spawnCli`). */
+  spawnCli(...args: string[]): Promise<{ code: number; json: Record<string, unknown> }>;
   close(): Promise<void>;
 }
 
@@ -91,6 +94,7 @@ export async function startApi(overrides: Record<string, string> = {}, extraModu
     ...ctx,
     app,
     cli: (...args) => cli(ctx.env, ...args),
+    spawnCli: (...args) => spawnCli(ctx.env, ...args),
     async close() {
       await app.close();
       await ctx.cleanup();
@@ -98,8 +102,20 @@ export async function startApi(overrides: Record<string, string> = {}, extraModu
   };
 }
 
-/** Spawns the built CLI (npm test builds first), exactly as an operator runs it. */
+/**
+ * A management CLI command against `env`'s database and Redis: the CLI's own code (apps/cli runCommand, which
+ * main.ts prints: a services container of its own, PROCESS_ROLES.cli, closed after the command) run in this
+ * process, its answer as printed (a JSON round trip) and its exit code. A spawned CLI costs a Node start, about
+ * a second of CPU, and the suite runs hundreds of commands; `spawnCli` is the process itself, for the tests
+ * whose subject it is (what it prints on stdout, that it exits, its connections).
+ */
 export async function cli(env: Record<string, string>, ...args: string[]): Promise<{ code: number; json: Record<string, unknown> }> {
+  const { code, output } = await runCommand(args, { ...process.env, ...env });
+  return { code, json: JSON.parse(JSON.stringify(output)) as Record<string, unknown> };
+}
+
+/** Spawns the built CLI (npm test builds first), exactly as an operator runs it. */
+export async function spawnCli(env: Record<string, string>, ...args: string[]): Promise<{ code: number; json: Record<string, unknown> }> {
   try {
     const { stdout } = await run(process.execPath, ['dist/apps/cli/src/main.js', ...args], { env: { ...process.env, ...env } });
     return { code: 0, json: JSON.parse(stdout) };

@@ -39,7 +39,8 @@ describe('Integrations: connected accounts and the integration guard', () => {
   });
 
   it('integration:connect prints the §2 record; the list shows it without its credentials', async () => {
-    const res = await connect(ws.workspaceId, '--provider', 'workspace-suite', '--access-token', SECRET, '--refresh-token', `${SECRET}-r`,
+    // The built CLI's process: what it prints on stdout.
+    const res = await api.spawnCli('integration:connect', '--workspace', ws.workspaceId, '--provider', 'workspace-suite', '--access-token', SECRET, '--refresh-token', `${SECRET}-r`,
       '--account-email', 'ops@example.com', '--account-name', 'Acme Ops');
     expect(res.code).toBe(0);
     expect(res.json).toMatchObject({ provider: 'workspace-suite', status: 'connected', engine: 'provider', account: { email: 'ops@example.com', name: 'Acme Ops' } });

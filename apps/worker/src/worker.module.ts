@@ -5,7 +5,7 @@ import type { FlowProducer } from 'bullmq';
 import sharp from 'sharp';
 import { build, PROCESS_ROLES, ServicesCloser, ServicesModule } from '#libs/app';
 import type { AppConfig } from '#libs/core';
-import { JobQueues, queueOf, SCHEDULES, VIDEO_FLOWS } from '#libs/queue';
+import { deliveryBackoff, JobQueues, queueOf, SCHEDULES, VIDEO_FLOWS } from '#libs/queue';
 import { AutoCaptions } from '#libs/captions';
 import { RenderFeed } from '#libs/events';
 import { BullVideoQueue, driverStorage, ownScratch, RedisSlotLeases, RenderLifecycle, StillRuns, systemClock, VideoEngineBeacon, VideoRuns, videoJobScratch } from '#libs/renders';
@@ -72,7 +72,10 @@ export class WorkerModule implements OnApplicationBootstrap, BeforeApplicationSh
           },
         },
         { provide: SystemProcessor, useClass: configuredProcessor(SystemProcessor, 'system', { concurrency: config.workerConcurrency }) },
-        { provide: WebhooksProcessor, useClass: configuredProcessor(WebhooksProcessor, 'webhooks', { concurrency: config.webhookConcurrency }) },
+        { provide: WebhooksProcessor, useClass: configuredProcessor(WebhooksProcessor, 'webhooks', {
+            concurrency: config.webhookConcurrency, lockDuration: config.webhookLockMs, stalledInterval: config.webhookLockMs,
+            ...(config.webhookRetryDelaysMs ? { settings: { backoffStrategy: deliveryBackoff(config.webhookRetryDelaysMs) } } : {}),
+          }) },
         { provide: StillsProcessor, useClass: configuredProcessor(StillsProcessor, 'stills', { concurrency: config.stillConcurrency, lockDuration: config.stillLockMs, stalledInterval: config.stillLockMs }) },
         { provide: AssetsProcessor, useClass: configuredProcessor(AssetsProcessor, 'assets', { concurrency: config.assets.concurrency, lockDuration: config.assets.lockMs, stalledInterval: config.assets.lockMs }) },
         { provide: CaptionsProcessor, useClass: configuredProcessor(CaptionsProcessor, 'captions', { concurrency: config.captions.concurrency }) },

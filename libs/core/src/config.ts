@@ -30,6 +30,13 @@ export interface AppConfig {
   workerConcurrency: number;
   /** Webhook delivery attempts a worker runs at once (I/O bound). */
   webhookConcurrency: number;
+  /** A delivery attempt's job lock: the attempts a dead worker held are run again by another within about twice this (WEBHOOK_LOCK_MS). */
+  webhookLockMs: number;
+  /**
+   * WEBHOOK_RETRY_DELAYS_MS, development only: the 4 waits between a delivery's 5 attempts instead of
+   * §6's 1, 4, 9 and 16 s, so tests of what retries do (not of the schedule) need not wait 30 s; unset: §6's.
+   */
+  webhookRetryDelaysMs?: number[];
   /** Stills a worker draws at once (libvips uses the cores within each). */
   stillConcurrency: number;
   /** A still's job lock: a still whose worker died is noticed within about twice this, and fails WORKER_LOST (never drawn again). */
@@ -143,6 +150,19 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
     throw new ConfigError(name, `must be an integer from ${min} to ${max} (got "${raw}")`);
   }
   return Number(raw);
+}
+
+/**
+ * WEBHOOK_RETRY_DELAYS_MS: exactly 4 waits (a delivery has 5 attempts, §6), for tests in development; production
+ * keeps §6's schedule, part of the contract with receivers.
+ */
+function webhookRetryDelays(env: Env, appEnv: AppEnv): number[] | undefined {
+  const raw = env.WEBHOOK_RETRY_DELAYS_MS;
+  if (raw === undefined || raw === '') return undefined;
+  if (appEnv === 'production') throw new ConfigError('WEBHOOK_RETRY_DELAYS_MS', 'is for tests in development only: production keeps §6\'s retry schedule (1, 4, 9 and 16 s)');
+  const waits = delays(env, 'WEBHOOK_RETRY_DELAYS_MS', []);
+  if (waits.length !== 4) throw new ConfigError('WEBHOOK_RETRY_DELAYS_MS', `must be exactly 4 comma-separated waits in ms, one before each retry (got "${raw}")`);
+  return waits;
 }
 
 /** Comma-separated waits in ms (at most 5, each up to a minute). */
@@ -318,6 +338,7 @@ export function loadConfig(rawEnv: Env = process.env): AppConfig {
   const secret = appSecret(env, appEnv, dataDir);
   const smsConfig = sms(env);
   const signIn = oneOf(env, 'SIGN_IN', ['on', 'off'] as const, 'on') === 'on';
+  const webhookRetryDelaysMs = webhookRetryDelays(env, appEnv);
   if (appEnv === 'production' && signIn && smsConfig.provider === 'outbox') {
     throw new ConfigError('SMS_PROVIDER', `must be twilio in production${env.SMS_PROVIDER ? '' : ' (it is not set)'}: the outbox texts no one, so no one could sign in. Set SMS_PROVIDER=twilio with TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN and TWILIO_FROM, or SIGN_IN=off to run without dashboard sign-in`);
   }
@@ -336,6 +357,9 @@ export function loadConfig(rawEnv: Env = process.env): AppConfig {
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, appEnv === 'production' ? 'info' : 'warn'),
     workerConcurrency: integer(env, 'WORKER_CONCURRENCY', 2, 1, 64),
     webhookConcurrency: integer(env, 'WEBHOOK_CONCURRENCY', 50, 1, 1000),
+    // BullMQ's default lock (and stalled check): what a SIGKILLed worker's attempts wait before another takes them.
+    webhookLockMs: integer(env, 'WEBHOOK_LOCK_MS', 30_000, 1_000, 600_000),
+    ...(webhookRetryDelaysMs ? { webhookRetryDelaysMs } : {}),
     stillConcurrency: integer(env, 'STILL_CONCURRENCY', DEFAULT_STILL_CONCURRENCY, 1, 64),
     stillLockMs: integer(env, 'STILL_LOCK_MS', 15_000, 1_000, 60_000),
     workflowConcurrency: integer(env, 'WORKFLOW_CONCURRENCY', 8, 1, 64),

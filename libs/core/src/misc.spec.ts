@@ -85,6 +85,12 @@ describe('configuration', () => {
     expect(loadConfig(base)).toMatchObject({ signIn: true, sms: { provider: 'outbox' } });
   });
 
+  it("keeps §6's webhook retry schedule and a 30 s delivery lock unless told otherwise (the tests shorten both)", () => {
+    expect(loadConfig(base)).toMatchObject({ webhookLockMs: 30_000 });
+    expect(loadConfig(base).webhookRetryDelaysMs).toBeUndefined();
+    expect(loadConfig({ ...base, WEBHOOK_LOCK_MS: '5000', WEBHOOK_RETRY_DELAYS_MS: '100, 200,300,400' })).toMatchObject({ webhookLockMs: 5000, webhookRetryDelaysMs: [100, 200, 300, 400] });
+  });
+
   it('switches to PostgreSQL with a postgres:// DATABASE_URL', () => {
     expect(loadConfig({ ...base, DATABASE_URL: 'postgres://u:p@db:5432/app' }).database).toEqual({ kind: 'postgresql', url: 'postgres://u:p@db:5432/app' });
   });
@@ -104,6 +110,11 @@ describe('configuration', () => {
     [{ APP_ENV: 'production', APP_SECRET: 'a'.repeat(64) }, 'SMS_PROVIDER'],
     [{ APP_ENV: 'production', APP_SECRET: 'a'.repeat(64), SMS_PROVIDER: 'outbox' }, 'SMS_PROVIDER'],
     [{ APP_ENV: 'production', APP_SECRET: 'a'.repeat(64), SMS_PROVIDER: 'twilio', TWILIO_ACCOUNT_SID: 'AC1', TWILIO_AUTH_TOKEN: 't' }, 'TWILIO_FROM'],
+    [{ WEBHOOK_LOCK_MS: '500' }, 'WEBHOOK_LOCK_MS'],
+    // §6's 5 attempts: 4 waits, no more, no fewer; and production keeps §6's schedule.
+    [{ WEBHOOK_RETRY_DELAYS_MS: '100,200,300' }, 'WEBHOOK_RETRY_DELAYS_MS'],
+    [{ WEBHOOK_RETRY_DELAYS_MS: '100,200,300,400,500' }, 'WEBHOOK_RETRY_DELAYS_MS'],
+    [{ APP_ENV: 'production', APP_SECRET: 'a'.repeat(64), SIGN_IN: 'off', WEBHOOK_RETRY_DELAYS_MS: '100,200,300,400' }, 'WEBHOOK_RETRY_DELAYS_MS'],
   ])('stops on a malformed or missing variable, naming it: %j', (env, name) => {
     let caught: unknown;
     try {

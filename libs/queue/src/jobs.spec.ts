@@ -1,5 +1,5 @@
 import { ALL_JOBS, QUEUES, queueOf, validatePayload, type JobName } from './jobs.js';
-import { DELIVERY_ATTEMPTS, isWorkerLost, JOB_OPTIONS, QUEUE_WORKER_SETTINGS, SCHEDULES, VIDEO_ATTEMPTS } from './options.js';
+import { DELIVERY_ATTEMPTS, deliveryBackoff, isWorkerLost, JOB_OPTIONS, QUEUE_WORKER_SETTINGS, SCHEDULES, VIDEO_ATTEMPTS } from './options.js';
 
 // Job payloads are checked when enqueued and again when a worker takes them (STYLE.md "Job payloads").
 describe('job payloads', () => {
@@ -67,6 +67,8 @@ describe('job options', () => {
     expect(DELIVERY_ATTEMPTS).toBe(5);
     const backoff = QUEUE_WORKER_SETTINGS.webhooks.settings!.backoffStrategy!;
     expect([1, 2, 3, 4].map((made) => backoff(made, 'custom'))).toEqual([1000, 4000, 9000, 16000]);
+    // A development worker told other waits (WEBHOOK_RETRY_DELAYS_MS) uses them in the same order.
+    expect([1, 2, 3, 4].map((made) => deliveryBackoff([10, 20, 30, 40])(made))).toEqual([10, 20, 30, 40]);
   });
 
   it('runs a video at most 3 times, and not again once it has lost two workers (issue 27), its chunks failing their combine job', () => {

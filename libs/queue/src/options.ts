@@ -8,6 +8,11 @@ import type { JobName, QueueName } from './jobs.js';
 export const DELIVERY_RETRY_DELAYS_MS: readonly number[] = [1000, 4000, 9000, 16000];
 export const DELIVERY_ATTEMPTS = DELIVERY_RETRY_DELAYS_MS.length + 1;
 
+/** The webhooks worker's backoff strategy: the wait before the retry after `attemptsMade` attempts (tests may shorten the waits: WEBHOOK_RETRY_DELAYS_MS). */
+export function deliveryBackoff(delays: readonly number[]): (attemptsMade: number) => number {
+  return (attemptsMade) => delays[Math.min(attemptsMade, delays.length) - 1] ?? 1000;
+}
+
 /** Runs of a video job before it fails: a run that failed on our side (not the edit's fault) runs again (decisions.md "Render record"). */
 export const VIDEO_ATTEMPTS = 3;
 
@@ -75,7 +80,7 @@ export const JOB_OPTIONS: { readonly [N in JobName]: Readonly<JobsOptions> } = {
 export const QUEUE_WORKER_SETTINGS: { readonly [Q in QueueName]: Partial<WorkerOptions> } = {
   system: {},
   webhooks: {
-    settings: { backoffStrategy: (attemptsMade: number) => DELIVERY_RETRY_DELAYS_MS[Math.min(attemptsMade, DELIVERY_RETRY_DELAYS_MS.length) - 1] ?? 1000 },
+    settings: { backoffStrategy: deliveryBackoff(DELIVERY_RETRY_DELAYS_MS) },
   },
   // A still or an asset whose worker died is not run again (it may be what killed it): it fails WORKER_LOST.
   stills: { maxStalledCount: 0 },
