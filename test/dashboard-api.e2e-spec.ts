@@ -72,6 +72,42 @@ describe('dashboard sessions on /v1 routes', () => {
     expect([reenabled.statusCode, reenabled.json().data.isActive]).toEqual([200, true]);
   });
 
+  it('issue 29 "Run the team": an owner invites a member by phone (they sign in with a code), changes a role, and the last owner stays one; a member may do none of it', async () => {
+    const members = async () => (await api.app.inject({ method: 'GET', url: '/api/organization/members', headers: as(owner) })).json().data as { userId: string; phone: string; role: string; name: string | null }[];
+    const invite = (token: string, payload: Record<string, unknown>) => api.app.inject({ method: 'POST', url: '/api/organization/members', headers: as(token), payload });
+    const setRole = (token: string, userId: string, role: string) => api.app.inject({ method: 'PATCH', url: `/api/organization/members/${userId}`, headers: as(token), payload: { role } });
+    const phone = '+4915100004010';
+    expect((await invite(member, { phone })).json().code).toBe('ROLE_REQUIRED');
+    const bad = await invite(owner, { phone: '12', role: 'admin' });
+    expect([bad.statusCode, bad.json().code, Object.keys(bad.json().errors).sort()]).toEqual([422, 'VALIDATION_FAILED', ['role']]);
+    const badPhone = await invite(owner, { phone: 'not a phone' });
+    expect([badPhone.statusCode, Object.keys(badPhone.json().errors)]).toEqual([422, ['phone']]);
+    const made = await invite(owner, { phone, name: 'Grace' });
+    expect(made.statusCode).toBe(201);
+    const invited = made.json().data as { userId: string; phone: string; role: string; name: string };
+    expect(invited).toMatchObject({ role: 'member', name: 'Grace', phone: '+49151…010' });
+    expect((await members()).map((m) => m.userId)).toContain(invited.userId);
+    const twice = await invite(owner, { phone: '+49 151 00004010' });
+    expect([twice.statusCode, twice.json().errors]).toEqual([422, { phone: ['is already a member of this workspace'] }]);
+    // The invited number signs in with a code as usual and finds the workspace.
+    const token = await signIn(api, phone);
+    const theirs = (await api.app.inject({ method: 'GET', url: '/api/auth/memberships', headers: { authorization: `Bearer ${token}` } })).json().data as { id: string; role: string }[];
+    expect(theirs).toEqual([expect.objectContaining({ id: ws.workspaceId, role: 'member' })]);
+    expect((await api.app.inject({ method: 'POST', url: '/api/v1/webhooks', headers: as(token), payload: { url: 'http://127.0.0.1:9/h', events: ['render.completed'] } })).json().code).toBe('ROLE_REQUIRED');
+    // Made an owner: from their next request they may what owners may.
+    expect((await setRole(member, invited.userId, 'owner')).json().code).toBe('ROLE_REQUIRED');
+    const promoted = await setRole(owner, invited.userId, 'owner');
+    expect([promoted.statusCode, promoted.json().data.role]).toEqual([200, 'owner']);
+    expect((await invite(token, { phone: '+4915100004011' })).statusCode).toBe(201);
+    expect((await setRole(owner, 'usr_01JZZZZZZZZZZZZZZZZZZZZZZZ', 'member')).json().code).toBe('NOT_FOUND');
+    // Back to member; then the last owner cannot be made a member.
+    expect((await setRole(owner, invited.userId, 'member')).statusCode).toBe(200);
+    const owners = (await members()).filter((m) => m.role === 'owner');
+    expect(owners).toHaveLength(1);
+    const last = await setRole(owner, owners[0]!.userId, 'member');
+    expect([last.statusCode, last.json().code, Object.keys(last.json().errors)]).toEqual([422, 'VALIDATION_FAILED', ['role']]);
+  });
+
   it('a session is counted against its account: beyond 600 requests a minute, 429 RATE_LIMIT_EXCEEDED with Retry-After', async () => {
     const token = await userSession(api, ws.workspaceId, '+4915100004003', 'member');
     const counted: number[] = [];

@@ -11,6 +11,7 @@ import sharp from 'sharp';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { openAppDatabase } from '#libs/app';
+import { Membership, User } from '#libs/auth';
 import { forWorkspace, type Orm } from '#libs/db';
 import { JobQueues } from '#libs/queue';
 import { createStorage } from '#libs/storage';
@@ -534,6 +535,43 @@ describe('the web dashboard in a browser', () => {
     const ms = await page.evaluate(() => performance.now());
     console.log(`dashboard: a gallery of 100 renders interactive ${Math.round(ms)} ms after navigation (a reload: silent refresh, memberships, the list)`);
     await screenshot('renders');
+  });
+
+  it('issue 29 "Run the team": an owner invites a member by phone, changes their role, and removes them after confirming what goes', async () => {
+    const roleOf = async (phone: string) => {
+      const user = await forWorkspace(orm, workspaceId).findOne(User, { phone });
+      return user ? ((await forWorkspace(orm, workspaceId).findOne(Membership, { userId: user.id }))?.role ?? null) : null;
+    };
+    await open('Team');
+    await page.getByRole('heading', { level: 1, name: 'Team' }).waitFor();
+    const invite = page.getByRole('form', { name: 'Invite a member' });
+    await page.getByText('Invite a member', { exact: true }).click();
+    await invite.getByLabel(/^Phone/).fill('+49 151 1234 0077');
+    await invite.getByLabel('Name').fill('Ada Lovelace');
+    await invite.getByRole('button', { name: 'Invite' }).click();
+    const row = page.locator('[data-member]', { hasText: 'Ada Lovelace' });
+    await row.waitFor();
+    await expect(row.textContent()).resolves.toContain('+49151…077');
+    expect(await roleOf('+4915112340077')).toBe('member');
+    // The same number again: the API's 422 in plain words beside the form.
+    await invite.getByLabel(/^Phone/).fill('+4915112340077');
+    await invite.getByRole('button', { name: 'Invite' }).click();
+    await expect(invite.getByRole('alert').textContent()).resolves.toContain('already a member');
+    // A role changed from the list holds at once.
+    await row.getByLabel('Role of Ada Lovelace').selectOption('owner');
+    await until(async () => (await roleOf('+4915112340077')) === 'owner', 'the role saved', 5_000, 50);
+    await accessible('team');
+    await screenshot('team');
+    // Remove asks first, naming who goes; Cancel keeps them, Confirm removes them.
+    await row.getByRole('button', { name: 'Remove Ada Lovelace' }).click();
+    const ask = row.getByRole('group', { name: 'Remove Ada Lovelace' });
+    await expect(ask.textContent()).resolves.toContain('Remove Ada Lovelace from Northwind? They lose access at once.');
+    await ask.getByRole('button', { name: 'Cancel' }).click();
+    expect(await roleOf('+4915112340077')).toBe('owner');
+    await row.getByRole('button', { name: 'Remove Ada Lovelace' }).click();
+    await row.getByRole('button', { name: 'Confirm' }).click();
+    await row.waitFor({ state: 'detached' });
+    expect(await roleOf('+4915112340077')).toBeNull();
   });
 
   it('switches workspace: the pages show the other workspace\'s data (X-Service-Org)', async () => {

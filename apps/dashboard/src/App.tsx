@@ -9,6 +9,7 @@ import { MediaPage } from './pages/Media';
 import { RenderPage } from './pages/Render';
 import { RendersPage } from './pages/Renders';
 import { TemplatePage } from './pages/Template';
+import { TeamPage } from './pages/Team';
 import { TemplatesPage } from './pages/Templates';
 import { WebhooksPage } from './pages/Webhooks';
 
@@ -20,6 +21,7 @@ const NAV: [string, string][] = [
   ['/webhooks', 'Webhooks'],
   ['/credits', 'Credits'],
   ['/integrations', 'Integrations'],
+  ['/team', 'Team'],
 ];
 
 function Page({ path }: { path: string }) {
@@ -40,6 +42,8 @@ function Page({ path }: { path: string }) {
       return <CreditsPage />;
     case 'integrations':
       return <IntegrationsPage />;
+    case 'team':
+      return <TeamPage />;
     default:
       return (
         <section>

@@ -184,3 +184,29 @@ export function Table({ columns, children }: { columns: readonly string[]; child
     </div>
   );
 }
+
+/**
+ * A button whose action asks first: the first click shows what goes (`question`) with Confirm and
+ * Cancel beside it; only Confirm runs `onConfirm`. Named for the item it acts on (`label`).
+ */
+export function ConfirmButton({ label, question, busy, onConfirm, children }: { label: string; question: string; busy?: boolean; onConfirm: () => void; children: ReactNode }) {
+  const [asking, setAsking] = useState(false);
+  if (!asking) {
+    return (
+      <button type="button" aria-label={label} disabled={busy} onClick={() => setAsking(true)}>
+        {children}
+      </button>
+    );
+  }
+  return (
+    <span className="confirm" role="group" aria-label={label}>
+      <span>{question}</span>{' '}
+      <button type="button" className="danger" disabled={busy} onClick={() => (setAsking(false), onConfirm())}>
+        Confirm
+      </button>{' '}
+      <button type="button" onClick={() => setAsking(false)}>
+        Cancel
+      </button>
+    </span>
+  );
+}

@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { Logger } from '@nestjs/common';
-import { raw, type EntityManager, type MikroORM } from '@mikro-orm/core';
+import { raw, UniqueConstraintViolationException, type EntityManager, type MikroORM } from '@mikro-orm/core';
 import type { Redis } from 'ioredis';
 import { ApiError, deriveKey, validationFailed, hmacHex, newId, randomToken, safeEqual, type AppConfig } from '#libs/core';
 import { allWorkspaces, forWorkspace, retryBusy } from '#libs/db';
@@ -289,6 +289,51 @@ export class AuthService {
     else em.create(Membership, { id: newId('membership'), userId: user.id, workspaceId, role });
     await em.flush();
     return user;
+  }
+
+  /**
+   * An owner's invitation (dashboard, POST /organization/members): the number becomes a member with
+   * `role` (a user is made for a number we do not know; they sign in with a code as usual). 422 on
+   * `phone` when the number is already a member. Under the workspace's lock, as removals are.
+   */
+  async inviteMember(workspaceId: string, rawPhone: string, role: Role, name?: string): Promise<{ membership: Membership; user: User }> {
+    const phone = this.phone(rawPhone);
+    const invite = () => retryBusy(() => forWorkspace(this.orm, workspaceId).fork().transactional(async (em) => {
+      await lockWorkspace(em, workspaceId);
+      let user = await em.findOne(User, { phone });
+      if (user && (await em.findOne(Membership, { userId: user.id }))) throw validationFailed({ phone: ['is already a member of this workspace'] });
+      user ??= em.create(User, { id: newId('user'), phone, name: name?.trim() || null, sessionEpoch: 0 });
+      const membership = em.create(Membership, { id: newId('membership'), userId: user.id, workspaceId, role });
+      await em.flush();
+      return { membership, user };
+    }));
+    try {
+      return await invite();
+    } catch (err) {
+      // The same new number invited by two workspaces at once: one made the user; the other joins it.
+      if (err instanceof UniqueConstraintViolationException) return invite();
+      throw err;
+    }
+  }
+
+  /**
+   * An owner changes a member's role (dashboard, PATCH /organization/members/{userId}); it holds from
+   * the member's next request (roles are read on every request). 404 for a user who is not a member;
+   * 422 on `role` for the last owner made a member.
+   */
+  async changeRole(workspaceId: string, userId: string, role: Role): Promise<{ membership: Membership; user: User }> {
+    return retryBusy(() => forWorkspace(this.orm, workspaceId).fork().transactional(async (em) => {
+      await lockWorkspace(em, workspaceId);
+      const membership = await em.findOne(Membership, { userId });
+      const user = await em.findOne(User, { id: userId });
+      if (!membership || !user) throw new ApiError('NOT_FOUND', 'No member with this id in this workspace');
+      if (membership.role === 'owner' && role !== 'owner' && (await em.count(Membership, { role: 'owner' })) <= 1) {
+        throw validationFailed({ role: ['the last owner of this workspace stays an owner; make another member an owner first'] });
+      }
+      membership.role = role;
+      await em.flush();
+      return { membership, user };
+    }));
   }
 
   /**
