@@ -170,7 +170,12 @@ describe('the web dashboard in a browser', () => {
     await page.getByRole('button', { name: 'I have copied it' }).click();
     await expect(page.getByTestId('new-key').count()).resolves.toBe(0);
     const hint = `pk_test_…${key.slice(-4)}`;
+    // Issue 29: a revoke asks first, saying what stops; the key works until Confirm.
     await page.getByRole('button', { name: `Revoke ${hint}` }).click();
+    const ask = page.getByRole('group', { name: `Revoke ${hint}` });
+    await expect(ask.textContent()).resolves.toContain(`Revoke the test key ${hint} (CI)? Applications using it stop working at once`);
+    expect((await fetch(`${base}/api/v1/keys/current`, { headers: { 'x-api-key': key } })).status).toBe(200);
+    await ask.getByRole('button', { name: 'Confirm' }).click();
     await page.locator('tr', { hasText: hint }).getByText('revoked').waitFor();
     const after = await fetch(`${base}/api/v1/keys/current`, { headers: { 'x-api-key': key } });
     expect([after.status, ((await after.json()) as { code: string }).code]).toEqual([401, 'INVALID_API_KEY']);
@@ -183,6 +188,8 @@ describe('the web dashboard in a browser', () => {
     await page.getByLabel('Description').fill('Our receiver');
     await page.getByRole('button', { name: 'Add endpoint' }).click();
     await page.getByRole('heading', { name: receiverUrl }).waitFor();
+    // Issue 29: the secret, shown once, has a Copy button beside it.
+    await page.getByRole('status').filter({ hasText: 'Signing secret, shown once' }).getByRole('button', { name: 'Copy secret' }).waitFor();
     await page.getByRole('button', { name: 'Send test event' }).click();
     await page.getByText('Test delivered: HTTP 200').waitFor();
     expect(received.length).toBeGreaterThan(0);
@@ -236,6 +243,8 @@ describe('the web dashboard in a browser', () => {
     await expect(card.getByRole('button', { name: 'Re-enable' }).count()).resolves.toBe(0);
     await expect(record()).resolves.toMatchObject({ isActive: true, disabled: false, consecutiveFailures: 0 });
     await card.getByRole('button', { name: 'Delete' }).click();
+    await expect(card.getByRole('group', { name: /^Delete / }).textContent()).resolves.toContain('and its delivery log? Its events stop at once.');
+    await card.getByRole('button', { name: 'Confirm' }).click();
     await card.waitFor({ state: 'detached' });
     expect((await keyApi(`/v1/webhooks/${id}`)).status).toBe(404);
   });
@@ -496,6 +505,8 @@ describe('the web dashboard in a browser', () => {
     const card = page.locator('[data-template]', { hasText: 'Sale announcement' });
     await card.getByText('published', { exact: true }).waitFor();
     await card.getByRole('button', { name: /^Archive / }).click();
+    await expect(card.getByRole('group', { name: /^Archive / }).textContent()).resolves.toContain('Archive Sale announcement? It can no longer be rendered.');
+    await card.getByRole('button', { name: 'Confirm' }).click();
     await card.waitFor({ state: 'detached' }); // the list leaves archived templates out unless asked
     await page.getByLabel('Status').selectOption('archived');
     await card.getByText('archived', { exact: true }).waitFor();

@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { api, envelope, unwrap } from '../api/client';
 import type { components } from '../api/schema';
-import { CheckboxGroup, CopyButton, Empty, ErrorNote, Loading, Table, useAction, useLoad } from '../ui';
+import { CheckboxGroup, ConfirmButton, CopyButton, Empty, ErrorNote, Loading, Table, useAction, useLoad } from '../ui';
 
 type Scope = components['schemas']['CreateKeyDto']['scopes'] extends (infer S)[] | undefined ? S : never;
 const SCOPES: Scope[] = ['renders:read', 'renders:write', 'templates:read', 'templates:write', 'assets:read', 'assets:write', 'webhooks:read', 'webhooks:write', 'integrations:read', 'integrations:write'];
@@ -106,9 +106,14 @@ export function KeysPage() {
                 {k.revokedAt ? (
                   <span className="badge s-revoked">revoked</span>
                 ) : (
-                  <button type="button" aria-label={`Revoke ${k.hint}`} disabled={revoke.busy} onClick={() => void revoke.run(async () => (await envelope(api.DELETE('/organization/api-keys/{id}', { params: { path: { id: k.id } } })), list.reload()))}>
+                  <ConfirmButton
+                    label={`Revoke ${k.hint}`}
+                    question={`Revoke the ${k.mode} key ${k.hint}${k.name ? ` (${k.name})` : ''}? Applications using it stop working at once; this cannot be undone.`}
+                    busy={revoke.busy}
+                    onConfirm={() => void revoke.run(async () => (await envelope(api.DELETE('/organization/api-keys/{id}', { params: { path: { id: k.id } } })), list.reload()))}
+                  >
                     Revoke
-                  </button>
+                  </ConfirmButton>
                 )}
               </td>
             </tr>

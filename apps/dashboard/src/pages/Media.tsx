@@ -2,7 +2,7 @@ import { useRef, useState, type DragEvent } from 'react';
 import { api, envelope, API_BASE, ApiFailure, refreshSession, sessionHeaders } from '../api/client';
 import type { components } from '../api/schema';
 import { usePollWhile } from '../live';
-import { bytes, Empty, ErrorNote, FilterSelect, Loading, ModeBadge, Status, useAction, useLoad } from '../ui';
+import { bytes, ConfirmButton, Empty, ErrorNote, FilterSelect, Loading, ModeBadge, Status, useAction, useLoad } from '../ui';
 
 type Asset = components['schemas']['AssetDto'];
 const TYPES = ['image', 'video', 'audio', 'font', 'lottie', 'svg'] as const;
@@ -178,9 +178,14 @@ export function MediaPage() {
               </div>
               {a.scope === 'workspace' && (
                 <div className="actions">
-                  <button type="button" aria-label={`Delete ${a.name}`} disabled={del.busy} onClick={() => void del.run(async () => (await envelope(api.DELETE('/v1/assets/{id}', { params: { path: { id: a.id } } })), list.reload()))}>
+                  <ConfirmButton
+                    label={`Delete ${a.name}`}
+                    question={`Delete ${a.name}? Templates and renders that use its URL can no longer load it.`}
+                    busy={del.busy}
+                    onConfirm={() => void del.run(async () => (await envelope(api.DELETE('/v1/assets/{id}', { params: { path: { id: a.id } } })), list.reload()))}
+                  >
                     Delete
-                  </button>
+                  </ConfirmButton>
                 </div>
               )}
             </li>

@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { api, envelope, unwrap } from '../api/client';
 import { Link, navigate, useLocation } from '../router';
-import { Empty, ErrorNote, FilterSelect, KINDS, Loading, Status, useAction, useLoad } from '../ui';
+import { ConfirmButton, Empty, ErrorNote, FilterSelect, KINDS, Loading, Status, useAction, useLoad } from '../ui';
 
 export function TemplatesPage() {
   const { query } = useLocation();
@@ -111,9 +111,9 @@ export function TemplatesPage() {
                   </button>
                 )}
                 {t.isOwn && t.status !== 'archived' && (
-                  <button type="button" disabled={act.busy} onClick={() => transition(t.id, 'archive', t.version)} aria-label={`Archive ${t.name}`}>
+                  <ConfirmButton label={`Archive ${t.name}`} question={`Archive ${t.name}? It can no longer be rendered.`} busy={act.busy} onConfirm={() => transition(t.id, 'archive', t.version)}>
                     Archive
-                  </button>
+                  </ConfirmButton>
                 )}
               </div>
             </li>

@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { api, ApiFailure, envelope, session, unwrap, type Mode } from '../api/client';
 import type { components } from '../api/schema';
-import { age, CheckboxGroup, Empty, ErrorNote, Loading, ModeBadge, Status, useAction, useLoad } from '../ui';
+import { age, CheckboxGroup, ConfirmButton, CopyButton, Empty, ErrorNote, Loading, ModeBadge, Status, useAction, useLoad } from '../ui';
 
 type Endpoint = components['schemas']['WebhookEndpointDto'];
 type EventName = components['schemas']['CreateWebhookDto']['events'] extends (infer E)[] | undefined ? E : never;
@@ -220,9 +220,14 @@ function EndpointCard({ e, onChange }: { e: Endpoint; onChange: () => void }) {
             Re-enable
           </button>
         )}
-        <button type="button" disabled={act.busy} onClick={() => void act.run(async () => (await envelope(api.DELETE('/organization/webhooks/{id}', { params: { path: { id } } })), onChange()))}>
+        <ConfirmButton
+          label={`Delete ${e.url}`}
+          question={`Delete the endpoint ${e.url} and its delivery log? Its events stop at once.`}
+          busy={act.busy}
+          onConfirm={() => void act.run(async () => (await envelope(api.DELETE('/organization/webhooks/{id}', { params: { path: { id } } })), onChange()))}
+        >
           Delete
-        </button>
+        </ConfirmButton>
       </div>
       {tested && <p role="status">{tested}</p>}
       <ErrorNote error={act.error} />
@@ -257,7 +262,7 @@ export function WebhooksPage() {
       <h1>Webhooks</h1>
       {secret && (
         <p className="notice" role="status">
-          Signing secret, shown once: <code className="wrap">{secret}</code>
+          Signing secret, shown once: <code className="wrap">{secret}</code> <CopyButton text={secret} label="Copy secret" />
         </p>
       )}
       <details>
