@@ -585,6 +585,15 @@ describe('the web dashboard in a browser', () => {
     expect(await roleOf('+4915112340077')).toBeNull();
   });
 
+  it('issue 29: the tab is named after the page, and after a navigation focus moves to its heading', async () => {
+    for (const [label, heading] of [['API keys', 'API keys'], ['Team', 'Team'], ['Credits', 'Credits']] as const) {
+      await open(label);
+      await page.getByRole('heading', { level: 1, name: heading }).waitFor();
+      await until(async () => (await page.title()) === `${heading} · Media Render`, `the title of ${heading}`, 5_000, 20);
+      await expect(page.evaluate(() => [document.activeElement?.tagName, document.activeElement?.textContent])).resolves.toEqual(['H1', heading]);
+    }
+  });
+
   it('switches workspace: the pages show the other workspace\'s data (X-Service-Org)', async () => {
     await open('Renders');
     await page.locator('[data-status="done"]').first().waitFor();

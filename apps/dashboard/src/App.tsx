@@ -1,4 +1,4 @@
-import { useEffect, useState, useSyncExternalStore } from 'react';
+import { useEffect, useRef, useState, useSyncExternalStore } from 'react';
 import { api, envelope, refreshSession, session, type Mode } from './api/client';
 import { loadMe, MeContext, preferredWorkspace, rememberWorkspace, SignIn, WorkspaceSwitcher, type Me } from './auth';
 import { Link, navigate, useLocation } from './router';
@@ -72,6 +72,20 @@ export function App() {
   const workspaceId = useSyncExternalStore(session.subscribe, () => session.workspaceId);
   const mode = useSyncExternalStore(session.subscribe, () => session.mode);
   const { path, visit } = useLocation();
+  // Each page names the tab after its heading; after a navigation (not the first page) focus moves to
+  // that heading, so a screen reader announces the new page.
+  const landed = useRef(false);
+  useEffect(() => {
+    const heading = document.querySelector<HTMLElement>('main h1');
+    if (!heading) return;
+    document.title = `${heading.textContent?.trim() || 'Dashboard'} · Media Render`;
+    if (!landed.current) {
+      landed.current = true;
+      return;
+    }
+    heading.tabIndex = -1;
+    heading.focus();
+  }, [visit, me]);
   const signedIn = (found: Me) => {
     const ws = preferredWorkspace(found.workspaces);
     if (ws) rememberWorkspace(ws.id);
