@@ -419,7 +419,7 @@ describe('the web dashboard in a browser', () => {
     // Its hold released: the balance as before, the ledger's hold and release for this render.
     expect(await videoCredits()).toEqual(before);
     const rows = await page.locator('tr', { hasText: id }).locator('td:nth-child(3)').allTextContents();
-    expect(rows.sort()).toEqual(['hold', 'release']);
+    expect(rows.sort()).toEqual(['held for a running render', 'hold released (render failed or cancelled)']);
     await open('Renders');
     await page.locator(`[data-render="${id}"]`).getByRole('link').click();
     await page.getByRole('heading', { level: 1 }).getByText('cancelled').waitFor();
@@ -517,7 +517,11 @@ describe('the web dashboard in a browser', () => {
   it('shows credits with holds and the ledger, and the connected accounts; every page passes axe at desktop and phone width', async () => {
     await open('Credits');
     await page.locator('[data-kind="image"]').getByText('available').waitFor();
-    await page.getByRole('table').getByText('capture').first().waitFor();
+    // Issue 29: reasons in words; a capture's 0 says what it is (the hold was taken when the render started).
+    const capture = page.getByRole('row').filter({ hasText: 'render done: hold spent' }).first();
+    await capture.waitFor();
+    await expect(capture.textContent()).resolves.toMatch(/0 \(1 credit spent from the hold\)|0 \(\d+ credits spent from the hold\)/);
+    await expect(page.getByRole('table').getByText('held for a running render').count()).resolves.toBeGreaterThan(0);
     await accessible('credits');
     await screenshot('credits');
     await open('Integrations');
@@ -525,7 +529,7 @@ describe('the web dashboard in a browser', () => {
     await accessible('integrations');
     await screenshot('integrations');
     await page.setViewportSize({ width: 375, height: 760 });
-    for (const label of ['Renders', 'Templates', 'Media', 'API keys', 'Webhooks']) {
+    for (const label of ['Renders', 'Templates', 'Media', 'API keys', 'Webhooks', 'Team']) {
       await open(label);
       await until(async () => (await page.getByText(/^Loading/).count()) === 0, `${label} loaded`, 30_000, 50);
       await accessible(`${label} at 375 px`);

@@ -89,6 +89,9 @@ export function age(iso: string | null | undefined, now = Date.now()): string {
   return `${Math.floor(s / 86400)} d ago`;
 }
 
+/** A count of credits in words: "1 credit", "3 credits". */
+export const credits = (n: number) => `${n} credit${n === 1 ? '' : 's'}`;
+
 export function bytes(n: number | null | undefined): string {
   if (n == null) return '';
   if (n < 1024) return `${n} B`;

@@ -1,5 +1,19 @@
 import { api, envelope, unwrap } from '../api/client';
-import { Empty, ErrorNote, Loading, Table, useLoad } from '../ui';
+import type { components } from '../api/schema';
+import { credits, Empty, ErrorNote, Loading, Table, useLoad } from '../ui';
+
+type LedgerReason = components['schemas']['LedgerEntryDto']['reason'];
+
+/** A ledger line's reason in words. */
+const REASONS: Record<LedgerReason, string> = {
+  grant: 'plan grant',
+  topup: 'top-up',
+  hold: 'held for a running render',
+  capture: 'render done: hold spent',
+  release: 'hold released (render failed or cancelled)',
+  refund: 'refund',
+  adjustment: 'adjustment',
+};
 
 export function CreditsPage() {
   const balance = useLoad(() => unwrap(api.GET('/credits')), []);
@@ -52,8 +66,8 @@ export function CreditsPage() {
             <tr key={e.id}>
               <td>{new Date(e.createdAt).toLocaleString()}</td>
               <td>{e.kind}</td>
-              <td>{e.reason}</td>
-              <td>{e.amount > 0 ? `+${e.amount}` : e.amount}</td>
+              <td>{REASONS[e.reason]}</td>
+              <td>{e.amount === 0 ? <span title="The credits were taken from available when the render started (its hold)">0 ({credits(e.credits)} spent from the hold)</span> : e.amount > 0 ? `+${e.amount}` : e.amount}</td>
               <td>{e.balanceAfter}</td>
               <td>{e.renderId ? <a href={`/renders/${e.renderId}`}>{e.renderId}</a> : ''}</td>
             </tr>

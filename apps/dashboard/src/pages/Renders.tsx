@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'react';
 import { api, envelope } from '../api/client';
 import { Link, navigate, useLocation } from '../router';
-import { age, Empty, ErrorNote, FilterSelect, KINDS, Loading, ModeBadge, Status, useLoad } from '../ui';
+import { age, credits, Empty, ErrorNote, FilterSelect, KINDS, Loading, ModeBadge, Status, useLoad } from '../ui';
 import { SETTLED, useLiveRenders } from '../live';
 
 const STATUSES = ['queued', 'rendering', 'saving', 'done', 'failed', 'cancelled'] as const;
@@ -116,7 +116,7 @@ export function RendersPage() {
                 <span>
                   {r.kind} · {r.format}
                 </span>
-                <span>{r.credits} credits</span>
+                <span>{credits(r.credits)}</span>
                 <time dateTime={r.createdAt}>{age(r.createdAt, now)}</time>
               </div>
             </li>
