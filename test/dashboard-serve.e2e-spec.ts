@@ -1,6 +1,8 @@
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { startApi, type TestApi } from './harness.js';
 
 // Issue 18: the API serves the built dashboard at `/` (docs/decisions.md "Dashboard"): hashed assets
@@ -12,18 +14,26 @@ describe('the dashboard served by the API', () => {
   const INDEX = '<!doctype html><title>dash</title><script type="module" src="/assets/index-Ab12Cd34.js"></script>';
   let api: TestApi;
   let bare: TestApi;
+  let real: TestApi;
+  /** A bundle-sized script that compresses as real ones do. */
+  const BIG = Array.from({ length: 2000 }, (_, i) => `export const value${i} = ${JSON.stringify({ i, label: `item ${i}` })};`).join('\n');
   const html = { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' };
 
   beforeAll(async () => {
     mkdirSync(join(built, 'assets'));
     writeFileSync(join(built, 'index.html'), INDEX);
     writeFileSync(join(built, 'assets', 'index-Ab12Cd34.js'), 'console.log("dashboard")');
+    writeFileSync(join(built, 'assets', 'big-Ef56Gh78.js'), BIG);
+    // The build's own step (npm run dashboard:build ends with it).
+    execFileSync(process.execPath, ['scripts/compress-dashboard.mjs', join(built, 'assets')]);
     api = await startApi({ DASHBOARD_DIR: built });
     bare = await startApi({ DASHBOARD_DIR: join(built, 'missing') });
+    real = await startApi();
   });
   afterAll(async () => {
     await api.close();
     await bare.close();
+    await real.close();
     rmSync(built, { recursive: true, force: true });
   });
 
@@ -37,6 +47,35 @@ describe('the dashboard served by the API', () => {
     expect(asset.body).toBe('console.log("dashboard")');
     const missing = await api.app.inject({ method: 'GET', url: '/assets/index-Zz.js', headers: html });
     expect([missing.statusCode, missing.json().code]).toEqual([404, 'NOT_FOUND']);
+  });
+
+  it('issue 29: sends the assets brotli- or gzip-compressed as the browser accepts (copies made at build), plain otherwise, still cached for a year', async () => {
+    const get = (encoding?: string) => api.app.inject({ method: 'GET', url: '/assets/big-Ef56Gh78.js', headers: encoding ? { 'accept-encoding': encoding } : {} });
+    const br = await get('gzip, deflate, br');
+    expect([br.statusCode, br.headers['content-encoding'], br.headers['cache-control']]).toEqual([200, 'br', 'public, max-age=31536000, immutable']);
+    expect(String(br.headers.vary)).toMatch(/accept-encoding/i);
+    expect(brotliDecompressSync(br.rawPayload).toString()).toBe(BIG);
+    expect(br.rawPayload.length).toBeLessThan(BIG.length / 4);
+    const gz = await get('gzip');
+    expect(gz.headers['content-encoding']).toBe('gzip');
+    expect(gunzipSync(gz.rawPayload).toString()).toBe(BIG);
+    const plain = await get();
+    expect([plain.headers['content-encoding'], plain.body]).toEqual([undefined, BIG]);
+  });
+
+  it('issue 29: the built dashboard\'s first page (index.html, its scripts and styles) is sent in at most 120 KB', async () => {
+    const index = await real.app.inject({ method: 'GET', url: '/', headers: { ...html, 'accept-encoding': 'br' } });
+    expect(index.statusCode).toBe(200);
+    const files = [...index.body.matchAll(/(?:src|href)="(\/assets\/[^"]+\.(?:js|css))"/g)].map((m) => m[1]!);
+    expect(files.length).toBeGreaterThan(0);
+    let total = index.rawPayload.length;
+    for (const url of files) {
+      const res = await real.app.inject({ method: 'GET', url, headers: { 'accept-encoding': 'gzip, deflate, br' } });
+      expect([url, res.statusCode, res.headers['content-encoding']]).toEqual([url, 200, 'br']);
+      total += res.rawPayload.length;
+    }
+    console.log(`dashboard: first page ${(total / 1024).toFixed(1)} KB transferred (brotli), ${files.length + 1} files`);
+    expect(total).toBeLessThanOrEqual(120 * 1024);
   });
 
   it('opens the app on its own paths for a browser (a reload of /renders/…), with the query', async () => {

@@ -7,7 +7,8 @@ import { repoFolder, type AppConfig } from '#libs/core';
 
 /**
  * The web dashboard (apps/dashboard, issue 18) at the root of the host, beside the API under its
- * prefix (docs/decisions.md "Dashboard"): the hashed files under /assets/ cached for a year, and
+ * prefix (docs/decisions.md "Dashboard"): the hashed files under /assets/ cached for a year and sent
+ * brotli- or gzip-compressed from the copies the build writes, and
  * index.html (never cached) for `/` and for any other GET no route answers that asks for a page
  * (Accept: text/html) outside the API and /files, so a reload of /renders/rnd_… opens the app.
  * Without a build, such requests get a plain 404 page saying how to build it; the API is unaffected.
@@ -52,6 +53,8 @@ export async function mountDashboard(app: NestFastifyApplication, config: AppCon
       // Cache-Control: public, max-age=31536000, immutable (the names carry the content's hash).
       maxAge: '365d',
       immutable: true,
+      // The .br / .gz copies the build writes (scripts/compress-dashboard.mjs), by Accept-Encoding, with Vary.
+      preCompressed: true,
     });
   }
   const page = dir ? readFileSync(join(dir, 'index.html'), 'utf8') : NOT_BUILT;
