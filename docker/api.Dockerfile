@@ -16,6 +16,8 @@ RUN npm install --no-audit --no-fund
 COPY tsconfig*.json openapi.jso[n] ./
 COPY apps ./apps
 COPY libs ./libs
+# The dashboard build's last step (its assets' .br and .gz copies).
+COPY scripts/compress-dashboard.mjs ./scripts/
 RUN npm run build \
  && npm prune --omit=dev --no-audit --no-fund \
  && rm -f node_modules/.bin/node

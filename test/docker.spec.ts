@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { promisify } from 'node:util';
 import { loadConfig } from '#libs/core';
@@ -71,5 +72,26 @@ describe('docker/compose.yaml', () => {
     const bare = await env()();
     expect(() => loadConfig({ ...bare, DATA_DIR: tmpdir() })).toThrow(/SMS_PROVIDER must be twilio in production/);
     expect(loadConfig({ ...(await env({ SIGN_IN: 'off' })()), DATA_DIR: tmpdir() })).toMatchObject({ signIn: false, sms: { provider: 'outbox' } });
+  });
+});
+
+// The images run `npm run build`: every file of scripts/ that its steps run must be copied in first.
+describe('docker/*.Dockerfile', () => {
+  it('copies every scripts/ file `npm run build` runs (the dashboard\'s compression step included) before building', async () => {
+    const scripts = (JSON.parse(await readFile('package.json', 'utf8')) as { scripts: Record<string, string> }).scripts;
+    const steps = (name: string): string[] => {
+      const command = scripts[name] ?? '';
+      return [command, ...[...command.matchAll(/npm run (?:-s )?([\w:-]+)/g)].flatMap((m) => steps(m[1]!))];
+    };
+    const used = [...new Set(steps('build').flatMap((c) => [...c.matchAll(/\bscripts\/[\w.-]+/g)].map((m) => m[0])))];
+    expect(used).toContain('scripts/compress-dashboard.mjs');
+    for (const file of ['docker/api.Dockerfile', 'docker/worker.Dockerfile']) {
+      const text = await readFile(file, 'utf8');
+      const build = text.indexOf('RUN npm run build');
+      for (const path of used) {
+        const copied = text.search(new RegExp(`^COPY (?:${path.replace(/[.]/g, '\\.')}|scripts) `, 'm'));
+        expect([file, path, copied >= 0 && copied < build]).toEqual([file, path, true]);
+      }
+    }
   });
 });
