@@ -253,7 +253,7 @@ describe('PDF documents of layers (issue 32: "Documents with pictures keep their
     expect(similarity.ssim).toBeGreaterThan(0.95);
   }, 30_000);
 
-  it('text and rich-text clips are vector text in their own fonts, embedded as subsets (issue 32: "html AND text clips as vector text with embedded subset fonts"), no picture of them; a filtered one keeps its pixels', async () => {
+  it('text, title and rich-text clips are vector text in their own fonts, embedded as subsets (issue 32: "html AND text clips as vector text with embedded subset fonts"), no picture of them; a filtered one keeps its pixels', async () => {
     const heading: Line = { text: 'Quarterly Report 2026', size: 64, middle: 110, centre: 600 };
     const body: Line = { text: 'Prepared for the board', size: 40, middle: 300, centre: 600 };
     const soft: Line = { text: 'Draft copy', size: 30, middle: 480, centre: 1000 };
@@ -262,12 +262,14 @@ describe('PDF documents of layers (issue 32: "Documents with pictures keep their
       clip({ type: 'text', text: soft.text, font: { family: 'Open Sans', size: 30, color: '#000000' }, width: 300, height: 80 }, { width: 300, height: 80, position: 'topLeft', offset: { x: 850 / 1200, y: -440 / 560 }, filter: 'greyscale' }),
       clip({ type: 'text', text: heading.text, font: { family: 'Open Sans', size: 64, color: '#1b1b3a' }, width: 1000, height: 140 }, { width: 1000, height: 140, position: 'topLeft', offset: { x: 100 / 1200, y: -40 / 560 } }),
       clip({ type: 'rich-text', text: body.text, font: { family: 'DejaVu Serif', size: 40, color: '#202020' } }, { width: 1000, height: 120, position: 'topLeft', offset: { x: 100 / 1200, y: -240 / 560 } }),
+      clip({ type: 'title', text: 'Title Words', style: 'minimal', color: '#203040', size: 'small', position: 'bottomLeft' }, { width: 600, height: 120, position: 'bottomLeft' }),
       clip({ type: 'shape', shape: 'rectangle', rectangle: { width: 1100, height: 500, cornerRadius: 0 }, fill: { color: '#eef3f8' }, width: 1100, height: 500 }, { width: 1100, height: 500, position: 'topLeft', offset: { x: 50 / 1200, y: -30 / 560 } }),
     ], { size: { width: 1200, height: 560 } });
     const out = await stills.render(edit);
     if (process.env.PDF_DUMP) await writeFile(`${process.env.PDF_DUMP}.text.pdf`, out.bytes);
     const found = await words(out.bytes);
     for (const line of [heading, body, soft]) expectLine(found, line);
+    expect(found.map((w) => w.text).join(' ')).toContain('Title Words');
     // Each family drawn by the browser, embedded as a subset (ABCDEF+Name).
     const listed = await fonts(out.bytes);
     for (const family of ['OpenSans', 'DejaVuSerif']) {
