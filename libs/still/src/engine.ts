@@ -54,6 +54,11 @@ export interface StillEngineOptions {
    * draws them (vector words in subset-embedded fonts; without this option, pixels with invisible words).
    */
   printHtml?: (edit: EditSpec, opts: { time: number; clips?: readonly string[] }) => Promise<Map<string, Buffer>>;
+  /**
+   * Whether `printHtml` prints text clips now (the worker: once its browser engine has started);
+   * default yes. When not, a PDF's text clips are pixels with invisible words, as without `printHtml`.
+   */
+  printsText?: () => boolean;
 }
 
 export interface StillRenderOptions {
@@ -231,7 +236,7 @@ export class StillEngine {
   private printed(c: TimedClip, browser: ReadonlySet<TimedClip>): boolean {
     if (!this.opts.printHtml || browser.has(c)) return false;
     const type = c.clip.asset.type;
-    return type === 'html' || (TEXT_TYPES.has(type) && c.clip.filter === undefined);
+    return type === 'html' || (TEXT_TYPES.has(type) && c.clip.filter === undefined && (this.opts.printsText?.() ?? true));
   }
 
   /**

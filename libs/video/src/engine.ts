@@ -159,6 +159,11 @@ export const SPLIT_MIN_FRAMES = 48;
 
 const DEFAULT_WORK_DIR = join(tmpdir(), 'video-engine');
 const MIN_MEDIA_CACHE = 240 * 1024 * 1024;
+/**
+ * Pages printHtmlClips prints at once, a tab each: a certificate of four text clips took ~2 s one
+ * after another (a tab's set-up, font load and print are mostly waiting on the browser).
+ */
+const PRINT_TABS = 3;
 /** The asset types printHtmlClips prints: html documents and text blocks. */
 const PRINTED: readonly string[] = ['html', 'text', 'title', 'rich-text'];
 
@@ -626,14 +631,20 @@ export class VideoEngine {
       const prepared = await prepareRender(edit, this.sources(), { still, only: PRINTED, ...(opts.signal ? { signal: opts.signal } : {}) });
       try {
         const browser = await this.openBrowser();
-        const printed = new Map<string, Buffer>();
         const origin = this.server.origin;
-        for (const [key, inputs] of Object.entries(prepared.props.clips)) {
-          if (!inputs.source) continue;
-          const html = inputs.html ?? (inputs.text ? textDocument(inputs.text, inputs.source, { origin, fontFaces: prepared.props.fontFaces }) : undefined);
-          if (html === undefined) continue;
-          printed.set(key, await printHtml(browser, html, inputs.source, origin, opts.signal));
-        }
+        const jobs = Object.entries(prepared.props.clips).flatMap(([key, inputs]) => {
+          const html = inputs.html ?? (inputs.text && inputs.source ? textDocument(inputs.text, inputs.source, { origin, fontFaces: prepared.props.fontFaces }) : undefined);
+          return html !== undefined && inputs.source ? [{ key, html, size: inputs.source }] : [];
+        });
+        // PRINT_TABS tabs at once, each taking the next page when done.
+        const printed = new Map<string, Buffer>();
+        let next = 0;
+        await Promise.all(Array.from({ length: Math.min(PRINT_TABS, jobs.length) }, async () => {
+          while (next < jobs.length) {
+            const job = jobs[next++]!;
+            printed.set(job.key, await printHtml(browser, job.html, job.size, origin, opts.signal));
+          }
+        }));
         return printed;
       } finally {
         await prepared.dispose();

@@ -311,6 +311,16 @@ describe('PDF documents of layers (issue 32: "Documents with pictures keep their
     expect(similarity.ssim).toBeGreaterThan(0.93);
   }, 30_000);
 
+  it('where the browser does not print text yet (a worker whose engine has not started), text clips stay pixels with their words invisible over them, and the browser is not asked', async () => {
+    const engine = new StillEngine({ fonts: await FontCatalog.system(), fetch: mapFetcher(files), printHtml: () => Promise.reject(new Error('no browser here')), printsText: () => false });
+    const line: Line = { text: 'Searchable all the same', size: 40, middle: 100, centre: 400 };
+    const out = await engine.render(doc([
+      clip({ type: 'text', text: line.text, font: { family: 'Open Sans', size: 40, color: '#000000' }, width: 700, height: 100 }, { width: 700, height: 100, position: 'topLeft', offset: { x: 50 / 800, y: -50 / 300 } }),
+    ], { size: { width: 800, height: 300 } }));
+    expectLine(await words(out.bytes), line);
+    expect((await images(out.bytes)).length).toBeGreaterThan(0);
+  }, 30_000);
+
   it('a ticket: html details under an ADMIT stamp and over a photo, a seat line under a translucent band, the link kept; the photo its own JPEG', async () => {
     const lines: Line[] = [
       { text: 'Orbital Jazz Night', left: 40, top: 40, size: 48 },
