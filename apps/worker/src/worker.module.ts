@@ -68,7 +68,7 @@ export class WorkerModule implements OnApplicationBootstrap, BeforeApplicationSh
           useFactory: async (fonts: FontCatalog, storage: StorageDriver, video: VideoEngineHolder) => {
             // libvips defaults to one thread here; two lets one still use both cores.
             sharp.concurrency(2);
-            return new StillEngine({ fonts, fetch: storageAwareFetcher(config, storage), ...((await video.enabled()) ? { browserStill: video.browserStill, printHtml: video.printHtml } : {}) });
+            return new StillEngine({ fonts, fetch: storageAwareFetcher(config, storage), ...((await video.enabled()) ? { browserStill: video.browserStill, printHtml: video.printHtml, printsText: video.printsText } : {}) });
           },
         },
         { provide: SystemProcessor, useClass: configuredProcessor(SystemProcessor, 'system', { concurrency: config.workerConcurrency }) },

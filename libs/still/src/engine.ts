@@ -49,9 +49,16 @@ export interface StillEngineOptions {
    * Prints the html clips of a frame in the browser, one vector PDF page each keyed `track:index`
    * (VideoEngine.printHtmlClips): in a PDF each unfiltered html clip is that page at its place in the
    * stack of layers (PdfLayers), so its text stays text whatever lies above or below it. Without it a
-   * PDF's html clips are pictures drawn by `browserStill`.
+   * PDF's html clips are pictures drawn by `browserStill`. With `clips` (keys `track:index`), only
+   * those: the html clips and the unfiltered text, title and rich-text clips, printed as the video
+   * draws them (vector words in subset-embedded fonts; without this option, pixels with invisible words).
    */
-  printHtml?: (edit: EditSpec, opts: { time: number }) => Promise<Map<string, Buffer>>;
+  printHtml?: (edit: EditSpec, opts: { time: number; clips?: readonly string[] }) => Promise<Map<string, Buffer>>;
+  /**
+   * Whether `printHtml` prints text clips now (the worker: once its browser engine has started);
+   * default yes. When not, a PDF's text clips are pixels with invisible words, as without `printHtml`.
+   */
+  printsText?: () => boolean;
 }
 
 export interface StillRenderOptions {
@@ -128,7 +135,7 @@ interface Drawable {
 
 /** What one clip is on a PDF page (PdfLayers), bottom first. */
 type PdfLayer =
-  | { kind: 'html'; clip: TimedClip; place: PdfPlacement; opacity: number }
+  | { kind: 'html'; clip: TimedClip; place: PdfPlacement; opacity: number } // an html or text clip's printed page
   | { kind: 'image'; clip: TimedClip; drawable: Drawable; rect: Rect; target: Size; place: PdfPlacement; opacity: number }
   | { kind: 'shape'; clip: TimedClip; shape: ShapeGeometry; place: PdfPlacement; opacity: number }
   | { kind: 'picture'; clip: TimedClip; drawable: Drawable; box: Rect; turn: PdfPlacement['turn'] }
@@ -221,10 +228,22 @@ export class StillEngine {
   }
 
   /**
+   * Whether clip `c` of a PDF is a page the browser prints (printHtml): every html clip the browser
+   * does not draw as a picture, and, when printing is there, every text, title and rich-text clip
+   * without a filter and not drawn by the browser (a luma track's): its words then are vector text.
+   * A filtered text clip stays the engine's pixels with its words as an invisible layer.
+   */
+  private printed(c: TimedClip, browser: ReadonlySet<TimedClip>): boolean {
+    if (!this.opts.printHtml || browser.has(c)) return false;
+    const type = c.clip.asset.type;
+    return type === 'html' || (TEXT_TYPES.has(type) && c.clip.filter === undefined && (this.opts.printsText?.() ?? true));
+  }
+
+  /**
    * A PDF drawn as a document of layers (issue 32): each clip of the frame in z-order, bottom first, as
-   * what a PDF holds best (PdfLayers): html clips as the browser's printed vector pages, image clips as
-   * image objects of their own pixels, shapes as vector paths, text clips as their drawn pixels with
-   * their words as invisible text over them, each turned as its clip is; a filtered clip (what a PDF
+   * what a PDF holds best (PdfLayers): html and text clips as the browser's printed vector pages (text
+   * clips as their drawn pixels with their words as invisible text over them where nothing prints),
+   * image clips as image objects of their own pixels, shapes as vector paths, each turned as its clip is; a filtered clip (what a PDF
    * cannot express as the engine draws it) as a picture of that clip alone, and the clips only the
    * browser draws as its pictures of them alone. Pictures are drawn under the pixel gate like any
    * frame's layers, a group at a time, each written into the page before the next is drawn.
@@ -238,8 +257,8 @@ export class StillEngine {
     started: number,
   ): Promise<StillOutput> {
     const browser = this.byBrowser(active);
-    const printable = active.some((c) => c.clip.asset.type === 'html' && !browser.has(c));
-    const printed = printable ? this.opts.printHtml!(edit, { time }) : undefined;
+    const prints = new Set(active.filter((c) => this.printed(c, browser)));
+    const printed = prints.size ? this.opts.printHtml!(edit, { time, clips: [...prints].map((c) => `${c.track}:${c.index}`) }) : undefined;
     // Settled here too, so a failed print while the rest is prepared is not an unhandled rejection.
     printed?.catch(() => undefined);
     const media = new RenderMediaCache(this.opts.fetch, { maxPixels: this.limitInputPixels });
@@ -255,7 +274,7 @@ export class StillEngine {
     for (const c of active) {
       const drawable = drawables.get(c);
       if (!browser.has(c)) {
-        const layer = this.pdfLayer(c, time, drawable, size, layout.pointsPerPx);
+        const layer = this.pdfLayer(c, time, drawable, size, layout.pointsPerPx, prints.has(c));
         if (layer) layers.push(layer);
         continue;
       }
@@ -294,7 +313,7 @@ export class StillEngine {
             if (l.kind === 'html') {
               // Awaited at the first html layer: the layers below are made while the browser prints.
               const pdfPage = (await printed)?.get(`${l.clip.track}:${l.clip.index}`);
-              if (!pdfPage) throw new Error(`the browser printed no page for html clip ${l.clip.track}:${l.clip.index}`);
+              if (!pdfPage) throw new Error(`the browser printed no page for ${l.clip.clip.asset.type} clip ${l.clip.track}:${l.clip.index}`);
               await pdf.html({ pdf: pdfPage, ...l.place }, l.opacity);
             } else if (l.kind === 'image') {
               await pdf.image(pixels as PdfImageSource, l.place, l.opacity);
@@ -337,14 +356,14 @@ export class StillEngine {
   }
 
   /** What clip `c` is on the PDF page, or undefined when nothing of it shows. */
-  private pdfLayer(c: TimedClip, time: number, drawable: Drawable | undefined, size: ReturnType<typeof outputSize>, pointsPerPx: number): PdfLayer | undefined {
+  private pdfLayer(c: TimedClip, time: number, drawable: Drawable | undefined, size: ReturnType<typeof outputSize>, pointsPerPx: number, printed: boolean): PdfLayer | undefined {
     const { viewport, pixelRatio } = size;
     const source = drawable?.source ?? intrinsicSize(c.clip.asset, c.clip, viewport)!;
     const v = clipVisualAt(c.clip, time - c.start, c.length, { viewport, source, still: true });
     if (v.opacity <= 0 || v.content.width <= 0 || v.content.height <= 0 || v.crop.width <= 0 || v.crop.height <= 0) return undefined;
     const turned = turnOf(v);
     const turn = turned ? { turn: turned } : {};
-    if (c.clip.asset.type === 'html') return { kind: 'html', clip: c, place: { source, content: v.content, crop: v.crop, ...turn }, opacity: v.opacity };
+    if (printed) return { kind: 'html', clip: c, place: { source, content: v.content, crop: v.crop, ...turn }, opacity: v.opacity };
     if (!drawable) return undefined;
     if (v.filter !== undefined) return { kind: 'picture', clip: c, drawable, box: v.box, turn: turned };
     if (drawable.shape) return { kind: 'shape', clip: c, shape: drawable.shape, place: { source, content: v.content, crop: v.crop, ...turn }, opacity: v.opacity };

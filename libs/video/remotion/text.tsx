@@ -1,9 +1,7 @@
 import type { CSSProperties, ReactNode } from 'react';
-import type { Rgba, RichTextAsset, TextAsset } from '#libs/edit-spec';
-import { cssString } from '../src/css.js';
+import type { RichTextAsset, TextAsset } from '#libs/edit-spec';
 import type { TextBlock } from '../src/props.js';
-
-const rgba = (c: Rgba) => `rgba(${c.r}, ${c.g}, ${c.b}, ${Math.round(c.a * 1000) / 1000})`;
+import { textBlockElement } from '../src/text-view.js';
 
 type Animation = TextAsset['animation'] | RichTextAsset['animation'];
 
@@ -57,84 +55,7 @@ function animate(text: string, animation: Animation, time: number): { block: CSS
   };
 }
 
-/**
- * The still engine's text block (libs/still: text, rich-text and title assets) drawn with CSS in a
- * box of block.box design pixels: background, plate, border, padding, alignment, stroke, shadow,
- * gradient, letter spacing, decoration, highlight.
- */
+/** The still engine's text block drawn with CSS (text-view.ts), at its animation's `time`. */
 export function TextBlockView({ block, animation, time }: { block: TextBlock; animation?: Animation; time: number }) {
-  const s = block.style;
-  const pad = block.padding;
-  const outer: CSSProperties = {
-    position: 'absolute',
-    inset: 0,
-    boxSizing: 'border-box',
-    padding: `${pad.top}px ${pad.right}px ${pad.bottom}px ${pad.left}px`,
-    display: 'flex',
-    flexDirection: 'column',
-    justifyContent: block.align.vertical === 'top' ? 'flex-start' : block.align.vertical === 'bottom' ? 'flex-end' : 'center',
-    overflow: 'hidden',
-  };
-  if (block.background) {
-    outer.backgroundColor = rgba(block.background.color);
-    outer.borderRadius = block.background.radius;
-  }
-  if (block.border) {
-    outer.border = `${block.border.width}px solid ${rgba(block.border.color)}`;
-    outer.borderRadius = block.border.radius;
-  }
-  const line: CSSProperties = { textAlign: block.align.horizontal, width: '100%' };
-  if (block.nudge && (block.nudge.x || block.nudge.y)) line.transform = `translate(${block.nudge.x}px, ${block.nudge.y}px)`;
-
-  const text: CSSProperties = {
-    fontFamily: cssString(s.family),
-    fontSize: s.size,
-    fontWeight: s.weight,
-    fontStyle: s.italic ? 'italic' : 'normal',
-    color: rgba(s.color),
-    lineHeight: s.lineHeight ?? 'normal',
-    whiteSpace: 'pre-wrap',
-    overflowWrap: 'anywhere',
-  };
-  if (s.letterSpacing) text.letterSpacing = s.letterSpacing;
-  if (s.decoration) text.textDecoration = s.decoration;
-  if (s.highlight) {
-    text.backgroundColor = rgba(s.highlight);
-    text.boxDecorationBreak = 'clone';
-    text.WebkitBoxDecorationBreak = 'clone';
-  }
-  if (block.stroke) {
-    // Centred strokes twice as wide, painted under the fill: an outline of `width` outside the glyphs.
-    text.WebkitTextStroke = `${block.stroke.width * 2}px ${rgba(block.stroke.color)}`;
-    text.paintOrder = 'stroke fill';
-  }
-  const shadow = block.shadow ? `${block.shadow.offsetX}px ${block.shadow.offsetY}px ${block.shadow.blur}px ${rgba(block.shadow.color)}` : undefined;
-  if (block.gradient) {
-    const stops = block.gradient.stops.map((g) => `${rgba(g.color)} ${g.offset * 100}%`).join(', ');
-    text.backgroundImage = block.gradient.type === 'radial' ? `radial-gradient(circle, ${stops})` : `linear-gradient(${block.gradient.angle}deg, ${stops})`;
-    text.WebkitBackgroundClip = 'text';
-    text.backgroundClip = 'text';
-    text.color = 'transparent';
-    text.display = 'inline-block';
-    // A text-shadow would be painted over a background-clipped fill; a drop-shadow goes under it.
-    if (block.shadow) text.filter = `drop-shadow(${shadow})`;
-  } else if (shadow) {
-    text.textShadow = shadow;
-  }
-  if (block.plate) {
-    const p = block.plate.padding;
-    text.display = 'inline-block';
-    text.backgroundColor = rgba(block.plate.color);
-    text.padding = p;
-    text.margin = -p;
-    text.borderRadius = block.plate.radius;
-  }
-  const animated = animate(block.text, animation, time);
-  return (
-    <div style={outer}>
-      <div style={{ ...line, ...animated.block }}>
-        <span style={text}>{animated.content}</span>
-      </div>
-    </div>
-  );
+  return textBlockElement(block, animate(block.text, animation, time));
 }

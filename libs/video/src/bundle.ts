@@ -23,7 +23,7 @@ export function projectRoot(): string {
   throw new Error(`the video composition sources (libs/video/remotion) are not beside ${here}`);
 }
 
-/** Every file the bundle is made of, for its cache key: the composition, props and the edit-spec math. */
+/** Every file the bundle is made of, for its cache key: the composition, props, the text block view and the edit-spec math. */
 async function sourceFiles(root: string): Promise<string[]> {
   const files: string[] = [];
   for (const dir of ['libs/video/remotion', 'libs/edit-spec/src']) {
@@ -31,7 +31,7 @@ async function sourceFiles(root: string): Promise<string[]> {
       if (/\.tsx?$/.test(name) && !name.endsWith('.spec.ts')) files.push(join(root, dir, name));
     }
   }
-  files.push(join(root, 'libs/video/src/props.ts'), join(root, 'libs/video/src/css.ts'), join(root, 'libs/core/src/errors.ts'));
+  files.push(join(root, 'libs/video/src/props.ts'), join(root, 'libs/video/src/css.ts'), join(root, 'libs/video/src/text-view.ts'), join(root, 'libs/core/src/errors.ts'));
   return files;
 }
 

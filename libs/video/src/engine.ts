@@ -20,6 +20,7 @@ import { encodingFor, gifFfmpegOverride, type Encoding } from './encode.js';
 import type { TextFetcher } from './fetch-text.js';
 import { prepareRender } from './inputs.js';
 import { printHtml } from './print.js';
+import { textDocument } from './text-document.js';
 import { MediaServer } from './media-server.js';
 import { BrowserGone, isBrowserFault, onDisconnect, TabLedger, TabLost } from './recovery.js';
 import type { EditProps } from './props.js';
@@ -158,6 +159,13 @@ export const SPLIT_MIN_FRAMES = 48;
 
 const DEFAULT_WORK_DIR = join(tmpdir(), 'video-engine');
 const MIN_MEDIA_CACHE = 240 * 1024 * 1024;
+/**
+ * Pages printHtmlClips prints at once, a tab each: a certificate of four text clips took ~2 s one
+ * after another (a tab's set-up, font load and print are mostly waiting on the browser).
+ */
+const PRINT_TABS = 3;
+/** The asset types printHtmlClips prints: html documents and text blocks. */
+const PRINTED: readonly string[] = ['html', 'text', 'title', 'rich-text'];
 
 /**
  * Whether this machine can render video, without starting anything: a browser is configured or
@@ -609,21 +617,34 @@ export class VideoEngine {
    * The html clips of a still's frame (at `time`, clips at rest) printed by Chromium as one-page vector
    * PDFs of their design size (CSS px), keyed `track:index`: what the still engine draws at each html
    * clip's place among a PDF's layers, so an html document's text stays text (docs/decisions.md "PDF").
+   * Text, title and rich-text clips are printed too, as the documents of their blocks (text-document.ts:
+   * the CSS the video draws them with), so their words are vector text in subset-embedded fonts
+   * (docs/decisions.md "PDF text clips"). With `clips` (keys `track:index`), only those clips.
    */
-  async printHtmlClips(edit: EditSpec, opts: { time?: number; signal?: AbortSignal; durations?: ReadonlyMap<string, number> | Readonly<Record<string, number>> } = {}): Promise<Map<string, Buffer>> {
+  async printHtmlClips(edit: EditSpec, opts: { time?: number; clips?: readonly string[]; signal?: AbortSignal; durations?: ReadonlyMap<string, number> | Readonly<Record<string, number>> } = {}): Promise<Map<string, Buffer>> {
     return this.cancellable(opts, async () => {
       const still: NonNullable<Parameters<typeof prepareRender>[2]>['still'] = {};
       if (opts.time !== undefined) still.time = opts.time;
       if (opts.durations !== undefined) still.durations = opts.durations;
-      // Only the html clips' files are downloaded: the still engine draws the rest itself.
-      const prepared = await prepareRender(edit, this.sources(), { still, only: ['html'], ...(opts.signal ? { signal: opts.signal } : {}) });
+      if (opts.clips !== undefined) still.clips = opts.clips;
+      // Only the printed clips' files are downloaded: the still engine draws the rest itself.
+      const prepared = await prepareRender(edit, this.sources(), { still, only: PRINTED, ...(opts.signal ? { signal: opts.signal } : {}) });
       try {
         const browser = await this.openBrowser();
+        const origin = this.server.origin;
+        const jobs = Object.entries(prepared.props.clips).flatMap(([key, inputs]) => {
+          const html = inputs.html ?? (inputs.text && inputs.source ? textDocument(inputs.text, inputs.source, { origin, fontFaces: prepared.props.fontFaces }) : undefined);
+          return html !== undefined && inputs.source ? [{ key, html, size: inputs.source }] : [];
+        });
+        // PRINT_TABS tabs at once, each taking the next page when done.
         const printed = new Map<string, Buffer>();
-        for (const [key, inputs] of Object.entries(prepared.props.clips)) {
-          if (inputs.html === undefined || !inputs.source) continue;
-          printed.set(key, await printHtml(browser, inputs.html, inputs.source, this.server.origin, opts.signal));
-        }
+        let next = 0;
+        await Promise.all(Array.from({ length: Math.min(PRINT_TABS, jobs.length) }, async () => {
+          while (next < jobs.length) {
+            const job = jobs[next++]!;
+            printed.set(job.key, await printHtml(browser, job.html, job.size, origin, opts.signal));
+          }
+        }));
         return printed;
       } finally {
         await prepared.dispose();

@@ -95,8 +95,14 @@ export class VideoEngineHolder {
     return this.engine.renderHtmlStill(edit, opts);
   };
 
-  /** The still engine's print path for a PDF's html clips (vector pages over its own picture). */
-  printHtml = async (edit: EditSpec, opts: { time: number }): Promise<Map<string, Buffer>> => {
+  /**
+   * Whether a PDF's text clips are printed now (the engine has started here): before, they stay the
+   * still engine's pixels with invisible words, so a text-only PDF never waits for or fails on the browser.
+   */
+  printsText = (): boolean => this.engine !== undefined;
+
+  /** The still engine's print path for a PDF's html and text clips (vector pages among its layers). */
+  printHtml = async (edit: EditSpec, opts: { time: number; clips?: readonly string[] }): Promise<Map<string, Buffer>> => {
     if (!this.engine) throw new ApiError('UNSUPPORTED_ASSET', 'This frame needs the browser engine (html clips), which is not running on this worker');
     return this.engine.printHtmlClips(edit, opts);
   };
