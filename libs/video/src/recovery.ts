@@ -42,8 +42,8 @@ const CLOSE_WAIT_MS = 5_000;
 export class TabLedger {
   private readonly scopes = new AsyncLocalStorage<Scope>();
   private readonly live = new Set<Scope>();
-  /** Tabs Remotion (or the ledger) asked to close: their end is no loss. */
-  private readonly closing = new WeakSet<Tab>();
+  /** Tabs Remotion (or the ledger) asked to close, with that close: their end is no loss. */
+  private readonly closing = new WeakMap<Tab, Promise<unknown>>();
 
   /**
    * Records the tabs `browser.newPage` opens in the scope of the call that opened them, and tells a
@@ -65,8 +65,9 @@ export class TabLedger {
       }
       const close = tab.close;
       tab.close = (...a: unknown[]) => {
-        this.closing.add(tab);
-        return close.apply(tab, a);
+        const closed = close.apply(tab, a);
+        this.closing.set(tab, closed.catch(() => undefined));
+        return closed;
       };
       scope.tabs.add(tab);
       return tab;
@@ -90,6 +91,10 @@ export class TabLedger {
     } finally {
       scope.over = true;
       this.live.delete(scope);
+      // Remotion closes the tabs it holds just after its call settles: it goes first (a second close of
+      // the same tab fails in Remotion's, which logs "Unable to close browser tab"); the ledger closes
+      // the rest and waits for both.
+      await new Promise((resolve) => setImmediate(resolve));
       await Promise.all([...scope.tabs].map((tab) => this.close(tab)));
     }
   }
@@ -113,10 +118,9 @@ export class TabLedger {
 
   /** Closes a tab, waiting at most CLOSE_WAIT_MS for Chromium to confirm (a call never hangs on its tabs). */
   private async close(tab: Tab): Promise<void> {
-    this.closing.add(tab);
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
-      tab.close().catch(() => undefined),
+      this.closing.get(tab) ?? tab.close().catch(() => undefined),
       new Promise<void>((resolve) => {
         timer = setTimeout(resolve, CLOSE_WAIT_MS);
         timer.unref();
