@@ -260,6 +260,7 @@ describe('the web dashboard in a browser', () => {
     await page.getByRole('button', { name: 'Library' }).click();
     await page.getByRole('button', { name: /^Duplicate .*sale/i }).first().click();
     await page.waitForURL(/\/templates\/tpl_/);
+    const templateIdOf = page.url().split('/').pop()!;
     await page.getByRole('button', { name: 'Publish' }).click();
     await page.getByText('published', { exact: true }).waitFor();
     // The form's live preview: a test-mode still (free, watermarked) of the values as typed.
@@ -281,6 +282,9 @@ describe('the web dashboard in a browser', () => {
     await open('Renders');
     // In the gallery, done, with its thumbnail; the form's previews are not (readable by id, never listed).
     await page.locator(`[data-render="${renderId}"][data-status="done"] img`).waitFor();
+    // Issue 29: the card names the template it was made from.
+    const templateName = ((await (await keyApi(`/v1/templates/${templateIdOf}`)).json()) as { data: { name: string } }).data.name;
+    await page.locator(`[data-render="${renderId}"]`).getByText(templateName, { exact: true }).waitFor();
     await until(() => previews.length > 0, 'the form\'s preview responses', 5000);
     const shown = await page.locator('[data-render]').evaluateAll((cards) => cards.map((c) => c.getAttribute('data-render')));
     expect(shown).toEqual([renderId]);
@@ -393,6 +397,11 @@ describe('the web dashboard in a browser', () => {
     });
     expect(played.width).toBe(160);
     expect(played.time).toBeGreaterThan(0);
+    // Issue 29: in the gallery a done video shows its poster (a grey "mp4" box before).
+    await open('Renders');
+    const poster = card.locator('.thumb img');
+    await poster.waitFor();
+    await until(async () => (await poster.evaluate((img: HTMLImageElement) => (img.complete ? img.naturalWidth : 0))) > 0, 'the poster loaded', 10_000, 50);
   }, 120_000);
 
   it('cancels a running video from its page (credits released), and its page shows its events and request, and its copy-as-curl line makes it again', async () => {

@@ -49,6 +49,11 @@ export function RendersPage() {
     [status, kind, templateId, page, sort, order, from, to],
   );
   const renders = useLiveRenders(list.data?.data ?? [], list.reload);
+  // The names of the workspace's templates (own and library copies), for the cards.
+  const templates = useLoad(async () => {
+    const rows = (await envelope(api.GET('/organization/templates', { params: { query: { scope: 'mine', limit: 100 } } }))).data;
+    return new Map(rows.map((t) => [t.id, t.name]));
+  }, []);
   const [now, setNow] = useState(Date.now());
   useEffect(() => {
     const t = setInterval(() => setNow(Date.now()), 10_000);
@@ -98,8 +103,8 @@ export function RendersPage() {
             <li key={r.id} className="card" data-render={r.id} data-status={r.status}>
               <Link to={`/renders/${r.id}`} aria-label={`Render ${r.id}, ${r.kind} ${r.format}, ${r.status}${r.mode === 'test' ? ', test mode' : ''}`}>
                 <div className="thumb">
-                  {r.thumbnailUrl || (r.kind === 'image' && r.url && r.format !== 'pdf') ? (
-                    <img src={r.thumbnailUrl ?? r.url ?? ''} alt="" loading="lazy" />
+                  {r.thumbnailUrl || r.posterUrl || (r.kind === 'image' && r.url && r.format !== 'pdf') ? (
+                    <img src={r.thumbnailUrl ?? r.posterUrl ?? r.url ?? ''} alt="" loading="lazy" />
                   ) : (
                     <span className="muted">{r.format}</span>
                   )}
@@ -113,6 +118,7 @@ export function RendersPage() {
                     {Math.round(r.progress * 100)}%
                   </progress>
                 )}
+                {r.templateId && templates.data?.has(r.templateId) && <strong className="wrap">{templates.data.get(r.templateId)}</strong>}
                 <span>
                   {r.kind} · {r.format}
                 </span>
