@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { EntityManager, FilterQuery, MikroORM } from '@mikro-orm/core';
 import { ApiError, assertModeMayAct, likeTerm, newId, type KeyMode, type ListQuery, type ListSpec, type SortOrder } from '#libs/core';
-import { lockWorkspace, type Plan } from '#libs/workspaces';
+import { underWorkspaceLock, type Plan } from '#libs/workspaces';
 import { allWorkspaces, forWorkspace, queries, retryBusy, type Tables } from '#libs/db';
 import { writeEvent } from '#libs/events';
 import type { StorageDriver } from '#libs/storage';
@@ -206,8 +206,7 @@ export class AssetsService {
    */
   async reserve(workspaceId: string, plan: Plan, upload: NewUpload): Promise<Asset> {
     const id = newId('asset');
-    return retryBusy(() => forWorkspace(this.orm, workspaceId).fork().transactional(async (em) => {
-      await lockWorkspace(em, workspaceId);
+    return underWorkspaceLock(this.orm, workspaceId, async (em) => {
       const used = await this.usedBytes(workspaceId, em);
       if (used + upload.reserveBytes > plan.storageBytes) throw storageFull(plan, used, upload.reserveBytes);
       const fileKey = assetKey(id, `.${upload.ext}`);
@@ -221,7 +220,7 @@ export class AssetsService {
       });
       await em.flush();
       return row;
-    }));
+    });
   }
 
   /** The bytes are stored: `processing`, with their size and the client's fields. */

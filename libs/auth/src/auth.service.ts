@@ -3,9 +3,9 @@ import { Logger } from '@nestjs/common';
 import { raw, UniqueConstraintViolationException, type EntityManager, type MikroORM } from '@mikro-orm/core';
 import type { Redis } from 'ioredis';
 import { ApiError, deriveKey, validationFailed, hmacHex, newId, randomToken, safeEqual, type AppConfig } from '#libs/core';
-import { allWorkspaces, forWorkspace, retryBusy } from '#libs/db';
+import { allWorkspaces, forWorkspace } from '#libs/db';
 import type { RedisKeys } from '#libs/redis';
-import { lockWorkspace, Workspace } from '#libs/workspaces';
+import { underWorkspaceLock, Workspace } from '#libs/workspaces';
 import { BackgroundTasks } from './background.js';
 import { Membership, OtpCode, RefreshToken, User, type Role } from './entities.js';
 import { readAccessToken, signJwt } from './jwt.js';
@@ -298,15 +298,14 @@ export class AuthService {
    */
   async inviteMember(workspaceId: string, rawPhone: string, role: Role, name?: string): Promise<{ membership: Membership; user: User }> {
     const phone = this.phone(rawPhone);
-    const invite = () => retryBusy(() => forWorkspace(this.orm, workspaceId).fork().transactional(async (em) => {
-      await lockWorkspace(em, workspaceId);
+    const invite = () => underWorkspaceLock(this.orm, workspaceId, async (em) => {
       let user = await em.findOne(User, { phone });
       if (user && (await em.findOne(Membership, { userId: user.id }))) throw validationFailed({ phone: ['is already a member of this workspace'] });
       user ??= em.create(User, { id: newId('user'), phone, name: name?.trim() || null, sessionEpoch: 0 });
       const membership = em.create(Membership, { id: newId('membership'), userId: user.id, workspaceId, role });
       await em.flush();
       return { membership, user };
-    }));
+    });
     try {
       return await invite();
     } catch (err) {
@@ -322,8 +321,7 @@ export class AuthService {
    * 422 on `role` for the last owner made a member.
    */
   async changeRole(workspaceId: string, userId: string, role: Role): Promise<{ membership: Membership; user: User }> {
-    return retryBusy(() => forWorkspace(this.orm, workspaceId).fork().transactional(async (em) => {
-      await lockWorkspace(em, workspaceId);
+    return underWorkspaceLock(this.orm, workspaceId, async (em) => {
       const membership = await em.findOne(Membership, { userId });
       const user = await em.findOne(User, { id: userId });
       if (!membership || !user) throw new ApiError('NOT_FOUND', 'No member with this id in this workspace');
@@ -333,7 +331,7 @@ export class AuthService {
       membership.role = role;
       await em.flush();
       return { membership, user };
-    }));
+    });
   }
 
   /**
@@ -342,16 +340,15 @@ export class AuthService {
    * on every request, never cached. Their sessions themselves stand (other workspaces).
    */
   async removeMember(workspaceId: string, userId: string): Promise<void> {
-    await retryBusy(() => forWorkspace(this.orm, workspaceId).fork().transactional(async (em) => {
-      // Owners removing each other at once: one after the other, so one owner always remains.
-      await lockWorkspace(em, workspaceId);
+    // Owners removing each other at once: one after the other, so one owner always remains.
+    await underWorkspaceLock(this.orm, workspaceId, async (em) => {
       const membership = await em.findOne(Membership, { userId });
       if (!membership) throw new ApiError('NOT_FOUND', 'No member with this id in this workspace');
       if (membership.role === 'owner' && (await em.count(Membership, { role: 'owner' })) <= 1) {
         throw validationFailed({ userId: ['is the last owner of this workspace; make another member an owner first'] });
       }
       await em.nativeDelete(Membership, { id: membership.id });
-    }));
+    });
   }
 
   /**

@@ -1,8 +1,8 @@
 import { UniqueConstraintViolationException, type EntityManager, type FilterQuery, type MikroORM, type RequiredEntityData } from '@mikro-orm/core';
 import { ApiError, likeTerm, newId, type FieldErrors, type ListQuery, type ListSpec, type SortOrder } from '#libs/core';
-import { lockWorkspace, type Plan } from '#libs/workspaces';
+import { underWorkspaceLock, type Plan } from '#libs/workspaces';
 import { type OutboundPolicy } from '#libs/outbound';
-import { allWorkspaces, forWorkspace, queries, retryBusy, type Tables } from '#libs/db';
+import { allWorkspaces, forWorkspace, queries, type Tables } from '#libs/db';
 import type { JsonValue } from '#libs/edit-spec';
 import { writeEvent } from '#libs/events';
 import type { StorageDriver } from '#libs/storage';
@@ -526,13 +526,12 @@ export class TemplatesService {
    * concurrent imports or copies cannot overshoot it.
    */
   private insertCounted(workspaceId: string, plan: Plan, data: RequiredEntityData<Template>): Promise<Template> {
-    return retryBusy(() => forWorkspace(this.orm, workspaceId).fork().transactional(async (em) => {
-      await lockWorkspace(em, workspaceId);
+    return underWorkspaceLock(this.orm, workspaceId, async (em) => {
       await this.allowance(em, workspaceId, plan);
       const row = em.create(Template, data);
       await em.flush();
       return row;
-    }));
+    });
   }
 
   /** §8 template count: the workspace's templates that are not archived, against the plan's ceiling (402 LIMIT_TEMPLATES). */

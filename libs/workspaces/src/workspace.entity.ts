@@ -1,4 +1,5 @@
-import { defineEntity, p, type EntityManager, type InferEntity } from '@mikro-orm/core';
+import { defineEntity, p, type EntityManager, type InferEntity, type MikroORM } from '@mikro-orm/core';
+import { forWorkspace, retryBusy } from '#libs/db';
 
 export const Workspace = defineEntity({
   name: 'Workspace',
@@ -24,4 +25,16 @@ export type Workspace = InferEntity<typeof Workspace>;
  */
 export async function lockWorkspace(em: EntityManager, workspaceId: string): Promise<void> {
   await em.nativeUpdate(Workspace, { id: workspaceId }, { updatedAt: new Date() });
+}
+
+/**
+ * `work` in a transaction of the workspace's rows holding its lock (lockWorkspace), retried while
+ * SQLite is busy: a check (an allowance, the last owner) and the write it allows run one after
+ * another for a workspace.
+ */
+export function underWorkspaceLock<T>(orm: MikroORM, workspaceId: string, work: (em: EntityManager) => Promise<T>): Promise<T> {
+  return retryBusy(() => forWorkspace(orm, workspaceId).fork().transactional(async (em) => {
+    await lockWorkspace(em, workspaceId);
+    return work(em);
+  }));
 }
