@@ -26,13 +26,13 @@ import { eventsOf, ledgerOf, until, workerProcesses } from './render-helpers.js'
 const LOCK_MS = 1500;
 const GB = 1024 ** 3;
 
-/** `n` text clips of 4000×4000, the first `blurred` of them blurred, on a 1080×1080 PNG. */
-const layers = (n: number, blurred = n) => ({
+/** `n` text clips of 4000×4000, the first `blurred` of them blurred, on a 1080×1080 PNG; `label` starts their texts. */
+const layers = (n: number, blurred = n, label = 'Layer') => ({
   timeline: {
     background: '#102030',
     tracks: [{
       clips: Array.from({ length: n }, (_, i) => ({
-        asset: { type: 'text', text: `Layer ${i}`, width: 4000, height: 4000, font: { family: 'Open Sans', size: 160, color: '#ffffff' } },
+        asset: { type: 'text', text: `${label} ${i}`, width: 4000, height: 4000, font: { family: 'Open Sans', size: 160, color: '#ffffff' } },
         start: 0, length: 1, opacity: 0.6, ...(i < blurred ? { filter: 'blur' } : {}),
       })),
     }],
@@ -135,7 +135,9 @@ describe('hostile input: the render budget (issue 27)', () => {
   }, 120_000);
 
   it('a poison still whose worker is SIGKILLed fails WORKER_LOST: its hold released once, one render.failed, not drawn again', async () => {
-    const answer = post({ edit: UNDER_BUDGET, metadata: { poison: true } });
+    // Texts of its own: none of its layers is in the engine's cache from the under-budget still, so it
+    // is still being drawn when the job's state is read (a cached one could finish between two reads).
+    const answer = post({ edit: layers(12, 4, 'Poison'), metadata: { poison: true } });
     const id = await working();
     const jobs = api.app.get(JobQueues).queue('stills');
     await until(async () => (await (await jobs.getJob(id))?.getState()) === 'active', 'the worker to take the still', 20_000, 20);
