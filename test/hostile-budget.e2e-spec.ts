@@ -123,7 +123,8 @@ describe('hostile input: the render budget (issue 27)', () => {
     const full = { asset: { type: 'text', text: 'Full frame', font: { family: 'Open Sans', size: 400, color: '#ffffff' } }, start: 0, length: 1, opacity: 0.8 };
     const edit = (clips: unknown[]) => ({ timeline: { background: '#102030', tracks: [{ clips }] }, output: { format: 'png', size: { width: 8192, height: 8192 } } });
     const res = await post({ edit: edit([full]) });
-    expect([res.statusCode, res.json().data?.status]).toEqual([200, 'done']);
+    // The whole answer on a mismatch: a failure's code and message say why.
+    expect({ status: res.statusCode, body: res.json() }).toMatchObject({ status: 200, body: { data: { status: 'done' } } });
     const rss = peakRss(worker);
     process.stdout.write(`hostile-budget: worker peak RSS after an 8192×8192 full-frame text still: ${(rss / 2 ** 20).toFixed(0)} MiB\n`);
     expect(rss).toBeLessThan(1.5 * GB);

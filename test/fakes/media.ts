@@ -473,12 +473,12 @@ export async function rangeMediaServer(files: Record<string, Buffer>, opts: { ra
  * (libheif-examples, installed by scripts/test.sh), lossless so that its colours are exact enough
  * to sample.
  */
-export async function heicFromPng(png: Buffer): Promise<Buffer> {
+export async function heicFromPng(png: Buffer, quality = 95): Promise<Buffer> {
   const dir = await mkdtemp(join(tmpdir(), 'heic-fixture-'));
   try {
     await writeFile(join(dir, 'in.png'), png);
     await new Promise<void>((resolve, reject) => {
-      execFile('heif-enc', ['-q', '95', '-o', join(dir, 'out.heic'), join(dir, 'in.png')], (err, _out, stderr) => (err ? reject(new Error(`heif-enc failed: ${stderr}`)) : resolve()));
+      execFile('heif-enc', ['-q', String(quality), '-o', join(dir, 'out.heic'), join(dir, 'in.png')], (err, _out, stderr) => (err ? reject(new Error(`heif-enc failed: ${stderr}`)) : resolve()));
     });
     return await readFile(join(dir, 'out.heic'));
   } finally {

@@ -108,7 +108,11 @@ describe('decodeHeif', () => {
   });
 
   it('stops a decode that runs past its time', async () => {
-    await expect(decodeHeif(heic, { maxPixels: 40_000_000, timeoutMs: 1 })).rejects.toThrow(/took longer than/);
+    // Three megapixels of noise take heif-convert ~0.5 s of CPU: far past 20 ms however the timer is
+    // late on a loaded machine (a 400 × 200 picture could finish before a 1 ms timer fired).
+    const noise = await sharp({ create: { width: 2000, height: 1500, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 60 } } }).png().toBuffer();
+    const slow = await heicFromPng(noise, 50);
+    await expect(decodeHeif(slow, { maxPixels: 40_000_000, timeoutMs: 20 })).rejects.toThrow(/took longer than 20 ms/);
   });
 });
 

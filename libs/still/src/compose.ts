@@ -1,6 +1,6 @@
 import type * as Sharp from 'sharp';
 import sharp from 'sharp';
-import { cropRaster, OWN_SVG, RAW, toRaster, type Raster } from './raster.js';
+import { cropRaster, inBands, OWN_SVG, RAW, toRaster, type Raster } from './raster.js';
 
 export interface Placed {
   raster: Raster;
@@ -37,11 +37,11 @@ export const TRANSPARENT: Background = { r: 0, g: 0, b: 0, alpha: 0 };
  * Paints `src` over `dst` (straight alpha, in place) at a whole-pixel offset: the small compositions
  * of a text block cost less here than a round trip through a libvips pipeline.
  */
-export function paintOver(dst: Raster, src: Raster, left: number, top: number): void {
+export function paintOver(dst: Raster, src: Raster, left: number, top: number, rows?: { from: number; to: number }): void {
   const x0 = Math.max(0, left);
-  const y0 = Math.max(0, top);
+  const y0 = Math.max(0, top, rows?.from ?? 0);
   const x1 = Math.min(dst.width, left + src.width);
-  const y1 = Math.min(dst.height, top + src.height);
+  const y1 = Math.min(dst.height, top + src.height, rows?.to ?? Infinity);
   const d = dst.data;
   const s = src.data;
   for (let y = y0; y < y1; y++) {
@@ -74,6 +74,11 @@ export function paintOver(dst: Raster, src: Raster, left: number, top: number): 
       d[di + 3] = Math.round(outA);
     }
   }
+}
+
+/** paintOver in bands of rows (inBands): the same pixels, without holding the event loop. */
+export function paintOverInBands(dst: Raster, src: Raster, left: number, top: number, pixelsPerTurn?: number): Promise<void> {
+  return inBands(dst.height, Math.min(dst.width, src.width), (from, to) => paintOver(dst, src, left, top, { from, to }), pixelsPerTurn);
 }
 
 /**

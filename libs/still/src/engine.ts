@@ -6,12 +6,12 @@ import { aspectMismatch, assertTiming, type Clip, clipsAt, clipVisualAt, type Du
 import { FontFileError, MediaFetchError, RenderMediaCache, type FetchedMedia, type MediaFetcher } from '#libs/media';
 import { requestedFamily, richTextBlock, shapeGeometry, shapeSvg, svgSize, textAssetBlock, titleBlock, type FontChoice, type ShapeGeometry } from './assets.js';
 import { ByteLru } from './cache.js';
-import { clipToCanvas, paintOver, releaseFrame, solidRaster, takeFrame, type Background, type Placed } from './compose.js';
+import { clipToCanvas, paintOver, paintOverInBands, releaseFrame, solidRaster, takeFrame, type Background, type Placed } from './compose.js';
 import { type FontCatalog, RenderFonts, type RenderFont } from './fonts.js';
 import { PixelGate } from './gate.js';
 import { PdfLayers, type PdfImageSource, type PdfPlacement, type PdfText } from './pdf.js';
 import { encodeFramePng } from './png.js';
-import { applyFilter, blank, cropRaster, fromRaster, OWN_SVG, padRaster, RAW, toRaster, withOpacity, type Raster } from './raster.js';
+import { applyFilter, blank, cropRaster, fromRaster, OWN_SVG, padRaster, RAW, toRaster, fadeInPlace, type Raster } from './raster.js';
 import { ellipsize, renderTextBlock, type TextBlock } from './text.js';
 import { watermarkLayer } from './watermark.js';
 
@@ -462,7 +462,7 @@ export class StillEngine {
       for (const group of groups) {
         const release = await this.gate.take(group.reduce((n, i) => n + weights[i]!, 0));
         try {
-          for (const l of await Promise.all(group.map(draw))) if (l) paintOver(canvas, l.raster, Math.round(l.left), Math.round(l.top));
+          for (const l of await Promise.all(group.map(draw))) if (l) await paintOverInBands(canvas, l.raster, Math.round(l.left), Math.round(l.top));
         } finally {
           release();
         }
@@ -755,7 +755,7 @@ export class StillEngine {
     if (transformed) placed = await this.transform(placed, v, pixelRatio);
     // Every drawable's draw(), applyFilter and transform hand back a raster of their own (none cached):
     // faded in place, not copied.
-    placed = { ...placed, raster: withOpacity(placed.raster, v.opacity, { inPlace: true }) };
+    placed = { ...placed, raster: await fadeInPlace(placed.raster, v.opacity) };
     if (drawable.opaque && v.opacity >= 1 && !transformed && v.filter !== 'blur') placed.opaque = true;
     this.layers.set(key, placed, placed.raster.data.length);
     return placed;
@@ -826,7 +826,7 @@ export class StillEngine {
       pooled = takeFrame(size.width * size.height * 4);
       if (fills) first.raster.data.copy(pooled);
       const canvas = fills ? { ...first.raster, data: pooled } : solidRaster(size.width, size.height, background, pooled);
-      for (const l of rest) paintOver(canvas, l.raster, Math.round(l.left), Math.round(l.top));
+      for (const l of rest) await paintOverInBands(canvas, l.raster, Math.round(l.left), Math.round(l.top));
       pixels = canvas.data;
     } else {
       const base = fills ? sharp(first.raster.data, RAW(first.raster)) : sharp({ create: { width: size.width, height: size.height, channels: 4, background } });

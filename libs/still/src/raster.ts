@@ -58,16 +58,36 @@ export function padRaster(r: Raster, n: number): Raster {
   return { data: out, width, height: r.height + 2 * n };
 }
 
+/** Pixels a JavaScript pixel loop touches before it lets the event loop run (~5 ms of work). */
+export const PIXELS_PER_TURN = 1 << 20;
+
 /**
- * Multiplies the alpha channel (clip opacity). Returns a new raster (the input may be cached), or with
- * `inPlace` changes the input's own pixels: for a raster nobody else holds, so a frame-sized layer is
- * not copied (320 MB at 80 megapixels; docs/decisions.md "Hostile input (issue 27): budget").
+ * Runs `work` over rows [0, height) in bands of at most PIXELS_PER_TURN pixels, letting the event loop
+ * turn between bands: a frame-sized layer of a large still (67 megapixels at 8192²) is ~0.4 s of
+ * JavaScript per pass, long enough to starve the worker's job-lock renewals (STILL_LOCK_MS) and the
+ * other stills drawing beside it. Small rasters run in one call, as before.
  */
-export function withOpacity(r: Raster, opacity: number, opts: { inPlace?: boolean } = {}): Raster {
+export async function inBands(height: number, width: number, work: (from: number, to: number) => void, pixelsPerTurn = PIXELS_PER_TURN): Promise<void> {
+  const rows = Math.max(1, Math.floor(pixelsPerTurn / Math.max(1, width)));
+  for (let from = 0; from < height; from += rows) {
+    if (from > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+    work(from, Math.min(height, from + rows));
+  }
+}
+
+/**
+ * Multiplies the alpha channel (clip opacity) in place, in bands of rows that let the event loop turn:
+ * for a raster nobody else holds (every drawable's draw, filter and transform hand back their own),
+ * so a frame-sized layer is not copied (320 MB at 80 megapixels; docs/decisions.md "Hostile input
+ * (issue 27): budget").
+ */
+export async function fadeInPlace(r: Raster, opacity: number, pixelsPerTurn = PIXELS_PER_TURN): Promise<Raster> {
   if (opacity >= 1) return r;
-  const data = opts.inPlace ? r.data : Buffer.from(r.data);
-  for (let i = 3; i < data.length; i += 4) data[i] = Math.round(data[i]! * opacity);
-  return { data, width: r.width, height: r.height };
+  const { data, width } = r;
+  await inBands(r.height, width, (from, to) => {
+    for (let i = from * width * 4 + 3, end = to * width * 4; i < end; i += 4) data[i] = Math.round(data[i]! * opacity);
+  }, pixelsPerTurn);
+  return r;
 }
 
 const clamp = (v: number) => (v < 0 ? 0 : v > 255 ? 255 : v);
