@@ -509,6 +509,29 @@ describe('the web dashboard in a browser', () => {
     expect([data[0]! > 200, data[1]! < 60, data[2]! < 60]).toEqual([true, true, true]);
   }, 90_000);
 
+  it('issue 29 "nothing lost by one click": deleting media asks first, naming the file; Cancel keeps it, Confirm deletes it', async () => {
+    const png = await sharp({ create: { width: 16, height: 16, channels: 3, background: '#00ff00' } }).png().toBuffer();
+    const form = new FormData();
+    form.append('file', new Blob([png], { type: 'image/png' }), 'green-dot.png');
+    const up = await fetch(`${base}/api/v1/assets`, { method: 'POST', headers: { 'x-api-key': liveKey }, body: form });
+    expect(up.status).toBeLessThan(300);
+    const id = ((await up.json()) as { data: { id: string } }).data.id;
+    const status = async () => (await keyApi(`/v1/assets/${id}`)).status;
+    await open('Media');
+    const item = page.locator('[data-asset]', { hasText: 'green-dot.png' });
+    await item.getByText('ready').waitFor();
+    await item.getByRole('button', { name: 'Delete green-dot.png' }).click();
+    const ask = page.getByRole('group', { name: 'Delete green-dot.png' });
+    await expect(ask.textContent()).resolves.toContain('Delete green-dot.png? Templates and renders that use its URL can no longer load it.');
+    await ask.getByRole('button', { name: 'Cancel' }).click();
+    await expect(ask.count()).resolves.toBe(0);
+    expect(await status()).toBe(200);
+    await item.getByRole('button', { name: 'Delete green-dot.png' }).click();
+    await ask.getByRole('button', { name: 'Confirm' }).click();
+    await until(async () => (await item.count()) === 0, 'the deleted file to leave the list', 10_000, 50);
+    expect(await status()).toBe(404);
+  });
+
   it('archives an own template from the list', async () => {
     await open('Templates');
     const card = page.locator('[data-template]', { hasText: 'Sale announcement' });
@@ -531,6 +554,17 @@ describe('the web dashboard in a browser', () => {
     await capture.waitFor();
     await expect(capture.textContent()).resolves.toMatch(/0 \(1 credit spent from the hold\)|0 \(\d+ credits spent from the hold\)/);
     await expect(page.getByRole('table').getByText('held for a running render').count()).resolves.toBeGreaterThan(0);
+    // Issue 29 "the Credits page updates live": a render made elsewhere (the API, by key) shows its
+    // hold and its capture here without a reload, and the available balance moves with them.
+    const available = async () => Number(await page.locator('[data-kind="image"] .big').textContent());
+    const before = await available();
+    const made = await keyApi('/v1/render', { method: 'POST', body: JSON.stringify({ edit: { timeline: { background: '#224466', tracks: [{ clips: [{ asset: { type: 'shape', shape: 'circle', circle: { radius: 4 } }, start: 0, length: 1 }] }] }, output: { format: 'png', size: { width: 24, height: 24 } } } }) });
+    expect(made.status).toBe(200);
+    const madeId = ((await made.json()) as { data: { id: string } }).data.id;
+    const lines = page.getByRole('row').filter({ has: page.getByRole('link', { name: madeId }) });
+    await until(async () => (await lines.count()) === 2, 'the new render\'s hold and capture in the ledger', 10_000, 50);
+    expect((await lines.allTextContents()).map((t) => /held for a running render|render done: hold spent/.exec(t)?.[0]).sort()).toEqual(['held for a running render', 'render done: hold spent']);
+    await until(async () => (await available()) === before - 1, 'the balance to show one credit fewer', 10_000, 50);
     await accessible('credits');
     await screenshot('credits');
     await open('Integrations');
@@ -543,6 +577,12 @@ describe('the web dashboard in a browser', () => {
       await until(async () => (await page.getByText(/^Loading/).count()) === 0, `${label} loaded`, 30_000, 50);
       await accessible(`${label} at 375 px`);
       expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
+      // Issue 29: a table's actions stay reachable on a phone: every button lies within the screen.
+      const outside = await page.evaluate(() => [...document.querySelectorAll('table button')].filter((b) => {
+        const r = b.getBoundingClientRect();
+        return r.width > 0 && (r.left < 0 || r.right > window.innerWidth);
+      }).map((b) => b.getAttribute('aria-label') ?? b.textContent));
+      expect(outside).toEqual([]);
     }
     await page.setViewportSize({ width: 1280, height: 800 });
   }, 60_000);
