@@ -478,6 +478,21 @@ describe('the web dashboard in a browser', () => {
     await until(async () => events(received.slice(before)).some((e) => e.type === 'render.completed' && had.has(e.id)), 'the redelivered render.completed', 15_000);
   });
 
+  it('issue 29 "errors in plain words": a failed render says which clip failed and why, the code and message beside', async () => {
+    // The receiver answers "ok" as text: not a picture.
+    const res = await keyApi('/v1/render', { method: 'POST', body: JSON.stringify({ edit: { timeline: { tracks: [
+      { clips: [{ asset: { type: 'text', text: 'Over it', font: { family: 'Open Sans', size: 20 } }, start: 0, length: 1 }] },
+      { clips: [{ asset: { type: 'shape', shape: 'circle', circle: { radius: 4 } }, start: 0, length: 1 }, { asset: { type: 'image', src: `${receiverUrl}/photo.jpg` }, start: 0, length: 1 }] },
+    ] }, output: { format: 'png', size: { width: 64, height: 64 } } } }) });
+    const body = (await res.json()) as { code: string; data: { id: string } };
+    expect([res.status, body.code]).toEqual([422, 'MEDIA_UNAVAILABLE']);
+    await page.goto(`${base}/renders/${body.data.id}`);
+    const alert = page.getByRole('alert');
+    await alert.getByText('The picture of clip 2 on track 2 could not be used: the file is not a media type the renderer reads').waitFor();
+    await expect(alert.textContent()).resolves.toContain('MEDIA_UNAVAILABLE');
+    await accessible('a failed render');
+  });
+
   it('uploads a picture by drag and drop and uses it in a template field', async () => {
     const red = await sharp({ create: { width: 64, height: 64, channels: 3, background: '#ff0000' } }).png().toBuffer();
     await open('Media');
