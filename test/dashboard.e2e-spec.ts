@@ -555,6 +555,16 @@ describe('the web dashboard in a browser', () => {
     await expect(card.getByRole('group', { name: /^Archive / }).textContent()).resolves.toContain('Archive Sale announcement? It can no longer be rendered.');
     await card.getByRole('button', { name: 'Confirm' }).click();
     await card.waitFor({ state: 'detached' }); // the list leaves archived templates out unless asked
+    // Issue 29: undo for a few seconds; it is published again, in the list and in the API.
+    const notice = page.getByRole('status').filter({ hasText: 'Archived Sale announcement.' });
+    await notice.getByRole('button', { name: 'Undo' }).click();
+    await card.getByText('published', { exact: true }).waitFor();
+    await expect(notice.count()).resolves.toBe(0);
+    const id = await card.getAttribute('data-template');
+    expect(((await (await keyApi(`/v1/templates/${id}`)).json()) as { data: { status: string } }).data.status).toBe('published');
+    await card.getByRole('button', { name: /^Archive / }).click();
+    await card.getByRole('button', { name: 'Confirm' }).click();
+    await card.waitFor({ state: 'detached' });
     await page.getByLabel('Status').selectOption('archived');
     await card.getByText('archived', { exact: true }).waitFor();
     await expect(card.getByRole('button', { name: /^Archive / }).count()).resolves.toBe(0);
