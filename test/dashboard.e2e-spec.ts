@@ -20,6 +20,7 @@ import { createWorkerApp } from '../apps/worker/src/app.js';
 import { dashboardDir } from '../apps/api/src/dashboard/serve.js';
 import { lastCode, startApi, type TestApi } from './harness.js';
 import { seedStockItems, until } from './render-helpers.js';
+import { sineWav } from '#testing/video';
 
 // Issue 18: the web dashboard driven in Debian's Chromium (chromium-headless-shell, never a downloaded
 // browser) against the real API and worker: sign-in by a code from the development outbox (§5 "Session
@@ -523,6 +524,36 @@ describe('the web dashboard in a browser', () => {
     const { data } = await sharp(png).extract({ left: 20, top: 300, width: 1, height: 1 }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
     expect([data[0]! > 200, data[1]! < 60, data[2]! < 60]).toEqual([true, true, true]);
   }, 90_000);
+
+  it('issue 29: a sound shows its waveform and plays in place; a font shows a specimen set in the uploaded file', async () => {
+    const uploadFile = async (bytes: Buffer, name: string, type: string) => {
+      const form = new FormData();
+      form.append('file', new Blob([bytes], { type }), name);
+      const res = await fetch(`${base}/api/v1/assets`, { method: 'POST', headers: { 'x-api-key': liveKey }, body: form });
+      expect(res.status).toBeLessThan(300);
+      return ((await res.json()) as { data: { id: string } }).data.id;
+    };
+    await uploadFile(sineWav(1.5), 'tone.wav', 'audio/wav');
+    const fontId = await uploadFile(readFileSync('/usr/share/fonts/truetype/comfortaa/Comfortaa-Regular.ttf'), 'comfortaa.ttf', 'font/ttf');
+    await open('Media');
+    const sound = page.locator('[data-asset]', { hasText: 'tone.wav' });
+    await sound.getByText('ready').waitFor({ timeout: 20_000 });
+    const player = sound.locator('audio[aria-label="Play tone.wav"]');
+    // The browser reads the stored file: its length is the sound's.
+    const seconds = await player.evaluate((el: HTMLAudioElement) => new Promise<number>((resolve, reject) => {
+      el.addEventListener('loadedmetadata', () => resolve(el.duration), { once: true });
+      el.addEventListener('error', () => reject(new Error(`audio error ${el.error?.code}`)), { once: true });
+      el.preload = 'auto';
+      el.load();
+    }));
+    expect(seconds).toBeCloseTo(1.5, 1);
+    await expect(sound.locator('img').count()).resolves.toBe(1); // its waveform
+    const font = page.locator('[data-asset]', { hasText: 'comfortaa.ttf' });
+    await font.locator('[data-specimen="loaded"]').waitFor({ timeout: 20_000 });
+    expect(await page.evaluate((face) => document.fonts.check(`16px "${face}"`), `specimen-${fontId}`)).toBe(true);
+    await expect(font.locator('.specimen').evaluate((el) => getComputedStyle(el).fontFamily.replaceAll('"', ''))).resolves.toBe(`specimen-${fontId}`);
+    await accessible('media with a sound and a font');
+  });
 
   it('issue 29 "nothing lost by one click": deleting media asks first, naming the file; Cancel keeps it, Confirm deletes it', async () => {
     const png = await sharp({ create: { width: 16, height: 16, channels: 3, background: '#00ff00' } }).png().toBuffer();
