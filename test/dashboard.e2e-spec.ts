@@ -525,6 +525,25 @@ describe('the web dashboard in a browser', () => {
     expect([data[0]! > 200, data[1]! < 60, data[2]! < 60]).toEqual([true, true, true]);
   }, 90_000);
 
+  it('issue 29: a library template is opened and previewed with the user\'s values before it is copied; Duplicate makes it theirs', async () => {
+    await open('Templates');
+    await page.getByRole('button', { name: 'Library' }).click();
+    await page.getByRole('link', { name: 'Bold social post' }).click();
+    await page.getByRole('heading', { level: 1, name: /Bold social post/ }).waitFor();
+    const libraryId = page.url().split('/').pop()!;
+    const picture = page.getByRole('img', { name: 'Preview of Bold social post' });
+    const stock = await picture.getAttribute('src');
+    await page.getByRole('textbox').first().fill('Seen before copying');
+    // The form's preview (a test-mode still) replaces the library's stock picture: drawn, not refused.
+    await until(async () => ((await picture.getAttribute('src')) ?? stock) !== stock, 'the preview of the typed values', 20_000, 50);
+    await expect(page.getByRole('alert').count()).resolves.toBe(0);
+    await expect(page.getByRole('button', { name: 'Render', exact: true }).count()).resolves.toBe(0);
+    await page.getByRole('button', { name: 'Duplicate to my templates' }).click();
+    await page.waitForURL((url) => /\/templates\/tpl_/.test(url.pathname) && !url.pathname.endsWith(libraryId));
+    await page.getByRole('button', { name: 'Publish' }).waitFor();
+    await accessible('a library template opened');
+  });
+
   it('issue 29: a sound shows its waveform and plays in place; a font shows a specimen set in the uploaded file', async () => {
     const uploadFile = async (bytes: Buffer, name: string, type: string) => {
       const form = new FormData();

@@ -230,9 +230,13 @@ export class TemplatesService {
    * The template a render names (§3, §7): 404 TEMPLATE_NOT_FOUND when it does not exist or is another
    * workspace's private template; 403 TEMPLATE_NOT_OWNED for a library template not copied, or
    * another workspace's public one; 409 TEMPLATE_NOT_PUBLISHED for an own draft or archived one.
+   * A dashboard preview (`preview`: a free, watermarked still that is not one of the workspace's
+   * renders) may draw any template the workspace can read: a library one before it is copied, a draft
+   * before it is published (issue 29, decisions.md "Dashboard (issue 29): the team").
    */
-  async findForRender(workspaceId: string, templateId: string): Promise<RenderableTemplate> {
+  async findForRender(workspaceId: string, templateId: string, opts: { preview?: boolean } = {}): Promise<RenderableTemplate> {
     const row = await this.get(workspaceId, templateId);
+    if (opts.preview) return { template: row, edit: row.edit, fields: row.fields };
     if (row.workspaceId !== workspaceId) {
       const whose = row.workspaceId === null ? 'is in the shared library' : 'belongs to another workspace';
       throw new ApiError('TEMPLATE_NOT_OWNED', `Template ${templateId} ${whose}; copy it (POST /v1/templates/${templateId}/duplicate), publish the copy and render that`);

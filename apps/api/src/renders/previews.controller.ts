@@ -19,7 +19,7 @@ export class TemplatePreviewsController {
   @Post(':id/preview')
   @HttpCode(200)
   @Session()
-  @ApiOperation({ summary: 'Preview a published image template with the form\'s values: a test-mode still (free, watermarked), not listed among renders, firing no webhook or event; readable by id for an hour' })
+  @ApiOperation({ summary: 'Preview an image template the workspace can read (its own, a draft too, or a library one before it is copied) with the form\'s values: a test-mode still (free, watermarked), not listed among renders, firing no webhook or event; readable by id for an hour' })
   @ApiEnvelope(RenderDto, { description: 'The preview, drawn (status done, url set, preview true)', example: { ...RENDER_VIEW_EXAMPLE, mode: 'test', preview: true, credits: 0, watermarked: true } })
   @ApiErrors(
     'VALIDATION_FAILED', 'TEMPLATE_NOT_FOUND', 'TEMPLATE_NOT_OWNED', 'TEMPLATE_NOT_PUBLISHED', 'TEMPLATE_VALIDATION_FAILED', 'EMPTY_TIMELINE',

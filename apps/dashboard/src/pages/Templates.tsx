@@ -120,7 +120,9 @@ export function TemplatesPage() {
             <li key={t.id} className="card" data-template={t.id}>
               <div className="thumb">{t.previewUrl ? <img src={t.previewUrl} alt="" loading="lazy" /> : <span className="muted">{t.kind}</span>}</div>
               <div className="meta">
-                <strong>{t.isOwn ? <Link to={`/templates/${t.id}`}>{t.name}</Link> : t.name}</strong>
+                <strong>
+                  <Link to={`/templates/${t.id}`}>{t.name}</Link>
+                </strong>
                 <span>
                   {t.kind} · {t.width}×{t.height}
                 </span>
