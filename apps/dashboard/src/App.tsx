@@ -3,6 +3,7 @@ import { api, envelope, refreshSession, session, type Mode } from './api/client'
 import { loadMe, MeContext, preferredWorkspace, rememberWorkspace, SignIn, WorkspaceSwitcher, type Me } from './auth';
 import { Link, navigate, useLocation } from './router';
 import { CreditsPage } from './pages/Credits';
+import { DesignPage } from './pages/Design';
 import { IntegrationsPage } from './pages/Integrations';
 import { KeysPage } from './pages/Keys';
 import { MediaPage } from './pages/Media';
@@ -25,13 +26,13 @@ const NAV: [string, string][] = [
 ];
 
 function Page({ path }: { path: string }) {
-  const [, section, id] = path.split('/');
+  const [, section, id, sub] = path.split('/');
   switch (section) {
     case '':
     case 'renders':
       return id ? <RenderPage id={id} /> : <RendersPage />;
     case 'templates':
-      return id ? <TemplatePage id={id} /> : <TemplatesPage />;
+      return id ? sub === 'design' ? <DesignPage id={id} /> : <TemplatePage id={id} /> : <TemplatesPage />;
     case 'media':
       return <MediaPage />;
     case 'keys':

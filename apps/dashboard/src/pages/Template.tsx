@@ -136,6 +136,12 @@ export function TemplatePage({ id }: { id: string }) {
       </h1>
       <p className="muted">
         {t.kind} · {t.width}×{t.height} · version {t.version}
+        {t.isOwn && (
+          <>
+            {' · '}
+            <Link to={`/templates/${t.id}/design`}>Design</Link>
+          </>
+        )}
       </p>
       {!t.isOwn && (
         <p>
