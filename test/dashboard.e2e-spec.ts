@@ -21,6 +21,7 @@ import { dashboardDir } from '../apps/api/src/dashboard/serve.js';
 import { lastCode, startApi, type TestApi } from './harness.js';
 import { seedStockItems, until } from './render-helpers.js';
 import { sineWav } from '#testing/video';
+import { startGoogleFake, type GoogleFake } from '#testing/suite';
 
 // Issue 18: the web dashboard driven in Debian's Chromium (chromium-headless-shell, never a downloaded
 // browser) against the real API and worker: sign-in by a code from the development outbox (§5 "Session
@@ -54,6 +55,7 @@ describe('the web dashboard in a browser', () => {
   let workspaceId: string;
   let receiver: Server;
   let receiverUrl: string;
+  let google: GoogleFake;
   const received: string[] = [];
 
   /** Navigates inside the app as a user does: through the main menu. */
@@ -97,7 +99,8 @@ describe('the web dashboard in a browser', () => {
       });
     });
     base = `http://127.0.0.1:${port}`;
-    api = await startApi({ VIDEO_ENGINE: 'on', PORT: String(port), PUBLIC_URL: base });
+    google = await startGoogleFake();
+    api = await startApi({ VIDEO_ENGINE: 'on', PORT: String(port), PUBLIC_URL: base, GOOGLE_CLIENT_ID: google.clientId, GOOGLE_CLIENT_SECRET: google.clientSecret });
     await api.app.listen({ port, host: '127.0.0.1' });
     worker = await createWorkerApp(api.config);
     orm = await openAppDatabase(api.config.database, { migrate: false });
@@ -119,6 +122,7 @@ describe('the web dashboard in a browser', () => {
     await orm?.close(true);
     await api?.close();
     receiver?.close();
+    await google?.close();
   });
 
   it('the first page\'s JavaScript is within budget (≤ 250 KB gzipped)', () => {
@@ -607,6 +611,42 @@ describe('the web dashboard in a browser', () => {
     await accessible('the template designer');
   }, 90_000);
 
+  it('issue 29 "connect accounts from the browser": the workspace suite through the provider\'s consent page, an offline engine in one click, Disconnect after confirming', async () => {
+    await open('Integrations');
+    const suite = page.locator('[data-provider="workspace-suite"]');
+    await suite.getByText('not connected').waitFor();
+    // Cancelled on the consent page: said in words, nothing connected.
+    await suite.getByText('Another authorization server').click();
+    await suite.getByLabel('Base URL').fill(google.baseUrl);
+    await suite.getByRole('button', { name: 'Connect' }).click();
+    await page.getByRole('heading', { name: /is signing in to a media rendering API/ }).waitFor();
+    await page.getByRole('link', { name: 'Cancel' }).click();
+    await page.getByRole('alert').getByText('You cancelled on the provider\'s consent page: nothing was connected.').waitFor();
+    // Allowed: back at the dashboard, connected as the account's email.
+    await page.getByRole('link', { name: 'Back to integrations' }).click();
+    await suite.getByText('Another authorization server').click();
+    await suite.getByLabel('Base URL').fill(google.baseUrl);
+    await suite.getByRole('button', { name: 'Connect' }).click();
+    await page.getByRole('link', { name: 'Allow' }).click();
+    await page.getByRole('status').getByText('Connected Workspace suite.').waitFor({ timeout: 20_000 });
+    await suite.getByText(/ops@example\.com/).waitFor();
+    const listed = ((await (await keyApi('/v1/integrations')).json()) as { data: { provider: string; account: { email: string } }[] }).data;
+    expect(listed.map((c) => [c.provider, c.account.email])).toEqual([['workspace-suite', 'ops@example.com']]);
+    // The offline voice engine in one click; then disconnected after confirming.
+    const voice = page.locator('[data-provider="voice-provider"]');
+    await voice.getByRole('button', { name: 'Use the offline engine for Voice' }).click();
+    await voice.getByText(/The offline engine of this deployment/).waitFor();
+    await accessible('integrations, connected');
+    await voice.getByRole('button', { name: 'Disconnect Voice' }).click();
+    await expect(voice.getByRole('group', { name: 'Disconnect Voice' }).textContent()).resolves.toContain('Its credentials are deleted');
+    await voice.getByRole('button', { name: 'Confirm' }).click();
+    await voice.getByText('not connected').waitFor();
+    await suite.getByRole('button', { name: 'Disconnect Workspace suite' }).click();
+    await suite.getByRole('button', { name: 'Confirm' }).click();
+    await suite.getByText('not connected').waitFor();
+    expect(((await (await keyApi('/v1/integrations')).json()) as { data: unknown[] }).data).toEqual([]);
+  }, 60_000);
+
   it('issue 29: a sound shows its waveform and plays in place; a font shows a specimen set in the uploaded file', async () => {
     const uploadFile = async (bytes: Buffer, name: string, type: string) => {
       const form = new FormData();
@@ -706,7 +746,7 @@ describe('the web dashboard in a browser', () => {
     await accessible('credits');
     await screenshot('credits');
     await open('Integrations');
-    await page.getByText('No account connected.').waitFor();
+    await page.getByRole('list', { name: 'Providers' }).waitFor();
     await accessible('integrations');
     await screenshot('integrations');
     await page.setViewportSize({ width: 375, height: 760 });

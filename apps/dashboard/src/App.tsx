@@ -4,7 +4,7 @@ import { loadMe, MeContext, preferredWorkspace, rememberWorkspace, SignIn, Works
 import { Link, navigate, useLocation } from './router';
 import { CreditsPage } from './pages/Credits';
 import { DesignPage } from './pages/Design';
-import { IntegrationsPage } from './pages/Integrations';
+import { IntegrationsCallback, IntegrationsPage } from './pages/Integrations';
 import { KeysPage } from './pages/Keys';
 import { MediaPage } from './pages/Media';
 import { RenderPage } from './pages/Render';
@@ -42,7 +42,7 @@ function Page({ path }: { path: string }) {
     case 'credits':
       return <CreditsPage />;
     case 'integrations':
-      return <IntegrationsPage />;
+      return id === 'callback' ? <IntegrationsCallback /> : <IntegrationsPage />;
     case 'team':
       return <TeamPage />;
     default:
