@@ -2,9 +2,8 @@ import type { Redis } from 'ioredis';
 import { type KeyMode } from '#libs/core';
 import { PLANS, type PlanCode } from '#libs/workspaces';
 import { RedisKeys } from '#libs/redis';
-import type { CachedKey } from './authenticator.js';
 import { meterPeriod, type MeterReply } from './metering.js';
-import { RequestMeter } from './request-meter.js';
+import { RequestMeter, type MeteredCaller } from './request-meter.js';
 
 /** The one Redis call the meter makes, recorded; `reply` answers it. */
 class FakeRedis {
@@ -25,11 +24,8 @@ class FakeRedis {
 
 const keys = new RedisKeys('t');
 
-function entry(workspaceId: string, mode: KeyMode = 'live', plan: PlanCode = 'free', version = '0'): CachedKey {
-  return {
-    keyId: `key_${workspaceId}_${mode}`, workspaceId, mode, scopes: new Set(), ipRules: [], expiresAt: null, revoked: false,
-    suspended: false, plan: PLANS[plan], version, loadedAt: 0,
-  };
+function entry(workspaceId: string, mode: KeyMode = 'live', plan: PlanCode = 'free', version = '0'): MeteredCaller {
+  return { workspaceId, mode, plan: PLANS[plan], version };
 }
 
 function setup(multiplier?: number) {
