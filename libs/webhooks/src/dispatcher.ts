@@ -43,15 +43,27 @@ export interface DeliveryJobs {
   retries: { deliveryId: string; after: number }[];
 }
 
-/** A stale sweep's jobs: deliveries never attempted go back to their event's job, the others to their own. */
-export function staleJobs(stale: readonly StaleDelivery[]): DeliveryJobs {
+/** One first-attempts job per event of the deliveries, in their order. */
+function eventJobs(deliveries: readonly { id: string; eventId: string }[]): DeliveryJobs['events'] {
   const byEvent = new Map<string, string[]>();
-  const retries: DeliveryJobs['retries'] = [];
-  for (const d of stale) {
-    if (d.attempts > 0) retries.push({ deliveryId: d.id, after: d.attempts });
-    else byEvent.set(d.eventId, [...(byEvent.get(d.eventId) ?? []), d.id]);
+  for (const d of deliveries) {
+    const ids = byEvent.get(d.eventId);
+    if (ids) ids.push(d.id);
+    else byEvent.set(d.eventId, [d.id]);
   }
-  return { events: [...byEvent].map(([eventId, deliveryIds]) => ({ eventId, deliveryIds })), retries };
+  return [...byEvent].map(([eventId, deliveryIds]) => ({ eventId, deliveryIds }));
+}
+
+/**
+ * A stale sweep's jobs, under the ids of the jobs they may still have: the dispatcher's deliveries
+ * never attempted go back to their event's job; the others (attempted, or a redelivery) to their own.
+ */
+export function staleJobs(stale: readonly StaleDelivery[]): DeliveryJobs {
+  const first = (d: StaleDelivery) => d.attempts === 0 && d.sequence === 0;
+  return {
+    events: eventJobs(stale.filter(first)),
+    retries: stale.filter((d) => !first(d)).map((d) => ({ deliveryId: d.id, after: d.attempts })),
+  };
 }
 
 export class WebhookDispatcher {
@@ -111,8 +123,8 @@ export class WebhookDispatcher {
    * pending deliveries are handed to `enqueue`, one job per event, and only then are the events
    * stamped. Safe to run twice or crash half-way: the unique (endpoint, event, sequence) keeps the
    * rows made before and they are enqueued again (the job id is the event id, and an event job
-   * leaves alone what was already attempted), so a crash never strands a delivery without its job. The monthly allowance is
-   * taken per workspace in one Redis call for the batch.
+   * leaves alone what was already attempted), so a crash never strands a delivery without its job.
+   * The monthly allowance is taken per workspace in one Redis call for the batch.
    */
   async dispatch(enqueue: (jobs: DeliveryJobs) => Promise<void>, opts: { batch?: number } = {}): Promise<{ events: number; deliveries: number }> {
     const store = this.store;
@@ -153,18 +165,13 @@ export class WebhookDispatcher {
       });
     }
     const stored = await store.insertDeliveries(rows, now);
-    const byEvent = new Map<string, string[]>();
-    stored.forEach((d, i) => {
-      if (d.state !== 'pending') return;
-      const eventId = rows[i].eventId;
-      byEvent.set(eventId, [...(byEvent.get(eventId) ?? []), d.id]);
-    });
-    const ids = [...byEvent.values()].flat();
-    if (ids.length) await enqueue({ events: [...byEvent].map(([eventId, deliveryIds]) => ({ eventId, deliveryIds })), retries: [] });
+    // `stored` answers `rows` row by row.
+    const pending = stored.map((d, i) => ({ ...d, eventId: rows[i].eventId })).filter((d) => d.state === 'pending');
+    if (pending.length) await enqueue({ events: eventJobs(pending), retries: [] });
     await store.stampDispatched(events.map((e) => e.id), new Date());
     // After the stamp: a stream resuming from the outbox (Last-Event-ID) reads only dispatched events, so none falls between.
     await this.feed?.announce(events).catch(() => undefined);
-    return { events: events.length, deliveries: ids.length };
+    return { events: events.length, deliveries: pending.length };
   }
 
   /**

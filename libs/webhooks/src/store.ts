@@ -80,6 +80,8 @@ export interface OutboxRow {
 export interface StaleDelivery {
   id: string;
   eventId: string;
+  /** 0: the dispatcher's; above: a redelivery (its job, enqueued by the API, has the delivery's id). */
+  sequence: number;
   attempts: number;
 }
 
@@ -190,7 +192,7 @@ const EXISTING = webhooks.prepare((db, p: { workspaceId: string; endpointId: str
 
 /** The dispatcher's safety net: every workspace's pending deliveries left behind. */
 const STALE_PENDING = webhooks.prepare((db, p: { before: Date; limit: number }) => db
-  .selectFrom('webhook_delivery').select(['id', 'event_id', 'attempts'])
+  .selectFrom('webhook_delivery').select(['id', 'event_id', 'sequence', 'attempts'])
   .where('state', '=', 'pending').where('created_at', '<', p.before).where('test', '=', false).orderBy('id').limit(p.limit), { allWorkspaces: true });
 
 const COUNT_USED = webhooks.prepare((db, p: { workspaceId: string; since: Date }) => db
@@ -328,7 +330,7 @@ export class WebhookStore {
   }
 
   async stalePending(before: Date, limit: number): Promise<StaleDelivery[]> {
-    return (await STALE_PENDING.all(this.em, { before, limit })).map((r) => ({ id: r.id, eventId: r.event_id, attempts: r.attempts }));
+    return (await STALE_PENDING.all(this.em, { before, limit })).map((r) => ({ id: r.id, eventId: r.event_id, sequence: r.sequence, attempts: r.attempts }));
   }
 
   /** Deliveries of a workspace since `since` that count toward the allowance (all but skipped). */

@@ -23,8 +23,7 @@ export class WebhooksProcessor extends QueueProcessor<'webhooks'> {
     @Inject(WORKER_CONFIG) config: AppConfig,
   ) {
     super();
-    const backoff = deliveryBackoff(config.webhookRetryDelaysMs ?? DELIVERY_RETRY_DELAYS_MS);
-    this.retryWait = (made) => backoff(made);
+    this.retryWait = deliveryBackoff(config.webhookRetryDelaysMs ?? DELIVERY_RETRY_DELAYS_MS);
   }
 
   protected readonly handlers: QueueHandlers<'webhooks'> = {
