@@ -3,9 +3,9 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { INestApplicationContext } from '@nestjs/common';
 import { openAppDatabase } from '#libs/app';
-import type { Orm } from '#libs/db';
+import { forWorkspace, type Orm } from '#libs/db';
 import { writeEvent } from '#libs/events';
-import { WebhookDeliverer } from '#libs/webhooks';
+import { WebhookDeliverer, WebhookDelivery } from '#libs/webhooks';
 import { createWorkerApp } from '../apps/worker/src/app.js';
 import { startApi, type TestApi } from './harness.js';
 import { until as poll } from './render-helpers.js';
@@ -148,5 +148,28 @@ describe('webhooks speed (issue 33): one job per event, retries per delivery', (
     // The worker still delivers afterwards.
     const later = await orm.em.fork().transactional((em) => writeEvent(em, workspaceId, 'render.completed', { id: 'rnd_fan3', status: 'done' }, { mode: 'live' }));
     await until(() => hitsOf('/ok-c', later).length === 1, 'a later event');
+  });
+
+  it('the safety net sends a delivery whose job was lost: a first attempt through its event\'s job (even one that already ran), a retry as the next attempt', async () => {
+    const first = await register('/lost-first');
+    const retry = await register('/lost-retry');
+    const eventId = await orm.em.fork().transactional((em) => writeEvent(em, workspaceId, 'render.completed', { id: 'rnd_fan4', status: 'done' }, { mode: 'live' }));
+    await until(async () => (await deliveries(first.id)).find((d) => d.eventId === eventId && d.state === 'succeeded')
+      && (await deliveries(retry.id)).find((d) => d.eventId === eventId && d.state === 'succeeded'), 'both deliveries');
+    const [a, b] = [(await deliveries(first.id))[0], (await deliveries(retry.id))[0]];
+    // As a worker that died would leave them, more than the sweep's 120 s ago: one never attempted
+    // (its event's job, which has run, would have sent it), one after its first attempt (its retry job lost).
+    const em = forWorkspace(orm, workspaceId);
+    const long = new Date(Date.now() - 130_000);
+    await em.nativeUpdate(WebhookDelivery, { id: a.id }, { state: 'pending', attempts: 0, completedAt: null, createdAt: long });
+    await em.nativeUpdate(WebhookDelivery, { id: b.id }, { state: 'pending', attempts: 1, completedAt: null, createdAt: long });
+
+    await until(() => hitsOf('/lost-first', eventId).length === 2 && hitsOf('/lost-retry', eventId).length === 2, 'the sweep to send both again');
+    expect(hitsOf('/lost-first', eventId).map((h) => h.headers['x-service-attempt'])).toEqual(['1', '1']);
+    expect(hitsOf('/lost-retry', eventId).map((h) => h.headers['x-service-attempt'])).toEqual(['1', '2']);
+    await until(async () => (await deliveries(retry.id))[0].state === 'succeeded' && (await deliveries(first.id))[0].state === 'succeeded', 'both settled again');
+    expect((await deliveries(retry.id))[0]).toMatchObject({ attempts: 2 });
+    await new Promise((r) => setTimeout(r, 1500));
+    expect([hitsOf('/lost-first', eventId).length, hitsOf('/lost-retry', eventId).length]).toEqual([2, 2]);
   });
 });
