@@ -91,6 +91,12 @@ function boxStyle(v: ClipVisual): CSSProperties {
 /** Frames of the output from timeline seconds: a clip shows from the first frame at or after its start. */
 export const frameAt = (seconds: number, props: EditProps) => Math.ceil((seconds - props.windowStart) * props.fps - 1e-6);
 
+/** Whether a clip is heard: an audio clip, or a video clip whose file has sound. */
+function makesSound(c: TimedClip, props: EditProps): boolean {
+  const media = props.clips[clipKey(c.track, c.index)]?.media;
+  return c.clip.asset.type === 'audio' || (c.clip.asset.type === 'video' && media?.hasAudio !== false);
+}
+
 interface ClipProps {
   c: TimedClip;
   inputs: ClipInputs;
@@ -133,7 +139,9 @@ function ClipView({ c, inputs, props, time }: ClipProps) {
 export function Edit(props: EditProps) {
   const frame = useCurrentFrame();
   const time = props.windowStart + frame / props.fps;
-  const active = clipsAt(props.timing as Timing, time);
+  const all = clipsAt(props.timing as Timing, time);
+  // A sound-only page (engine.ts renderSpans) keeps the clips that make sound, drawn as ever.
+  const active = props.soundOnly ? all.filter((c) => makesSound(c, props)) : all;
   const scale = `scale(${props.width / props.viewport.width}, ${props.height / props.viewport.height})`;
 
   // clipsAt lists each track's clips together; a luma clip masks its own track's other clips.

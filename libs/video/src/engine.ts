@@ -20,6 +20,7 @@ import { encodingFor, gifFfmpegOverride, type Encoding } from './encode.js';
 import type { TextFetcher } from './fetch-text.js';
 import { prepareRender } from './inputs.js';
 import { printHtml } from './print.js';
+import { frameSpans, type FrameSpan } from './spans.js';
 import { textDocument } from './text-document.js';
 import { MediaServer } from './media-server.js';
 import { BrowserGone, isBrowserFault, onDisconnect, TabLedger, TabLost } from './recovery.js';
@@ -48,6 +49,11 @@ export interface VideoEngineOptions {
   x264Preset?: X264Preset;
   /** JPEG quality of the frames handed to the encoder; default 80. */
   jpegQuality?: number;
+  /**
+   * Spans where nothing on screen changes (spans.ts) are drawn once and repeated by the encoder
+   * (h264 mp4 renders); default true. false draws every frame (the reference the tests compare with).
+   */
+  staticSpans?: boolean;
   /** Decoded video frames each browser tab keeps (@remotion/media); default 240 MiB, Remotion's minimum (its own default is half the machine's memory per tab). */
   mediaCacheSizeInBytes?: number;
   /** Remotion's log level; default `error`. */
@@ -373,7 +379,11 @@ export class VideoEngine {
         const range = frameRangeWithin(opts.frameRange, props.durationInFrames);
         const frames = range[1] - range[0] + 1;
         const parallelism = this.opts.parallelism ?? availableParallelism();
-        if (encoding.codec !== 'gif' && parallelism > 1 && frames >= SPLIT_MIN_FRAMES && (opts.scale ?? 1) === 1) {
+        const spans = encoding.codec === 'h264' && (opts.scale ?? 1) === 1 && this.opts.staticSpans !== false ? frameSpans(props, range) : [];
+        if (spans.some((s) => s.static)) {
+          const progress = throttled(opts.onProgress, (p: number) => p);
+          await this.renderSpans(props, encoding, spans, file, { dir: prepared.dir, run, stopAll, parallelism, onProgress: (p) => progress?.(p * 0.97) });
+        } else if (encoding.codec !== 'gif' && parallelism > 1 && frames >= SPLIT_MIN_FRAMES && (opts.scale ?? 1) === 1) {
           const per = Math.ceil(frames / parallelism);
           const ranges = planChunks(frames, per).map(([a, b]): [number, number] => [range[0] + a, range[0] + b]);
           const progress = ranges.map(() => 0);
@@ -504,6 +514,139 @@ export class VideoEngine {
       throw err;
     }
     return chunk;
+  }
+
+  /**
+   * An h264 mp4 drawn span by span (spans.ts): each static span is one frame drawn by the browser
+   * (renderStill, the same JPEG screenshot as a frame of renderMedia) repeated by x264 for the span's
+   * frames with the encoder settings of Remotion's own parts; the dynamic spans are drawn frame by frame
+   * (cut so the `parallelism` tabs share them); the sound of the whole range is rendered once apart
+   * (no screenshots) and the MPEG-TS parts are joined without re-encoding, as the split render's.
+   */
+  private async renderSpans(
+    props: EditProps,
+    encoding: Encoding,
+    spans: readonly FrameSpan[],
+    file: string,
+    opts: { dir: string; run: Run; stopAll: () => void; parallelism: number; onProgress: (p: number) => void },
+  ): Promise<void> {
+    const range: [number, number] = [spans[0]!.from, spans[spans.length - 1]!.to];
+    const frames = range[1] - range[0] + 1;
+    const base = join(opts.dir, `spans-${randomUUID().slice(0, 8)}`);
+    // Dynamic spans cut so that no piece holds more than its share of the frames drawn one by one.
+    const dynamicFrames = spans.filter((s) => !s.static).reduce((n, s) => n + s.to - s.from + 1, 0);
+    const share = Math.max(SPLIT_MIN_FRAMES / 2, Math.ceil(dynamicFrames / Math.max(1, opts.parallelism)));
+    const pieces: FrameSpan[] = spans.flatMap((s) => (s.static ? [s] : planChunks(s.to - s.from + 1, Math.max(5, Math.ceil((s.to - s.from + 1) / Math.ceil((s.to - s.from + 1) / share)))).map(([a, b]) => ({ from: s.from + a, to: s.from + b, static: false }))));
+    const files = pieces.map((p) => `${base}-${p.from}-${p.to}.ts`);
+    if (process.env.SPANS_DEBUG) console.log(JSON.stringify(pieces));
+    const audio = !props.muted && hasAudio(props) ? `${base}.aac` : undefined;
+    const done = pieces.map(() => 0);
+    const report = () => opts.onProgress((done.reduce((a, b) => a + b, 0) / frames) * 0.92);
+    const tasks: { cost: number; run: () => Promise<void> }[] = pieces.map((piece, i) => {
+      const count = piece.to - piece.from + 1;
+      if (!piece.static) {
+        return {
+          cost: count,
+          run: () => this.inTabs(opts.run, `frames ${piece.from}-${piece.to}`, (cancelSignal) => renderMedia({
+            ...this.mediaOptions(props, encoding),
+            concurrency: 1,
+            codec: 'h264-ts',
+            muted: true,
+            outputLocation: files[i]!,
+            frameRange: [piece.from, piece.to],
+            cancelSignal,
+            onProgress: (p: { progress: number }) => {
+              done[i] = p.progress * count;
+              report();
+            },
+          })).then(() => undefined),
+        };
+      }
+      return {
+        cost: 3,
+        run: async () => {
+          const picture = `${base}-${piece.from}.jpeg`;
+          try {
+            await this.inTabs(opts.run, `frame ${piece.from}`, (cancelSignal) => renderStill({
+              composition: composition(props),
+              serveUrl: this.bundleDir,
+              inputProps: props,
+              frame: piece.from,
+              imageFormat: 'jpeg',
+              jpegQuality: this.opts.jpegQuality ?? 80,
+              output: picture,
+              puppeteerInstance: this.browser,
+              browserExecutable: this.browserExecutable,
+              onBrowserDownload: noBrowserDownload,
+              cancelSignal,
+              logLevel: this.opts.logLevel ?? 'error',
+              mediaCacheSizeInBytes: this.opts.mediaCacheSizeInBytes ?? MIN_MEDIA_CACHE,
+              offthreadVideoCacheSizeInBytes: 64 * 1024 * 1024,
+              chromiumOptions: { enableMultiProcessOnLinux: true },
+            } as Parameters<typeof renderStill>[0]));
+            await runBinary('ffmpeg', heldFrameArgs(picture, count, props, encoding, this.opts.x264Preset ?? 'veryfast', files[i]!), { signal: opts.run.stop });
+          } finally {
+            await rm(picture, { force: true });
+          }
+          done[i] = count;
+          report();
+        },
+      };
+    });
+    if (audio) {
+      tasks.push({
+        cost: frames / 10,
+        run: () => this.inTabs(opts.run, `sound ${range[0]}-${range[1]}`, (cancelSignal) => renderMedia({
+          // A 16×16 page: every frame's seek waits for an animation frame, which composites the whole
+          // view in software; nothing is drawn here, so the smallest view costs the least.
+          ...soundOnly(this.mediaOptions({ ...props, soundOnly: true, width: 16, height: 16 }, encoding)),
+          concurrency: 1,
+          codec: 'aac',
+          audioCodec: 'aac',
+          outputLocation: audio,
+          frameRange: range,
+          forSeamlessAacConcatenation: true,
+          enforceAudioTrack: true,
+          cancelSignal,
+        })).then(() => undefined),
+      });
+    }
+    try {
+      // The costliest first; `parallelism` at once, each worker taking the next when done.
+      const queue = [...tasks].sort((a, b) => b.cost - a.cost);
+      const failures: unknown[] = [];
+      await Promise.all(Array.from({ length: Math.min(Math.max(1, opts.parallelism), queue.length) }, async () => {
+        for (let task = queue.shift(); task && failures.length === 0 && !opts.run.stop.aborted; task = queue.shift()) {
+          const t0 = performance.now();
+          await task.run().then(() => { if (process.env.SPANS_DEBUG) console.log('task', task!.cost, Math.round(performance.now() - t0)); }).catch((err: unknown) => {
+            failures.push(err);
+            opts.stopAll();
+          });
+        }
+      }));
+      if (failures.length) throw failures[0];
+      opts.run.stop.throwIfAborted();
+      const tj = performance.now();
+      await combineChunks({
+        outputLocation: file,
+        videoFiles: files,
+        audioFiles: audio ? [audio] : [],
+        codec: 'h264',
+        audioCodec: 'aac',
+        fps: props.fps,
+        // One sound file for the whole range: its gapless cut is the range itself.
+        framesPerChunk: frames,
+        preferLossless: false,
+        compositionDurationInFrames: props.durationInFrames,
+        frameRange: range,
+        cancelSignal: cancelOn(opts.run.stop),
+        logLevel: this.opts.logLevel ?? 'error',
+        onProgress: (p: { totalProgress: number }) => opts.onProgress(0.92 + p.totalProgress * 0.08),
+      });
+      if (process.env.SPANS_DEBUG) console.log('join', Math.round(performance.now() - tj));
+    } finally {
+      await Promise.all([...files, ...(audio ? [audio] : [])].map((f) => rm(f, { force: true })));
+    }
   }
 
   /** Remotion's combineChunks: h264 MPEG-TS parts are concatenated without re-encoding, AAC gaplessly. */
@@ -740,6 +883,33 @@ export class VideoEngine {
     if (!thumb) return { poster };
     return { poster, thumbnail: await grab(`${base}-thumbnail.jpg`, at(thumb.capture), thumb.scale) };
   }
+}
+
+/**
+ * ffmpeg arguments that make an h264 MPEG-TS part of `frames` frames of one JPEG picture, encoded as
+ * Remotion encodes its own parts (its stitcher's arguments for `h264-ts`: image2 input at the fps, the
+ * zscale conversion to limited-range BT.709 and its tags, yuv420p, the preset and CRF, the 90 kHz
+ * timescale), so the parts join without re-encoding and look the same as frames drawn one by one.
+ */
+export function heldFrameArgs(picture: string, frames: number, props: Pick<EditProps, 'fps' | 'width' | 'height'>, encoding: Encoding, preset: X264Preset, output: string): string[] {
+  return [
+    '-v', 'error',
+    '-r', String(props.fps), '-f', 'image2', '-loop', '1', '-s', `${props.width}x${props.height}`, '-i', picture,
+    '-frames:v', String(frames),
+    '-an',
+    '-c:v', 'libx264', '-f', 'mpegts',
+    '-colorspace:v', 'bt709', '-color_primaries:v', 'bt709', '-color_trc:v', 'bt709', '-color_range', 'tv',
+    '-vf', 'zscale=matrix=709:range=limited:primariesin=709:primaries=709:transferin=709:transfer=709',
+    '-pix_fmt', 'yuv420p', '-preset', preset, '-video_track_timescale', '90000',
+    ...(encoding.crf !== undefined ? ['-crf', String(encoding.crf)] : []),
+    '-map_metadata', '-1', '-y', output,
+  ];
+}
+
+/** renderMedia's options for a sound-only render: the picture's settings (CRF, preset, pixels, colour) left out, as Remotion refuses them with an audio codec. */
+function soundOnly(options: Omit<RenderMediaOptions, 'codec'>): Omit<RenderMediaOptions, 'codec'> {
+  const { crf: _crf, x264Preset: _preset, pixelFormat: _pixels, colorSpace: _colour, imageFormat: _image, jpegQuality: _quality, ...rest } = options as Omit<RenderMediaOptions, 'codec'> & { jpegQuality?: number };
+  return rest;
 }
 
 /** A Remotion cancel signal that fires when `signal` aborts. */
