@@ -38,6 +38,11 @@ export type EditProps = {
    * sound of a render drawn span by span, rendered once apart from the pictures (engine.ts renderSpans).
    */
   soundOnly?: boolean;
+  /**
+   * Output frames to draw, one per frame of the page's own timeline (engine.ts renderSpans): frames
+   * that play no video, drawn out of order and muted; each clip shows where its Sequence would.
+   */
+  frames?: number[];
 };
 
 export interface MediaInput {

@@ -2,13 +2,17 @@ import { clipsAt, clipVisualAt, type TimedClip, type Timing } from '#libs/edit-s
 import { clipKey, type ClipInputs, type EditProps } from './props.js';
 
 /**
- * Frames of the output window (inclusive) that the engine draws one by one (`static: false`), or
- * that all show the same picture (`static: true`): drawn once and repeated by the encoder.
+ * Frames of the output window (inclusive) and how the engine draws them:
+ * - `held`: every frame shows the same picture: drawn once and repeated by the encoder;
+ * - `drawn`: frames that differ, but whose picture depends on the page's time alone (fades, moves,
+ *   text animations, captions): drawn one by one, in any order, on a page told which frame to show;
+ * - `played`: frames that play a video (a video clip, a luma video): drawn in order by Remotion's own
+ *   timeline, which its video elements follow.
  */
 export interface FrameSpan {
   from: number;
   to: number;
-  static: boolean;
+  kind: 'held' | 'drawn' | 'played';
 }
 
 /** What the span analysis reads of a render's props (all of it known before the browser starts). */
@@ -113,9 +117,11 @@ function clipState(c: TimedClip, inputs: ClipInputs, props: SpanProps, time: num
  * itself: the clips showing (clipsAt and their Sequence windows, as Edit.tsx draws them) and each
  * one's state. Two frames with the same string look the same.
  */
-function frameState(props: SpanProps, frame: number): string | undefined {
+function frameState(props: SpanProps, frame: number): { state: string | undefined; plays: boolean } {
   const time = props.windowStart + frame / props.fps;
   const parts: string[] = [];
+  let changing = false;
+  let plays = false;
   for (const c of clipsAt(props.timing as Timing, time)) {
     const key = clipKey(c.track, c.index);
     const from = frameOf(c.start, props);
@@ -124,34 +130,39 @@ function frameState(props: SpanProps, frame: number): string | undefined {
       parts.push(`${key}:out`);
       continue;
     }
-    const state = clipState(c, props.clips[key] ?? {}, props, time);
-    if (state === undefined) return undefined;
-    parts.push(`${key}:${state}`);
+    const inputs = props.clips[key] ?? {};
+    const type = c.clip.asset.type;
+    if (type === 'video' || (type === 'luma' && inputs.media?.kind !== 'image')) plays = true;
+    const state = clipState(c, inputs, props, time);
+    if (state === undefined) changing = true;
+    else parts.push(`${key}:${state}`);
   }
-  return parts.join('|');
+  return { state: changing ? undefined : parts.join('|'), plays };
 }
 
 /**
- * The output frames `range` (inclusive) cut into spans where nothing on screen changes (static: every
- * frame the same picture, at least `minStaticFrames` long) and the rest (dynamic: drawn frame by
- * frame), in order, covering the range. A pure function of the edit's timing and its inputs' sizes:
- * no clip moves, fades, plays video, changes text or caption, starts or ends inside a static span.
- * When unsure a frame is dynamic.
+ * The output frames `range` (inclusive) cut into spans (FrameSpan), in order, covering the range: a
+ * `held` span is at least `minStaticFrames` frames that all look the same (no clip moves, fades, plays
+ * video, changes text or caption, starts or ends inside it); `played` frames show a video; the rest
+ * are `drawn`. A pure function of the edit's timing and its inputs (sizes, caption cues, animated
+ * pictures): when unsure a frame is not held.
  */
 export function frameSpans(props: SpanProps, range: readonly [number, number], minStaticFrames = MIN_STATIC_FRAMES): FrameSpan[] {
   const [first, last] = range;
-  const states: (string | undefined)[] = [];
-  for (let f = first; f <= last; f++) states.push(props.still ? undefined : frameState(props, f));
+  const frames: { state: string | undefined; plays: boolean }[] = [];
+  for (let f = first; f <= last; f++) frames.push(props.still ? { state: undefined, plays: true } : frameState(props, f));
   const spans: FrameSpan[] = [];
-  const push = (from: number, to: number, isStatic: boolean) => {
+  const push = (from: number, to: number, kind: FrameSpan['kind']) => {
     const prev = spans[spans.length - 1];
-    if (prev && !prev.static && !isStatic) prev.to = to;
-    else spans.push({ from, to, static: isStatic });
+    if (prev && prev.kind === kind && kind !== 'held') prev.to = to;
+    else spans.push({ from, to, kind });
   };
-  for (let i = 0; i < states.length; ) {
+  for (let i = 0; i < frames.length; ) {
+    const state = frames[i]!.state;
     let j = i + 1;
-    if (states[i] !== undefined) while (j < states.length && states[j] === states[i]) j++;
-    push(first + i, first + j - 1, states[i] !== undefined && j - i >= Math.max(2, minStaticFrames));
+    if (state !== undefined) while (j < frames.length && frames[j]!.state === state) j++;
+    if (state !== undefined && j - i >= Math.max(2, minStaticFrames)) push(first + i, first + j - 1, 'held');
+    else for (let k = i; k < j; k++) push(first + k, first + k, frames[k]!.plays ? 'played' : 'drawn');
     i = j;
   }
   return spans;
