@@ -109,6 +109,8 @@ export interface VideoOutput {
   frames: number;
   fileSizeBytes: number;
   renderMs: number;
+  /** Frames the browser drew; the others repeat a held picture (spans.ts: spans where nothing on screen changes). */
+  drawnFrames?: number;
   /** JPEG of `output.poster.capture` (default: the first frame). */
   posterFile: string;
   /** JPEG of `output.thumbnail.capture` at `output.thumbnail.scale`, when the edit asks for one. */
@@ -379,10 +381,11 @@ export class VideoEngine {
         const range = frameRangeWithin(opts.frameRange, props.durationInFrames);
         const frames = range[1] - range[0] + 1;
         const parallelism = this.opts.parallelism ?? availableParallelism();
+        let drawnFrames = frames;
         const spans = encoding.codec === 'h264' && (opts.scale ?? 1) === 1 && this.opts.staticSpans !== false ? frameSpans(props, range) : [];
         if (spans.some((s) => s.kind === 'held')) {
           const progress = throttled(opts.onProgress, (p: number) => p);
-          await this.renderSpans(props, encoding, spans, file, { dir: prepared.dir, run, stopAll, parallelism, onProgress: (p) => progress?.(p * 0.97) });
+          drawnFrames = await this.renderSpans(props, encoding, spans, file, { dir: prepared.dir, run, stopAll, parallelism, onProgress: (p) => progress?.(p * 0.97) });
         } else if (encoding.codec !== 'gif' && parallelism > 1 && frames >= SPLIT_MIN_FRAMES && (opts.scale ?? 1) === 1) {
           const per = Math.ceil(frames / parallelism);
           const ranges = planChunks(frames, per).map(([a, b]): [number, number] => [range[0] + a, range[0] + b]);
@@ -419,7 +422,7 @@ export class VideoEngine {
           }));
         }
         const { width, height } = scaled(props, opts.scale);
-        return await this.finish(edit, file, encoding, { width, height, fps: props.fps, frames, firstTime: props.windowStart + range[0] / props.fps, started, signal: opts.signal, onProgress: opts.onProgress });
+        return await this.finish(edit, file, encoding, { width, height, fps: props.fps, frames, drawnFrames, firstTime: props.windowStart + range[0] / props.fps, started, signal: opts.signal, onProgress: opts.onProgress });
       } catch (err) {
         await rm(file, { force: true });
         throw err;
@@ -531,7 +534,7 @@ export class VideoEngine {
     spans: readonly FrameSpan[],
     file: string,
     opts: { dir: string; run: Run; stopAll: () => void; parallelism: number; onProgress: (p: number) => void },
-  ): Promise<void> {
+  ): Promise<number> {
     const range: [number, number] = [spans[0]!.from, spans[spans.length - 1]!.to];
     const frames = range[1] - range[0] + 1;
     const parallelism = Math.max(1, opts.parallelism);
@@ -666,6 +669,7 @@ export class VideoEngine {
         logLevel: this.opts.logLevel ?? 'error',
         onProgress: (p: { totalProgress: number }) => opts.onProgress(0.9 + p.totalProgress * 0.1),
       });
+      return pictures.length + segments.reduce((n, seg) => n + (seg.kind === 'played' ? seg.to - seg.from + 1 : 0), 0);
     } finally {
       for (const feed of feeds.values()) feed.kill();
       await Promise.all([...files, ...soundFiles].map((f) => rm(f, { force: true })));
@@ -705,7 +709,7 @@ export class VideoEngine {
     edit: EditSpec,
     file: string,
     encoding: Encoding,
-    o: { width: number; height: number; fps: number; frames: number; firstTime: number; started: number; signal?: AbortSignal | undefined; onProgress?: ((p: number) => void) | undefined },
+    o: { width: number; height: number; fps: number; frames: number; drawnFrames?: number; firstTime: number; started: number; signal?: AbortSignal | undefined; onProgress?: ((p: number) => void) | undefined },
   ): Promise<VideoOutput> {
     const images = await this.stills(edit, file, o.firstTime, o.frames, o.fps, o.signal);
     o.onProgress?.(1);
@@ -720,6 +724,7 @@ export class VideoEngine {
       frames: o.frames,
       fileSizeBytes: (await stat(file)).size,
       renderMs: Math.round(performance.now() - o.started),
+      drawnFrames: o.drawnFrames ?? o.frames,
       posterFile: images.poster,
     };
     if (images.thumbnail) out.thumbnailFile = images.thumbnail;
