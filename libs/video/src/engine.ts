@@ -599,6 +599,8 @@ export class VideoEngine {
             onStart: () => undefined,
             onFrameUpdate: () => undefined,
             onFrameBuffer: (buffer: Buffer, index: number) => {
+              // A call tried again after a browser fault (inTabs) draws from the start: what is encoded already is skipped.
+              if (index < next) return writing;
               waiting.set(index, buffer);
               writing = writing.then(drain);
               return writing;
