@@ -603,6 +603,8 @@ export class VideoEngine {
               if (index < next) return writing;
               waiting.set(index, buffer);
               writing = writing.then(drain);
+              // Seen by `await writing` below, or by Remotion when it awaits this; never unhandled when the draw fails first.
+              writing.catch(() => undefined);
               return writing;
             },
             cancelSignal,
