@@ -3,7 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import fastifyMultipart from '@fastify/multipart';
 import type { RawServerDefault } from 'fastify';
-import { metrics, metricsAuthorized, newId, type AppConfig } from '#libs/core';
+import { AppLogger, metrics, metricsAuthorized, nestLogLevels, newId, withLogContext, type AppConfig } from '#libs/core';
 import { JobQueues } from '#libs/queue';
 import { ORM, sampleFleet } from '#libs/app';
 import { ApiModule } from './api.module.js';
@@ -31,7 +31,7 @@ export async function createApiApp(config: AppConfig, opts: { extraModules?: Typ
     frameworkErrors: frameworkError,
   });
   const app = await NestFactory.create<NestFastifyApplication>(ApiModule.forRoot(config, opts.extraModules), adapter, {
-    logger: config.logLevel === 'silent' ? false : ['error', 'warn', ...(['info', 'debug', 'trace'].includes(config.logLevel) ? (['log'] as const) : [])],
+    logger: config.logLevel === 'silent' ? false : new AppLogger({ json: config.logFormat === 'json', logLevels: nestLogLevels(config.logLevel) }),
     abortOnError: false,
   });
   app.setGlobalPrefix(config.prefix);
@@ -64,6 +64,8 @@ export async function createApiApp(config: AppConfig, opts: { extraModules?: Typ
     done();
   });
   fastify.addHook('preValidation', refuseNul);
+  // Every log line written while a request is handled carries its id (and the render's, once made).
+  fastify.addHook('preHandler', (req, _reply, done) => withLogContext({ requestId: req.id }, done));
   mountMetrics(app, config);
   mountOpenApi(app, config);
   // The web dashboard at `/` (apps/dashboard, built by `npm run build`).

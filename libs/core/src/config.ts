@@ -27,6 +27,8 @@ export interface AppConfig {
   trustedProxies: CidrRule[];
   bodyLimitBytes: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** `json`: one JSON object a line (production's default); `text`: readable lines (LOG_FORMAT). */
+  logFormat: 'json' | 'text';
   /**
    * Prometheus metrics (issue 30): the bearer token `/metrics` asks for (METRICS_TOKEN; unset: no
    * `/metrics` at all), and the worker's listener for it (WORKER_METRICS_PORT, 0: none; on
@@ -361,6 +363,7 @@ export function loadConfig(rawEnv: Env = process.env): AppConfig {
     trustedProxies,
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 512 * 1024 * 1024),
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, appEnv === 'production' ? 'info' : 'warn'),
+    logFormat: oneOf(env, 'LOG_FORMAT', ['json', 'text'] as const, appEnv === 'production' ? 'json' : 'text'),
     metrics: { token: env.METRICS_TOKEN || null, workerPort: integer(env, 'WORKER_METRICS_PORT', 0, 0, 65535), workerHost: env.WORKER_METRICS_HOST || '127.0.0.1' },
     workerConcurrency: integer(env, 'WORKER_CONCURRENCY', 2, 1, 64),
     webhookConcurrency: integer(env, 'WEBHOOK_CONCURRENCY', 50, 1, 1000),

@@ -15,3 +15,4 @@ export * from './modes.js';
 export * from './private-files.js';
 export * from './on-path.js';
 export * from './metrics.js';
+export * from './logging.js';

@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { ApiError, metrics } from '#libs/core';
 import type { StorageDriver } from '#libs/storage';
 import { RENDER_STATUSES, TERMINAL_STATUSES, type Render, type RenderErrorInfo, type RenderStatus } from './entities.js';
@@ -318,8 +319,11 @@ export class RenderLifecycle {
   }
 }
 
+const log = new Logger('renders');
+
 /** A settled render in the process's metrics (issue 30): its outcome and its time from acceptance, by kind and format. */
 function countSettled(row: Render): void {
+  log.log(`render ${row.id} ${row.status}${row.error ? ` (${row.error.code} at ${row.error.stage}: ${row.error.message})` : ''}`);
   const labels = { kind: row.kind, format: row.format, outcome: row.status };
   const m = metrics();
   m.renders.inc(labels);
