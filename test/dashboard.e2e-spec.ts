@@ -100,7 +100,7 @@ describe('the web dashboard in a browser', () => {
     });
     base = `http://127.0.0.1:${port}`;
     google = await startGoogleFake();
-    api = await startApi({ VIDEO_ENGINE: 'on', PORT: String(port), PUBLIC_URL: base, GOOGLE_CLIENT_ID: google.clientId, GOOGLE_CLIENT_SECRET: google.clientSecret });
+    api = await startApi({ VIDEO_ENGINE: 'on', PORT: String(port), PUBLIC_URL: base, GOOGLE_CLIENT_ID: google.clientId, GOOGLE_CLIENT_SECRET: google.clientSecret, GOOGLE_BASE_URLS: google.baseUrl });
     await api.app.listen({ port, host: '127.0.0.1' });
     worker = await createWorkerApp(api.config);
     orm = await openAppDatabase(api.config.database, { migrate: false });

@@ -28,7 +28,7 @@ describe('connecting accounts from the dashboard (issue 29)', () => {
 
   beforeAll(async () => {
     google = await startGoogleFake();
-    api = await startApi({ GOOGLE_CLIENT_ID: google.clientId, GOOGLE_CLIENT_SECRET: google.clientSecret, PUBLIC_URL: PUBLIC });
+    api = await startApi({ GOOGLE_CLIENT_ID: google.clientId, GOOGLE_CLIENT_SECRET: google.clientSecret, GOOGLE_BASE_URLS: google.baseUrl, PUBLIC_URL: PUBLIC });
     ws = (await api.cli('workspace:create', '--name', 'Connector', '--plan', 'pro')).json as typeof ws;
     owner = { authorization: `Bearer ${await userSession(api, ws.workspaceId, '+4915100029001', 'owner')}`, 'x-service-org': ws.workspaceId };
     member = { authorization: `Bearer ${await userSession(api, ws.workspaceId, '+4915100029002', 'member')}`, 'x-service-org': ws.workspaceId };
@@ -53,7 +53,7 @@ describe('connecting accounts from the dashboard (issue 29)', () => {
   });
 
   it('is an owner\'s: a member is 403 ROLE_REQUIRED, an API key 401 SESSION_REQUIRED, on every change', async () => {
-    for (const [method, url] of [['POST', '/organization/integrations/workspace-suite/authorize'], ['POST', '/organization/integrations/speech-alpha/local'], ['DELETE', '/organization/integrations/speech-alpha']] as const) {
+    for (const [method, url] of [['POST', '/organization/integrations/workspace-suite/authorize'], ['POST', '/organization/integrations/workspace-suite/connect'], ['POST', '/organization/integrations/speech-alpha/local'], ['DELETE', '/organization/integrations/speech-alpha']] as const) {
       expect([url, (await call(method, url, member, method === 'POST' ? {} : undefined)).json().code]).toEqual([url, 'ROLE_REQUIRED']);
       expect([url, (await call(method, url, { 'x-api-key': ws.liveKey }, method === 'POST' ? {} : undefined)).json().code]).toEqual([url, 'SESSION_REQUIRED']);
     }
@@ -76,6 +76,18 @@ describe('connecting accounts from the dashboard (issue 29)', () => {
     expect((await call('GET', '/v1/integrations/workspace-suite/drive/files', { 'x-api-key': ws.liveKey })).statusCode).toBe(200);
     const replay = await call('POST', '/organization/integrations/workspace-suite/connect', owner, body);
     expect([replay.statusCode, Object.keys(replay.json().errors)]).toEqual([422, ['state']]);
+  });
+
+  it('a base URL the operator did not list is refused before anything is kept (the OAuth client\'s secret would be sent there); a state is its workspace\'s only', async () => {
+    const elsewhere = await call('POST', '/organization/integrations/workspace-suite/authorize', owner, { baseUrl: 'https://tokens.attacker.example' });
+    expect([elsewhere.statusCode, Object.keys(elsewhere.json().errors)]).toEqual([422, ['baseUrl']]);
+    const started = (await call('POST', '/organization/integrations/workspace-suite/authorize', owner, { baseUrl: google.baseUrl })).json().data as { authorizationUrl: string };
+    const back = await consent(started.authorizationUrl);
+    const other = (await api.cli('workspace:create', '--name', 'Other', '--plan', 'pro')).json as { workspaceId: string };
+    const stranger = { authorization: `Bearer ${await userSession(api, other.workspaceId, '+4915100029003', 'owner')}`, 'x-service-org': other.workspaceId };
+    const taken = await call('POST', '/organization/integrations/workspace-suite/connect', stranger, { code: back.searchParams.get('code'), state: back.searchParams.get('state') });
+    expect([taken.statusCode, Object.keys(taken.json().errors)]).toEqual([422, ['state']]);
+    expect((await call('GET', '/v1/integrations', { 'x-api-key': (await api.cli('key:create', '--workspace', other.workspaceId)).json.key as string })).json().data).toEqual([]);
   });
 
   it('a consent cancelled on the provider\'s page sends the user back with error=access_denied and connects nothing', async () => {

@@ -116,7 +116,7 @@ describe('metrics (issue 30)', () => {
     expect(delta(apiAfter, apiBefore, 'mr_http_requests_total{method="POST",route="/api/v1/render",status="200"}')).toBe(1);
     expect(delta(apiAfter, apiBefore, 'mr_http_requests_total{method="POST",route="/api/v1/render",status="202"}')).toBe(1);
     expect(delta(apiAfter, apiBefore, 'mr_http_requests_total{method="GET",route="/api/v1/render/:id",status="200"}')).toBeGreaterThanOrEqual(1);
-    expect([...apiAfter.keys()].some((k) => /rnd_|wsp_|ast_/.test(k))).toBe(false); // no ids in labels
+    expect([...apiAfter.keys()].some((k) => /rnd_|org_|ast_|req_/.test(k))).toBe(false); // no ids in labels
     // Sampled: every queue's depth, credits held (none now), the outbox lag; the process's own figures.
     for (const s of [apiAfter, workerAfter]) {
       expect(s.get('mr_queue_jobs{queue="videos",state="waiting"}')).toBe(0);

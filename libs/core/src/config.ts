@@ -95,6 +95,12 @@ export interface GoogleConfig {
   tokenUrl: string;
   /** GOOGLE_OAUTH_AUTH_URL: the consent page of the authorization-code flow. */
   authUrl: string;
+  /**
+   * GOOGLE_BASE_URLS: other authorization servers and API bases (Google-compatible) an owner may name
+   * when connecting from the dashboard, comma-separated; none by default. The OAuth client's secret is
+   * sent to a base URL's token endpoint, so only the operator lists them (the CLI takes any).
+   */
+  allowedBaseUrls: string[];
   /** GOOGLE_OAUTH_REDIRECT_URI: where the consent page sends the code (registered with the client); a loopback address by default (the code is read from the browser's address bar). */
   redirectUri: string;
   /** GOOGLE_TIMEOUT_MS: the whole of one Sheets/Drive call, retries and a token refresh included. */
@@ -364,7 +370,7 @@ export function loadConfig(rawEnv: Env = process.env): AppConfig {
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 512 * 1024 * 1024),
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, appEnv === 'production' ? 'info' : 'warn'),
     logFormat: oneOf(env, 'LOG_FORMAT', ['json', 'text'] as const, appEnv === 'production' ? 'json' : 'text'),
-    metrics: { token: env.METRICS_TOKEN || null, workerPort: integer(env, 'WORKER_METRICS_PORT', 0, 0, 65535), workerHost: env.WORKER_METRICS_HOST || '127.0.0.1' },
+    metrics: { token: metricsToken(env.METRICS_TOKEN), workerPort: integer(env, 'WORKER_METRICS_PORT', 0, 0, 65535), workerHost: env.WORKER_METRICS_HOST || '127.0.0.1' },
     workerConcurrency: integer(env, 'WORKER_CONCURRENCY', 2, 1, 64),
     webhookConcurrency: integer(env, 'WEBHOOK_CONCURRENCY', 50, 1, 1000),
     // BullMQ's default lock (and stalled check): what a SIGKILLed worker's attempts wait before another takes them.
@@ -417,6 +423,7 @@ export function loadConfig(rawEnv: Env = process.env): AppConfig {
       clientSecret: env.GOOGLE_CLIENT_SECRET || null,
       tokenUrl: baseUrl('GOOGLE_OAUTH_TOKEN_URL', env.GOOGLE_OAUTH_TOKEN_URL || 'https://oauth2.googleapis.com/token', { path: true }),
       authUrl: baseUrl('GOOGLE_OAUTH_AUTH_URL', env.GOOGLE_OAUTH_AUTH_URL || 'https://accounts.google.com/o/oauth2/v2/auth', { path: true }),
+      allowedBaseUrls: (env.GOOGLE_BASE_URLS ?? '').split(',').map((u) => u.trim().replace(/\/+$/, '')).filter(Boolean),
       redirectUri: baseUrl('GOOGLE_OAUTH_REDIRECT_URI', env.GOOGLE_OAUTH_REDIRECT_URI || 'http://127.0.0.1', { path: true }),
       timeoutMs: integer(env, 'GOOGLE_TIMEOUT_MS', 30_000, 100, 600_000),
     },
@@ -426,4 +433,11 @@ export function loadConfig(rawEnv: Env = process.env): AppConfig {
       campaignConcurrency: integer(env, 'CAMPAIGN_CONCURRENCY', 2, 1, 32),
     },
   };
+}
+
+/** METRICS_TOKEN: unset, or at least 16 characters (a bearer anyone may try). */
+function metricsToken(raw: string | undefined): string | null {
+  if (!raw) return null;
+  if (raw.length < 16) throw new ConfigError('METRICS_TOKEN', 'must be at least 16 characters');
+  return raw;
 }

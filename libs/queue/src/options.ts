@@ -70,7 +70,9 @@ export const JOB_OPTIONS: { readonly [N in JobName]: Readonly<JobsOptions> } = {
   // An event's first attempts. Not kept once finished: its id is the event's, and a kept job would
   // keep the dispatcher's safety net (stale pending deliveries) from enqueueing the event again. A
   // run that failed on our side (the database) runs again; the attempts it recorded are not repeated.
-  'webhooks.deliver-event': { removeOnComplete: true, removeOnFail: true, attempts: 3, backoff: { type: 'fixed', delay: 1000 } },
+  // One that failed three times is kept an hour: the safety net tries a delivery that always fails
+  // (a secret that no longer opens) once an hour, not every two minutes.
+  'webhooks.deliver-event': { removeOnComplete: true, removeOnFail: { age: 3600 }, attempts: 3, backoff: { type: 'fixed', delay: 1000 } },
   // BullMQ's retries carry the §6 schedule (the webhooks worker's custom backoff below).
   'webhooks.deliver': { ...KEEP, attempts: DELIVERY_ATTEMPTS, backoff: { type: 'custom' } },
   // Stills are waited on by an API request; their queue carries nothing else, so they need no priority

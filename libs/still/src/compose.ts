@@ -78,7 +78,10 @@ export function paintOver(dst: Raster, src: Raster, left: number, top: number, r
 
 /** paintOver in bands of rows (inBands): the same pixels, without holding the event loop. */
 export function paintOverInBands(dst: Raster, src: Raster, left: number, top: number, pixelsPerTurn?: number): Promise<void> {
-  return inBands(dst.height, Math.min(dst.width, src.width), (from, to) => paintOver(dst, src, left, top, { from, to }), pixelsPerTurn);
+  // Bands over the rows the layer covers only (a short layer on a tall canvas is one band).
+  const first = Math.max(0, top);
+  const rows = Math.max(0, Math.min(dst.height, top + src.height) - first);
+  return inBands(rows, Math.min(dst.width, src.width), (from, to) => paintOver(dst, src, left, top, { from: first + from, to: first + to }), pixelsPerTurn);
 }
 
 /**

@@ -83,16 +83,26 @@ export class WebhookDeliverer {
   async firstAttempts(deliveryIds: readonly string[]): Promise<EventAttempt[]> {
     const out: EventAttempt[] = [];
     let next = 0;
+    // A lane that fails (the database) stops the others taking new deliveries, and the job fails only
+    // once every lane has settled: a rerun never finds a first attempt still being sent by this run.
+    let stop = false;
     const lane = async () => {
-      while (next < deliveryIds.length) {
-        const deliveryId = deliveryIds[next++];
-        const row = await this.store.loadAttempt(deliveryId);
-        if (!row || row.state !== 'pending') out.push({ deliveryId, outcome: 'cancelled', after: row?.attempts ?? 0 });
-        else if (row.attempts > 0) out.push({ deliveryId, outcome: 'retry', after: row.attempts });
-        else out.push({ deliveryId, outcome: await this.attemptLoaded(deliveryId, row, 1), after: 1 });
+      try {
+        while (!stop && next < deliveryIds.length) {
+          const deliveryId = deliveryIds[next++];
+          const row = await this.store.loadAttempt(deliveryId);
+          if (!row || row.state !== 'pending') out.push({ deliveryId, outcome: 'cancelled', after: row?.attempts ?? 0 });
+          else if (row.attempts > 0) out.push({ deliveryId, outcome: 'retry', after: row.attempts });
+          else out.push({ deliveryId, outcome: await this.attemptLoaded(deliveryId, row, 1), after: 1 });
+        }
+      } catch (err) {
+        stop = true;
+        throw err;
       }
     };
-    await Promise.all(Array.from({ length: Math.min(EVENT_SENDS_AT_ONCE, deliveryIds.length) }, lane));
+    const settled = await Promise.allSettled(Array.from({ length: Math.min(EVENT_SENDS_AT_ONCE, deliveryIds.length) }, lane));
+    const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
     return out;
   }
 

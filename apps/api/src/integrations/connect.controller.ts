@@ -51,7 +51,12 @@ export class ConnectController {
   @ApiErrors('VALIDATION_FAILED', 'ENGINE_NOT_CONFIGURED')
   async authorize(@SessionUser() s: SessionPrincipal, @Body() body: AuthorizeSuiteDto) {
     const redirectUri = `${this.config.publicUrl}/integrations/callback`;
-    return ok(await this.consent.authorize(s.workspaceId, { baseUrl: body.baseUrl ?? null, redirectUri }));
+    // The OAuth client's secret goes to the base URL's token endpoint: only one the operator listed.
+    const baseUrl = body.baseUrl?.replace(/\/+$/, '') ?? null;
+    if (baseUrl !== null && !this.config.google.allowedBaseUrls.includes(baseUrl)) {
+      throw validationFailed({ baseUrl: ['is not one of the authorization servers this deployment allows (GOOGLE_BASE_URLS)'] });
+    }
+    return ok(await this.consent.authorize(s.workspaceId, { baseUrl, redirectUri }));
   }
 
   @Post('workspace-suite/connect')
@@ -69,8 +74,9 @@ export class ConnectController {
       await this.integrations.setAccount(s.workspaceId, 'workspace-suite', account);
       row.accountEmail = account.email;
       row.accountName = account.name;
-    } catch {
-      /* shown without an email */
+    } catch (err) {
+      // Shown without an email when the provider would not say; anything else is ours and answered as such.
+      if (!(err instanceof ApiError)) throw err;
     }
     return ok(this.integrations.view(row), 'Connected');
   }

@@ -27,7 +27,7 @@ export class ProviderStateDto {
 }
 
 export class AuthorizeSuiteDto {
-  @ApiPropertyOptional({ description: 'Another authorization server and API base (a Google-compatible one: the CLI\'s --base-url); fetched with the SSRF checks of every provider call' })
+  @ApiPropertyOptional({ description: 'Another authorization server and API base, one of those the operator allows (GOOGLE_BASE_URLS; the CLI\'s --base-url takes any): the OAuth client\'s secret is sent to it' })
   @IsOptional() @IsString() @MaxLength(2048) @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true }) baseUrl?: string;
 }
 
