@@ -208,7 +208,7 @@ describe.each(OVERLAYS)('deploy/kubernetes overlay %s (issue 30 "Kubernetes")', 
     }
   });
 
-  it("the worker: the shutdown grace of compose, /dev/shm in memory, memory fitted to the video engine's measured peak, no HTTP probe (no listener yet)", () => {
+  it("the worker: the shutdown grace of compose, /dev/shm in memory, memory fitted to the video engine's measured peak, liveness on its listener's /livez", () => {
     const worker = named<DeploymentObj>(objs(), 'Deployment', 'media-render-worker');
     const pod = worker.spec.template.spec;
     const [c] = pod.containers;
@@ -227,8 +227,10 @@ describe.each(OVERLAYS)('deploy/kubernetes overlay %s (issue 30 "Kubernetes")', 
     expect(quantity(c!.resources!.limits!.memory!)).toBeGreaterThanOrEqual(VIDEO_PEAK_RSS_MB * 1e6 + quantity(shm!.emptyDir!.sizeLimit!));
     // Two parts at once, as measured: the CPU limit is what os.availableParallelism() reads in the pod.
     expect(quantity(c!.resources!.limits!.cpu!)).toBe(2);
-    expect(c!.ports).toBeUndefined();
-    expect([c!.livenessProbe, c!.readinessProbe, c!.startupProbe]).toEqual([undefined, undefined, undefined]);
+    // Its listener (apps/worker/src/metrics.ts) on the port the probe asks, reachable from the kubelet.
+    expect([config.metrics.workerPort, config.metrics.workerHost]).toEqual([c!.ports![0]!.containerPort, '0.0.0.0']);
+    expect(c!.livenessProbe?.httpGet).toEqual({ path: '/livez', port: c!.ports![0]!.name });
+    expect([c!.readinessProbe, c!.startupProbe]).toEqual([undefined, undefined]);
   });
 
   it('KEDA scales the worker Deployment on the wait lists of the videos and stills queues, with a floor, a ceiling and a slow scale-down', () => {

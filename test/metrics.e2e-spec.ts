@@ -77,6 +77,12 @@ describe('metrics (issue 30)', () => {
     await api?.close();
   });
 
+  it('the worker\'s listener answers /livez to anyone (a liveness probe), and nothing else', async () => {
+    const livez = await fetch(new URL('/livez', workerUrl));
+    expect([livez.status, await livez.text()]).toEqual([200, 'ok\n']);
+    expect((await fetch(new URL('/other', workerUrl))).status).toBe(404);
+  });
+
   it('is a bearer\'s of METRICS_TOKEN only, on both listeners', async () => {
     for (const authorization of [undefined, 'Bearer wrong', `Basic ${TOKEN}`]) {
       const res = await api.app.inject({ method: 'GET', url: '/metrics', headers: authorization ? { authorization } : {} });

@@ -200,6 +200,8 @@ describe('dashboard form previews (issue 28): not renders of the workspace\'s hi
     const stored = await fetchStored(api, res.json().data.url as string);
     const { data } = await sharp(stored.body).extract({ left: 2, top: 170, width: 1, height: 1 }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
     expect(data[0]).toBeGreaterThan(data[2]! + 60); // the unsaved red, not the saved navy
+    const video = await call('POST', `/organization/templates/${templateId}/preview`, owner, { edit: { ...edit, output: { format: 'mp4', size: { width: 320, height: 180 } } } });
+    expect([video.statusCode, Object.keys(video.json().errors ?? {})]).toEqual([422, ['edit.output.format']]);
     const bad = await call('POST', `/organization/templates/${templateId}/preview`, owner, { edit: { ...edit, output: { format: 'png', size: { width: -1, height: 10 } } } });
     expect([bad.statusCode, Object.keys(bad.json().errors ?? {})]).toEqual([422, ['edit.output.size.width']]);
     const library = (await call('GET', '/v1/templates?scope=library&kind=image&limit=1', { 'x-api-key': ws.liveKey })).json().data[0] as { id: string } | undefined;

@@ -5,16 +5,19 @@ import { metrics, metricsAuthorized, type AppConfig } from '#libs/core';
 import { JobQueues } from '#libs/queue';
 
 /**
- * The worker's `/metrics` (issue 30): a small HTTP listener of its own on WORKER_METRICS_HOST:
- * WORKER_METRICS_PORT (none when the port is 0 or METRICS_TOKEN is unset), for a bearer of
- * METRICS_TOKEN. A port it cannot bind is reported and left: the worker works without it.
+ * The worker's small HTTP listener (issue 30) on WORKER_METRICS_HOST:WORKER_METRICS_PORT (none when
+ * the port is 0): `GET /livez` for a liveness probe (answered by the event loop itself, so a blocked
+ * loop fails it), and `GET /metrics` for a bearer of METRICS_TOKEN (404 when no token is set). A port
+ * it cannot bind is reported and left: the worker works without it.
  */
 export async function serveMetrics(app: INestApplicationContext, config: AppConfig): Promise<Server | undefined> {
   const m = metrics('worker');
-  if (!config.metrics.token || !config.metrics.workerPort) return undefined;
-  const unsample = sampleFleet(m, { orm: app.get(ORM), queues: app.get(JobQueues) });
+  if (!config.metrics.workerPort) return undefined;
+  const unsample = config.metrics.token ? sampleFleet(m, { orm: app.get(ORM), queues: app.get(JobQueues) }) : () => undefined;
   const server = createServer((req, res) => {
-    if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') return void res.writeHead(404).end();
+    const path = (req.url ?? '').split('?')[0];
+    if (req.method === 'GET' && path === '/livez') return void res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
+    if (req.method !== 'GET' || path !== '/metrics' || !config.metrics.token) return void res.writeHead(404).end();
     if (!metricsAuthorized(config.metrics.token, req.headers.authorization)) return void res.writeHead(401, { 'www-authenticate': 'Bearer' }).end();
     m.exposition().then(
       (text) => res.writeHead(200, { 'content-type': m.contentType }).end(text),

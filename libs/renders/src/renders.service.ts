@@ -168,7 +168,11 @@ export class RendersService {
     if (input.overrides.fps !== undefined) output.fps = input.overrides.fps;
     let edit = assertEdit({ ...spec, output }, { root });
     const kind = outputKind(edit.output.format);
-    if (input.preview && kind !== 'image') throw validationFailed({ templateId: [`is a video template (${edit.output.format}); a preview is a still: render it to see it`] }, 'Previews are stills (png, jpeg, pdf)');
+    if (input.preview && kind !== 'image') {
+      // The designer's unsaved edit (issue 29) is named by its output's format; a saved template by its id.
+      const at = input.templateId !== undefined ? 'templateId' : 'edit.output.format';
+      throw validationFailed({ [at]: [`is a video ${at === 'templateId' ? 'template' : 'format'} (${edit.output.format}); a preview is a still: render it to see it`] }, 'Previews are stills (png, jpeg, pdf)');
+    }
     if (input.binary && kind !== 'image') throw validationFailed({ 'query.format': ['binary is for png, jpeg and pdf'] }, 'format=binary returns still images only; poll the render for a video');
     if (kind === 'video') {
       checkVideoPlan(caller.plan, edit);

@@ -86,6 +86,7 @@ function Specimen({ a }: { a: Asset }) {
     );
     return () => {
       live = false;
+      document.fonts.delete(font);
     };
   }, [face, a.url]);
   return (
