@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { EntityManager, FilterQuery, MikroORM } from '@mikro-orm/core';
 import { ApiError, assertModeMayAct, likeTerm, newId, type KeyMode, type ListQuery, type ListSpec, type SortOrder } from '#libs/core';
 import { underWorkspaceLock, type Plan } from '#libs/workspaces';
-import { allWorkspaces, forWorkspace, queries, retryBusy, type Tables } from '#libs/db';
+import { allWorkspaces, entityOf, forWorkspace, queries, retryBusy, type Tables } from '#libs/db';
 import { writeEvent } from '#libs/events';
 import type { StorageDriver } from '#libs/storage';
 import { Asset, ASSET_STATUSES, ASSET_TYPES, type AssetErrorInfo, type AssetMeta, type AssetStatus, type AssetType } from './entities.js';
@@ -141,8 +141,13 @@ export class AssetsService {
   /** The assets of `ids` the workspace may read, by id (renders check them: only `ready` ones render). */
   async findMany(workspaceId: string, ids: readonly string[]): Promise<Map<string, Asset>> {
     if (!ids.length) return new Map();
-    const rows = await forWorkspace(this.orm, workspaceId).find(Asset, { id: { $in: [...new Set(ids)] } });
-    return new Map(rows.map((r) => [r.id, r]));
+    // One statement (every render naming a library picture asks: the ORM's find took ~1 ms): the
+    // workspace's assets and the stock library's, the rule of Asset's workspace filter written out,
+    // hence declared across workspaces.
+    const em = this.orm.em;
+    const rows = await assets.all(em, (db) => db.selectFrom('asset').selectAll().where('id', 'in', [...new Set(ids)])
+      .where((eb) => eb.or([eb('workspace_id', '=', workspaceId), eb('workspace_id', 'is', null)])), { allWorkspaces: true });
+    return new Map(rows.map((r) => [r.id, entityOf(em, Asset, r)]));
   }
 
   /** An asset by id whatever its workspace (the worker's read by a job's id). */
