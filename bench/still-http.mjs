@@ -48,6 +48,21 @@ async function stockUrl(stack, id) {
   throw new Error(`stock asset ${id} was not ready within 180 s`);
 }
 
+/**
+ * Waits until the worker has processed the whole stock library (seeded at the API's start: pictures,
+ * but also audio and video it probes and draws waveforms of with ffmpeg): until then it competes with
+ * the stills measured for the same cores.
+ */
+async function stockSettled(stack) {
+  const until = Date.now() + 300_000;
+  while (Date.now() < until) {
+    const res = await fetch(`${stack.base}/api/v1/assets?scope=global&status=processing&limit=1`, { headers: { 'x-api-key': stack.workspace.liveKey } });
+    if (res.ok && (await res.json()).data.length === 0) return;
+    await sleep(500);
+  }
+  throw new Error('the stock library was still being processed after 300 s');
+}
+
 async function run(args) {
   const stack = await startStack({ name: 'still-http', workers: 1, apiCpus: args['api-cpus'], workerCpus: args['worker-cpus'] ? [args['worker-cpus']] : undefined });
   const key = stack.workspace.liveKey;
@@ -55,6 +70,7 @@ async function run(args) {
 
   // A stock picture (seeded at the API's start, processed by the worker), by its stored file's URL.
   const photo = await stockUrl(stack, 'ast_lib_photo_mountains');
+  await stockSettled(stack);
   const imported = await (await post('/v1/templates/import', TEMPLATE)).json();
   if (!imported.data?.id) throw new Error(`import failed: ${JSON.stringify(imported)}`);
   const templateId = imported.data.id;
