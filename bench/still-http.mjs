@@ -3,6 +3,7 @@
 // fields, through the API, Redis, a worker and storage, against the still engine alone (same edit,
 // same process-local caches warmed) measured in the same run. Runs dist/ (npm run -s build first).
 //   node bench/still-http.mjs [--requests 60] [--seconds 10] [--concurrency 4] [--api-cpus 0 --worker-cpus 1] [--json]
+// The sequential stills and the engine alone alternate, request by request (issue 33).
 // --api-cpus / --worker-cpus pin the API and the worker (taskset CPU lists; the engine alone then runs
 // on the worker's cores too), to tell the hop's cost from the two processes sharing the cores.
 import { execFileSync } from 'node:child_process';
@@ -103,8 +104,24 @@ async function run(args) {
     }
   }
 
+  // The engine alone, in this process (on the worker's cores when it is pinned), on the same stored
+  // photo and the same edits: one still over HTTP, then the same edit by the engine, alternately, so
+  // both meet the same load of a shared machine.
+  if (args['worker-cpus']) execFileSync('taskset', ['-a', '-p', '-c', args['worker-cpus'], String(process.pid)], { stdio: 'ignore' });
+  const config = loadConfig(stack.env);
+  const storage = createStorage(config);
+  const engine = new StillEngine({ fonts: await FontCatalog.system(), fetch: storageAwareFetcher(config, storage) });
+  const editOf = (i) => assertEdit(applyMerge(TEMPLATE.edit, values(i)).value);
+  for (let i = 0; i < 5; i++) await engine.render(editOf(-i));
   const latency = [];
-  for (let i = 0; i < args.requests; i++) latency.push(await render(i, true));
+  const engineMs = [];
+  for (let i = 0; i < args.requests; i++) {
+    latency.push(await render(i, true));
+    const edit = editOf(i);
+    const t = performance.now();
+    await engine.render(edit);
+    engineMs.push(performance.now() - t);
+  }
 
   let done = 0;
   const until = performance.now() + args.seconds * 1000;
@@ -114,21 +131,6 @@ async function run(args) {
       done++;
     }
   }));
-
-  // The engine alone, in this process (on the worker's cores when it is pinned), on the same stored photo and the same edits.
-  if (args['worker-cpus']) execFileSync('taskset', ['-a', '-p', '-c', args['worker-cpus'], String(process.pid)], { stdio: 'ignore' });
-  const config = loadConfig(stack.env);
-  const storage = createStorage(config);
-  const engine = new StillEngine({ fonts: await FontCatalog.system(), fetch: storageAwareFetcher(config, storage) });
-  const editOf = (i) => assertEdit(applyMerge(TEMPLATE.edit, values(i)).value);
-  for (let i = 0; i < 5; i++) await engine.render(editOf(-i));
-  const engineMs = [];
-  for (let i = 0; i < args.requests; i++) {
-    const edit = editOf(i);
-    const t = performance.now();
-    await engine.render(edit);
-    engineMs.push(performance.now() - t);
-  }
 
   return {
     http: { p50: quantile(latency, 0.5), p95: quantile(latency, 0.95), perSecond: done / args.seconds, concurrency: args.concurrency },
