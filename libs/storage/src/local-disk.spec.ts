@@ -49,12 +49,14 @@ describe('LocalDiskStorage (issue 5: output storage)', () => {
     await expect(storage.put('r/rnd_2/output.png', bytes, { fresh: true })).resolves.toEqual({ key: 'r/rnd_2/output.png', sizeBytes: 70_000 });
     expect(readdirSync(join(root, 'r', 'rnd_2'))).toEqual(['output.png']);
     expect(readFileSync(join(root, 'r', 'rnd_2', 'output.png')).equals(bytes)).toBe(true);
+    // Read back in 64 KiB chunks, or whole in one when asked (format=binary).
+    expect((await (await storage.read('r/rnd_2/output.png')).toArray()).map((c: Buffer) => c.length)).toEqual([65_536, 4_464]);
+    const whole = await (await storage.read('r/rnd_2/output.png', undefined, { chunkBytes: 70_000 })).toArray();
+    expect([whole.length, Buffer.concat(whole).equals(bytes)]).toEqual([1, true]);
     // A second write of the same key (an earlier run's file): the whole new file, as `put` writes it.
     await expect(storage.put('r/rnd_2/output.png', Buffer.alloc(10, 'z'), { fresh: true })).resolves.toEqual({ key: 'r/rnd_2/output.png', sizeBytes: 10 });
     expect(readFileSync(join(root, 'r', 'rnd_2', 'output.png')).toString()).toBe('z'.repeat(10));
     expect(readdirSync(join(root, 'r', 'rnd_2'))).toEqual(['output.png']);
-    // Read back whole in one chunk when asked.
-    expect((await (await storage.read('r/rnd_2/output.png', undefined, { chunkBytes: 10 })).toArray()).map((c: Buffer) => c.length)).toEqual([10]);
   });
 
   it('writes nothing anywhere for a key that could leave the root', async () => {
