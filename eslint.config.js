@@ -35,6 +35,15 @@ export default tseslint.config(
     },
   },
   {
+    // Issue 29: the dashboard's template editor completes what the parser accepts from the same lists: the
+    // two pure data files of libs/edit-spec (no imports beyond each other), not the library (its index is the
+    // server's parser). Only these two, only from this file.
+    files: ['apps/dashboard/src/edit-json.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ regex: '^\\.\\./.*libs/(?!edit-spec/src/(keys|model)\\.js$)', message: 'The dashboard takes only libs/edit-spec keys.ts and model.ts (pure data).' }] }],
+    },
+  },
+  {
     // Issue 31: the worker is adapters over the libraries' rules; the database, Redis and Lua stay behind their ports.
     files: ['apps/worker/**/*.ts'],
     rules: {

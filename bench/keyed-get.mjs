@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
- * Keyed GET benchmark: requests/s of GET /api/v1/keys/current (API-key auth + metering + one row
- * read by id) against a bare Fastify hello-world, both started by this script, loaded in turn
+ * Keyed GET benchmark: requests/s of GET /api/v1/keys/current (API-key auth + metering; the key's row
+ * from the key cache) against a bare Fastify hello-world, both started by this script, loaded in turn
  * by autocannon from this process. See docs/benchmarks.md.
  *
  *   npm run bench:keyed-get -- [--connections 16] [--duration 10] [--warmup 2] [--rounds 1]
@@ -15,7 +15,8 @@ import {
   busyBeforeLoad, cannon, cli, combineRuns, cpuTimes, floored, freePort, log, machine, number, oneOf, runBench, startChild, startStack, stealPct, waitFor,
 } from './lib/harness.mjs';
 
-const TARGET_RATIO = 0.3;
+/** Issue 33's target (issue 13 set 30 %). */
+const TARGET_RATIO = 0.5;
 
 /** A static body shaped and sized like the keyed response (~470 bytes of JSON). */
 const BARE_BODY = {

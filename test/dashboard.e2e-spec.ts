@@ -20,6 +20,8 @@ import { createWorkerApp } from '../apps/worker/src/app.js';
 import { dashboardDir } from '../apps/api/src/dashboard/serve.js';
 import { lastCode, startApi, type TestApi } from './harness.js';
 import { seedStockItems, until } from './render-helpers.js';
+import { sineWav } from '#testing/video';
+import { startGoogleFake, type GoogleFake } from '#testing/suite';
 
 // Issue 18: the web dashboard driven in Debian's Chromium (chromium-headless-shell, never a downloaded
 // browser) against the real API and worker: sign-in by a code from the development outbox (§5 "Session
@@ -53,6 +55,7 @@ describe('the web dashboard in a browser', () => {
   let workspaceId: string;
   let receiver: Server;
   let receiverUrl: string;
+  let google: GoogleFake;
   const received: string[] = [];
 
   /** Navigates inside the app as a user does: through the main menu. */
@@ -96,7 +99,8 @@ describe('the web dashboard in a browser', () => {
       });
     });
     base = `http://127.0.0.1:${port}`;
-    api = await startApi({ VIDEO_ENGINE: 'on', PORT: String(port), PUBLIC_URL: base });
+    google = await startGoogleFake();
+    api = await startApi({ VIDEO_ENGINE: 'on', PORT: String(port), PUBLIC_URL: base, GOOGLE_CLIENT_ID: google.clientId, GOOGLE_CLIENT_SECRET: google.clientSecret });
     await api.app.listen({ port, host: '127.0.0.1' });
     worker = await createWorkerApp(api.config);
     orm = await openAppDatabase(api.config.database, { migrate: false });
@@ -118,6 +122,7 @@ describe('the web dashboard in a browser', () => {
     await orm?.close(true);
     await api?.close();
     receiver?.close();
+    await google?.close();
   });
 
   it('the first page\'s JavaScript is within budget (≤ 250 KB gzipped)', () => {
@@ -478,6 +483,21 @@ describe('the web dashboard in a browser', () => {
     await until(async () => events(received.slice(before)).some((e) => e.type === 'render.completed' && had.has(e.id)), 'the redelivered render.completed', 15_000);
   });
 
+  it('issue 29 "errors in plain words": a failed render says which clip failed and why, the code and message beside', async () => {
+    // The receiver answers "ok" as text: not a picture.
+    const res = await keyApi('/v1/render', { method: 'POST', body: JSON.stringify({ edit: { timeline: { tracks: [
+      { clips: [{ asset: { type: 'text', text: 'Over it', font: { family: 'Open Sans', size: 20 } }, start: 0, length: 1 }] },
+      { clips: [{ asset: { type: 'shape', shape: 'circle', circle: { radius: 4 } }, start: 0, length: 1 }, { asset: { type: 'image', src: `${receiverUrl}/photo.jpg` }, start: 0, length: 1 }] },
+    ] }, output: { format: 'png', size: { width: 64, height: 64 } } } }) });
+    const body = (await res.json()) as { code: string; data: { id: string } };
+    expect([res.status, body.code]).toEqual([422, 'MEDIA_UNAVAILABLE']);
+    await page.goto(`${base}/renders/${body.data.id}`);
+    const alert = page.getByRole('alert');
+    await alert.getByText('The picture of clip 2 on track 2 could not be used: the file is not a media type the renderer reads').waitFor();
+    await expect(alert.textContent()).resolves.toContain('MEDIA_UNAVAILABLE');
+    await accessible('a failed render');
+  });
+
   it('uploads a picture by drag and drop and uses it in a template field', async () => {
     const red = await sharp({ create: { width: 64, height: 64, channels: 3, background: '#ff0000' } }).png().toBuffer();
     await open('Media');
@@ -509,6 +529,177 @@ describe('the web dashboard in a browser', () => {
     expect([data[0]! > 200, data[1]! < 60, data[2]! < 60]).toEqual([true, true, true]);
   }, 90_000);
 
+  it('issue 29: a library template is opened and previewed with the user\'s values before it is copied; Duplicate makes it theirs', async () => {
+    await open('Templates');
+    await page.getByRole('button', { name: 'Library' }).click();
+    await page.getByRole('link', { name: 'Bold social post' }).click();
+    await page.getByRole('heading', { level: 1, name: /Bold social post/ }).waitFor();
+    const libraryId = page.url().split('/').pop()!;
+    const picture = page.getByRole('img', { name: 'Preview of Bold social post' });
+    const stock = await picture.getAttribute('src');
+    await page.getByRole('textbox').first().fill('Seen before copying');
+    // The form's preview (a test-mode still) replaces the library's stock picture: drawn, not refused.
+    await until(async () => ((await picture.getAttribute('src')) ?? stock) !== stock, 'the preview of the typed values', 20_000, 50);
+    await expect(page.getByRole('alert').count()).resolves.toBe(0);
+    await expect(page.getByRole('button', { name: 'Render', exact: true }).count()).resolves.toBe(0);
+    await page.getByRole('button', { name: 'Duplicate to my templates' }).click();
+    await page.waitForURL((url) => /\/templates\/tpl_/.test(url.pathname) && !url.pathname.endsWith(libraryId));
+    await page.getByRole('button', { name: 'Publish' }).waitFor();
+    await accessible('a library template opened');
+  });
+
+  it('issue 29 "design templates": the edit JSON with completion, its 422s on their lines, a live preview of each change, saved as a new version', async () => {
+    const card = {
+      name: 'Design card', categoryId: 'social-media', subcategoryId: 'post',
+      edit: { timeline: { background: '#1d3557', tracks: [{ clips: [{ asset: { type: 'text', text: '{{HEADLINE}}', font: { family: 'Open Sans', size: 28, color: '#ffffff' } }, start: 0, length: 1, position: 'top' }] }] }, output: { format: 'png', size: { width: 240, height: 160 } } },
+      fields: [{ key: 'HEADLINE', label: 'Headline', type: 'text', defaultValue: 'Designed' }],
+    };
+    const imported = await keyApi('/v1/templates/import', { method: 'POST', body: JSON.stringify(card) });
+    expect(imported.status).toBe(201);
+    const id = ((await imported.json()) as { data: { id: string } }).data.id;
+    await page.goto(`${base}/templates/${id}`);
+    await page.getByRole('link', { name: 'Design' }).click();
+    await page.getByRole('heading', { level: 1, name: /^Design Design card/ }).waitFor();
+    const editor = page.getByLabel('Edit (JSON)');
+    const picture = page.getByRole('img', { name: /^Preview of / });
+    /** The preview's pixel at (4, 150), below the text: the background (under the test-mode watermark's veil: compared by its strongest channel). */
+    const corner = async () => {
+      const { body } = await fetch(new URL((await picture.getAttribute('src'))!, base)).then(async (r) => ({ body: Buffer.from(await r.arrayBuffer()) }));
+      const { data } = await sharp(body).extract({ left: 4, top: 150, width: 1, height: 1 }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+      const [r, g, b] = [...data] as [number, number, number];
+      return r > g + 40 && r > b + 40 ? 'red' : b > r + 20 && b > g ? 'blue' : `rgb(${r}, ${g}, ${b})`;
+    };
+    await until(async () => (await picture.count()) === 1, 'the first preview', 20_000, 50);
+    expect(await corner()).toBe('blue');
+    // A change is drawn within a second or so of typing (the preview follows the unsaved edit).
+    const text = (await editor.inputValue()).replace('#1d3557', '#e63946');
+    const typed = Date.now();
+    await editor.fill(text);
+    await until(async () => (await corner()) === 'red', 'the preview of the new background', 20_000, 50);
+    console.log(`dashboard: the designer's preview followed a change in ${Date.now() - typed} ms`);
+    // A 422's path is shown on the line it points at.
+    const broken = text.replace('"length": 1', '"length": -1');
+    await editor.fill(broken);
+    const line = broken.split('\n').findIndex((l) => l.includes('"length": -1')) + 1;
+    await page.getByRole('list', { name: 'Problems' }).getByRole('button', { name: `line ${line}` }).waitFor({ timeout: 20_000 });
+    await expect(page.locator(`.gutter li[data-line="${line}"]`).getAttribute('class')).resolves.toBe('bad');
+    // Completion of what the API accepts: a clip's fields starting with "fi", then a fit.
+    const at = text.indexOf('"start": 0,') + '"start": 0,'.length;
+    await editor.fill(text);
+    await editor.evaluate((el: HTMLTextAreaElement, offset) => el.setSelectionRange(offset, offset), at);
+    await editor.press('End');
+    await editor.evaluate((el: HTMLTextAreaElement, offset) => el.setSelectionRange(offset, offset), at);
+    await editor.pressSequentially(' "fi');
+    await editor.press('Control+Space');
+    const options = page.getByRole('listbox', { name: 'Completions' }).getByRole('option');
+    await expect(options.allTextContents()).resolves.toEqual(['fit', 'filter']);
+    await editor.press('Enter');
+    await editor.pressSequentially('"');
+    await editor.press('Control+Space');
+    await expect(options.allTextContents()).resolves.toEqual(['crop', 'cover', 'contain', 'none']);
+    await editor.press('ArrowDown');
+    await editor.press('Enter');
+    await editor.pressSequentially(',');
+    expect(await editor.inputValue()).toContain('"start": 0, "fit": "cover",');
+    await until(async () => (await page.getByRole('list', { name: 'Problems' }).count()) === 0, 'the completed edit to be valid', 20_000, 50);
+    // Save as a new version, renamed.
+    await page.getByLabel('Name').fill('Design card, red');
+    await page.getByRole('button', { name: 'Save as version 2' }).click();
+    await page.getByRole('heading', { level: 1, name: /^Design Design card, red/ }).waitFor();
+    const saved = ((await (await keyApi(`/v1/templates/${id}`)).json()) as { data: { version: number; name: string; edit: { timeline: { background: string; tracks: { clips: { fit?: string }[] }[] } } } }).data;
+    expect([saved.version, saved.name, saved.edit.timeline.background, saved.edit.timeline.tracks[0]!.clips[0]!.fit]).toEqual([2, 'Design card, red', '#e63946', 'cover']);
+    await accessible('the template designer');
+  }, 90_000);
+
+  it('issue 29 "connect accounts from the browser": the workspace suite through the provider\'s consent page, an offline engine in one click, Disconnect after confirming', async () => {
+    await open('Integrations');
+    const suite = page.locator('[data-provider="workspace-suite"]');
+    await suite.getByText('not connected').waitFor();
+    // Cancelled on the consent page: said in words, nothing connected.
+    await suite.getByText('Another authorization server').click();
+    await suite.getByLabel('Base URL').fill(google.baseUrl);
+    await suite.getByRole('button', { name: 'Connect' }).click();
+    await page.getByRole('heading', { name: /is signing in to a media rendering API/ }).waitFor();
+    await page.getByRole('link', { name: 'Cancel' }).click();
+    await page.getByRole('alert').getByText('You cancelled on the provider\'s consent page: nothing was connected.').waitFor();
+    // Allowed: back at the dashboard, connected as the account's email.
+    await page.getByRole('link', { name: 'Back to integrations' }).click();
+    await suite.getByText('Another authorization server').click();
+    await suite.getByLabel('Base URL').fill(google.baseUrl);
+    await suite.getByRole('button', { name: 'Connect' }).click();
+    await page.getByRole('link', { name: 'Allow' }).click();
+    await page.getByRole('status').getByText('Connected Workspace suite.').waitFor({ timeout: 20_000 });
+    await suite.getByText(/ops@example\.com/).waitFor();
+    const listed = ((await (await keyApi('/v1/integrations')).json()) as { data: { provider: string; account: { email: string } }[] }).data;
+    expect(listed.map((c) => [c.provider, c.account.email])).toEqual([['workspace-suite', 'ops@example.com']]);
+    // The offline voice engine in one click; then disconnected after confirming.
+    const voice = page.locator('[data-provider="voice-provider"]');
+    await voice.getByRole('button', { name: 'Use the offline engine for Voice' }).click();
+    await voice.getByText(/The offline engine of this deployment/).waitFor();
+    await accessible('integrations, connected');
+    await voice.getByRole('button', { name: 'Disconnect Voice' }).click();
+    await expect(voice.getByRole('group', { name: 'Disconnect Voice' }).textContent()).resolves.toContain('Its credentials are deleted');
+    await voice.getByRole('button', { name: 'Confirm' }).click();
+    await voice.getByText('not connected').waitFor();
+    await suite.getByRole('button', { name: 'Disconnect Workspace suite' }).click();
+    await suite.getByRole('button', { name: 'Confirm' }).click();
+    await suite.getByText('not connected').waitFor();
+    expect(((await (await keyApi('/v1/integrations')).json()) as { data: unknown[] }).data).toEqual([]);
+  }, 60_000);
+
+  it('issue 29: a sound shows its waveform and plays in place; a font shows a specimen set in the uploaded file', async () => {
+    const uploadFile = async (bytes: Buffer, name: string, type: string) => {
+      const form = new FormData();
+      form.append('file', new Blob([new Uint8Array(bytes)], { type }), name);
+      const res = await fetch(`${base}/api/v1/assets`, { method: 'POST', headers: { 'x-api-key': liveKey }, body: form });
+      expect(res.status).toBeLessThan(300);
+      return ((await res.json()) as { data: { id: string } }).data.id;
+    };
+    await uploadFile(sineWav(1.5), 'tone.wav', 'audio/wav');
+    const fontId = await uploadFile(readFileSync('/usr/share/fonts/truetype/comfortaa/Comfortaa-Regular.ttf'), 'comfortaa.ttf', 'font/ttf');
+    await open('Media');
+    const sound = page.locator('[data-asset]', { hasText: 'tone.wav' });
+    await sound.getByText('ready').waitFor({ timeout: 20_000 });
+    const player = sound.locator('audio[aria-label="Play tone.wav"]');
+    // The browser reads the stored file: its length is the sound's.
+    const seconds = await player.evaluate((el: HTMLAudioElement) => new Promise<number>((resolve, reject) => {
+      el.addEventListener('loadedmetadata', () => resolve(el.duration), { once: true });
+      el.addEventListener('error', () => reject(new Error(`audio error ${el.error?.code}`)), { once: true });
+      el.preload = 'auto';
+      el.load();
+    }));
+    expect(seconds).toBeCloseTo(1.5, 1);
+    await expect(sound.locator('img').count()).resolves.toBe(1); // its waveform
+    const font = page.locator('[data-asset]', { hasText: 'comfortaa.ttf' });
+    await font.locator('[data-specimen="loaded"]').waitFor({ timeout: 20_000 });
+    expect(await page.evaluate((face) => document.fonts.check(`16px "${face}"`), `specimen-${fontId}`)).toBe(true);
+    await expect(font.locator('.specimen').evaluate((el) => getComputedStyle(el).fontFamily.replaceAll('"', ''))).resolves.toBe(`specimen-${fontId}`);
+    await accessible('media with a sound and a font');
+  });
+
+  it('issue 29 "nothing lost by one click": deleting media asks first, naming the file; Cancel keeps it, Confirm deletes it', async () => {
+    const png = await sharp({ create: { width: 16, height: 16, channels: 3, background: '#00ff00' } }).png().toBuffer();
+    const form = new FormData();
+    form.append('file', new Blob([png], { type: 'image/png' }), 'green-dot.png');
+    const up = await fetch(`${base}/api/v1/assets`, { method: 'POST', headers: { 'x-api-key': liveKey }, body: form });
+    expect(up.status).toBeLessThan(300);
+    const id = ((await up.json()) as { data: { id: string } }).data.id;
+    const status = async () => (await keyApi(`/v1/assets/${id}`)).status;
+    await open('Media');
+    const item = page.locator('[data-asset]', { hasText: 'green-dot.png' });
+    await item.getByText('ready').waitFor();
+    await item.getByRole('button', { name: 'Delete green-dot.png' }).click();
+    const ask = page.getByRole('group', { name: 'Delete green-dot.png' });
+    await expect(ask.textContent()).resolves.toContain('Delete green-dot.png? Templates and renders that use its URL can no longer load it.');
+    await ask.getByRole('button', { name: 'Cancel' }).click();
+    await expect(ask.count()).resolves.toBe(0);
+    expect(await status()).toBe(200);
+    await item.getByRole('button', { name: 'Delete green-dot.png' }).click();
+    await ask.getByRole('button', { name: 'Confirm' }).click();
+    await until(async () => (await item.count()) === 0, 'the deleted file to leave the list', 10_000, 50);
+    expect(await status()).toBe(404);
+  });
+
   it('archives an own template from the list', async () => {
     await open('Templates');
     const card = page.locator('[data-template]', { hasText: 'Sale announcement' });
@@ -517,6 +708,16 @@ describe('the web dashboard in a browser', () => {
     await expect(card.getByRole('group', { name: /^Archive / }).textContent()).resolves.toContain('Archive Sale announcement? It can no longer be rendered.');
     await card.getByRole('button', { name: 'Confirm' }).click();
     await card.waitFor({ state: 'detached' }); // the list leaves archived templates out unless asked
+    // Issue 29: undo for a few seconds; it is published again, in the list and in the API.
+    const notice = page.getByRole('status').filter({ hasText: 'Archived Sale announcement.' });
+    await notice.getByRole('button', { name: 'Undo' }).click();
+    await card.getByText('published', { exact: true }).waitFor();
+    await expect(notice.count()).resolves.toBe(0);
+    const id = await card.getAttribute('data-template');
+    expect(((await (await keyApi(`/v1/templates/${id}`)).json()) as { data: { status: string } }).data.status).toBe('published');
+    await card.getByRole('button', { name: /^Archive / }).click();
+    await card.getByRole('button', { name: 'Confirm' }).click();
+    await card.waitFor({ state: 'detached' });
     await page.getByLabel('Status').selectOption('archived');
     await card.getByText('archived', { exact: true }).waitFor();
     await expect(card.getByRole('button', { name: /^Archive / }).count()).resolves.toBe(0);
@@ -531,10 +732,21 @@ describe('the web dashboard in a browser', () => {
     await capture.waitFor();
     await expect(capture.textContent()).resolves.toMatch(/0 \(1 credit spent from the hold\)|0 \(\d+ credits spent from the hold\)/);
     await expect(page.getByRole('table').getByText('held for a running render').count()).resolves.toBeGreaterThan(0);
+    // Issue 29 "the Credits page updates live": a render made elsewhere (the API, by key) shows its
+    // hold and its capture here without a reload, and the available balance moves with them.
+    const available = async () => Number(await page.locator('[data-kind="image"] .big').textContent());
+    const before = await available();
+    const made = await keyApi('/v1/render', { method: 'POST', body: JSON.stringify({ edit: { timeline: { background: '#224466', tracks: [{ clips: [{ asset: { type: 'shape', shape: 'circle', circle: { radius: 4 } }, start: 0, length: 1 }] }] }, output: { format: 'png', size: { width: 24, height: 24 } } } }) });
+    expect(made.status).toBe(200);
+    const madeId = ((await made.json()) as { data: { id: string } }).data.id;
+    const lines = page.getByRole('row').filter({ has: page.getByRole('link', { name: madeId }) });
+    await until(async () => (await lines.count()) === 2, 'the new render\'s hold and capture in the ledger', 10_000, 50);
+    expect((await lines.allTextContents()).map((t) => /held for a running render|render done: hold spent/.exec(t)?.[0]).sort()).toEqual(['held for a running render', 'render done: hold spent']);
+    await until(async () => (await available()) === before - 1, 'the balance to show one credit fewer', 10_000, 50);
     await accessible('credits');
     await screenshot('credits');
     await open('Integrations');
-    await page.getByText('No account connected.').waitFor();
+    await page.getByRole('list', { name: 'Providers' }).waitFor();
     await accessible('integrations');
     await screenshot('integrations');
     await page.setViewportSize({ width: 375, height: 760 });
@@ -543,6 +755,12 @@ describe('the web dashboard in a browser', () => {
       await until(async () => (await page.getByText(/^Loading/).count()) === 0, `${label} loaded`, 30_000, 50);
       await accessible(`${label} at 375 px`);
       expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
+      // Issue 29: a table's actions stay reachable on a phone: every button lies within the screen.
+      const outside = await page.evaluate(() => [...document.querySelectorAll('table button')].filter((b) => {
+        const r = b.getBoundingClientRect();
+        return r.width > 0 && (r.left < 0 || r.right > window.innerWidth);
+      }).map((b) => b.getAttribute('aria-label') ?? b.textContent));
+      expect(outside).toEqual([]);
     }
     await page.setViewportSize({ width: 1280, height: 800 });
   }, 60_000);

@@ -177,6 +177,38 @@ describe('dashboard form previews (issue 28): not renders of the workspace\'s hi
     expect((await preview({ HEADLINE: 'After' })).json().data.status).toBe('done');
   });
 
+  it('issue 29: a draft is previewed before it is published (a render of it stays 409 TEMPLATE_NOT_PUBLISHED); another workspace\'s private template stays 404', async () => {
+    const draft = await call('POST', '/v1/templates/import', { 'x-api-key': ws.liveKey }, { ...CARD, name: 'Draft card' });
+    const id = draft.json().data.id as string;
+    expect(draft.json().data.status).toBe('draft');
+    const res = await call('POST', `/organization/templates/${id}/preview`, owner, { values: { HEADLINE: 'Draft look' } });
+    expect([res.statusCode, res.json().data.status, res.json().data.preview, res.json().data.watermarked]).toEqual([200, 'done', true, true]);
+    const stored = await fetchStored(api, res.json().data.url as string);
+    expect([stored.status, (await sharp(stored.body).metadata()).width]).toEqual([200, 320]);
+    const rendered = await call('POST', '/v1/render', { 'x-api-key': ws.testKey }, { templateId: id });
+    expect([rendered.statusCode, rendered.json().code]).toEqual([409, 'TEMPLATE_NOT_PUBLISHED']);
+    const other = (await api.cli('workspace:create', '--name', 'Elsewhere', '--plan', 'pro')).json as { liveKey: string };
+    const theirs = await call('POST', '/v1/templates/import', { 'x-api-key': other.liveKey }, { ...CARD, name: 'Their card' });
+    const stranger = await call('POST', `/organization/templates/${theirs.json().data.id as string}/preview`, owner, { values: {} });
+    expect([stranger.statusCode, stranger.json().code]).toEqual([404, 'TEMPLATE_NOT_FOUND']);
+  });
+
+  it('issue 29 (the designer): an unsaved edit of an own template is drawn, its 422 named edit.…; a template not the workspace\'s own is 404', async () => {
+    const edit = { ...CARD.edit, timeline: { ...CARD.edit.timeline, background: '#ff0000' } };
+    const res = await call('POST', `/organization/templates/${templateId}/preview`, owner, { edit, values: { HEADLINE: 'Unsaved' } });
+    expect([res.statusCode, res.json().data.status, res.json().data.preview, res.json().data.templateId]).toEqual([200, 'done', true, null]);
+    const stored = await fetchStored(api, res.json().data.url as string);
+    const { data } = await sharp(stored.body).extract({ left: 2, top: 170, width: 1, height: 1 }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+    expect(data[0]).toBeGreaterThan(data[2]! + 60); // the unsaved red, not the saved navy
+    const bad = await call('POST', `/organization/templates/${templateId}/preview`, owner, { edit: { ...edit, output: { format: 'png', size: { width: -1, height: 10 } } } });
+    expect([bad.statusCode, Object.keys(bad.json().errors ?? {})]).toEqual([422, ['edit.output.size.width']]);
+    const library = (await call('GET', '/v1/templates?scope=library&kind=image&limit=1', { 'x-api-key': ws.liveKey })).json().data[0] as { id: string } | undefined;
+    for (const id of ['tpl_nothing', ...(library ? [library.id] : [])]) {
+      const other = await call('POST', `/organization/templates/${id}/preview`, owner, { edit });
+      expect([id, other.statusCode, other.json().code]).toEqual([id, 404, 'TEMPLATE_NOT_FOUND']);
+    }
+  });
+
   it('a video template is 422 VALIDATION_FAILED at templateId: a preview is a still', async () => {
     const video = await call('POST', '/v1/templates/import', { 'x-api-key': ws.liveKey }, { ...CARD, name: 'Video card', edit: { ...CARD.edit, output: { format: 'mp4', size: { width: 320, height: 180 }, fps: 12 } } });
     const id = video.json().data.id as string;

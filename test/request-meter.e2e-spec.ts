@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { type KeyMode } from '#libs/core';
 import { PLANS } from '#libs/workspaces';
-import { RequestMeter, type CachedKey } from '#libs/keys';
+import { RequestMeter, type MeteredCaller } from '#libs/keys';
 import { RedisKeys } from '#libs/redis';
 
 // The meter's Lua script against a real Redis (decisions.md "Rate limits and allowances"): what the
@@ -14,21 +14,18 @@ describe('request meter script', () => {
   afterAll(() => redis.quit());
 
   let n = 0;
-  function entry(mode: KeyMode = 'live', version = '0'): CachedKey {
+  function entry(mode: KeyMode = 'live', version = '0'): MeteredCaller {
     const workspaceId = `ws_${++n}`;
-    return {
-      keyId: `key_${n}`, workspaceId, mode, scopes: new Set(), ipRules: [], expiresAt: null, revoked: false, suspended: false,
-      plan: PLANS.free, version, loadedAt: 0,
-    };
+    return { workspaceId, mode, plan: PLANS.free, version };
   }
   /** One event-loop turn of `count` requests with the same key. */
-  const turn = (e: CachedKey, count: number) => Promise.all(Array.from({ length: count }, () => meter.count(e)));
+  const turn = (e: MeteredCaller, count: number) => Promise.all(Array.from({ length: count }, () => meter.count(e)));
   /** The keys of the current minute window and month (UTC). */
   const now = () => {
     const t = Date.now();
     return { windowStart: t - (t % 60_000), month: new Date(t).toISOString().slice(0, 7), monthEnd: Date.UTC(new Date(t).getUTCFullYear(), new Date(t).getUTCMonth() + 1, 1) };
   };
-  const counters = async (e: CachedKey) => {
+  const counters = async (e: MeteredCaller) => {
     const { windowStart, month } = now();
     const [minute, monthly] = await redis.mget(keys.rateWindow(e.workspaceId, e.mode, windowStart), keys.monthlyRequests(e.workspaceId, month));
     return { minute: Number(minute), month: Number(monthly) };

@@ -54,7 +54,7 @@ describe('worker: a job runs end to end through Redis', () => {
   });
 
   it('refuses to start when a job has no processor, two, or one on the wrong queue', () => {
-    expect(() => checkHandlers([])).toThrow(/No processor handles system.ping, credits.sweep, renders.purge, assets.sweep, transcriptions.sweep, webhooks.dispatch, webhooks.deliver, still.render, video.render, video.chunk, video.combine, asset.process, transcription.run, workflow.row, workflow.run, campaign.send$/);
+    expect(() => checkHandlers([])).toThrow(/No processor handles system.ping, credits.sweep, renders.purge, assets.sweep, transcriptions.sweep, webhooks.dispatch, webhooks.deliver-event, webhooks.deliver, still.render, video.render, video.chunk, video.combine, asset.process, transcription.run, workflow.row, workflow.run, campaign.send$/);
     const ping = { queue: 'system' as const, handles: () => ['system.ping' as const] };
     expect(() => checkHandlers([ping, ping])).toThrow(/Two processors handle system.ping/);
     expect(() => checkHandlers([{ queue: 'stills', handles: () => ['system.ping'] }])).toThrow(/stills processor handles system.ping, a job of the system queue/);

@@ -92,6 +92,8 @@ export class GoogleFake {
   accessToken = `ya29.${randomBytes(24).toString('hex')}`;
   readonly requests: FakeGoogleRequest[] = [];
   baseUrl = '';
+  /** The Google account that consents (its email, as Drive's about.get names it). */
+  accountEmail = 'ops@example.com';
   /** A failure for the next `failTimes` API calls (the token endpoint excepted). */
   failure: GoogleFakeFailure | null = null;
   failTimes = Infinity;
@@ -222,6 +224,7 @@ export class GoogleFake {
     if (record.authorization !== `Bearer ${this.accessToken}`) {
       return json(401, googleError(401, 'UNAUTHENTICATED', 'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.'));
     }
+    if (req.method === 'GET' && url.pathname === '/drive/v3/about') return json(200, { user: { kind: 'drive#user', displayName: 'Ops Team', emailAddress: this.accountEmail } });
     if (req.method === 'GET' && url.pathname === '/drive/v3/files') {
       return (record.query.q ?? '').includes('application/vnd.google-apps.spreadsheet') ? this.listFiles(record, json) : this.listDrive(record, json);
     }
@@ -274,10 +277,27 @@ export class GoogleFake {
     if (q.client_id !== this.clientId) return json(401, { error: 'invalid_client', error_description: 'The OAuth client was not found.' });
     if (q.response_type !== 'code' || !q.redirect_uri || !q.scope) return json(400, { error: 'invalid_request', error_description: 'Required parameter is missing: response_type, redirect_uri or scope' });
     if (q.code_challenge_method !== 'S256' || !/^[\w-]{43}$/.test(q.code_challenge ?? '')) return json(400, { error: 'invalid_request', error_description: 'Invalid code_challenge or code_challenge_method' });
-    const code = `4/0${randomBytes(24).toString('base64url')}`;
-    this.codes.set(code, { challenge: q.code_challenge!, redirectUri: q.redirect_uri });
     const to = new URL(q.redirect_uri);
     to.searchParams.set('state', q.state ?? '');
+    // A browser (Accept: text/html) sees the consent page and chooses; other clients agree at once.
+    if (String(record.headers?.accept ?? '').includes('text/html') && q.decision === undefined) {
+      const again = (decision: string) => {
+        const url = new URL(`${this.baseUrl}/auth`);
+        for (const [k, v] of Object.entries(q)) url.searchParams.set(k, v);
+        url.searchParams.set('decision', decision);
+        return url.toString().replaceAll('&', '&amp;').replaceAll('"', '&quot;');
+      };
+      const page = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sign in - Google Accounts</title></head><body><main>`
+        + `<h1>${this.accountEmail} is signing in to a media rendering API</h1><p>It wants to see, edit, create and delete your spreadsheets and Drive files, and see your contacts.</p>`
+        + `<a href="${again('allow')}">Allow</a> <a href="${again('deny')}">Cancel</a></main></body></html>`;
+      return void res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(page);
+    }
+    if (q.decision === 'deny') {
+      to.searchParams.set('error', 'access_denied');
+      return void res.writeHead(302, { location: to.toString() }).end();
+    }
+    const code = `4/0${randomBytes(24).toString('base64url')}`;
+    this.codes.set(code, { challenge: q.code_challenge!, redirectUri: q.redirect_uri });
     to.searchParams.set('code', code);
     to.searchParams.set('scope', q.scope);
     res.writeHead(302, { location: to.toString() }).end();

@@ -3,7 +3,8 @@ import { api, envelope, refreshSession, session, type Mode } from './api/client'
 import { loadMe, MeContext, preferredWorkspace, rememberWorkspace, SignIn, WorkspaceSwitcher, type Me } from './auth';
 import { Link, navigate, useLocation } from './router';
 import { CreditsPage } from './pages/Credits';
-import { IntegrationsPage } from './pages/Integrations';
+import { DesignPage } from './pages/Design';
+import { IntegrationsCallback, IntegrationsPage } from './pages/Integrations';
 import { KeysPage } from './pages/Keys';
 import { MediaPage } from './pages/Media';
 import { RenderPage } from './pages/Render';
@@ -25,13 +26,13 @@ const NAV: [string, string][] = [
 ];
 
 function Page({ path }: { path: string }) {
-  const [, section, id] = path.split('/');
+  const [, section, id, sub] = path.split('/');
   switch (section) {
     case '':
     case 'renders':
       return id ? <RenderPage id={id} /> : <RendersPage />;
     case 'templates':
-      return id ? <TemplatePage id={id} /> : <TemplatesPage />;
+      return id ? sub === 'design' ? <DesignPage id={id} /> : <TemplatePage id={id} /> : <TemplatesPage />;
     case 'media':
       return <MediaPage />;
     case 'keys':
@@ -41,7 +42,7 @@ function Page({ path }: { path: string }) {
     case 'credits':
       return <CreditsPage />;
     case 'integrations':
-      return <IntegrationsPage />;
+      return id === 'callback' ? <IntegrationsCallback /> : <IntegrationsPage />;
     case 'team':
       return <TeamPage />;
     default:

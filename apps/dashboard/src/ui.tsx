@@ -1,5 +1,5 @@
 // Shared pieces of the pages: loading, empty and error states, data loading, small formatters.
-import { useCallback, useEffect, useRef, useState, type ReactNode } from 'react';
+import { useCallback, useEffect, useLayoutEffect, useRef, useState, type ReactNode } from 'react';
 import { ApiFailure } from './api/client';
 
 /** The §7 envelope as a user reads it: the message and its code. */
@@ -170,13 +170,26 @@ export function CheckboxGroup<T extends string>({ legend, options, selected, onC
 
 /** A table that scrolls sideways on a narrow screen: a header row of column names over the caller's rows. */
 export function Table({ columns, children }: { columns: readonly string[]; children: ReactNode }) {
+  // On a phone each row is stacked as a card (style.css), every cell labelled with its column's name
+  // (data-label, shown before it): no column, and no action, is off the screen. The roles are
+  // explicit because a table whose cells are displayed as blocks may lose them in the browser.
+  const ref = useRef<HTMLTableElement>(null);
+  useLayoutEffect(() => {
+    for (const row of ref.current?.tBodies[0]?.rows ?? []) {
+      row.setAttribute('role', 'row');
+      [...row.cells].forEach((cell, i) => {
+        cell.setAttribute('role', 'cell');
+        if (columns[i]) cell.dataset.label = columns[i];
+      });
+    }
+  });
   return (
     <div className="table">
-      <table>
+      <table ref={ref} role="table">
         <thead>
-          <tr>
+          <tr role="row">
             {columns.map((c) => (
-              <th key={c} scope="col">
+              <th key={c} scope="col" role="columnheader">
                 {c}
               </th>
             ))}

@@ -1,8 +1,9 @@
 import { spawn } from 'node:child_process';
-import { accessSync, constants, existsSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { mkdtemp, open, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
+import { isExecutable, onPath } from '#libs/core';
 import { decodeBudgetMs, decodePcmWav, PCM_RATE } from './pcm.js';
 import { parseSphinxWords, shapeWords } from './sphinx-words.js';
 import { SpeechProviderError } from './speech.js';
@@ -60,21 +61,6 @@ export interface LocalSpeechOptions {
 
 /** util-linux `setpriv`, so a decoder outlives no worker that dies (a parent-death signal). */
 const SETPRIV = ['/usr/bin/setpriv', '/bin/setpriv'].find(isExecutable);
-
-function isExecutable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** `name` found on PATH (or the path itself when it has a slash). */
-function onPath(name: string): string | undefined {
-  if (name.includes('/')) return isExecutable(name) ? name : undefined;
-  return (process.env.PATH ?? '').split(delimiter).filter(Boolean).map((dir) => join(dir, name)).find(isExecutable);
-}
 
 const tail = (text: string) => text.trim().split('\n').slice(-3).join(' ');
 

@@ -28,7 +28,7 @@ export interface AppConfig {
   bodyLimitBytes: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   workerConcurrency: number;
-  /** Webhook delivery attempts a worker runs at once (I/O bound). */
+  /** Jobs of the webhooks queue a worker runs at once (I/O bound): an event's first attempts (up to EVENT_SENDS_AT_ONCE sends each, libs/webhooks) or one attempt of one delivery. */
   webhookConcurrency: number;
   /** A delivery attempt's job lock: the attempts a dead worker held are run again by another within about twice this (WEBHOOK_LOCK_MS). */
   webhookLockMs: number;

@@ -13,3 +13,4 @@ export * from './events.js';
 export * from './scratch.js';
 export * from './modes.js';
 export * from './private-files.js';
+export * from './on-path.js';

@@ -10,3 +10,4 @@ export * from './frame.js';
 export * from './color.js';
 export { aliasTarget } from './parse-assets.js';
 export * from './budget.js';
+export * from './keys.js';

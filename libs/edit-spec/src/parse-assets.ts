@@ -1,3 +1,4 @@
+import { ASSET_FIELDS, EDIT_FIELDS } from './keys.js';
 import {
   ASSET_TYPES, EASINGS, INTERPOLATIONS, POSITIONS, TITLE_SIZES, TITLE_STYLES, VOLUME_EFFECTS,
   type Animatable, type Asset, type AssetType, type AudioAsset, type CaptionAsset, type Crop, type HtmlAsset,
@@ -64,14 +65,14 @@ export function aliasTarget(value: string): string | undefined {
 
 // --- media assets -------------------------------------------------------------------------------
 
-const image = obj<ImageAsset>(['type', 'src', 'crop'], (f) => {
+const image = obj<ImageAsset>(ASSET_FIELDS.image, (f) => {
   const src = f.req('src', mediaSrc);
   const c = f.opt('crop', crop);
   return src === undefined ? undefined : compact<ImageAsset>({ type: 'image', src, crop: c });
 });
 
 const video = obj<VideoAsset>(
-  ['type', 'src', 'trim', 'volume', 'volumeEffect', 'speed', 'crop', 'chromaKey', 'transcode'],
+  ASSET_FIELDS.video,
   (f) => {
     const src = f.req('src', mediaSrc);
     const asset = compact<VideoAsset>({
@@ -95,7 +96,7 @@ const video = obj<VideoAsset>(
   },
 );
 
-const audio = obj<AudioAsset>(['type', 'src', 'trim', 'volume', 'speed', 'effect'], (f) => {
+const audio = obj<AudioAsset>(ASSET_FIELDS.audio, (f) => {
   const src = f.req('src', mediaSrc);
   const asset: AudioAsset = {
     type: 'audio',
@@ -108,7 +109,7 @@ const audio = obj<AudioAsset>(['type', 'src', 'trim', 'volume', 'speed', 'effect
   return src === undefined ? undefined : asset;
 });
 
-const luma = obj<LumaAsset>(['type', 'src', 'trim'], (f) => {
+const luma = obj<LumaAsset>(ASSET_FIELDS.luma, (f) => {
   const src = f.req('src', mediaSrc);
   const trim = f.def('trim', seconds, 0);
   return src === undefined ? undefined : { type: 'luma', src, trim };
@@ -119,12 +120,12 @@ const luma = obj<LumaAsset>(['type', 'src', 'trim'], (f) => {
 const stroke = obj<Stroke>(['width', 'color'], (f) => ({ width: f.def('width', num({ min: 0, max: 10 }), 0), color: f.def('color', color, '#000000') }));
 
 const text = obj<TextAsset>(
-  ['type', 'text', 'width', 'height', 'font', 'background', 'alignment', 'stroke', 'animation', 'ellipsis'],
+  ASSET_FIELDS.text,
   (f) => {
     const content = f.req('text', str());
     const font: TextAsset['font'] = f.opt(
       'font',
-      obj(['family', 'color', 'opacity', 'size', 'weight', 'lineHeight'], (o) =>
+      obj(EDIT_FIELDS.textFont, (o) =>
         compact({
           family: o.opt('family', str({ min: 1 })),
           color: o.opt('color', color),
@@ -174,7 +175,7 @@ const text = obj<TextAsset>(
   },
 );
 
-const title = obj<TitleAsset>(['type', 'text', 'style', 'color', 'size', 'background', 'position', 'offset'], (f) => {
+const title = obj<TitleAsset>(ASSET_FIELDS.title, (f) => {
   const content = f.req('text', str());
   const offsetValue = num({ min: -10, max: 10 });
   const asset = compact<TitleAsset>({
@@ -190,7 +191,7 @@ const title = obj<TitleAsset>(['type', 'text', 'style', 'color', 'size', 'backgr
   return content === undefined ? undefined : asset;
 });
 
-const html = obj<HtmlAsset>(['type', 'html', 'css', 'width', 'height', 'background', 'position'], (f) => {
+const html = obj<HtmlAsset>(ASSET_FIELDS.html, (f) => {
   const markup = f.req('html', str());
   const asset = compact<HtmlAsset>({
     type: 'html',
@@ -285,7 +286,7 @@ const richStyle = obj<NonNullable<RichTextAsset['style']>>(
 );
 
 const richText = obj<RichTextAsset>(
-  ['type', 'text', 'font', 'style', 'stroke', 'shadow', 'background', 'border', 'padding', 'align', 'alignment', 'animation'],
+  ASSET_FIELDS['rich-text'],
   (f) => {
     const content = f.req('text', str({ max: 5000 }));
     const align = f.opt('align', richAlign);
@@ -343,7 +344,7 @@ const richText = obj<RichTextAsset>(
 
 // --- shapes, svg, captions ----------------------------------------------------------------------
 
-const shape = obj<ShapeAsset>(['type', 'shape', 'width', 'height', 'fill', 'stroke', 'rectangle', 'circle', 'line'], (f) => {
+const shape = obj<ShapeAsset>(ASSET_FIELDS.shape, (f) => {
   const kind = f.req('shape', oneOf(['rectangle', 'circle', 'line']));
   const common = compact({
     type: 'shape' as const,
@@ -391,7 +392,7 @@ const svgSource: Reader<string> = (value, path, issues) => {
   return undefined;
 };
 
-const svg = obj<SvgAsset>(['type', 'src'], (f) => {
+const svg = obj<SvgAsset>(ASSET_FIELDS.svg, (f) => {
   const src = f.req('src', svgSource);
   return src === undefined ? undefined : { type: 'svg', src };
 });
@@ -405,7 +406,7 @@ const captionSource: Reader<string> = (value, path, issues) => {
   return url(value, path, issues);
 };
 
-const caption = obj<CaptionAsset>(['type', 'src', 'font', 'background', 'margin', 'trim', 'speed'], (f) => {
+const caption = obj<CaptionAsset>(ASSET_FIELDS.caption, (f) => {
   const src = f.req('src', captionSource);
   const asset = compact<CaptionAsset>({
     type: 'caption',

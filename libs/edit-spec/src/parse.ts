@@ -1,4 +1,5 @@
 import { ApiError, type FieldErrors } from '#libs/core';
+import { EDIT_FIELDS } from './keys.js';
 import { applyMerge } from './merge.js';
 import {
   ASPECT_RATIOS, CODECS, EFFECTS, FILTERS, FITS, FPS_VALUES, MAX_OUTPUT_SIDE, OUTPUT_FORMATS, PAGE_SIZES, QUALITIES, RESOLUTIONS,
@@ -59,7 +60,7 @@ function unlessNone<T>(read: Reader<T>): Reader<T> {
 const rotation = animatable({ min: -360, max: 360 });
 const skewAmount = animatable();
 
-const transform = obj<Transform>(['rotate', 'skew', 'flip'], (f) =>
+const transform = obj<Transform>(EDIT_FIELDS.transform, (f) =>
   compact({
     rotate: f.opt('rotate', obj(['angle'], (o) => ({ angle: o.def('angle', rotation, 0) }))),
     skew: f.opt('skew', obj(['x', 'y'], (o) => ({ x: o.def('x', skewAmount, 0), y: o.def('y', skewAmount, 0) }))),
@@ -76,12 +77,8 @@ const aliasName: Reader<string> = (value, path, issues) => {
   return name;
 };
 
-const CLIP_KEYS = [
-  'asset', 'start', 'length', 'fit', 'scale', 'width', 'height', 'position', 'offset', 'opacity',
-  'transform', 'filter', 'effect', 'transition', 'alias',
-] as const;
 
-const clip = obj<Clip>(CLIP_KEYS, (f) => {
+const clip = obj<Clip>(EDIT_FIELDS.clip, (f) => {
   const a = f.req('asset', asset);
   const start = f.req('start', clipStart);
   const length = f.req('length', clipLength);
@@ -91,12 +88,12 @@ const clip = obj<Clip>(CLIP_KEYS, (f) => {
     width: f.opt('width', pixels),
     height: f.opt('height', pixels),
     position: f.def('position', position, 'center'),
-    offset: f.def('offset', obj(['x', 'y'], (o) => ({ x: o.def('x', offsetValue, 0), y: o.def('y', offsetValue, 0) })), { x: 0, y: 0 }),
+    offset: f.def('offset', obj(EDIT_FIELDS.offset, (o) => ({ x: o.def('x', offsetValue, 0), y: o.def('y', offsetValue, 0) })), { x: 0, y: 0 }),
     opacity: f.def('opacity', animatable({ min: 0, max: 1 }), 1),
     transform: f.opt('transform', transform),
     filter: f.opt('filter', unlessNone(oneOf(FILTERS))),
     effect: f.opt('effect', unlessNone(effect)),
-    transition: f.opt('transition', obj(['in', 'out'], (o) => compact({ in: o.opt('in', transitionName), out: o.opt('out', transitionName) }))),
+    transition: f.opt('transition', obj(EDIT_FIELDS.transition, (o) => compact({ in: o.opt('in', transitionName), out: o.opt('out', transitionName) }))),
     alias: f.opt('alias', aliasName),
   };
   if (a === undefined || start === undefined || length === undefined) return undefined;
@@ -105,19 +102,19 @@ const clip = obj<Clip>(CLIP_KEYS, (f) => {
 
 // --- timeline -----------------------------------------------------------------------------------
 
-const track = obj<Track>(['clips'], (f) => {
+const track = obj<Track>(EDIT_FIELDS.track, (f) => {
   const clips = f.req('clips', arr(clip));
   return clips === undefined ? undefined : { clips };
 });
 
-const timeline = obj<Timeline>(['background', 'fonts', 'soundtrack', 'tracks', 'cache'], (f) => {
+const timeline = obj<Timeline>(EDIT_FIELDS.timeline, (f) => {
   const tracks = f.req('tracks', arr(track));
   const rest = {
     background: f.def('background', color, '#000000'),
-    fonts: f.def('fonts', arr(obj(['src'], (o) => { const src = o.req('src', mediaSrc); return src === undefined ? undefined : { src }; })), []),
+    fonts: f.def('fonts', arr(obj(EDIT_FIELDS.font, (o) => { const src = o.req('src', mediaSrc); return src === undefined ? undefined : { src }; })), []),
     soundtrack: f.opt(
       'soundtrack',
-      obj(['src', 'effect', 'volume'], (o) => {
+      obj(EDIT_FIELDS.soundtrack, (o) => {
         const src = o.req('src', mediaSrc);
         const s = { effect: o.opt('effect', oneOf(SOUNDTRACK_EFFECTS)), volume: o.def('volume', fraction, 1) };
         return src === undefined ? undefined : compact({ src, ...s });
@@ -157,14 +154,14 @@ const pdfPage = obj<PdfPage>(['dpi', 'pageSize'], (f) => {
 });
 
 const output = obj<Output>(
-  ['format', 'resolution', 'aspectRatio', 'size', 'fps', 'quality', 'codec', 'scaleTo', 'range', 'poster', 'thumbnail', 'repeat', 'mute', 'destinations', 'pdf'],
+  EDIT_FIELDS.output,
   (f) => {
     const format = f.req('format', oneOf(OUTPUT_FORMATS, { aliases: { jpg: 'jpeg' } }));
     f.opt('destinations', ignoredList);
     const rest = compact({
       resolution: f.opt('resolution', resolution),
       aspectRatio: f.opt('aspectRatio', oneOf(ASPECT_RATIOS)),
-      size: f.opt('size', obj(['width', 'height'], (o) => {
+      size: f.opt('size', obj(EDIT_FIELDS.size, (o) => {
         const width = o.req('width', dimension);
         const height = o.req('height', dimension);
         return width === undefined || height === undefined ? undefined : { width, height };
@@ -190,9 +187,8 @@ const output = obj<Output>(
 
 // --- edit ---------------------------------------------------------------------------------------
 
-const EDIT_KEYS = ['timeline', 'output', 'merge', 'callback', 'disk', 'instance'];
 
-const editSpec = obj<EditSpec>(EDIT_KEYS, (f) => {
+const editSpec = obj<EditSpec>(EDIT_FIELDS.edit, (f) => {
   const t = f.req('timeline', timeline);
   const o = f.req('output', output);
   const callback = f.opt('callback', url);
@@ -203,7 +199,7 @@ const editSpec = obj<EditSpec>(EDIT_KEYS, (f) => {
 });
 
 const mergeFields = arr(
-  obj<MergeField>(['find', 'replace'], (f) => {
+  obj<MergeField>(EDIT_FIELDS.merge, (f) => {
     const find = f.req('find', str({ min: 1 }));
     if (!f.has('replace')) f.issues.add(f.at('replace'), 'is required');
     return find === undefined ? undefined : { find, replace: (f.raw.replace ?? null) as JsonValue };

@@ -123,6 +123,11 @@ export class IntegrationsService {
     return row;
   }
 
+  /** Names the account a connection acts as (read from the provider once it is connected). */
+  async setAccount(workspaceId: string, provider: IntegrationProvider, account: { email: string | null; name: string | null }): Promise<void> {
+    await forWorkspace(this.orm, workspaceId).nativeUpdate(IntegrationConnection, { provider }, { accountEmail: account.email, accountName: account.name });
+  }
+
   /** Removes a connection and its credentials; false when there was none. */
   async disconnect(workspaceId: string, provider: string): Promise<boolean> {
     if (!isIntegrationProvider(provider)) return false;

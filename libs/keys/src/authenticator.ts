@@ -5,7 +5,7 @@ import { type Plan, planFor, Workspace } from '#libs/workspaces';
 import { allWorkspaces, forWorkspace } from '#libs/db';
 import type { RedisKeys } from '#libs/redis';
 import { ApiKey } from './api-key.entity.js';
-import type { KeysService } from './keys.service.js';
+import type { KeysService, KeyView } from './keys.service.js';
 
 /** What an API process remembers of one key between requests. */
 export interface CachedKey {
@@ -21,6 +21,11 @@ export interface CachedKey {
   /** The workspace's auth version when this entry was read. */
   version: string;
   loadedAt: number;
+  /**
+   * The key's row as read (`GET /v1/keys/current` answers it): a key's row changes only when it is
+   * revoked, which moves the auth version, so a request whose version checks out sees the row as stored.
+   */
+  row: KeyView;
 }
 
 /**
@@ -89,6 +94,10 @@ export class KeyAuthenticator {
       plan: planFor(workspace.plan, workspace.id),
       version,
       loadedAt: Date.now(),
+      row: {
+        id: key.id, workspaceId: key.workspaceId, mode: key.mode, name: key.name, hint: key.hint, scopes: key.scopes,
+        ipAllowlist: key.ipAllowlist, expiresAt: key.expiresAt, revokedAt: key.revokedAt, createdAt: key.createdAt,
+      },
     };
     if (this.known.size >= this.limits.maxEntries) this.known.delete(this.known.keys().next().value as string);
     this.known.set(hash, entry);

@@ -4,7 +4,7 @@ import {
   ApiError, deriveKey, hmacHex, isScope, newId, orderBy, parseCidrList, SCOPES, validationFailed,
   type AppConfig, type KeyMode, type ListQuery, type Scope,
 } from '#libs/core';
-import { allWorkspaces, forWorkspace, queries, type Tables } from '#libs/db';
+import { allWorkspaces, forWorkspace } from '#libs/db';
 import { bumpAuthVersion, type RedisKeys } from '#libs/redis';
 import { planFor, Workspace } from '#libs/workspaces';
 import { ApiKey } from './api-key.entity.js';
@@ -32,12 +32,6 @@ export interface CreatedKey {
 
 /** A key as read (never the secret; the hash is not read). */
 export type KeyView = Pick<ApiKey, 'id' | 'workspaceId' | 'mode' | 'name' | 'hint' | 'scopes' | 'ipAllowlist' | 'expiresAt' | 'revokedAt' | 'createdAt'>;
-
-/** One key of a workspace (a request's hot path: `GET /v1/keys/current`). */
-const KEY_BY_ID = queries<Tables<typeof ApiKey>>().prepare((db, p: { id: string; workspaceId: string }) => db
-  .selectFrom('api_key')
-  .select(['id', 'workspace_id', 'mode', 'name', 'hint', 'scopes', 'ip_allowlist', 'expires_at', 'revoked_at', 'created_at'])
-  .where('id', '=', p.id).where('workspace_id', '=', p.workspaceId));
 
 /** Creates, lists and revokes API keys (contract §5). Keys are stored only as a keyed hash. */
 export class KeysService {
@@ -137,15 +131,5 @@ export class KeysService {
       orderBy: orderBy(query) as never, limit: query.limit, offset: query.offset,
     });
     return { rows, total };
-  }
-
-  /** One key of a workspace, by a statement compiled once (the ORM's findOne costs more than the rest of the request). */
-  async findById(workspaceId: string, keyId: string): Promise<KeyView | null> {
-    const row = await KEY_BY_ID.one(this.orm.em, { id: keyId, workspaceId });
-    if (!row) return null;
-    return {
-      id: row.id, workspaceId: row.workspace_id, mode: row.mode, name: row.name, hint: row.hint, scopes: row.scopes,
-      ipAllowlist: row.ip_allowlist, expiresAt: row.expires_at, revokedAt: row.revoked_at, createdAt: row.created_at,
-    };
   }
 }

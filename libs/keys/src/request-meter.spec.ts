@@ -2,9 +2,8 @@ import type { Redis } from 'ioredis';
 import { type KeyMode } from '#libs/core';
 import { PLANS, type PlanCode } from '#libs/workspaces';
 import { RedisKeys } from '#libs/redis';
-import type { CachedKey } from './authenticator.js';
-import { meterPeriod, type MeterReply } from './metering.js';
-import { RequestMeter } from './request-meter.js';
+import { meterPeriod, type MeterOutcome, type MeterReply } from './metering.js';
+import { RequestMeter, type MeteredCaller } from './request-meter.js';
 
 /** The one Redis call the meter makes, recorded; `reply` answers it. */
 class FakeRedis {
@@ -25,11 +24,8 @@ class FakeRedis {
 
 const keys = new RedisKeys('t');
 
-function entry(workspaceId: string, mode: KeyMode = 'live', plan: PlanCode = 'free', version = '0'): CachedKey {
-  return {
-    keyId: `key_${workspaceId}_${mode}`, workspaceId, mode, scopes: new Set(), ipRules: [], expiresAt: null, revoked: false,
-    suspended: false, plan: PLANS[plan], version, loadedAt: 0,
-  };
+function entry(workspaceId: string, mode: KeyMode = 'live', plan: PlanCode = 'free', version = '0'): MeteredCaller {
+  return { workspaceId, mode, plan: PLANS[plan], version };
 }
 
 function setup(multiplier?: number) {
@@ -71,6 +67,27 @@ describe('RequestMeter', () => {
     await Promise.all([meter.count(a), meter.count(a)]);
     expect(redis.calls).toHaveLength(4); // the next turn is a call of its own
     expect(redis.calls[3].args[1]).toBe(2);
+  });
+
+  it('while a caller\'s call is out, its next requests wait and go together in one call after the answer (issue 33)', async () => {
+    const { redis, meter } = setup();
+    let answer: (r: MeterReply) => void = () => undefined;
+    redis.reply = (k) => (k[0] === keys.authVersion('ws_a') ? new Promise((resolve) => { answer = resolve; }) : [0, 0, 0]);
+    const a = entry('ws_a');
+    const first = meter.count(a);
+    await new Promise((r) => setImmediate(r));
+    expect(redis.calls).toHaveLength(1);
+    const later = [meter.count(a), meter.count(a)];
+    await new Promise((r) => setImmediate(r));
+    const other = await meter.count(entry('ws_b')); // another workspace does not wait
+    await new Promise((r) => setImmediate(r));
+    expect(redis.calls.map((c) => [c.keys[0], c.args[1]])).toEqual([[keys.authVersion('ws_a'), 1], [keys.authVersion('ws_b'), 1]]);
+    answer([0, 5, 0]);
+    expect(await first).toMatchObject({ state: 'ok', remaining: 14 });
+    const next = new Promise<MeterOutcome[]>((resolve) => { setTimeout(() => { answer([0, 6, 1]); resolve(Promise.all(later)); }, 10); });
+    expect((await next).map((o) => ('remaining' in o ? o.remaining : null))).toEqual([13, 12]);
+    expect(redis.calls.map((c) => c.args[1])).toEqual([1, 1, 2]);
+    expect(other).toMatchObject({ state: 'ok' });
   });
 
   it('gives each request of a batch its own place in the window, in the order they came', async () => {

@@ -49,11 +49,15 @@ interface Batch {
  * Per-workspace rate limit and monthly allowance, shared by every API process through Redis.
  * Requests that arrive in the same event-loop turn are counted together (one script call per
  * workspace and mode), so the cost of the round trip is shared under load; each request still
- * gets its own position in the window, exactly as if counted one by one.
+ * gets its own position in the window, exactly as if counted one by one. A caller has at most one
+ * call in flight: requests that arrive while it is out wait for its answer and go together in the
+ * next (under load one call counts many requests instead of one per turn; an idle API sends at once).
  */
 export class RequestMeter {
   private readonly redis: MeterRedis;
   private readonly pending = new Map<string, Batch>();
+  /** Callers whose call is out: their next batch waits for its answer. */
+  private readonly inFlight = new Set<string>();
   private scheduled = false;
 
   constructor(redis: Redis, private readonly keys: RedisKeys, private readonly multiplier = 1) {
@@ -75,20 +79,29 @@ export class RequestMeter {
         this.pending.set(id, batch);
       }
       batch.waiters.push({ resolve, reject });
-      if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(() => this.flush());
-      }
+      if (!this.inFlight.has(id)) this.schedule();
     });
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => this.flush());
   }
 
   private flush(): void {
     this.scheduled = false;
-    const batches = [...this.pending.values()];
-    this.pending.clear();
     const now = Date.now();
-    for (const batch of batches) {
-      this.send(batch, now).catch((err: unknown) => batch.waiters.forEach((w) => w.reject(err)));
+    for (const [id, batch] of this.pending) {
+      if (this.inFlight.has(id)) continue;
+      this.pending.delete(id);
+      this.inFlight.add(id);
+      void this.send(batch, now)
+        .catch((err: unknown) => batch.waiters.forEach((w) => w.reject(err)))
+        .finally(() => {
+          this.inFlight.delete(id);
+          if (this.pending.has(id)) this.schedule();
+        });
     }
   }
 

@@ -13,6 +13,7 @@ describe('job payloads', () => {
     'transcription.run': { transcriptionId: 'trs_01' },
     'campaign.send': { campaignId: 'cmp_01', workspaceId: 'org_01', runner: 0 },
     'webhooks.dispatch': {},
+    'webhooks.deliver-event': { eventId: 'evt_01', deliveryIds: ['dlv_01', 'dlv_02'] },
     'webhooks.deliver': { deliveryId: 'dlv_01' },
     'still.render': { edit: { timeline: {}, output: {} }, key: 'r/x/y.png', scale: 2, watermark: false, renderId: 'rnd_1', aspectRules: [] },
     'video.render': { renderId: 'rnd_1' },
@@ -33,6 +34,9 @@ describe('job payloads', () => {
     ['renders.purge', { now: 'yesterday' }, /ISO date/],
     ['campaign.send', { campaignId: 'rnd_1', workspaceId: 'org_01', runner: 0 }, /campaign id/],
     ['webhooks.deliver', { deliveryId: 'rnd_1' }, /delivery id/],
+    ['webhooks.deliver', { deliveryId: 'dlv_1', after: -1 }, /after/],
+    ['webhooks.deliver-event', { eventId: 'dlv_1', deliveryIds: ['dlv_1'] }, /event id/],
+    ['webhooks.deliver-event', { eventId: 'evt_1', deliveryIds: [] }, /delivery ids/],
     ['video.render', { renderId: 'tpl_1' }, /render id/],
     ['asset.process', { assetId: 'rnd_1' }, /asset id/],
     ['transcription.run', { transcriptionId: 'ast_1' }, /transcription id/],
@@ -69,6 +73,8 @@ describe('job options', () => {
     expect([1, 2, 3, 4].map((made) => backoff(made, 'custom'))).toEqual([1000, 4000, 9000, 16000]);
     // A development worker told other waits (WEBHOOK_RETRY_DELAYS_MS) uses them in the same order.
     expect([1, 2, 3, 4].map((made) => deliveryBackoff([10, 20, 30, 40])(made))).toEqual([10, 20, 30, 40]);
+    // A retry job of an event's first attempt (after: 1) goes on with the schedule where that attempt left it.
+    expect([1, 2, 3].map((made) => backoff(made, 'custom', undefined, { data: { deliveryId: 'dlv_1', after: 1 } } as never))).toEqual([4000, 9000, 16000]);
   });
 
   it('runs a video at most 3 times, and not again once it has lost two workers (issue 27), its chunks failing their combine job', () => {

@@ -1,7 +1,7 @@
 /** Every queue and the jobs it carries. Each job name has exactly one processor (checked at worker start). */
 export const QUEUES = {
   system: ['system.ping', 'credits.sweep', 'renders.purge', 'assets.sweep', 'transcriptions.sweep'],
-  webhooks: ['webhooks.dispatch', 'webhooks.deliver'],
+  webhooks: ['webhooks.dispatch', 'webhooks.deliver-event', 'webhooks.deliver'],
   /** Stills only: a render waits on these synchronously, so nothing slow ever queues in front of them. */
   stills: ['still.render'],
   /**
@@ -47,8 +47,16 @@ export interface JobPayloads {
   'campaign.send': { campaignId: string; workspaceId: string; runner: number };
   /** Fans undispatched outbox events out into deliveries. */
   'webhooks.dispatch': Record<string, never>;
-  /** One attempt of one delivery; BullMQ retries it on the §6 schedule. */
-  'webhooks.deliver': { deliveryId: string };
+  /**
+   * The first attempts of one event's deliveries (one job per event, its id the event's): the
+   * deliveries it leaves due for a retry each get a `webhooks.deliver` job.
+   */
+  'webhooks.deliver-event': { eventId: string; deliveryIds: string[] };
+  /**
+   * One attempt of one delivery; BullMQ retries it on the §6 schedule. `after`: the attempts made
+   * before this job (a retry of a `webhooks.deliver-event` attempt), 0 when absent.
+   */
+  'webhooks.deliver': { deliveryId: string; after?: number };
   /** Renders one video render (the record holds the edit); the worker moves it through its states. */
   'video.render': { renderId: string };
   /** Frames `from`..`to` (inclusive) of a chunked render, stored under `work/chunks/<renderId>-<token>/`. */
@@ -95,6 +103,7 @@ export interface JobResults {
   'transcription.run': { status: string };
   'campaign.send': { sent: number; status: string };
   'webhooks.dispatch': { deliveries: number };
+  'webhooks.deliver-event': { attempted: number; retries: number };
   'webhooks.deliver': { outcome: string };
   'still.render': StillRenderResult;
   'video.render': { status: string };
@@ -161,8 +170,15 @@ const CHECKS: { readonly [N in JobName]: Check } = {
     if (!Number.isInteger(d.runner) || (d.runner as number) < 0) fail('runner must be a non-negative integer');
   },
   'webhooks.dispatch': () => undefined,
+  'webhooks.deliver-event': (d, fail) => {
+    if (typeof d.eventId !== 'string' || !d.eventId.startsWith('evt_')) fail('eventId must be an event id');
+    if (!Array.isArray(d.deliveryIds) || d.deliveryIds.length === 0 || !d.deliveryIds.every((id) => typeof id === 'string' && id.startsWith('dlv_'))) {
+      fail('deliveryIds must be a non-empty list of delivery ids');
+    }
+  },
   'webhooks.deliver': (d, fail) => {
     if (typeof d.deliveryId !== 'string' || !d.deliveryId.startsWith('dlv_')) fail('deliveryId must be a delivery id');
+    if (d.after !== undefined && (!Number.isInteger(d.after) || (d.after as number) < 0)) fail('after must be a non-negative integer');
   },
   'video.render': renderId,
   'video.chunk': (d, fail) => {

@@ -8,9 +8,16 @@ import type { JobName, QueueName } from './jobs.js';
 export const DELIVERY_RETRY_DELAYS_MS: readonly number[] = [1000, 4000, 9000, 16000];
 export const DELIVERY_ATTEMPTS = DELIVERY_RETRY_DELAYS_MS.length + 1;
 
-/** The webhooks worker's backoff strategy: the wait before the retry after `attemptsMade` attempts (tests may shorten the waits: WEBHOOK_RETRY_DELAYS_MS). */
-export function deliveryBackoff(delays: readonly number[]): (attemptsMade: number) => number {
-  return (attemptsMade) => delays[Math.min(attemptsMade, delays.length) - 1] ?? 1000;
+/**
+ * The webhooks worker's backoff strategy: the wait before the retry after `attemptsMade` runs of a
+ * `webhooks.deliver` job, counting the attempts made before the job (its `after`: a retry of an
+ * event's first attempt starts at 1). Tests may shorten the waits: WEBHOOK_RETRY_DELAYS_MS.
+ */
+export function deliveryBackoff(delays: readonly number[]): (attemptsMade: number, type?: string, err?: Error, job?: { data?: unknown }) => number {
+  return (attemptsMade, _type, _err, job) => {
+    const after = (job?.data as { after?: number } | undefined)?.after ?? 0;
+    return delays[Math.min(after + attemptsMade, delays.length) - 1] ?? 1000;
+  };
 }
 
 /** Runs of a video job before it fails: a run that failed on our side (not the edit's fault) runs again (decisions.md "Render record"). */
@@ -60,6 +67,10 @@ export const JOB_OPTIONS: { readonly [N in JobName]: Readonly<JobsOptions> } = {
   // A runner that failed on our side (the database, Redis) runs again; recipients it claimed are settled by the rule of docs/decisions.md.
   'campaign.send': { ...KEEP, attempts: 5, backoff: { type: 'fixed', delay: 2000 } },
   'webhooks.dispatch': KEEP,
+  // An event's first attempts. Not kept once finished: its id is the event's, and a kept job would
+  // keep the dispatcher's safety net (stale pending deliveries) from enqueueing the event again. A
+  // run that failed on our side (the database) runs again; the attempts it recorded are not repeated.
+  'webhooks.deliver-event': { removeOnComplete: true, removeOnFail: true, attempts: 3, backoff: { type: 'fixed', delay: 1000 } },
   // BullMQ's retries carry the §6 schedule (the webhooks worker's custom backoff below).
   'webhooks.deliver': { ...KEEP, attempts: DELIVERY_ATTEMPTS, backoff: { type: 'custom' } },
   // Stills are waited on by an API request; their queue carries nothing else, so they need no priority

@@ -65,10 +65,11 @@ export class JobQueues {
   }
 
   /** Several jobs of one name in one round trip. */
-  async addBulk<N extends JobName>(name: N, jobs: readonly { data: JobPayloads[N]; jobId?: string }[]): Promise<void> {
+  async addBulk<N extends JobName>(name: N, jobs: readonly ({ data: JobPayloads[N] } & EnqueueOptions)[]): Promise<void> {
     if (!jobs.length) return;
     await this.queues[queueOf(name)].addBulk(jobs.map((j) => ({
-      name, data: validatePayload(name, j.data), opts: { ...JOB_OPTIONS[name], ...(j.jobId === undefined ? {} : { jobId: j.jobId }) },
+      name, data: validatePayload(name, j.data),
+      opts: { ...JOB_OPTIONS[name], ...(j.jobId === undefined ? {} : { jobId: j.jobId }), ...(j.delay === undefined ? {} : { delay: j.delay }) },
     })));
   }
 

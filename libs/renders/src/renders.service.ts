@@ -143,7 +143,7 @@ export class RendersService {
     let root = 'edit';
     let rules: AspectRule[] = [];
     if (input.templateId !== undefined) {
-      const found = await this.deps.templates.findForRender(caller.workspaceId, input.templateId);
+      const found = await this.deps.templates.findForRender(caller.workspaceId, input.templateId, { preview: input.preview });
       const checked = validateValues({ fields: found.fields }, values, { root: 'values' });
       rules = aspectRules({ fields: found.fields }, checked).map(({ path, url, aspectRatio }) => ({ path, url, aspectRatio }));
       raw = applyMerge(found.edit as JsonValue, checked).value;

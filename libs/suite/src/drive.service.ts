@@ -222,6 +222,15 @@ export class DriveService {
     });
   }
 
+  /** The account a connection acts as (Drive `about.get`, in the drive scope it has): shown beside the connection. */
+  async about(use: UsableConnection): Promise<{ email: string | null; name: string | null }> {
+    const answer = await this.call<{ user?: { emailAddress?: unknown; displayName?: unknown } }>(
+      use, { api: 'drive', path: '/drive/v3/about', query: new URLSearchParams({ fields: 'user(emailAddress,displayName)' }), retry: 'all' }, (err) => new ApiError('PROVIDER_ERROR', err.message),
+    );
+    const text = (v: unknown, max: number) => (typeof v === 'string' && v ? v.slice(0, max) : null);
+    return { email: text(answer.user?.emailAddress, 320), name: text(answer.user?.displayName, 200) };
+  }
+
   private call<T>(use: UsableConnection, req: GoogleRequest, onRejected: (err: ProviderError) => ApiError): Promise<T> {
     return googleCall<T>(this.deps, use, req, onRejected);
   }

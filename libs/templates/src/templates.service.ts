@@ -243,17 +243,21 @@ export class TemplatesService {
    * The template a render names (§3, §7): 404 TEMPLATE_NOT_FOUND when it does not exist or is another
    * workspace's private template; 403 TEMPLATE_NOT_OWNED for a library template not copied, or
    * another workspace's public one; 409 TEMPLATE_NOT_PUBLISHED for an own draft or archived one.
+   * A dashboard preview (`preview`: a free, watermarked still that is not one of the workspace's
+   * renders) may draw any template the workspace can read: a library one before it is copied, a draft
+   * before it is published (issue 29, decisions.md "Dashboard (issue 29): the team").
    */
-  async findForRender(workspaceId: string, templateId: string): Promise<RenderableTemplate> {
-    // The workspace's own template: its status and version read afresh, its content (edit, fields)
-    // reused while both version and write time are those it was read at. Anything else (another
-    // workspace's, the library's, none) takes the full read and its refusals below.
+  async findForRender(workspaceId: string, templateId: string, opts: { preview?: boolean } = {}): Promise<RenderableTemplate> {
+    // The workspace's own published template: its status and version read afresh, its content (edit,
+    // fields) reused while both version and write time are those it was read at. Anything else
+    // (another workspace's, the library's, a draft, none) takes the full read and its refusals below.
     const head = await RENDER_HEAD.one(this.orm.em, { id: templateId, workspaceId });
     if (head?.status === 'published') {
       const cached = this.forRender.get(templateId);
       if (cached && cached.version === head.version && cached.updatedAt === head.updated_at.getTime() && cached.found.template.workspaceId === workspaceId) return cached.found;
     }
     const row = await this.get(workspaceId, templateId);
+    if (opts.preview) return { template: row, edit: row.edit, fields: row.fields };
     if (row.workspaceId !== workspaceId) {
       const whose = row.workspaceId === null ? 'is in the shared library' : 'belongs to another workspace';
       throw new ApiError('TEMPLATE_NOT_OWNED', `Template ${templateId} ${whose}; copy it (POST /v1/templates/${templateId}/duplicate), publish the copy and render that`);

@@ -6,7 +6,7 @@ import type { DeliveryState } from './entities.js';
 import { DELIVERY_ATTEMPTS } from '#libs/queue';
 import { classifyResponse, type AttemptOutcome } from './retry.js';
 import { sendDelivery, type DeliveryResult, type SendOptions } from './send.js';
-import type { WebhookStore } from './store.js';
+import type { AttemptRow, WebhookStore } from './store.js';
 import { TemplateRefused } from './template.js';
 import type { EventEnvelope } from './types.js';
 
@@ -19,8 +19,21 @@ export const DISABLE_AFTER_FAILURES = 20;
  */
 export const LAST_SUCCESS_GRANULARITY_MS = 1000;
 
+/**
+ * Sends of one event job at once (`firstAttempts`): the worker runs WEBHOOK_CONCURRENCY jobs, so at
+ * most this many times as many requests are in flight; an event with more endpoints sends in waves.
+ */
+export const EVENT_SENDS_AT_ONCE = 16;
+
 /** Decrypted secrets and header values kept per process, by their sealed text (a new secret is a new sealed text). */
 const MAX_CACHED_SECRETS = 1000;
+
+/** An event job's attempt of one delivery: its outcome, and the attempts made once it is done. */
+export interface EventAttempt {
+  deliveryId: string;
+  outcome: AttemptOutcome | 'cancelled';
+  after: number;
+}
 
 export interface DelivererOptions {
   /** Replaced in tests (DNS); defaults to sendDelivery. */
@@ -57,6 +70,33 @@ export class WebhookDeliverer {
   async attempt(deliveryId: string, attempt: number, opts: { final?: boolean } = {}): Promise<AttemptOutcome | 'cancelled'> {
     const row = await this.store.loadAttempt(deliveryId);
     if (!row || row.state !== 'pending') return 'cancelled';
+    return this.attemptLoaded(deliveryId, row, attempt, opts);
+  }
+
+  /**
+   * The first attempt of each of an event's deliveries (the `webhooks.deliver-event` job),
+   * EVENT_SENDS_AT_ONCE at a time. A rerun of the job sends only what it had not recorded: a
+   * delivery settled meanwhile is left alone, and one with attempts recorded is answered `retry`
+   * with those attempts (`after`), so that its retry is enqueued even when the run that recorded it
+   * died before enqueueing it (the retry's job id is the delivery's: enqueued once).
+   */
+  async firstAttempts(deliveryIds: readonly string[]): Promise<EventAttempt[]> {
+    const out: EventAttempt[] = [];
+    let next = 0;
+    const lane = async () => {
+      while (next < deliveryIds.length) {
+        const deliveryId = deliveryIds[next++];
+        const row = await this.store.loadAttempt(deliveryId);
+        if (!row || row.state !== 'pending') out.push({ deliveryId, outcome: 'cancelled', after: row?.attempts ?? 0 });
+        else if (row.attempts > 0) out.push({ deliveryId, outcome: 'retry', after: row.attempts });
+        else out.push({ deliveryId, outcome: await this.attemptLoaded(deliveryId, row, 1), after: 1 });
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(EVENT_SENDS_AT_ONCE, deliveryIds.length) }, lane));
+    return out;
+  }
+
+  private async attemptLoaded(deliveryId: string, row: AttemptRow, attempt: number, opts: { final?: boolean } = {}): Promise<AttemptOutcome | 'cancelled'> {
     const endpoint = row.endpoint;
     if (!endpoint || (!endpoint.isActive && !row.test)) {
       await this.store.cancel(deliveryId, new Date());

@@ -6,7 +6,7 @@ import type { RenderFeed } from '#libs/events';
 import { Workspace, type WorkspacePlans } from '#libs/workspaces';
 import { DeliveryAllowance } from './allowance.js';
 import { WebhookEndpoint } from './entities.js';
-import type { NewDelivery, OutboxRow, WebhookStore } from './store.js';
+import type { NewDelivery, OutboxRow, StaleDelivery, WebhookStore } from './store.js';
 import { EVENT_MODES, type EventEnvelope } from './types.js';
 
 /** The settle events a render's callback URL receives (decisions.md "Webhooks"). */
@@ -32,6 +32,39 @@ const DISPATCH_WATCH_MS = 900;
 const DISPATCH_POLL_MS = 50;
 /** Pending deliveries this old are re-enqueued (their job was lost with a killed worker). */
 const STALE_PENDING_MS = 120_000;
+
+/**
+ * What the dispatcher hands to the queue: the first attempts of each event's deliveries (one job per
+ * event, whose id is the event's), and deliveries whose retry job was lost (one job each, whose id is
+ * the delivery's), with the attempts they have had.
+ */
+export interface DeliveryJobs {
+  events: { eventId: string; deliveryIds: string[] }[];
+  retries: { deliveryId: string; after: number }[];
+}
+
+/** One first-attempts job per event of the deliveries, in their order. */
+function eventJobs(deliveries: readonly { id: string; eventId: string }[]): DeliveryJobs['events'] {
+  const byEvent = new Map<string, string[]>();
+  for (const d of deliveries) {
+    const ids = byEvent.get(d.eventId);
+    if (ids) ids.push(d.id);
+    else byEvent.set(d.eventId, [d.id]);
+  }
+  return [...byEvent].map(([eventId, deliveryIds]) => ({ eventId, deliveryIds }));
+}
+
+/**
+ * A stale sweep's jobs, under the ids of the jobs they may still have: the dispatcher's deliveries
+ * never attempted go back to their event's job; the others (attempted, or a redelivery) to their own.
+ */
+export function staleJobs(stale: readonly StaleDelivery[]): DeliveryJobs {
+  const first = (d: StaleDelivery) => d.attempts === 0 && d.sequence === 0;
+  return {
+    events: eventJobs(stale.filter(first)),
+    retries: stale.filter((d) => !first(d)).map((d) => ({ deliveryId: d.id, after: d.attempts })),
+  };
+}
 
 export class WebhookDispatcher {
   private readonly allowance: DeliveryAllowance;
@@ -59,7 +92,7 @@ export class WebhookDispatcher {
    * batch by batch, then watches it until DISPATCH_WATCH_MS have passed; last, deliveries pending
    * too long (their job lost with a killed worker) are enqueued again.
    */
-  async drain(enqueue: (deliveryIds: string[]) => Promise<void>): Promise<{ deliveries: number }> {
+  async drain(enqueue: (jobs: DeliveryJobs) => Promise<void>): Promise<{ deliveries: number }> {
     const { redis } = this;
     const token = `${process.pid}:${Date.now()}:${Math.random()}`;
     if ((await redis.set(this.lockKey, token, 'PX', DISPATCH_LOCK_MS, 'NX')) !== 'OK') return { deliveries: 0 };
@@ -76,7 +109,7 @@ export class WebhookDispatcher {
         await redis.pexpire(this.lockKey, DISPATCH_LOCK_MS);
       }
       const stale = await this.stalePending(STALE_PENDING_MS);
-      if (stale.length) await enqueue(stale);
+      if (stale.length) await enqueue(staleJobs(stale));
       return { deliveries: total };
     } finally {
       if ((await redis.get(this.lockKey)) === token) await redis.del(this.lockKey);
@@ -87,13 +120,13 @@ export class WebhookDispatcher {
    * Fans a batch of undispatched outbox events out to every active endpoint subscribed to them and
    * to their mode (`modes`; a render's callback takes its own settle event whatever its mode):
    * one delivery row per (event, endpoint), all inserted in one transaction; then the batch's
-   * pending deliveries are handed to `enqueue`, and only then are the events stamped. Safe to run
-   * twice or crash half-way: the unique (endpoint, event, sequence) keeps the rows made before and
-   * they are enqueued again (the job id is the delivery id, and an attempt on a settled delivery
-   * does nothing), so a crash never strands a delivery without its job. The monthly allowance is
-   * taken per workspace in one Redis call for the batch.
+   * pending deliveries are handed to `enqueue`, one job per event, and only then are the events
+   * stamped. Safe to run twice or crash half-way: the unique (endpoint, event, sequence) keeps the
+   * rows made before and they are enqueued again (the job id is the event id, and an event job
+   * leaves alone what was already attempted), so a crash never strands a delivery without its job.
+   * The monthly allowance is taken per workspace in one Redis call for the batch.
    */
-  async dispatch(enqueue: (deliveryIds: string[]) => Promise<void>, opts: { batch?: number } = {}): Promise<{ events: number; deliveries: number }> {
+  async dispatch(enqueue: (jobs: DeliveryJobs) => Promise<void>, opts: { batch?: number } = {}): Promise<{ events: number; deliveries: number }> {
     const store = this.store;
     const events = await store.undispatched(opts.batch ?? 200);
     if (!events.length) return { events: 0, deliveries: 0 };
@@ -132,19 +165,21 @@ export class WebhookDispatcher {
       });
     }
     const stored = await store.insertDeliveries(rows, now);
-    const ids = stored.filter((d) => d.state === 'pending').map((d) => d.id);
-    if (ids.length) await enqueue(ids);
+    // `stored` answers `rows` row by row.
+    const pending = stored.map((d, i) => ({ ...d, eventId: rows[i].eventId })).filter((d) => d.state === 'pending');
+    if (pending.length) await enqueue({ events: eventJobs(pending), retries: [] });
     await store.stampDispatched(events.map((e) => e.id), new Date());
     // After the stamp: a stream resuming from the outbox (Last-Event-ID) reads only dispatched events, so none falls between.
     await this.feed?.announce(events).catch(() => undefined);
-    return { events: events.length, deliveries: ids.length };
+    return { events: events.length, deliveries: pending.length };
   }
 
   /**
-   * Pending deliveries older than `olderThanMs`: re-enqueued by the dispatcher as a safety net (the
-   * job id is the delivery id, so a delivery whose job still exists is not enqueued twice).
+   * Pending deliveries older than `olderThanMs`: re-enqueued by the dispatcher as a safety net
+   * (`staleJobs`: the job ids are the event's or the delivery's, so a delivery whose job still exists
+   * is not enqueued twice).
    */
-  stalePending(olderThanMs: number, limit = 200): Promise<string[]> {
+  stalePending(olderThanMs: number, limit = 200): Promise<StaleDelivery[]> {
     return this.store.stalePending(new Date(Date.now() - olderThanMs), limit);
   }
 

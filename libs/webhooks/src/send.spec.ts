@@ -131,6 +131,34 @@ describe('sending a delivery', () => {
     }
   });
 
+  it('asks DNS once per attempt and connects, kept connection or new, only to what that answer was checked to be', async () => {
+    // A resolver whose answer flips at every question: a second lookup anywhere (the agent's, a
+    // reconnect) would land on the other receiver, and a kept connection to one address must not
+    // carry a request whose check chose the other.
+    const other = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(202).end('other'));
+    });
+    await new Promise<void>((resolve) => other.listen(port, '127.0.0.2', resolve));
+    closeDeliveryConnections();
+    try {
+      const answers: string[] = [];
+      const resolve: Resolver = async () => {
+        answers.push(answers.length % 2 === 0 ? '127.0.0.1' : '127.0.0.2');
+        return [{ address: answers[answers.length - 1], family: 4 }];
+      };
+      const url = `http://hooks.invalid:${port}/status/200`;
+      const statuses: number[] = [];
+      for (let i = 0; i < 4; i++) statuses.push((await sendDelivery(build('/', { url }), { ...dev, resolve })).status ?? 0);
+      expect(answers).toHaveLength(4);
+      expect(statuses).toEqual(answers.map((a) => (a === '127.0.0.1' ? 200 : 202)));
+    } finally {
+      closeDeliveryConnections();
+      other.closeAllConnections();
+      await new Promise((resolve) => other.close(resolve));
+    }
+  });
+
   it.each([
     [500, 'retry'],
     [503, 'retry'],

@@ -120,6 +120,12 @@ interface ExchangeOptions {
 
 /** Idle keep-alive connections are closed after this (Node shortens it to a server's `Keep-Alive: timeout` hint). */
 const IDLE_SOCKET_MS = 4000;
+/**
+ * Idle connections kept per pinned target: a worker has up to WEBHOOK_CONCURRENCY jobs of up to
+ * EVENT_SENDS_AT_ONCE sends each (800 by default) in flight. Fewer than that closes and reopens
+ * connections between two waves of deliveries to one receiver; they still close after IDLE_SOCKET_MS.
+ */
+const MAX_FREE_SOCKETS = 256;
 /** Pinned origins whose connections are kept; the least recently used one is dropped beyond this. */
 const MAX_AGENTS = 256;
 const agents = new Map<string, HttpAgent>();
@@ -138,7 +144,7 @@ function agentFor(target: ResolvedTarget): HttpAgent {
   if (agent) {
     agents.delete(key);
   } else {
-    const options = { keepAlive: true, timeout: IDLE_SOCKET_MS, maxFreeSockets: 64, scheduling: 'lifo' as const };
+    const options = { keepAlive: true, timeout: IDLE_SOCKET_MS, maxFreeSockets: MAX_FREE_SOCKETS, scheduling: 'lifo' as const };
     agent = target.url.protocol === 'https:' ? new HttpsAgent(options) : new HttpAgent(options);
     // Forgetting the least recently used pool is enough: its requests in flight finish, and its
     // idle sockets close on their own after IDLE_SOCKET_MS.

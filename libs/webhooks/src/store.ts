@@ -17,6 +17,8 @@ import type { BodyFormat, HttpMethod, PayloadMode } from './types.js';
 /** A delivery and its endpoint as an attempt needs them (one read). */
 export interface AttemptRow {
   state: DeliveryState;
+  /** Attempts recorded so far. */
+  attempts: number;
   test: boolean;
   event: Record<string, unknown>;
   workspaceId: string;
@@ -72,6 +74,15 @@ export interface OutboxRow {
   createdAt: Date;
   /** A render's callback URL (settle events only). */
   target: string | null;
+}
+
+/** A pending delivery left behind, and the attempts it has had. */
+export interface StaleDelivery {
+  id: string;
+  eventId: string;
+  /** 0: the dispatcher's; above: a redelivery (its job, enqueued by the API, has the delivery's id). */
+  sequence: number;
+  attempts: number;
 }
 
 export interface SubscriberRow {
@@ -158,7 +169,7 @@ const LOAD_ATTEMPT = webhooks.prepare((db, p: { id: string }) => db
   .selectFrom('webhook_delivery as d')
   .leftJoin('webhook_endpoint as e', 'e.id', 'd.endpoint_id')
   .select([
-    'd.state', 'd.test', 'd.event', 'd.workspace_id', 'd.endpoint_id', 'e.id as e_id', 'e.url', 'e.method', 'e.body_format', 'e.payload_mode',
+    'd.state', 'd.attempts', 'd.test', 'd.event', 'd.workspace_id', 'd.endpoint_id', 'e.id as e_id', 'e.url', 'e.method', 'e.body_format', 'e.payload_mode',
     'e.payload_template', 'e.headers', 'e.secret_sealed', 'e.is_active',
   ])
   .where('d.id', '=', p.id), { allWorkspaces: true });
@@ -181,7 +192,7 @@ const EXISTING = webhooks.prepare((db, p: { workspaceId: string; endpointId: str
 
 /** The dispatcher's safety net: every workspace's pending deliveries left behind. */
 const STALE_PENDING = webhooks.prepare((db, p: { before: Date; limit: number }) => db
-  .selectFrom('webhook_delivery').select('id')
+  .selectFrom('webhook_delivery').select(['id', 'event_id', 'sequence', 'attempts'])
   .where('state', '=', 'pending').where('created_at', '<', p.before).where('test', '=', false).orderBy('id').limit(p.limit), { allWorkspaces: true });
 
 const COUNT_USED = webhooks.prepare((db, p: { workspaceId: string; since: Date }) => db
@@ -233,7 +244,7 @@ export class WebhookStore {
     const r = await LOAD_ATTEMPT.one(this.em, { id: deliveryId });
     if (!r) return undefined;
     return {
-      state: r.state, test: r.test, event: r.event, workspaceId: r.workspace_id, endpointId: r.endpoint_id,
+      state: r.state, attempts: r.attempts, test: r.test, event: r.event, workspaceId: r.workspace_id, endpointId: r.endpoint_id,
       endpoint: r.e_id === null ? null : {
         url: r.url as string, method: r.method as HttpMethod, bodyFormat: r.body_format as BodyFormat, payloadMode: r.payload_mode as PayloadMode,
         payloadTemplate: r.payload_template ?? null, headers: r.headers as StoredHeader[], secretSealed: r.secret_sealed as string, isActive: r.is_active as boolean,
@@ -318,8 +329,8 @@ export class WebhookStore {
     await webhooks.run(this.em, (db) => db.updateTable('outbox_event').set({ dispatched_at: at }).where('id', 'in', eventIds));
   }
 
-  async stalePending(before: Date, limit: number): Promise<string[]> {
-    return (await STALE_PENDING.all(this.em, { before, limit })).map((r) => r.id);
+  async stalePending(before: Date, limit: number): Promise<StaleDelivery[]> {
+    return (await STALE_PENDING.all(this.em, { before, limit })).map((r) => ({ id: r.id, eventId: r.event_id, sequence: r.sequence, attempts: r.attempts }));
   }
 
   /** Deliveries of a workspace since `since` that count toward the allowance (all but skipped). */

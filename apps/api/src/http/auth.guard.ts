@@ -12,6 +12,13 @@ import { SessionGuard } from './session.strategy.js';
 
 type KeyRoute = Extract<RouteAuth, { kind: 'key' }>;
 
+/** What a route declares, read from its metadata once per handler (three reflector lookups a request otherwise). */
+interface RouteRules {
+  auth: RouteAuth | undefined;
+  feature: PlanFeature | undefined;
+  provider: IntegrationProvider | undefined;
+}
+
 /**
  * Authenticates every route by its declaration: @Public() passes; @Session() runs the passport
  * `session` strategy; @Scopes() needs an API key (KeyAuthentication: §7 order, then the plan's rate
@@ -29,9 +36,29 @@ export class AuthGuard implements CanActivate {
     private readonly integrations: IntegrationsService,
   ) {}
 
+  /** Per handler, per controller class (a handler inherited by two controllers may be declared differently in each). */
+  private readonly rules = new WeakMap<object, WeakMap<object, RouteRules>>();
+
+  private rulesOf(ctx: ExecutionContext): RouteRules {
+    const handler = ctx.getHandler();
+    const cls = ctx.getClass();
+    let byClass = this.rules.get(handler);
+    let found = byClass?.get(cls);
+    if (!found) {
+      const targets = [handler, cls];
+      found = {
+        auth: this.reflector.getAllAndOverride<RouteAuth | undefined>(AUTH_META, targets),
+        feature: this.reflector.getAllAndOverride<PlanFeature | undefined>(FEATURE_META, targets),
+        provider: this.reflector.getAllAndOverride<IntegrationProvider | undefined>(INTEGRATION_META, targets),
+      };
+      if (!byClass) this.rules.set(handler, (byClass = new WeakMap()));
+      byClass.set(cls, found);
+    }
+    return found;
+  }
+
   async canActivate(ctx: ExecutionContext): Promise<boolean> {
-    const targets = [ctx.getHandler(), ctx.getClass()];
-    const auth = this.reflector.getAllAndOverride<RouteAuth | undefined>(AUTH_META, targets);
+    const { auth, feature, provider } = this.rulesOf(ctx);
     if (!auth) throw new ApiError('INTERNAL_ERROR', 'This route declares no authentication');
     if (auth.kind === 'public') return true;
     const http = ctx.switchToHttp();
@@ -43,9 +70,7 @@ export class AuthGuard implements CanActivate {
     const { plan, workspaceId } = auth.sessions && this.keys.carriesSession(req)
       ? await this.sessionOnKeyRoute(ctx, req, auth)
       : await this.keys.authenticate(req, http.getResponse<FastifyReply>(), auth);
-    const feature = this.reflector.getAllAndOverride<PlanFeature | undefined>(FEATURE_META, targets);
     if (feature && !plan[feature]) throw new ApiError(PLAN_FEATURES[feature], `The ${plan.name} plan does not include ${feature.replace(/Enabled$/, '')}`);
-    const provider = this.reflector.getAllAndOverride<IntegrationProvider | undefined>(INTEGRATION_META, targets);
     if (provider) req.integration = await this.integrations.use(workspaceId, plan, provider);
     return true;
   }

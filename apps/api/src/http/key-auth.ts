@@ -65,7 +65,7 @@ export class KeyAuthentication {
       entry = await this.authenticator.load(hash);
     }
     const ok = entry as CachedKey;
-    req.principal = { kind: 'key', keyId: ok.keyId, workspaceId: ok.workspaceId, mode: ok.mode, plan: ok.plan, scopes: ok.scopes };
+    req.principal = { kind: 'key', keyId: ok.keyId, key: ok.row, workspaceId: ok.workspaceId, mode: ok.mode, plan: ok.plan, scopes: ok.scopes };
     return ok;
   }
 

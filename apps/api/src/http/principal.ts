@@ -1,6 +1,7 @@
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { ApiError, validationFailed, type KeyMode } from '#libs/core';
+import type { KeyView } from '#libs/keys';
 import { type Plan } from '#libs/workspaces';
 import type { UsableConnection } from '#libs/integrations';
 
@@ -17,7 +18,7 @@ interface KeyRouteCaller {
  * workspace, plan and mode, the same for both.
  */
 export type KeyPrincipal =
-  | (KeyRouteCaller & { kind: 'key'; keyId: string })
+  | (KeyRouteCaller & { kind: 'key'; keyId: string; /** The key's row as checked this request (KeyAuthenticator's record). */ key: KeyView })
   | (KeyRouteCaller & { kind: 'session'; userId: string; role: 'owner' | 'member' });
 
 /** Who is calling on a session route: the user, and the workspace named by X-Service-Org. */

@@ -1,4 +1,5 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsOptional, IsString, IsUrl, Length, MaxLength } from 'class-validator';
 import { CONNECTION_STATUSES, INTEGRATION_PROVIDERS } from '#libs/integrations';
 
 export class ConnectionAccountDto {
@@ -15,4 +16,34 @@ export class ConnectionDto {
   @ApiProperty({ type: ConnectionAccountDto }) account!: ConnectionAccountDto;
   @ApiProperty({ format: 'date-time' }) connectedAt!: string;
   @ApiProperty({ nullable: true, type: String, description: 'When status is reauth_required: what the provider answered' }) reauthReason!: string | null;
+}
+
+/** A provider as the dashboard shows it (issue 29): its connection, and whether this machine runs its offline engine. */
+export class ProviderStateDto {
+  @ApiProperty({ enum: INTEGRATION_PROVIDERS }) provider!: string;
+  @ApiProperty({ nullable: true, type: ConnectionDto }) connection!: ConnectionDto | null;
+  @ApiProperty({ enum: ['available', 'missing', 'none'], description: 'The offline engine (engine: local): available on this machine, missing (its programs are not installed), or none for this provider' }) localEngine!: string;
+  @ApiProperty({ type: [String], description: 'When localEngine is missing: the programs to install' }) missingPrograms!: string[];
+}
+
+export class AuthorizeSuiteDto {
+  @ApiPropertyOptional({ description: 'Another authorization server and API base (a Google-compatible one: the CLI\'s --base-url); fetched with the SSRF checks of every provider call' })
+  @IsOptional() @IsString() @MaxLength(2048) @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true }) baseUrl?: string;
+}
+
+export class ConsentDto {
+  @ApiProperty({ description: 'Send the user here: the provider\'s consent page' }) authorizationUrl!: string;
+  @ApiProperty() state!: string;
+  @ApiProperty({ format: 'date-time' }) expiresAt!: string;
+  @ApiProperty({ description: 'Where the provider sends the user back: the dashboard\'s /integrations/callback' }) redirectUri!: string;
+}
+
+export class FinishConsentDto {
+  @ApiProperty({ maxLength: 2048 }) @IsString() @Length(1, 2048) code!: string;
+  @ApiProperty({ maxLength: 256 }) @IsString() @Length(1, 256) state!: string;
+}
+
+export class DisconnectedDto {
+  @ApiProperty({ enum: INTEGRATION_PROVIDERS }) provider!: string;
+  @ApiProperty() disconnected!: boolean;
 }

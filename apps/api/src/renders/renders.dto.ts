@@ -54,6 +54,9 @@ export class RenderBodyDto implements RenderBody {
 export class TemplatePreviewDto {
   @ApiPropertyOptional({ type: 'object', additionalProperties: true, nullable: true, description: 'Field values keyed by field key, checked against the template\'s fields (a field left out takes its default)', example: { HEADLINE: 'Spring sale' } })
   @IsOptional() @IsObject() values?: Record<string, unknown> | null;
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'The template editor\'s unsaved edit (issue 29): drawn instead of the saved one, with `values` as its merge values; its errors are named `edit.…`' })
+  @IsOptional() @IsObject() edit?: Record<string, unknown>;
 }
 
 /** §4.1 Create a render: the query. */

@@ -1,5 +1,7 @@
+import { useEffect, useRef } from 'react';
 import { api, envelope, unwrap } from '../api/client';
 import type { components } from '../api/schema';
+import { usePollWhile, useRenderFeed } from '../live';
 import { credits, Empty, ErrorNote, Loading, Table, useLoad } from '../ui';
 
 type LedgerReason = components['schemas']['LedgerEntryDto']['reason'];
@@ -19,6 +21,21 @@ export function CreditsPage() {
   const balance = useLoad(() => unwrap(api.GET('/credits')), []);
   const ledger = useLoad(() => envelope(api.GET('/credits/history', { params: { query: { limit: 100 } } })), []);
   const b = balance.data;
+  // Live (issue 29): a render queued, settled or cancelled moves credits (a hold taken, spent or
+  // released), so each render event reloads the balance and the ledger (debounced); while the feed
+  // is down, they are polled as long as something is held.
+  const debounce = useRef<ReturnType<typeof setTimeout>>(undefined);
+  useEffect(() => () => clearTimeout(debounce.current), []);
+  const reload = () => {
+    balance.reload();
+    ledger.reload();
+  };
+  const up = useRenderFeed((m) => {
+    if (m.type === 'render.progress') return;
+    clearTimeout(debounce.current);
+    debounce.current = setTimeout(reload, 250);
+  });
+  usePollWhile(!up && !!b && (b.credits.image.held > 0 || b.credits.video.held > 0), reload);
   return (
     <section>
       <h1>Credits</h1>

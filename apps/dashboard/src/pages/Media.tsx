@@ -1,4 +1,4 @@
-import { useRef, useState, type DragEvent } from 'react';
+import { useEffect, useRef, useState, type DragEvent } from 'react';
 import { api, envelope, API_BASE, ApiFailure, refreshSession, sessionHeaders } from '../api/client';
 import type { components } from '../api/schema';
 import { usePollWhile } from '../live';
@@ -50,9 +50,51 @@ function uploadOnce(file: File, onProgress: (loaded: number) => void): Promise<{
   });
 }
 
+/** What a file looks or sounds like (issue 29): a picture's or video's thumbnail, a sound's waveform and player, a font's specimen. */
 function Thumb({ a }: { a: Asset }) {
+  if (a.status === 'ready' && a.type === 'audio') {
+    return (
+      <div className="thumb sound">
+        {a.waveformUrl && <img src={a.waveformUrl} alt="" loading="lazy" />}
+        <audio src={a.url} controls preload="none" aria-label={`Play ${a.name}`} />
+      </div>
+    );
+  }
+  if (a.status === 'ready' && a.type === 'font') return <Specimen a={a} />;
   const src = a.thumbnailUrl ?? (a.type === 'image' || a.type === 'svg' ? a.url : null);
   return <div className="thumb">{src && a.status === 'ready' ? <img src={src} alt="" loading="lazy" /> : <span className="muted">{a.type}</span>}</div>;
+}
+
+/**
+ * A font's specimen, set in the uploaded file itself (a FontFace of its own name, so it never stands
+ * in for a family of the page); until it loads, or if it cannot (a storage without CORS), its family
+ * name in the page's font.
+ */
+function Specimen({ a }: { a: Asset }) {
+  const face = `specimen-${a.id}`;
+  const [loaded, setLoaded] = useState(false);
+  useEffect(() => {
+    let live = true;
+    const font = new FontFace(face, `url(${JSON.stringify(a.url)})`);
+    font.load().then(
+      (f) => {
+        if (!live) return;
+        document.fonts.add(f);
+        setLoaded(true);
+      },
+      () => undefined,
+    );
+    return () => {
+      live = false;
+    };
+  }, [face, a.url]);
+  return (
+    <div className="thumb specimen" data-specimen={loaded ? 'loaded' : 'pending'} style={loaded ? { fontFamily: `"${face}"` } : undefined}>
+      <span className="big">Aa</span>
+      <span>{a.fontFamily ?? a.name}</span>
+      <span>The quick brown fox 0123</span>
+    </div>
+  );
 }
 
 function useAssets(scope: 'workspace' | 'global', type: string, search: string, status = '', folder = '', tags = '') {

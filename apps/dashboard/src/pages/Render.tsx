@@ -1,4 +1,5 @@
 import { api, API_BASE, unwrap } from '../api/client';
+import { failureInWords } from '../failure';
 import { SETTLED, useLiveRenders } from '../live';
 import { Link } from '../router';
 import { age, bytes, CopyButton, ErrorNote, Loading, ModeBadge, Status, useAction, useLoad } from '../ui';
@@ -48,7 +49,17 @@ export function RenderPage({ id }: { id: string }) {
             <img src={render.url} alt={`Output of render ${render.id}`} />
           )
         ) : render.status === 'failed' ? (
-          <ErrorNote error={{ message: render.error?.message ?? 'The render failed', code: render.error?.code ?? 'RENDER_FAILED' }} />
+          <div className="error" role="alert">
+            {failureInWords(render.error, request.data?.edit).map((line) => (
+              <p key={line} className="plain">
+                <strong>{line}</strong>
+              </p>
+            ))}
+            <p className="muted">
+              <code>{render.error?.code ?? 'RENDER_FAILED'}</code> {render.error?.message}
+              {render.error?.stage && <> (while {render.error.stage})</>}
+            </p>
+          </div>
         ) : null}
       </div>
       <dl className="facts">

@@ -103,7 +103,8 @@ export function TemplatePage({ id }: { id: string }) {
   // and the mode switch").
   const seq = useRef(0);
   useEffect(() => {
-    if (!t || t.kind !== 'image' || t.status !== 'published') return;
+    // Any template the workspace can read: a library one before it is copied, a draft before it is published (issue 29).
+    if (!t || t.kind !== 'image') return;
     const mine = ++seq.current;
     const timer = setTimeout(() => {
       void previewing.run(async () => {
@@ -135,8 +136,27 @@ export function TemplatePage({ id }: { id: string }) {
       </h1>
       <p className="muted">
         {t.kind} · {t.width}×{t.height} · version {t.version}
+        {t.isOwn && (
+          <>
+            {' · '}
+            <Link to={`/templates/${t.id}/design`}>Design</Link>
+          </>
+        )}
       </p>
-      {t.status !== 'published' && (
+      {!t.isOwn && (
+        <p>
+          A library template: try your values in the preview, then make it yours to publish and render it.{' '}
+          <button
+            type="button"
+            className="primary"
+            disabled={lifecycle.busy}
+            onClick={() => void lifecycle.run(async () => navigate(`/templates/${(await unwrap(api.POST('/organization/templates/{id}/duplicate', { params: { path: { id } } }))).id}`))}
+          >
+            Duplicate to my templates
+          </button>
+        </p>
+      )}
+      {t.isOwn && t.status !== 'published' && (
         <p>
           Drafts render only once published.{' '}
           <button
@@ -160,9 +180,11 @@ export function TemplatePage({ id }: { id: string }) {
           {fields.map((f) => (
             <FieldInput key={f.key} field={f} value={values[f.key]} onChange={(v) => setValues((old) => ({ ...old, [f.key]: v }))} />
           ))}
-          <button type="submit" className="primary" disabled={rendering.busy || t.status !== 'published'}>
-            Render
-          </button>
+          {t.isOwn && (
+            <button type="submit" className="primary" disabled={rendering.busy || t.status !== 'published'}>
+              Render
+            </button>
+          )}
           <ErrorNote error={rendering.error} />
         </form>
         <figure className="preview">

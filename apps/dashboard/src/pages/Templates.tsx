@@ -1,7 +1,10 @@
-import { useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { api, envelope, unwrap } from '../api/client';
 import { Link, navigate, useLocation } from '../router';
 import { ConfirmButton, Empty, ErrorNote, FilterSelect, KINDS, Loading, Status, useAction, useLoad } from '../ui';
+
+/** How long an archive can be undone from the notice. */
+const UNDO_MS = 10_000;
 
 export function TemplatesPage() {
   const { query } = useLocation();
@@ -38,16 +41,40 @@ export function TemplatesPage() {
       const copy = await unwrap(api.POST('/organization/templates/{id}/duplicate', { params: { path: { id } } }));
       navigate(`/templates/${copy.id}`);
     });
-  const transition = (id: string, to: 'publish' | 'archive', version: number) =>
+  // Undo (issue 29): archiving a published template can be taken back for UNDO_MS by publishing it
+  // again (the API brings an archived template back the way a draft is published). A draft archived
+  // has no way back to draft in the API, so it offers none.
+  const [archived, setArchived] = useState<{ id: string; name: string; version: number; undo: boolean }>();
+  const lapse = useRef<ReturnType<typeof setTimeout>>(undefined);
+  useEffect(() => () => clearTimeout(lapse.current), []);
+  const transition = (id: string, to: 'publish' | 'archive', version: number, was?: { name: string; status: string }) =>
     void act.run(async () => {
+      clearTimeout(lapse.current);
+      setArchived(undefined);
       if (to === 'publish') await unwrap(api.POST('/organization/templates/{id}/publish', { params: { path: { id } }, body: { version } }));
-      else await unwrap(api.POST('/organization/templates/{id}/archive', { params: { path: { id } } }));
+      else {
+        await unwrap(api.POST('/organization/templates/{id}/archive', { params: { path: { id } } }));
+        if (was) {
+          setArchived({ id, name: was.name, version, undo: was.status === 'published' });
+          lapse.current = setTimeout(() => setArchived(undefined), UNDO_MS);
+        }
+      }
       list.reload();
     });
 
   return (
     <section>
       <h1>Templates</h1>
+      {archived && (
+        <p className="notice" role="status">
+          Archived {archived.name}.{' '}
+          {archived.undo && (
+            <button type="button" disabled={act.busy} onClick={() => transition(archived.id, 'publish', archived.version)}>
+              Undo
+            </button>
+          )}
+        </p>
+      )}
       <div className="tabs" role="group" aria-label="Which templates">
         <button type="button" aria-pressed={scope === 'mine'} onClick={() => set('scope', 'mine')}>
           Mine
@@ -93,7 +120,9 @@ export function TemplatesPage() {
             <li key={t.id} className="card" data-template={t.id}>
               <div className="thumb">{t.previewUrl ? <img src={t.previewUrl} alt="" loading="lazy" /> : <span className="muted">{t.kind}</span>}</div>
               <div className="meta">
-                <strong>{t.isOwn ? <Link to={`/templates/${t.id}`}>{t.name}</Link> : t.name}</strong>
+                <strong>
+                  <Link to={`/templates/${t.id}`}>{t.name}</Link>
+                </strong>
                 <span>
                   {t.kind} · {t.width}×{t.height}
                 </span>
@@ -111,7 +140,7 @@ export function TemplatesPage() {
                   </button>
                 )}
                 {t.isOwn && t.status !== 'archived' && (
-                  <ConfirmButton label={`Archive ${t.name}`} question={`Archive ${t.name}? It can no longer be rendered.`} busy={act.busy} onConfirm={() => transition(t.id, 'archive', t.version)}>
+                  <ConfirmButton label={`Archive ${t.name}`} question={`Archive ${t.name}? It can no longer be rendered.`} busy={act.busy} onConfirm={() => transition(t.id, 'archive', t.version, t)}>
                     Archive
                   </ConfirmButton>
                 )}

@@ -1,0 +1,103 @@
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { APP_CONFIG } from '#libs/app';
+import { ApiError, ok, validationFailed, type AppConfig } from '#libs/core';
+import { INTEGRATION_PROVIDERS, IntegrationsService, isIntegrationProvider, offlineEngine, type IntegrationProvider } from '#libs/integrations';
+import { DriveService, GoogleConsent } from '#libs/suite';
+import { ApiEnvelope, ApiErrors, Session } from '../http/decorators.js';
+import { SessionUser, type SessionPrincipal } from '../http/principal.js';
+import { AuthorizeSuiteDto, ConnectionDto, ConsentDto, DisconnectedDto, FinishConsentDto, ProviderStateDto } from './integrations.dto.js';
+
+/** The provider of a path, or 404 naming the ones there are. */
+function providerOf(value: string): IntegrationProvider {
+  if (!isIntegrationProvider(value)) throw new ApiError('NOT_FOUND', `No provider "${value}": ${INTEGRATION_PROVIDERS.join(', ')}`);
+  return value;
+}
+
+/**
+ * Connecting accounts from the dashboard (issue 29; the CLI's integration:authorize, :connect and
+ * :disconnect for an owner's session): the workspace suite by authorization code + PKCE through the
+ * provider's consent page and back to the dashboard's /integrations/callback, the offline engines in
+ * one click where this machine has them, and Disconnect. decisions.md "Dashboard (issue 29): the team".
+ */
+@ApiTags('organization')
+@Controller('organization/integrations')
+export class ConnectController {
+  constructor(
+    private readonly integrations: IntegrationsService,
+    private readonly consent: GoogleConsent,
+    private readonly drive: DriveService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  @Get()
+  @Session()
+  @ApiOperation({ summary: 'Every provider: its connection (credentials never shown) and whether this machine runs its offline engine' })
+  @ApiEnvelope(ProviderStateDto, { isArray: true, paged: false })
+  async providers(@SessionUser() s: SessionPrincipal) {
+    const rows = new Map((await this.integrations.list(s.workspaceId)).map((r) => [r.provider, r]));
+    return ok(INTEGRATION_PROVIDERS.map((provider) => {
+      const row = rows.get(provider);
+      const local = offlineEngine(provider);
+      return { provider, connection: row ? this.integrations.view(row) : null, localEngine: local.state, missingPrograms: local.missing };
+    }));
+  }
+
+  @Post('workspace-suite/authorize')
+  @HttpCode(200)
+  @Session({ role: 'owner' })
+  @ApiOperation({ summary: 'Start connecting the workspace suite: the consent URL (authorization code + PKCE S256; the verifier kept sealed for 10 minutes under a one-time state), coming back to the dashboard\'s /integrations/callback' })
+  @ApiEnvelope(ConsentDto)
+  @ApiErrors('VALIDATION_FAILED', 'ENGINE_NOT_CONFIGURED')
+  async authorize(@SessionUser() s: SessionPrincipal, @Body() body: AuthorizeSuiteDto) {
+    const redirectUri = `${this.config.publicUrl}/integrations/callback`;
+    return ok(await this.consent.authorize(s.workspaceId, { baseUrl: body.baseUrl ?? null, redirectUri }));
+  }
+
+  @Post('workspace-suite/connect')
+  @HttpCode(200)
+  @Session({ role: 'owner' })
+  @ApiOperation({ summary: 'Finish connecting the workspace suite with the code and state the consent page sent back (the state is spent, once, by this workspace); the account\'s email is read from the provider' })
+  @ApiEnvelope(ConnectionDto)
+  @ApiErrors('VALIDATION_FAILED', 'PROVIDER_ERROR', 'PROVIDER_UNAVAILABLE')
+  async finish(@SessionUser() s: SessionPrincipal, @Body() body: FinishConsentDto) {
+    const granted = await this.consent.exchange(s.workspaceId, body.code, body.state);
+    const row = await this.integrations.connect(s.workspaceId, { provider: 'workspace-suite', credentials: granted.credentials, baseUrl: granted.baseUrl });
+    // Who it acts as: best effort (the grant holds even if this read fails; the dashboard then shows no email).
+    try {
+      const account = await this.drive.about(this.integrations.usable(row, 'workspace-suite'));
+      await this.integrations.setAccount(s.workspaceId, 'workspace-suite', account);
+      row.accountEmail = account.email;
+      row.accountName = account.name;
+    } catch {
+      /* shown without an email */
+    }
+    return ok(this.integrations.view(row), 'Connected');
+  }
+
+  @Post(':provider/local')
+  @HttpCode(200)
+  @Session({ role: 'owner' })
+  @ApiOperation({ summary: 'Connect a speech provider or voice-provider to the offline engine of this deployment (pocketsphinx, espeak-ng): 422 when this machine does not have it' })
+  @ApiEnvelope(ConnectionDto)
+  @ApiErrors('NOT_FOUND', 'VALIDATION_FAILED')
+  async local(@SessionUser() s: SessionPrincipal, @Param('provider') name: string) {
+    const provider = providerOf(name);
+    const local = offlineEngine(provider);
+    if (local.state === 'none') throw validationFailed({ provider: [`${provider} has no offline engine`] });
+    if (local.state === 'missing') throw validationFailed({ provider: [`this machine lacks ${local.missing.join(', ')} (the offline engine's programs)`] });
+    const row = await this.integrations.connect(s.workspaceId, { provider, engine: 'local', credentials: {}, baseUrl: null, accountName: 'Offline engine' });
+    return ok(this.integrations.view(row), 'Connected');
+  }
+
+  @Delete(':provider')
+  @Session({ role: 'owner' })
+  @ApiOperation({ summary: 'Disconnect a provider: its credentials are deleted; its routes answer 409 INTEGRATION_NOT_CONNECTED' })
+  @ApiEnvelope(DisconnectedDto)
+  @ApiErrors('NOT_FOUND', 'INTEGRATION_NOT_CONNECTED')
+  async disconnect(@SessionUser() s: SessionPrincipal, @Param('provider') name: string) {
+    const provider = providerOf(name);
+    if (!(await this.integrations.disconnect(s.workspaceId, provider))) throw new ApiError('INTEGRATION_NOT_CONNECTED', `No ${provider} account is connected`);
+    return ok({ provider, disconnected: true }, 'Disconnected');
+  }
+}

@@ -1,0 +1,104 @@
+import { startGoogleFake, type GoogleFake } from '#testing/suite';
+import { offlineEngine } from '#libs/integrations';
+import { startApi, userSession, type TestApi } from './harness.js';
+
+// Issue 29 "Connect accounts from the browser": the dashboard's session routes under
+// /organization/integrations (decisions.md "Dashboard (issue 29): the team"): the workspace suite by
+// authorization code + PKCE through the provider's consent page, the offline engines in one click,
+// Disconnect; an owner's only.
+
+type Json = Record<string, unknown>;
+
+describe('connecting accounts from the dashboard (issue 29)', () => {
+  let api: TestApi;
+  let google: GoogleFake;
+  let ws: { workspaceId: string; liveKey: string };
+  let owner: Record<string, string>;
+  let member: Record<string, string>;
+  const PUBLIC = 'http://dashboard.example.test';
+
+  const call = (method: 'GET' | 'POST' | 'DELETE', url: string, headers: Record<string, string>, payload?: unknown) =>
+    api.app.inject({ method, url: `/api${url}`, headers, ...(payload === undefined ? {} : { payload: payload as object }) });
+  /** The consent page answering a program (no text/html): it agrees at once and redirects with code and state. */
+  const consent = async (authorizationUrl: string) => {
+    const back = await fetch(authorizationUrl, { redirect: 'manual' });
+    expect(back.status).toBe(302);
+    return new URL(back.headers.get('location')!);
+  };
+
+  beforeAll(async () => {
+    google = await startGoogleFake();
+    api = await startApi({ GOOGLE_CLIENT_ID: google.clientId, GOOGLE_CLIENT_SECRET: google.clientSecret, PUBLIC_URL: PUBLIC });
+    ws = (await api.cli('workspace:create', '--name', 'Connector', '--plan', 'pro')).json as typeof ws;
+    owner = { authorization: `Bearer ${await userSession(api, ws.workspaceId, '+4915100029001', 'owner')}`, 'x-service-org': ws.workspaceId };
+    member = { authorization: `Bearer ${await userSession(api, ws.workspaceId, '+4915100029002', 'member')}`, 'x-service-org': ws.workspaceId };
+  }, 60_000);
+  afterAll(async () => {
+    await api?.close();
+    await google?.close();
+  });
+
+  it('lists every provider with its connection and whether this machine runs its offline engine', async () => {
+    const res = await call('GET', '/organization/integrations', member);
+    expect(res.statusCode).toBe(200);
+    const rows = res.json().data as { provider: string; connection: unknown; localEngine: string }[];
+    expect(rows.map((r) => r.provider)).toEqual(['workspace-suite', 'voice-provider', 'messaging-provider', 'speech-alpha', 'speech-beta', 'speech-gamma']);
+    expect(rows.every((r) => r.connection === null)).toBe(true);
+    expect(Object.fromEntries(rows.map((r) => [r.provider, r.localEngine]))).toEqual({
+      'workspace-suite': 'none', 'messaging-provider': 'none',
+      'voice-provider': offlineEngine('voice-provider').state, 'speech-alpha': offlineEngine('speech-alpha').state,
+      'speech-beta': offlineEngine('speech-beta').state, 'speech-gamma': offlineEngine('speech-gamma').state,
+    });
+    expect(offlineEngine('speech-alpha').state).toBe('available'); // the test machine installs pocketsphinx
+  });
+
+  it('is an owner\'s: a member is 403 ROLE_REQUIRED, an API key 401 SESSION_REQUIRED, on every change', async () => {
+    for (const [method, url] of [['POST', '/organization/integrations/workspace-suite/authorize'], ['POST', '/organization/integrations/speech-alpha/local'], ['DELETE', '/organization/integrations/speech-alpha']] as const) {
+      expect([url, (await call(method, url, member, method === 'POST' ? {} : undefined)).json().code]).toEqual([url, 'ROLE_REQUIRED']);
+      expect([url, (await call(method, url, { 'x-api-key': ws.liveKey }, method === 'POST' ? {} : undefined)).json().code]).toEqual([url, 'SESSION_REQUIRED']);
+    }
+  });
+
+  it('connects the workspace suite: consent URL (PKCE S256) back to the dashboard\'s callback, the code traded once with the session, the account\'s email read', async () => {
+    const started = await call('POST', '/organization/integrations/workspace-suite/authorize', owner, { baseUrl: google.baseUrl });
+    expect(started.statusCode).toBe(200);
+    const { authorizationUrl, redirectUri } = started.json().data as { authorizationUrl: string; redirectUri: string };
+    expect(redirectUri).toBe(`${PUBLIC}/integrations/callback`);
+    const q = new URL(authorizationUrl).searchParams;
+    expect([q.get('redirect_uri'), q.get('code_challenge_method'), q.get('response_type')]).toEqual([redirectUri, 'S256', 'code']);
+    const back = await consent(authorizationUrl);
+    expect(`${back.origin}${back.pathname}`).toBe(redirectUri);
+    const body = { code: back.searchParams.get('code'), state: back.searchParams.get('state') };
+    const done = await call('POST', '/organization/integrations/workspace-suite/connect', owner, body);
+    expect([done.statusCode, done.json().data]).toEqual([200, expect.objectContaining({ provider: 'workspace-suite', status: 'connected', engine: 'provider', account: { email: 'ops@example.com', name: 'Ops Team' } })]);
+    expect(JSON.stringify(done.json())).not.toContain(google.refreshToken);
+    // The connection works for the API's routes, and the state is spent.
+    expect((await call('GET', '/v1/integrations/workspace-suite/drive/files', { 'x-api-key': ws.liveKey })).statusCode).toBe(200);
+    const replay = await call('POST', '/organization/integrations/workspace-suite/connect', owner, body);
+    expect([replay.statusCode, Object.keys(replay.json().errors)]).toEqual([422, ['state']]);
+  });
+
+  it('a consent cancelled on the provider\'s page sends the user back with error=access_denied and connects nothing', async () => {
+    const started = (await call('POST', '/organization/integrations/workspace-suite/authorize', owner, { baseUrl: google.baseUrl })).json().data as { authorizationUrl: string };
+    const denied = new URL(started.authorizationUrl);
+    denied.searchParams.set('decision', 'deny');
+    const back = await consent(denied.toString());
+    expect([back.searchParams.get('error'), back.searchParams.get('code')]).toEqual(['access_denied', null]);
+    // A browser sees the consent page itself.
+    const page = await fetch(started.authorizationUrl, { headers: { accept: 'text/html' } });
+    expect([page.status, await page.text()]).toEqual([200, expect.stringContaining('Allow')]);
+  });
+
+  it('the offline engine in one click where there is one; disconnect deletes the connection, once', async () => {
+    const on = await call('POST', '/organization/integrations/speech-alpha/local', owner);
+    expect([on.statusCode, on.json().data.engine, on.json().data.status]).toEqual([200, 'local', 'connected']);
+    const none = await call('POST', '/organization/integrations/messaging-provider/local', owner);
+    expect([none.statusCode, none.json().errors]).toEqual([422, { provider: ['messaging-provider has no offline engine'] }]);
+    expect((await call('POST', '/organization/integrations/nope/local', owner)).statusCode).toBe(404);
+    const off = await call('DELETE', '/organization/integrations/speech-alpha', owner);
+    expect([off.statusCode, off.json().data]).toEqual([200, { provider: 'speech-alpha', disconnected: true }]);
+    expect((await call('DELETE', '/organization/integrations/speech-alpha', owner)).json().code).toBe('INTEGRATION_NOT_CONNECTED');
+    const listed = ((await call('GET', '/v1/integrations', { 'x-api-key': ws.liveKey })).json().data as Json[]).map((c) => c.provider);
+    expect(listed).toEqual(['workspace-suite']);
+  });
+});
