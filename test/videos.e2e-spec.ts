@@ -15,7 +15,7 @@ import { createRedis, RedisKeys } from '#libs/redis';
 import { Render } from '#libs/renders';
 import { createWorkerApp } from '../apps/worker/src/app.js';
 import { sampleMedia } from '#testing/media';
-import { frameAt, makeTestVideo, MP4_COLOUR, probeColour, probeStreams } from '#testing/video';
+import { frameAt, makeTestVideo, MP4_COLOUR, probeColour, probeStreams, sineWav } from '#testing/video';
 import { synthesizeSpeech, type SynthesizedSpeech } from '#testing/captions';
 import { Transcription } from '#libs/captions';
 import { startApi, type TestApi } from './harness.js';
@@ -62,6 +62,8 @@ describe('video renders through the API and a worker (issue 6)', () => {
   beforeAll(async () => {
     // Media for `auto` lengths: a 2.5 s clip with sound, a file that is not media, a missing one.
     const clip = await makeTestVideo({ width: 160, height: 90, seconds: 2.5, fps: 12, audio: true });
+    const photo = await sharp({ create: { width: 160, height: 90, channels: 3, background: '#2a9d8f' } }).png().toBuffer();
+    const tone = sineWav(3, 330);
     speechDir = mkdtempSync(join(tmpdir(), 'video-speech-'));
     speech = await synthesizeSpeech(['please call me tomorrow morning', 'we will meet at the station at seven'], { dir: speechDir, gapSec: 2 });
     const speechWav = readFileSync(speech.path);
@@ -71,6 +73,8 @@ describe('video renders through the API and a worker (issue 6)', () => {
         return void res.writeHead(200, { 'content-type': 'audio/wav', etag: '"speech-1"' }).end(speechWav);
       }
       if (req.url === '/clip.mp4') return void res.writeHead(200, { 'content-type': 'video/mp4' }).end(clip);
+      if (req.url === '/photo.png') return void res.writeHead(200, { 'content-type': 'image/png' }).end(photo);
+      if (req.url === '/tone.wav') return void res.writeHead(200, { 'content-type': 'audio/wav' }).end(tone);
       if (req.url === '/not-media.mp4') return void res.writeHead(200, { 'content-type': 'video/mp4' }).end('<html>hello</html>');
       res.writeHead(404).end();
     });
@@ -176,6 +180,55 @@ describe('video renders through the API and a worker (issue 6)', () => {
     // At most one figure per render each PROGRESS_EVERY_MS (the throttle; a clock tick of slack).
     const times = figures.map((m) => Date.parse(m.created));
     expect(times.slice(1).every((t, i) => t - times[i] >= PROGRESS_EVERY_MS - 5)).toBe(true);
+  }, 180_000);
+
+  it('issue 33 "draw each distinct frame once": a photo and captions that hold are drawn span by span, with every frame, the sound, credits and events of any render', async () => {
+    // 3 s at 12 fps: a photo under a caption that changes at 1.5 s, the title fading in over 0.5 s, a tone as the soundtrack.
+    const caption = (text: string, start: number) => ({ asset: { type: 'text', text, width: 150, height: 24, font: { family: 'Open Sans', size: 14, color: '#111111' }, background: { color: '#ffffff' } }, start, length: 1.5, position: 'bottom' });
+    const edit = {
+      timeline: {
+        background: '#000000',
+        soundtrack: { src: `${origin}/tone.wav`, effect: 'fadeOut' },
+        tracks: [
+          { clips: [{ asset: { type: 'text', text: 'Sale', font: { family: 'Open Sans', size: 20, color: '#ffffff' } }, start: 0, length: 3, position: 'top', transition: { in: 'fadeFast' } }] },
+          { clips: [caption('One', 0), caption('Two two two', 1.5)] },
+          { clips: [{ asset: { type: 'image', src: `${origin}/photo.png` }, start: 0, length: 3, fit: 'cover' }] },
+        ],
+      },
+      output: { format: 'mp4', size: { width: 160, height: 90 }, fps: 12 },
+    };
+    const res = await post(key, { edit });
+    expect(res.statusCode).toBe(202);
+    const id = res.json().data.id as string;
+    const done = await settled(id);
+    expect(done).toMatchObject({ status: 'done', width: 160, height: 90, credits: 1, error: null });
+    expect(done.duration).toBeCloseTo(3, 1);
+    const dir = mkdtempSync(join(tmpdir(), 'mr-spans-'));
+    try {
+      const file = join(dir, 'out.mp4');
+      writeFileSync(file, (await api.app.inject({ method: 'GET', url: new URL(done.url).pathname })).rawPayload);
+      expect(await probeStreams(file)).toMatchObject({ codec: 'h264', width: 160, height: 90, frames: 36, audio: 'aac' });
+      // The container's duration is the sound's: its last AAC frame (1,024 samples) ends past the pictures, as in every render with sound.
+      expect(Math.abs((await probeStreams(file)).duration - 3)).toBeLessThan(0.1);
+      expect(await probeColour(file)).toEqual(MP4_COLOUR);
+      // The photo shows around the caption on held frames of both halves; the caption's plate changed at 1.5 s.
+      const strip = async (sec: number, top: number) => (await sharp(await frameAt(file, sec)).extract({ left: 0, top, width: 160, height: 10 }).raw().toBuffer()).toJSON().data;
+      const mean = (v: number[], c: number) => v.filter((_, i) => i % 3 === c).reduce((a, b) => a + b, 0) / (v.length / 3);
+      for (const sec of [0.8, 1.2, 2.2, 2.8]) {
+        const middle = await strip(sec, 40);
+        expect([mean(middle, 0), mean(middle, 1), mean(middle, 2)].map((x, i) => Math.abs(x - [0x2a, 0x9d, 0x8f][i]!) < 25)).toEqual([true, true, true]);
+      }
+      const plate = async (sec: number) => mean(await strip(sec, 72), 0);
+      expect(Math.abs((await plate(0.8)) - (await plate(1.2)))).toBeLessThan(3);
+      expect(Math.abs((await plate(2.2)) - (await plate(2.8)))).toBeLessThan(3);
+      expect(Math.abs((await plate(1.2)) - (await plate(2.2)))).toBeGreaterThan(3);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    expect(await events(id)).toEqual(['render.queued', 'render.started', 'render.completed']);
+    const ledger = await allWorkspaces(orm).find(LedgerEntry, { renderId: id }, { orderBy: { id: 'asc' } });
+    // One credit held, then captured: a render drawn span by span costs what any 3 s video costs.
+    expect(ledger.map((e) => [e.kind, e.reason, e.credits])).toEqual([['video', 'hold', 1], ['video', 'capture', 1]]);
   }, 180_000);
 
   it('a gif renders too', async () => {

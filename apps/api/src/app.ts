@@ -3,7 +3,9 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import fastifyMultipart from '@fastify/multipart';
 import type { RawServerDefault } from 'fastify';
-import { newId, type AppConfig } from '#libs/core';
+import { AppLogger, metrics, metricsAuthorized, nestLogLevels, newId, withLogContext, type AppConfig } from '#libs/core';
+import { JobQueues } from '#libs/queue';
+import { ORM, sampleFleet } from '#libs/app';
 import { ApiModule } from './api.module.js';
 import { mountDashboard } from './dashboard/serve.js';
 import { MAX_JSON_DEPTH, clientErrorHandler, frameworkError, jsonNestsDeeperThan, refuseNul, tooDeep } from './http/client-errors.js';
@@ -29,7 +31,7 @@ export async function createApiApp(config: AppConfig, opts: { extraModules?: Typ
     frameworkErrors: frameworkError,
   });
   const app = await NestFactory.create<NestFastifyApplication>(ApiModule.forRoot(config, opts.extraModules), adapter, {
-    logger: config.logLevel === 'silent' ? false : ['error', 'warn', ...(['info', 'debug', 'trace'].includes(config.logLevel) ? (['log'] as const) : [])],
+    logger: config.logLevel === 'silent' ? false : new AppLogger({ json: config.logFormat === 'json', logLevels: nestLogLevels(config.logLevel) }),
     abortOnError: false,
   });
   app.setGlobalPrefix(config.prefix);
@@ -62,9 +64,38 @@ export async function createApiApp(config: AppConfig, opts: { extraModules?: Typ
     done();
   });
   fastify.addHook('preValidation', refuseNul);
+  // Every log line written while a request is handled carries its id (and the render's, once made).
+  fastify.addHook('preHandler', (req, _reply, done) => withLogContext({ requestId: req.id }, done));
+  mountMetrics(app, config);
   mountOpenApi(app, config);
   // The web dashboard at `/` (apps/dashboard, built by `npm run build`).
   await mountDashboard(app, config);
   await app.init();
   return app;
+}
+
+/**
+ * Prometheus metrics (issue 30): each answer counted by its route template, method and status with its
+ * time; `GET /metrics` (outside the API prefix) serves them with the fleet's sampled numbers to a
+ * bearer of METRICS_TOKEN; without the token configured there is no such route (404).
+ */
+function mountMetrics(app: NestFastifyApplication, config: AppConfig): void {
+  const fastify = app.getHttpAdapter().getInstance();
+  const m = metrics('api');
+  fastify.addHook('onResponse', (req, reply, done) => {
+    const route = req.routeOptions.url ?? 'unmatched';
+    m.httpRequests.inc({ route, method: req.method, status: String(reply.statusCode) });
+    m.httpDuration.observe({ route, method: req.method }, reply.elapsedTime / 1000);
+    done();
+  });
+  if (!config.metrics.token) return;
+  const unsample = sampleFleet(m, { orm: app.get(ORM), queues: app.get(JobQueues) });
+  fastify.addHook('onClose', (_instance, done) => {
+    unsample();
+    done();
+  });
+  fastify.get('/metrics', async (req, reply) => {
+    if (!metricsAuthorized(config.metrics.token, req.headers.authorization)) return reply.code(401).header('www-authenticate', 'Bearer').send({ code: 'INVALID_TOKEN', message: 'The metrics token is missing or wrong' });
+    return reply.header('content-type', m.contentType).send(await m.exposition());
+  });
 }

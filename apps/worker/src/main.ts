@@ -1,6 +1,7 @@
 import 'reflect-metadata';
-import { ConfigError, loadConfig } from '#libs/core';
+import { ConfigError, loadConfig, metrics } from '#libs/core';
 import { createWorkerApp } from './app.js';
+import { serveMetrics } from './metrics.js';
 import { within, WorkerModule } from './worker.module.js';
 
 /**
@@ -11,12 +12,15 @@ const AFTER_RELEASE_MS = 5_000;
 
 try {
   const config = loadConfig();
+  metrics('worker'); // before any job counts something: this process's metrics are the worker's
   const app = await createWorkerApp(config);
   const worker = app.get(WorkerModule);
+  const metricsServer = await serveMetrics(app, config);
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) return;
     stopping = true;
+    metricsServer?.close();
     const closing = app.close();
     void (async () => {
       await worker.jobsReleased;

@@ -3,3 +3,4 @@ export * from './database.js';
 export * from './roles.js';
 export * from './services.module.js';
 export * from './tokens.js';
+export * from './metrics.js';

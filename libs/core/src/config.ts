@@ -27,6 +27,14 @@ export interface AppConfig {
   trustedProxies: CidrRule[];
   bodyLimitBytes: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** `json`: one JSON object a line (production's default); `text`: readable lines (LOG_FORMAT). */
+  logFormat: 'json' | 'text';
+  /**
+   * Prometheus metrics (issue 30): the bearer token `/metrics` asks for (METRICS_TOKEN; unset: no
+   * `/metrics` at all), and the worker's listener for it (WORKER_METRICS_PORT, 0: none; on
+   * WORKER_METRICS_HOST, loopback by default).
+   */
+  metrics: { token: string | null; workerPort: number; workerHost: string };
   workerConcurrency: number;
   /** Jobs of the webhooks queue a worker runs at once (I/O bound): an event's first attempts (up to EVENT_SENDS_AT_ONCE sends each, libs/webhooks) or one attempt of one delivery. */
   webhookConcurrency: number;
@@ -355,6 +363,8 @@ export function loadConfig(rawEnv: Env = process.env): AppConfig {
     trustedProxies,
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 512 * 1024 * 1024),
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, appEnv === 'production' ? 'info' : 'warn'),
+    logFormat: oneOf(env, 'LOG_FORMAT', ['json', 'text'] as const, appEnv === 'production' ? 'json' : 'text'),
+    metrics: { token: env.METRICS_TOKEN || null, workerPort: integer(env, 'WORKER_METRICS_PORT', 0, 0, 65535), workerHost: env.WORKER_METRICS_HOST || '127.0.0.1' },
     workerConcurrency: integer(env, 'WORKER_CONCURRENCY', 2, 1, 64),
     webhookConcurrency: integer(env, 'WEBHOOK_CONCURRENCY', 50, 1, 1000),
     // BullMQ's default lock (and stalled check): what a SIGKILLed worker's attempts wait before another takes them.

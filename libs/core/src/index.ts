@@ -14,3 +14,5 @@ export * from './scratch.js';
 export * from './modes.js';
 export * from './private-files.js';
 export * from './on-path.js';
+export * from './metrics.js';
+export * from './logging.js';

@@ -1,3 +1,4 @@
+import { metrics } from '#libs/core';
 import { OutboundError, OutboundRefused, requestPinned, resolveOutbound, type FileBody } from '#libs/outbound';
 
 /**
@@ -136,6 +137,21 @@ export class ProviderCall {
 
   /** One request; any status is returned (redirects included, never followed). */
   async send(req: ProviderRequest): Promise<ProviderAnswer> {
+    // Metrics (issue 30): each request by provider and outcome (the answer's status class, or why there was none).
+    let outcome = 'error';
+    try {
+      const answer = await this.sendOnce(req);
+      outcome = `${Math.floor(answer.status / 100)}xx`;
+      return answer;
+    } catch (err) {
+      outcome = err instanceof ProviderError ? (err.status ? `${Math.floor(err.status / 100)}xx` : err.kind) : this.signal.aborted ? 'aborted' : 'error';
+      throw err;
+    } finally {
+      metrics().providerCalls.inc({ provider: this.provider, outcome });
+    }
+  }
+
+  private async sendOnce(req: ProviderRequest): Promise<ProviderAnswer> {
     this.checkAborted();
     if (this.remainingMs() <= 0) throw this.timedOut();
     const query = req.query?.toString();

@@ -129,3 +129,64 @@ export async function runBinaryToBuffer(
   }, opts);
   return Buffer.concat(chunks);
 }
+
+/** ffmpeg fed through its standard input (feedBinary): write in order, then end and wait for its exit. */
+export interface BinaryFeed {
+  /** Resolves when the pipe takes more (back-pressure); rejects once the child has failed. */
+  write(chunk: Buffer): Promise<void>;
+  /** Closes the input and resolves on a zero exit; rejects with its stderr like runBinary. */
+  end(): Promise<void>;
+  /** Kills the child (SIGKILL); `end` then rejects. */
+  kill(): void;
+}
+
+/**
+ * Runs ffmpeg or ffprobe with its standard input fed by the caller (e.g. pictures to encode as they
+ * are drawn). The child is killed (SIGKILL) on abort or after `timeoutMs`.
+ */
+export function feedBinary(bin: 'ffmpeg' | 'ffprobe', args: readonly string[], opts: { signal?: AbortSignal; timeoutMs?: number } = {}): BinaryFeed {
+  const { file, cwd, env } = binaryCommand(bin);
+  const child = spawn(file, args, {
+    cwd,
+    env,
+    stdio: ['pipe', 'ignore', 'pipe'],
+    killSignal: 'SIGKILL',
+    ...(opts.timeoutMs ? { timeout: opts.timeoutMs } : {}),
+    ...(opts.signal ? { signal: opts.signal } : {}),
+  });
+  let stderr = '';
+  let failed: Error | undefined;
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString()).slice(-4096);
+  });
+  // A child that exits early closes its input: the write's error is the exit's, reported by `end`.
+  child.stdin.on('error', (err) => {
+    failed ??= err;
+  });
+  const exited = new Promise<void>((resolve, reject) => {
+    child.on('error', (err) => {
+      failed ??= err;
+      if (child.pid === undefined) reject(err);
+    });
+    child.on('close', (code, signal) => {
+      if (code === 0) resolve();
+      else reject(failure(bin, stderr, { code, signal, failed }, signal ? `killed by ${signal}` : `exit code ${code}`));
+    });
+  });
+  exited.catch(() => undefined);
+  return {
+    write: async (chunk) => {
+      if (failed || child.exitCode !== null || child.signalCode !== null) return exited;
+      if (!child.stdin.write(chunk)) {
+        await Promise.race([new Promise<void>((resolve) => child.stdin.once('drain', () => resolve())), exited]);
+      }
+    },
+    end: () => {
+      child.stdin.end();
+      return exited;
+    },
+    kill: () => {
+      child.kill('SIGKILL');
+    },
+  };
+}

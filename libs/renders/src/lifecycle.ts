@@ -1,4 +1,5 @@
-import { ApiError } from '#libs/core';
+import { Logger } from '@nestjs/common';
+import { ApiError, metrics } from '#libs/core';
 import type { StorageDriver } from '#libs/storage';
 import { RENDER_STATUSES, TERMINAL_STATUSES, type Render, type RenderErrorInfo, type RenderStatus } from './entities.js';
 import { STILL_TIMEOUT_MS } from '#libs/queue';
@@ -211,7 +212,10 @@ export class RenderLifecycle {
       await this.event(tx, row, type, extra, row.callback);
       await tx.settleCredits(id, credit);
       return { row, changed: true };
-    }, scope.workspaceId);
+    }, scope.workspaceId).then((settled) => {
+      if (settled?.changed) countSettled(settled.row);
+      return settled;
+    });
   }
 
   /**
@@ -313,4 +317,15 @@ export class RenderLifecycle {
     if (row.error) data.error = row.error;
     return data;
   }
+}
+
+const log = new Logger('renders');
+
+/** A settled render in the process's metrics (issue 30): its outcome and its time from acceptance, by kind and format. */
+function countSettled(row: Render): void {
+  log.log(`render ${row.id} ${row.status}${row.error ? ` (${row.error.code} at ${row.error.stage}: ${row.error.message})` : ''}`);
+  const labels = { kind: row.kind, format: row.format, outcome: row.status };
+  const m = metrics();
+  m.renders.inc(labels);
+  if (row.completedAt) m.renderDuration.observe(labels, Math.max(0, (row.completedAt.getTime() - row.createdAt.getTime()) / 1000));
 }

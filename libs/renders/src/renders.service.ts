@@ -1,7 +1,7 @@
 import { type EntityManager, type FilterQuery, type MikroORM } from '@mikro-orm/core';
 import { Logger } from '@nestjs/common';
 import type { QueueEvents } from 'bullmq';
-import { ApiError, assertModeMayAct, dependencyUnavailable, newId, orderBy, validationFailed, type KeyMode, type ListQuery } from '#libs/core';
+import { addLogContext, ApiError, assertModeMayAct, dependencyUnavailable, newId, orderBy, validationFailed, type KeyMode, type ListQuery } from '#libs/core';
 import type { Plan } from '#libs/workspaces';
 import type { CreditsService } from '#libs/credits';
 import { aliasTarget, applyMerge, assertEdit, assertTiming, autoLengthSources, outputFps, outputKind, outputSize, RESOLUTION_SHORT_SIDE, type EditSpec, type JsonValue, type Timing } from '#libs/edit-spec';
@@ -235,6 +235,7 @@ export class RendersService {
     const video = planned.estimate.kind === 'video';
     const watermarked = caller.mode === 'test' || caller.plan.watermark;
     const id = newId('render');
+    addLogContext({ renderId: id });
     const credits = caller.mode === 'test' ? 0 : planned.estimate.credits;
     const now = new Date();
     const row = {
@@ -255,6 +256,7 @@ export class RendersService {
     const claimed = await this.lifecycle.claim(row, hold, templateId ? (em) => this.deps.templates.recordUsage(templateId, em as EntityManager) : undefined,
       video ? { max: caller.plan.queueDepth, planName: caller.plan.name } : undefined);
     if (claimed.replayed) return claimed;
+    this.logger.log(`render ${id} accepted: ${row.kind} ${row.format} ${row.width}×${row.height}, ${credits} credit(s), ${caller.mode}`);
     const render = claimed.render;
     if (video) return { render: await this.enqueueVideo(render), replayed: false };
     const t2 = performance.now();

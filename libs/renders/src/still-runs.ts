@@ -1,4 +1,4 @@
-import { ApiError } from '#libs/core';
+import { ApiError, metrics } from '#libs/core';
 import type { EditSpec } from '#libs/edit-spec';
 import type { JobPayloads, JobResults } from '#libs/queue';
 import { renderError, STILL_WORKER_LOST } from './errors.js';
@@ -57,6 +57,7 @@ export class StillRuns {
     try {
       const out = await engine.render(data.edit as unknown as EditSpec, { scale: data.scale, watermark: data.watermark, aspectRules: data.aspectRules ?? [] });
       const storeStarted = clock.now();
+      metrics().frameSeconds.observe({ engine: 'still' }, (storeStarted - started) / 1000);
       const stored = await storage.putBytes(data.key, out.bytes, out.contentType);
       return {
         ok: true,

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { Logger } from '@nestjs/common';
-import { ApiError } from '#libs/core';
+import { ApiError, metrics } from '#libs/core';
 import type { Plan } from '#libs/workspaces';
 import { assertTiming, outputFps, type EditSpec } from '#libs/edit-spec';
 import { VIDEO_ATTEMPTS, VIDEO_LOST_WORKERS, type JobPayloads, type JobResults, type VideoChunkResult } from '#libs/queue';
@@ -120,6 +120,7 @@ export class VideoRuns {
         }),
       });
       files.push(...outputFiles(out));
+      if (out.frames > 0) metrics().frameSeconds.observe({ engine: 'video' }, out.renderMs / 1000 / out.frames);
       if (work.signal.aborted) throw new VideoRenderCancelled();
       stage = 'saving';
       return { status: (await this.saveAndSettle(row, out)).status };
@@ -241,6 +242,7 @@ export class VideoRuns {
         onProgress: (p) => this.writeProgress(row, 0.9 + 0.1 * p),
       });
       files.push(...outputFiles(out));
+      if (out.frames > 0) metrics().frameSeconds.observe({ engine: 'video' }, out.renderMs / 1000 / out.frames);
       if (work.signal.aborted) throw new VideoRenderCancelled();
       const done = await this.saveAndSettle(row, out);
       await this.finish(data.renderId, data.token, row);

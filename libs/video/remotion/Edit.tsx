@@ -1,4 +1,4 @@
-import type { CSSProperties, ReactNode } from 'react';
+import { Fragment, type CSSProperties, type ReactNode } from 'react';
 import { AbsoluteFill, Audio, Sequence, useCurrentFrame } from 'remotion';
 import { clipsAt, clipVisualAt, cssColor, type ClipVisual, type Filter, type TimedClip, type Timing } from '#libs/edit-spec';
 import { clipKey, type ClipInputs, type EditProps } from '../src/props.js';
@@ -91,6 +91,12 @@ function boxStyle(v: ClipVisual): CSSProperties {
 /** Frames of the output from timeline seconds: a clip shows from the first frame at or after its start. */
 export const frameAt = (seconds: number, props: EditProps) => Math.ceil((seconds - props.windowStart) * props.fps - 1e-6);
 
+/** Whether a clip is heard: an audio clip, or a video clip whose file has sound. */
+function makesSound(c: TimedClip, props: EditProps): boolean {
+  const media = props.clips[clipKey(c.track, c.index)]?.media;
+  return c.clip.asset.type === 'audio' || (c.clip.asset.type === 'video' && media?.hasAudio !== false);
+}
+
 interface ClipProps {
   c: TimedClip;
   inputs: ClipInputs;
@@ -131,9 +137,14 @@ function ClipView({ c, inputs, props, time }: ClipProps) {
  * clip masks the other clips of its track; the soundtrack plays under everything.
  */
 export function Edit(props: EditProps) {
-  const frame = useCurrentFrame();
+  // A page told which output frames to draw (props.frames: engine.ts renderSpans) draws frame i of its
+  // own timeline as output frame frames[i].
+  const ownFrame = useCurrentFrame();
+  const frame = props.frames ? (props.frames[ownFrame] ?? 0) : ownFrame;
   const time = props.windowStart + frame / props.fps;
-  const active = clipsAt(props.timing as Timing, time);
+  const all = clipsAt(props.timing as Timing, time);
+  // A sound-only page (engine.ts renderSpans) keeps the clips that make sound, drawn as ever.
+  const active = props.soundOnly ? all.filter((c) => makesSound(c, props)) : all;
   const scale = `scale(${props.width / props.viewport.width}, ${props.height / props.viewport.height})`;
 
   // clipsAt lists each track's clips together; a luma clip masks its own track's other clips.
@@ -146,9 +157,13 @@ export function Edit(props: EditProps) {
     const views = group.filter((c) => c !== luma).map((c) => {
       const key = clipKey(c.track, c.index);
       const from = frameAt(c.start, props);
+      const durationInFrames = Math.max(1, frameAt(c.end, props) - from);
+      const view = <ClipView c={c} inputs={props.clips[key] ?? {}} props={props} time={time} />;
+      // Drawn out of order (props.frames: never a video), the clip shows where its Sequence would.
+      if (props.frames) return frame >= from && frame < from + durationInFrames ? <Fragment key={key}>{view}</Fragment> : null;
       return (
-        <Sequence key={key} from={from} durationInFrames={Math.max(1, frameAt(c.end, props) - from)} layout="none" name={key}>
-          <ClipView c={c} inputs={props.clips[key] ?? {}} props={props} time={time} />
+        <Sequence key={key} from={from} durationInFrames={durationInFrames} layout="none" name={key}>
+          {view}
         </Sequence>
       );
     });

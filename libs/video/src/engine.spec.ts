@@ -358,8 +358,10 @@ describe('VideoEngine', () => {
       send.call(this, m);
     };
     try {
-      const video = await engine.render(edit([text('Hi'), redBox()]), { outputDir: out });
+      // A slowly zooming box: every frame is drawn (a static edit's frames are drawn once, issue 33).
+      const video = await engine.render(edit([text('Hi'), redBox({ effect: 'zoomInSlow' })]), { outputDir: out });
       expect(await probeStreams(video.file)).toMatchObject({ frames: 12 });
+      expect(video.drawnFrames).toBe(12);
       const frame = await frameAt(video.file, 0.5);
       expect(near(await meanColour(frame, 110, 68, 40, 16), [255, 0, 0], 40)).toBe(true);
       const png = await engine.renderHtmlStill(edit([redBox()], { format: 'png' }), { scale: 2 });

@@ -3,14 +3,14 @@ import { mkdir, rm, stat } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import {
-  combineChunks, makeCancelSignal, openBrowser, renderMedia, renderStill,
+  combineChunks, makeCancelSignal, openBrowser, renderFrames, renderMedia, renderStill,
   type CancelSignal, type HeadlessBrowser, type RenderMediaOptions, type X264Preset,
 } from '@remotion/renderer';
 import { registerUsageEvent } from '@remotion/licensing';
 import type { VideoConfig } from 'remotion';
 import { isStillFormat, type EditSpec } from '#libs/edit-spec';
 import { FontCatalog, type MediaFetcher } from '#libs/still';
-import { runBinary } from '#libs/media';
+import { feedBinary, runBinary, type BinaryFeed } from '#libs/media';
 import { makeOwnScratch, ownScratch, sweepScratch } from '#libs/core';
 import { planChunks } from './chunks.js';
 import { browserDirs, chooseBrowser, clearProfiles } from './browser.js';
@@ -20,6 +20,7 @@ import { encodingFor, gifFfmpegOverride, type Encoding } from './encode.js';
 import type { TextFetcher } from './fetch-text.js';
 import { prepareRender } from './inputs.js';
 import { printHtml } from './print.js';
+import { frameSpans, type FrameSpan } from './spans.js';
 import { textDocument } from './text-document.js';
 import { MediaServer } from './media-server.js';
 import { BrowserGone, isBrowserFault, onDisconnect, TabLedger, TabLost } from './recovery.js';
@@ -48,6 +49,11 @@ export interface VideoEngineOptions {
   x264Preset?: X264Preset;
   /** JPEG quality of the frames handed to the encoder; default 80. */
   jpegQuality?: number;
+  /**
+   * Spans where nothing on screen changes (spans.ts) are drawn once and repeated by the encoder
+   * (h264 mp4 renders); default true. false draws every frame (the reference the tests compare with).
+   */
+  staticSpans?: boolean;
   /** Decoded video frames each browser tab keeps (@remotion/media); default 240 MiB, Remotion's minimum (its own default is half the machine's memory per tab). */
   mediaCacheSizeInBytes?: number;
   /** Remotion's log level; default `error`. */
@@ -103,6 +109,8 @@ export interface VideoOutput {
   frames: number;
   fileSizeBytes: number;
   renderMs: number;
+  /** Frames the browser drew; the others repeat a held picture (spans.ts: spans where nothing on screen changes). */
+  drawnFrames?: number;
   /** JPEG of `output.poster.capture` (default: the first frame). */
   posterFile: string;
   /** JPEG of `output.thumbnail.capture` at `output.thumbnail.scale`, when the edit asks for one. */
@@ -373,7 +381,12 @@ export class VideoEngine {
         const range = frameRangeWithin(opts.frameRange, props.durationInFrames);
         const frames = range[1] - range[0] + 1;
         const parallelism = this.opts.parallelism ?? availableParallelism();
-        if (encoding.codec !== 'gif' && parallelism > 1 && frames >= SPLIT_MIN_FRAMES && (opts.scale ?? 1) === 1) {
+        let drawnFrames = frames;
+        const spans = encoding.codec === 'h264' && (opts.scale ?? 1) === 1 && this.opts.staticSpans !== false ? frameSpans(props, range) : [];
+        if (spans.some((s) => s.kind === 'held')) {
+          const progress = throttled(opts.onProgress, (p: number) => p);
+          drawnFrames = await this.renderSpans(props, encoding, spans, file, { dir: prepared.dir, run, stopAll, parallelism, onProgress: (p) => progress?.(p * 0.97) });
+        } else if (encoding.codec !== 'gif' && parallelism > 1 && frames >= SPLIT_MIN_FRAMES && (opts.scale ?? 1) === 1) {
           const per = Math.ceil(frames / parallelism);
           const ranges = planChunks(frames, per).map(([a, b]): [number, number] => [range[0] + a, range[0] + b]);
           const progress = ranges.map(() => 0);
@@ -409,7 +422,7 @@ export class VideoEngine {
           }));
         }
         const { width, height } = scaled(props, opts.scale);
-        return await this.finish(edit, file, encoding, { width, height, fps: props.fps, frames, firstTime: props.windowStart + range[0] / props.fps, started, signal: opts.signal, onProgress: opts.onProgress });
+        return await this.finish(edit, file, encoding, { width, height, fps: props.fps, frames, drawnFrames, firstTime: props.windowStart + range[0] / props.fps, started, signal: opts.signal, onProgress: opts.onProgress });
       } catch (err) {
         await rm(file, { force: true });
         throw err;
@@ -506,6 +519,167 @@ export class VideoEngine {
     return chunk;
   }
 
+  /**
+   * An h264 mp4 drawn span by span (spans.ts, docs/video.md "Static spans"): the pictures of the
+   * `held` spans (one each) and of the `drawn` frames are screenshots of one page told which output
+   * frames to draw (props.frames, Remotion's renderFrames: the same JPEG screenshots as renderMedia's),
+   * handed to x264 with the encoder settings of Remotion's own parts, a held picture once per frame it
+   * holds; `played` frames (a video plays) are drawn by renderMedia in order; the sound of the range is
+   * rendered apart on a sound-only page, in `parallelism` equal parts joined gaplessly; the MPEG-TS
+   * parts are joined without re-encoding, as the split render's are.
+   */
+  private async renderSpans(
+    props: EditProps,
+    encoding: Encoding,
+    spans: readonly FrameSpan[],
+    file: string,
+    opts: { dir: string; run: Run; stopAll: () => void; parallelism: number; onProgress: (p: number) => void },
+  ): Promise<number> {
+    const range: [number, number] = [spans[0]!.from, spans[spans.length - 1]!.to];
+    const frames = range[1] - range[0] + 1;
+    const parallelism = Math.max(1, opts.parallelism);
+    const base = join(opts.dir, `spans-${randomUUID().slice(0, 8)}`);
+    const segments = videoSegments(spans, parallelism);
+    const files = segments.map((seg, i) => `${base}-${i}.ts`);
+    // Pictures the page draws, in output order (a held span's one picture stands for all its frames),
+    // each handed to its part's x264 as soon as it and those before it are drawn.
+    const pictures: number[] = [];
+    const holds: { part: number; count: number; last: boolean }[] = [];
+    segments.forEach((seg, i) => {
+      if (seg.kind !== 'pictures') return;
+      for (const s of seg.spans) {
+        if (s.kind === 'held') {
+          pictures.push(s.from);
+          holds.push({ part: i, count: s.to - s.from + 1, last: false });
+        } else {
+          for (let f = s.from; f <= s.to; f++) {
+            pictures.push(f);
+            holds.push({ part: i, count: 1, last: false });
+          }
+        }
+      }
+      holds[holds.length - 1]!.last = true;
+    });
+    const sound = !props.muted && hasAudio(props) ? planChunks(frames, Math.max(5, Math.ceil(frames / parallelism))).map(([a, b]): [number, number] => [range[0] + a, range[0] + b]) : [];
+    const soundFiles = sound.map((r) => `${base}-sound-${r[0]}.aac`);
+    let drawn = 0;
+    const report = () => opts.onProgress(Math.min(1, drawn / Math.max(1, frames)) * 0.9);
+    const feeds = new Map<number, BinaryFeed>();
+    const tasks: { cost: number; run: () => Promise<void> }[] = [];
+    if (pictures.length) {
+      const waiting = new Map<number, Buffer>();
+      let next = 0;
+      let writing: Promise<void> = Promise.resolve();
+      const preset = this.opts.x264Preset ?? 'veryfast';
+      const drain = async () => {
+        for (let shot = waiting.get(next); shot; shot = waiting.get(next)) {
+          waiting.delete(next);
+          const hold = holds[next]!;
+          let feed = feeds.get(hold.part);
+          if (!feed) {
+            const seg = segments[hold.part]!;
+            feed = feedBinary('ffmpeg', pictureArgs(seg.to - seg.from + 1, props, encoding, preset, files[hold.part]!), { signal: opts.run.stop });
+            feeds.set(hold.part, feed);
+          }
+          for (let k = 0; k < hold.count; k++) await feed.write(shot);
+          drawn += hold.count;
+          report();
+          next++;
+          if (hold.last) await feed.end();
+        }
+      };
+      tasks.push({
+        cost: pictures.length,
+        run: async () => {
+          await this.inTabs(opts.run, `pictures of frames ${range[0]}-${range[1]}`, (cancelSignal) => renderFrames({
+            ...this.mediaOptions({ ...props, muted: true, frames: pictures, durationInFrames: pictures.length }, encoding),
+            concurrency: 1,
+            outputDir: null,
+            frameRange: [0, pictures.length - 1],
+            onStart: () => undefined,
+            onFrameUpdate: () => undefined,
+            onFrameBuffer: (buffer: Buffer, index: number) => {
+              // A call tried again after a browser fault (inTabs) draws from the start: what is encoded already is skipped.
+              if (index < next) return writing;
+              waiting.set(index, buffer);
+              writing = writing.then(drain);
+              // Seen by `await writing` below, or by Remotion when it awaits this; never unhandled when the draw fails first.
+              writing.catch(() => undefined);
+              return writing;
+            },
+            cancelSignal,
+          } as unknown as Parameters<typeof renderFrames>[0]));
+          await writing;
+          if (next !== pictures.length) throw new Error(`the page drew ${next} of ${pictures.length} pictures`);
+        },
+      });
+    }
+    segments.forEach((seg, i) => {
+      if (seg.kind !== 'played') return;
+      const count = seg.to - seg.from + 1;
+      let seen = 0;
+      tasks.push({
+        cost: count * 1.5,
+        run: () => this.inTabs(opts.run, `frames ${seg.from}-${seg.to}`, (cancelSignal) => renderMedia({
+          ...this.mediaOptions(props, encoding),
+          concurrency: 1,
+          codec: 'h264-ts',
+          muted: true,
+          outputLocation: files[i]!,
+          frameRange: [seg.from, seg.to],
+          cancelSignal,
+          onProgress: (p: { renderedFrames: number }) => {
+            drawn += p.renderedFrames - seen;
+            seen = p.renderedFrames;
+            report();
+          },
+        })).then(() => undefined),
+      });
+    });
+    sound.forEach((r, i) => {
+      tasks.push({
+        cost: (r[1] - r[0] + 1) / 4,
+        run: () => this.inTabs(opts.run, `sound ${r[0]}-${r[1]}`, (cancelSignal) => renderMedia({
+          // A 16×16 page: every frame's seek waits for an animation frame, which composites the whole
+          // view; nothing is drawn here, so the smallest view costs the least.
+          ...soundOnly(this.mediaOptions({ ...props, soundOnly: true, width: 16, height: 16 }, encoding)),
+          concurrency: 1,
+          codec: 'aac',
+          audioCodec: 'aac',
+          outputLocation: soundFiles[i]!,
+          frameRange: r,
+          forSeamlessAacConcatenation: true,
+          enforceAudioTrack: true,
+          cancelSignal,
+        })).then(() => undefined),
+      });
+    });
+    try {
+      // The costliest first: the page's pictures and the played pieces, then the sound.
+      await pool(tasks.sort((a, b) => b.cost - a.cost).map((t) => t.run), parallelism, opts);
+      opts.run.stop.throwIfAborted();
+      await combineChunks({
+        outputLocation: file,
+        videoFiles: files,
+        audioFiles: soundFiles,
+        codec: 'h264',
+        audioCodec: 'aac',
+        fps: props.fps,
+        framesPerChunk: sound.length ? sound[0]![1] - sound[0]![0] + 1 : frames,
+        preferLossless: false,
+        compositionDurationInFrames: props.durationInFrames,
+        frameRange: range,
+        cancelSignal: cancelOn(opts.run.stop),
+        logLevel: this.opts.logLevel ?? 'error',
+        onProgress: (p: { totalProgress: number }) => opts.onProgress(0.9 + p.totalProgress * 0.1),
+      });
+      return pictures.length + segments.reduce((n, seg) => n + (seg.kind === 'played' ? seg.to - seg.from + 1 : 0), 0);
+    } finally {
+      for (const feed of feeds.values()) feed.kill();
+      await Promise.all([...files, ...soundFiles].map((f) => rm(f, { force: true })));
+    }
+  }
+
   /** Remotion's combineChunks: h264 MPEG-TS parts are concatenated without re-encoding, AAC gaplessly. */
   private async join(ordered: readonly VideoChunk[], file: string, run: Run, onProgress?: (p: number) => void): Promise<void> {
     const first = ordered[0]!;
@@ -539,7 +713,7 @@ export class VideoEngine {
     edit: EditSpec,
     file: string,
     encoding: Encoding,
-    o: { width: number; height: number; fps: number; frames: number; firstTime: number; started: number; signal?: AbortSignal | undefined; onProgress?: ((p: number) => void) | undefined },
+    o: { width: number; height: number; fps: number; frames: number; drawnFrames?: number; firstTime: number; started: number; signal?: AbortSignal | undefined; onProgress?: ((p: number) => void) | undefined },
   ): Promise<VideoOutput> {
     const images = await this.stills(edit, file, o.firstTime, o.frames, o.fps, o.signal);
     o.onProgress?.(1);
@@ -554,6 +728,7 @@ export class VideoEngine {
       frames: o.frames,
       fileSizeBytes: (await stat(file)).size,
       renderMs: Math.round(performance.now() - o.started),
+      drawnFrames: o.drawnFrames ?? o.frames,
       posterFile: images.poster,
     };
     if (images.thumbnail) out.thumbnailFile = images.thumbnail;
@@ -740,6 +915,77 @@ export class VideoEngine {
     if (!thumb) return { poster };
     return { poster, thumbnail: await grab(`${base}-thumbnail.jpg`, at(thumb.capture), thumb.scale) };
   }
+}
+
+/**
+ * ffmpeg arguments that make an h264 MPEG-TS part of `frames` frames from JPEG pictures on its input,
+ * encoded as Remotion encodes its own parts (its stitcher's arguments for `h264-ts`: the pictures at
+ * the fps, the zscale conversion to limited-range BT.709 and its tags, yuv420p, the preset and CRF, the
+ * 90 kHz timescale), so the parts join without re-encoding and look as frames drawn one by one.
+ */
+export function pictureArgs(frames: number, props: Pick<EditProps, 'fps' | 'width' | 'height'>, encoding: Encoding, preset: X264Preset, output: string): string[] {
+  return [
+    '-v', 'error',
+    '-framerate', String(props.fps), '-f', 'image2pipe', '-c:v', 'mjpeg', '-i', 'pipe:0',
+    '-frames:v', String(frames),
+    '-an',
+    '-c:v', 'libx264', '-f', 'mpegts',
+    '-colorspace:v', 'bt709', '-color_primaries:v', 'bt709', '-color_trc:v', 'bt709', '-color_range', 'tv',
+    '-vf', 'zscale=matrix=709:range=limited:primariesin=709:primaries=709:transferin=709:transfer=709',
+    '-pix_fmt', 'yuv420p', '-preset', preset, '-video_track_timescale', '90000',
+    ...(encoding.crf !== undefined ? ['-crf', String(encoding.crf)] : []),
+    '-map_metadata', '-1', '-y', output,
+  ];
+}
+
+/** renderMedia's options for a sound-only render: the picture's settings (CRF, preset, pixels, colour) left out, as Remotion refuses them with an audio codec. */
+function soundOnly(options: Omit<RenderMediaOptions, 'codec'>): Omit<RenderMediaOptions, 'codec'> {
+  const { crf: _crf, x264Preset: _preset, pixelFormat: _pixels, colorSpace: _colour, imageFormat: _image, jpegQuality: _quality, ...rest } = options as Omit<RenderMediaOptions, 'codec'> & { jpegQuality?: number };
+  return rest;
+}
+
+/** One MPEG-TS part of a render drawn span by span: pictures of a page (held and drawn spans) or frames a video plays. */
+type Segment = { kind: 'pictures'; from: number; to: number; spans: FrameSpan[] } | { kind: 'played'; from: number; to: number };
+
+/**
+ * The parts of a render drawn span by span, in order: each run of held and drawn spans one part of
+ * pictures; each run of played frames cut in pieces of at most its share of them (`parallelism` tabs
+ * play them at once, as the split render's parts).
+ */
+export function videoSegments(spans: readonly FrameSpan[], parallelism: number): Segment[] {
+  const played = spans.filter((s) => s.kind === 'played').reduce((n, s) => n + s.to - s.from + 1, 0);
+  const share = Math.max(SPLIT_MIN_FRAMES / 2, Math.ceil(played / Math.max(1, parallelism)));
+  const out: Segment[] = [];
+  for (const s of spans) {
+    if (s.kind === 'played') {
+      const n = s.to - s.from + 1;
+      const pieces = Math.ceil(n / share);
+      for (const [a, b] of planChunks(n, Math.max(5, Math.ceil(n / pieces)))) out.push({ kind: 'played', from: s.from + a, to: s.from + b });
+      continue;
+    }
+    const prev = out[out.length - 1];
+    if (prev?.kind === 'pictures') {
+      prev.spans.push(s);
+      prev.to = s.to;
+    } else out.push({ kind: 'pictures', from: s.from, to: s.to, spans: [s] });
+  }
+  return out;
+}
+
+/** Runs `tasks`, `width` at once; the first failure stops the run (`stopAll`) and is thrown once all have settled. */
+async function pool(tasks: readonly (() => Promise<void>)[], width: number, opts: { run: Run; stopAll: () => void }): Promise<void> {
+  const queue = [...tasks];
+  const failures: unknown[] = [];
+  await Promise.all(Array.from({ length: Math.min(width, queue.length) }, async () => {
+    for (let task = queue.shift(); task && failures.length === 0 && !opts.run.stop.aborted; task = queue.shift()) {
+      await task().catch((err: unknown) => {
+        failures.push(err);
+        opts.stopAll();
+      });
+    }
+  }));
+  if (failures.length) throw failures[0];
+  opts.run.stop.throwIfAborted();
 }
 
 /** A Remotion cancel signal that fires when `signal` aborts. */

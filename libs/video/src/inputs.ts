@@ -1,6 +1,7 @@
 import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import sharp from 'sharp';
+import { svgMayAnimate } from './spans.js';
 import { ApiError, type FieldErrors } from '#libs/core';
 import { assertTiming, type Asset, clipsAt, type Crop, type Durations, type EditSpec, intrinsicSize, outputFps, outputSize, type OutputSize, type Rect, RENDER_BUDGET, type Size, svgSize, type TimedClip, type Timing } from '#libs/edit-spec';
 import { FontFileError, MediaFetchError, NEEDS_TRANSCODE, probeMedia, RenderMediaCache, transcodeVideo, type FetchedMedia, type MediaKind, type ProbedMedia } from '#libs/media';
@@ -67,7 +68,7 @@ interface LocalMedia {
   url: string;
   file: string;
   kind: MediaKind;
-  probe: ProbedMedia;
+  probe: ProbedMedia & { animated?: boolean };
 }
 
 /**
@@ -318,6 +319,7 @@ class Preparation {
         if (m.probe.width && m.probe.height) Object.assign(media, { width: m.probe.width, height: m.probe.height });
         if (m.probe.duration !== undefined) media.duration = m.probe.duration;
         media.hasAudio = m.probe.hasAudio;
+        if (m.probe.animated) media.animated = true;
         if (asset.type === 'audio') return { media };
         if (!media.width || !media.height) {
           addError(this.fetchErrors, `${path}.asset.src`, 'The file has no picture');
@@ -407,13 +409,15 @@ function svgDataUrl(markup: string): string {
 }
 
 /** Pictures: size with EXIF orientation applied (as the browser shows them); video and audio: ffprobe. */
-async function probe(media: FetchedMedia, file: string, signal?: AbortSignal): Promise<ProbedMedia> {
+async function probe(media: FetchedMedia, file: string, signal?: AbortSignal): Promise<ProbedMedia & { animated?: boolean }> {
   if (media.kind === 'image') {
     try {
       const meta = await sharp(media.bytes, { limitInputPixels: RENDER_BUDGET.mediaPixels }).metadata();
       if (!meta.width || !meta.height) throw new Error('no size');
       const turned = (meta.orientation ?? 1) >= 5;
-      return { width: turned ? meta.height : meta.width, height: turned ? meta.width : meta.height, hasVideo: true, hasAudio: false };
+      const picture = { width: turned ? meta.height : meta.width, height: turned ? meta.width : meta.height, hasVideo: true, hasAudio: false };
+      // A picture the browser animates by itself (GIF, WebP, APNG frames; an SVG with animations): never a static span (spans.ts).
+      return (meta.pages ?? 1) > 1 || (meta.format === 'svg' && svgMayAnimate(media.bytes.toString('utf8'))) ? { ...picture, animated: true } : picture;
     } catch (err) {
       throw new MediaFetchError(media.url, `The image cannot be decoded: ${(err as Error).message}`);
     }

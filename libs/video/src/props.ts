@@ -33,6 +33,16 @@ export type EditProps = {
   /** A still: clips at rest (no effects, no transitions), no media playback. */
   still: boolean;
   muted: boolean;
+  /**
+   * Only what makes sound is on the page (the soundtrack, audio clips, video clips with sound): the
+   * sound of a render drawn span by span, rendered once apart from the pictures (engine.ts renderSpans).
+   */
+  soundOnly?: boolean;
+  /**
+   * Output frames to draw, one per frame of the page's own timeline (engine.ts renderSpans): frames
+   * that play no video, drawn out of order and muted; each clip shows where its Sequence would.
+   */
+  frames?: number[];
 };
 
 export interface MediaInput {
@@ -45,6 +55,8 @@ export interface MediaInput {
   /** Seconds (video, audio). */
   duration?: number;
   hasAudio?: boolean;
+  /** A picture that animates by itself in the browser (frames of a GIF, WebP or APNG; an SVG's animations). */
+  animated?: boolean;
 }
 
 export interface ClipInputs {

@@ -1,4 +1,4 @@
-import { decryptSecret, deriveKey, type AppConfig } from '#libs/core';
+import { decryptSecret, deriveKey, metrics, type AppConfig } from '#libs/core';
 import { type OutboundPolicy } from '#libs/outbound';
 import { buildDelivery, type DeliveryRequest } from './build.js';
 import { openHeaders } from './header-values.js';
@@ -131,6 +131,11 @@ export class WebhookDeliverer {
       disableAfter: DISABLE_AFTER_FAILURES,
       successStampAfter: new Date(at.getTime() - LAST_SUCCESS_GRANULARITY_MS),
     });
+    // Metrics (issue 30): each attempt recorded, by what the receiver's answer made of it.
+    const counted = outcome === 'success' ? 'delivered' : outcome === 'fail' ? 'refused' : 'failed';
+    const m = metrics();
+    m.webhookDeliveries.inc({ outcome: counted });
+    m.webhookDuration.observe({ outcome: counted }, result.durationMs / 1000);
     return outcome;
   }
 

@@ -1,6 +1,7 @@
 import { OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
 import { Logger, type Type } from '@nestjs/common';
 import type { Job, WorkerOptions } from 'bullmq';
+import { withLogContext, type LogContext } from '#libs/core';
 import { isRedisUnavailable, OutageLog } from '#libs/redis';
 import { ALL_JOBS, QUEUE_WORKER_SETTINGS, queueOf, validatePayload, type JobName, type JobNameOf, type JobPayloads, type JobResults, type QueueName, type TypedJob } from '#libs/queue';
 
@@ -38,7 +39,8 @@ export abstract class QueueProcessor<Q extends QueueName> extends WorkerHost {
     const data = validatePayload(name, job.data);
     this.running++;
     try {
-      return await handler(data, job as TypedJob<JobNameOf<Q>>, token);
+      // Every line the job writes carries its queue, its id and the ids of what it works on.
+      return await withLogContext({ queue: this.queue, ...(job.id ? { jobId: job.id } : {}), ...idsOf(data) }, () => handler(data, job as TypedJob<JobNameOf<Q>>, token));
     } finally {
       this.running--;
     }
@@ -92,4 +94,14 @@ export function configuredProcessor<T extends Type<WorkerHost>>(base: T, queue: 
   Object.defineProperty(configured, 'name', { value: base.name });
   Processor(queue, { ...QUEUE_WORKER_SETTINGS[queue], ...options })(configured);
   return configured as T;
+}
+
+/** The ids a job's payload names (a render, an asset, a transcription, a campaign, an event, a delivery). */
+function idsOf(data: unknown): LogContext {
+  const d = data as Record<string, unknown>;
+  const ids: LogContext = {};
+  for (const key of ['renderId', 'assetId', 'transcriptionId', 'campaignId', 'eventId', 'deliveryId'] as const) {
+    if (typeof d[key] === 'string') ids[key] = d[key];
+  }
+  return ids;
 }

@@ -1,0 +1,169 @@
+import { clipsAt, clipVisualAt, type TimedClip, type Timing } from '#libs/edit-spec';
+import { clipKey, type ClipInputs, type EditProps } from './props.js';
+
+/**
+ * Frames of the output window (inclusive) and how the engine draws them:
+ * - `held`: every frame shows the same picture: drawn once and repeated by the encoder;
+ * - `drawn`: frames that differ, but whose picture depends on the page's time alone (fades, moves,
+ *   text animations, captions): drawn one by one, in any order, on a page told which frame to show;
+ * - `played`: frames that play a video (a video clip, a luma video): drawn in order by Remotion's own
+ *   timeline, which its video elements follow.
+ */
+export interface FrameSpan {
+  from: number;
+  to: number;
+  kind: 'held' | 'drawn' | 'played';
+}
+
+/** What the span analysis reads of a render's props (all of it known before the browser starts). */
+export type SpanProps = Pick<EditProps, 'timing' | 'clips' | 'fps' | 'windowStart' | 'viewport' | 'still'>;
+
+/**
+ * A static span shorter than this is drawn frame by frame: a span costs a tab of its own and an
+ * encoder (~0.3–0.5 CPU-s), a frame drawn by the browser ~50 ms of CPU (docs/benchmarks.md "Static
+ * spans"), so below ~10 frames a span saves nothing.
+ */
+export const MIN_STATIC_FRAMES = 12;
+
+/** Default seconds of a text animation when the asset gives none (libs/video/remotion/text.tsx). */
+const DEFAULT_ANIMATION_SECONDS = 1;
+
+/** Markup that can make an SVG or a document move by itself in the browser. */
+const MOVING_MARKUP = /<animate|<set[\s/>]|@keyframes|animation|transition|<script|<video|<marquee/i;
+
+/** Whether an SVG's markup may animate by itself (SMIL, CSS animations): conservative, by its words. */
+export function svgMayAnimate(markup: string): boolean {
+  return MOVING_MARKUP.test(markup);
+}
+
+/** The markup of an `svg` input's data: URL (base64 or percent-encoded), or undefined when it is neither. */
+function svgMarkup(url: string): string | undefined {
+  const comma = url.indexOf(',');
+  if (!url.startsWith('data:') || comma < 0) return undefined;
+  const head = url.slice(0, comma);
+  const body = url.slice(comma + 1);
+  try {
+    return head.endsWith(';base64') ? Buffer.from(body, 'base64').toString('utf8') : decodeURIComponent(body);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Frames of the output from timeline seconds, as the composition (Edit.tsx `frameAt`) counts them. */
+const frameOf = (seconds: number, props: SpanProps) => Math.ceil((seconds - props.windowStart) * props.fps - 1e-6);
+
+/**
+ * What one clip contributes to the picture at `time` (timeline seconds), as a string two frames share
+ * exactly when the clip looks the same in both; undefined when the clip changes by itself from frame
+ * to frame (video, html, an animated picture, a text animation still running, a luma video).
+ * It reads the composition's own math (clipVisualAt: fit, position, offsets, tweens, effects,
+ * transitions), so whatever moves a clip there makes its frames differ here.
+ */
+function clipState(c: TimedClip, inputs: ClipInputs, props: SpanProps, time: number): string | undefined {
+  const asset = c.clip.asset;
+  const clipTime = time - c.start;
+  let content: unknown = null;
+  switch (asset.type) {
+    case 'audio':
+      // Not drawn; its sound is rendered for the whole output apart from the pictures.
+      return 'audio';
+    case 'video':
+    case 'html':
+      return undefined;
+    case 'image':
+      if (inputs.media?.animated) return undefined;
+      break;
+    case 'luma':
+      if (inputs.media?.kind !== 'image' || inputs.media.animated) return undefined;
+      break;
+    case 'svg': {
+      const markup = inputs.svg === undefined ? undefined : svgMarkup(inputs.svg);
+      if (markup === undefined || svgMayAnimate(markup)) return undefined;
+      break;
+    }
+    case 'shape':
+    case 'title':
+      break;
+    case 'text':
+    case 'rich-text': {
+      const animation = asset.animation;
+      if (animation) {
+        const duration = animation.duration ?? DEFAULT_ANIMATION_SECONDS;
+        // Past its duration the animation rests at its end (text.tsx clamps its progress to 1).
+        if (duration > 0 && clipTime < duration) return undefined;
+        content = 'animated-done';
+      }
+      break;
+    }
+    case 'caption': {
+      const cues = inputs.caption?.cues;
+      if (!cues) break;
+      const fileTime = asset.trim + clipTime * asset.speed;
+      content = cues.findIndex((q) => q.start <= fileTime && fileTime < q.end);
+      break;
+    }
+    default:
+      // A kind this analysis does not know: never static.
+      return undefined;
+  }
+  const media = inputs.media;
+  const source = asset.type === 'luma' && media?.width && media.height ? { width: media.width, height: media.height } : (inputs.source ?? props.viewport);
+  const visual = clipVisualAt(c.clip, clipTime, c.length, { viewport: props.viewport, source, still: props.still });
+  return JSON.stringify([visual, content]);
+}
+
+/**
+ * The picture of output frame `frame` as a string, or undefined when some clip on it changes by
+ * itself: the clips showing (clipsAt and their Sequence windows, as Edit.tsx draws them) and each
+ * one's state. Two frames with the same string look the same.
+ */
+function frameState(props: SpanProps, frame: number): { state: string | undefined; plays: boolean } {
+  const time = props.windowStart + frame / props.fps;
+  const parts: string[] = [];
+  let changing = false;
+  let plays = false;
+  for (const c of clipsAt(props.timing as Timing, time)) {
+    const key = clipKey(c.track, c.index);
+    const from = frameOf(c.start, props);
+    const inSequence = frame >= from && frame < from + Math.max(1, frameOf(c.end, props) - from);
+    if (!inSequence) {
+      parts.push(`${key}:out`);
+      continue;
+    }
+    const inputs = props.clips[key] ?? {};
+    const type = c.clip.asset.type;
+    if (type === 'video' || (type === 'luma' && inputs.media?.kind !== 'image')) plays = true;
+    const state = clipState(c, inputs, props, time);
+    if (state === undefined) changing = true;
+    else parts.push(`${key}:${state}`);
+  }
+  return { state: changing ? undefined : parts.join('|'), plays };
+}
+
+/**
+ * The output frames `range` (inclusive) cut into spans (FrameSpan), in order, covering the range: a
+ * `held` span is at least `minStaticFrames` frames that all look the same (no clip moves, fades, plays
+ * video, changes text or caption, starts or ends inside it); `played` frames show a video; the rest
+ * are `drawn`. A pure function of the edit's timing and its inputs (sizes, caption cues, animated
+ * pictures): when unsure a frame is not held.
+ */
+export function frameSpans(props: SpanProps, range: readonly [number, number], minStaticFrames = MIN_STATIC_FRAMES): FrameSpan[] {
+  const [first, last] = range;
+  const frames: { state: string | undefined; plays: boolean }[] = [];
+  for (let f = first; f <= last; f++) frames.push(props.still ? { state: undefined, plays: true } : frameState(props, f));
+  const spans: FrameSpan[] = [];
+  const push = (from: number, to: number, kind: FrameSpan['kind']) => {
+    const prev = spans[spans.length - 1];
+    if (prev && prev.kind === kind && kind !== 'held') prev.to = to;
+    else spans.push({ from, to, kind });
+  };
+  for (let i = 0; i < frames.length; ) {
+    const state = frames[i]!.state;
+    let j = i + 1;
+    if (state !== undefined) while (j < frames.length && frames[j]!.state === state) j++;
+    if (state !== undefined && j - i >= Math.max(2, minStaticFrames)) push(first + i, first + j - 1, 'held');
+    else for (let k = i; k < j; k++) push(first + k, first + k, frames[k]!.plays ? 'played' : 'drawn');
+    i = j;
+  }
+  return spans;
+}
