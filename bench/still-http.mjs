@@ -2,7 +2,11 @@
 // End-to-end still latency (issue 5): POST /v1/render?format=binary for a published template with 4
 // fields, through the API, Redis, a worker and storage, against the still engine alone (same edit,
 // same process-local caches warmed) measured in the same run. Runs dist/ (npm run -s build first).
-//   node bench/still-http.mjs [--requests 60] [--seconds 10] [--concurrency 4] [--json]
+//   node bench/still-http.mjs [--requests 60] [--seconds 10] [--concurrency 4] [--api-cpus 0 --worker-cpus 1] [--json]
+// The sequential stills and the engine alone alternate, request by request (issue 33).
+// --api-cpus / --worker-cpus pin the API and the worker (taskset CPU lists; the engine alone then runs
+// on the worker's cores too), to tell the hop's cost from the two processes sharing the cores.
+import { execFileSync } from 'node:child_process';
 import { loadConfig } from '../dist/libs/core/src/index.js';
 import { applyMerge, assertEdit } from '../dist/libs/edit-spec/src/index.js';
 import { FontCatalog, StillEngine, storageAwareFetcher } from '../dist/libs/still/src/index.js';
@@ -45,13 +49,29 @@ async function stockUrl(stack, id) {
   throw new Error(`stock asset ${id} was not ready within 180 s`);
 }
 
+/**
+ * Waits until the worker has processed the whole stock library (seeded at the API's start: pictures,
+ * but also audio and video it probes and draws waveforms of with ffmpeg): until then it competes with
+ * the stills measured for the same cores.
+ */
+async function stockSettled(stack) {
+  const until = Date.now() + 300_000;
+  while (Date.now() < until) {
+    const res = await fetch(`${stack.base}/api/v1/assets?scope=global&status=processing&limit=1`, { headers: { 'x-api-key': stack.workspace.liveKey } });
+    if (res.ok && (await res.json()).data.length === 0) return;
+    await sleep(500);
+  }
+  throw new Error('the stock library was still being processed after 300 s');
+}
+
 async function run(args) {
-  const stack = await startStack({ name: 'still-http', workers: 1 });
+  const stack = await startStack({ name: 'still-http', workers: 1, apiCpus: args['api-cpus'], workerCpus: args['worker-cpus'] ? [args['worker-cpus']] : undefined });
   const key = stack.workspace.liveKey;
   const post = (path, body) => fetch(`${stack.base}/api${path}`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
   // A stock picture (seeded at the API's start, processed by the worker), by its stored file's URL.
   const photo = await stockUrl(stack, 'ast_lib_photo_mountains');
+  await stockSettled(stack);
   const imported = await (await post('/v1/templates/import', TEMPLATE)).json();
   if (!imported.data?.id) throw new Error(`import failed: ${JSON.stringify(imported)}`);
   const templateId = imported.data.id;
@@ -84,8 +104,24 @@ async function run(args) {
     }
   }
 
+  // The engine alone, in this process (on the worker's cores when it is pinned), on the same stored
+  // photo and the same edits: one still over HTTP, then the same edit by the engine, alternately, so
+  // both meet the same load of a shared machine.
+  if (args['worker-cpus']) execFileSync('taskset', ['-a', '-p', '-c', args['worker-cpus'], String(process.pid)], { stdio: 'ignore' });
+  const config = loadConfig(stack.env);
+  const storage = createStorage(config);
+  const engine = new StillEngine({ fonts: await FontCatalog.system(), fetch: storageAwareFetcher(config, storage) });
+  const editOf = (i) => assertEdit(applyMerge(TEMPLATE.edit, values(i)).value);
+  for (let i = 0; i < 5; i++) await engine.render(editOf(-i));
   const latency = [];
-  for (let i = 0; i < args.requests; i++) latency.push(await render(i, true));
+  const engineMs = [];
+  for (let i = 0; i < args.requests; i++) {
+    latency.push(await render(i, true));
+    const edit = editOf(i);
+    const t = performance.now();
+    await engine.render(edit);
+    engineMs.push(performance.now() - t);
+  }
 
   let done = 0;
   const until = performance.now() + args.seconds * 1000;
@@ -96,26 +132,13 @@ async function run(args) {
     }
   }));
 
-  // The engine alone, in this process, on the same stored photo and the same edits.
-  const config = loadConfig(stack.env);
-  const storage = createStorage(config);
-  const engine = new StillEngine({ fonts: await FontCatalog.system(), fetch: storageAwareFetcher(config, storage) });
-  const editOf = (i) => assertEdit(applyMerge(TEMPLATE.edit, values(i)).value);
-  for (let i = 0; i < 5; i++) await engine.render(editOf(-i));
-  const engineMs = [];
-  for (let i = 0; i < args.requests; i++) {
-    const edit = editOf(i);
-    const t = performance.now();
-    await engine.render(edit);
-    engineMs.push(performance.now() - t);
-  }
-
   return {
     http: { p50: quantile(latency, 0.5), p95: quantile(latency, 0.95), perSecond: done / args.seconds, concurrency: args.concurrency },
     engine: { p50: quantile(engineMs, 0.5), p95: quantile(engineMs, 0.95) },
     ratio: quantile(latency, 0.5) / quantile(engineMs, 0.5),
     serverTiming: Object.fromEntries(Object.entries(phases).map(([k, v]) => [k, quantile(v, 0.5)])),
     target: { httpP50Ms: 60 },
+    pinned: args['api-cpus'] || args['worker-cpus'] ? { api: args['api-cpus'] ?? null, worker: args['worker-cpus'] ?? null } : null,
   };
 }
 
@@ -127,11 +150,14 @@ await runBench({
     requests: { arg: 'N', default: 60, parse: integer(1), help: 'sequential renders timed, over HTTP and by the engine alone (default 60)' },
     seconds: { arg: 'S', default: 10, parse: positive, help: 'seconds of the throughput run (default 10)' },
     concurrency: { arg: 'C', default: 4, parse: integer(1), help: 'clients in the throughput run (default 4)' },
+    'api-cpus': { arg: 'LIST', default: undefined, parse: String, help: 'pin the API to these cores (taskset list, e.g. 0)' },
+    'worker-cpus': { arg: 'LIST', default: undefined, parse: String, help: 'pin the worker, and the engine alone, to these cores (e.g. 1)' },
   },
   footer: 'Environment: REDIS_URL uses that Redis instead of starting a redis-server.',
   run,
   summary: (result) => {
     console.log(`http    p50 ${f(result.http.p50)} ms  p95 ${f(result.http.p95)} ms  ${f(result.http.perSecond)} renders/s at concurrency ${result.http.concurrency}`);
+    if (result.pinned) console.log(`pinned  api on cores ${result.pinned.api ?? 'any'}, worker and the engine alone on ${result.pinned.worker ?? 'any'}`);
     console.log(`engine  p50 ${f(result.engine.p50)} ms  p95 ${f(result.engine.p95)} ms`);
     console.log(`server-timing medians: ${Object.entries(result.serverTiming).map(([k, v]) => `${k} ${f(v)}`).join(', ')} ms`);
   },

@@ -59,10 +59,10 @@ export function startWorker(label, env, { cpus, nodeArgs = [] } = {}) {
  * Redis (see startRedis), a temp DATA_DIR (SQLite, unless `databaseUrl`), an enterprise workspace,
  * the API and `workers` worker processes (worker i pinned to `workerCpus[i]` when given). `extraEnv`
  * is added to the app processes' environment; an undefined value removes that variable. `apiNodeArgs`
- * go before the API's script (a profiler).
+ * go before the API's script (a profiler); `apiCpus` (a taskset CPU list) pins the API.
  * Returns the base URL, the workspace (its keys), the env and the API, worker and Redis children.
  */
-export async function startStack({ name = 'bench', redisPrefix = name, workers = 0, workerCpus, databaseUrl, extraEnv = {}, apiNodeArgs = [] } = {}) {
+export async function startStack({ name = 'bench', redisPrefix = name, workers = 0, workerCpus, databaseUrl, extraEnv = {}, apiNodeArgs = [], apiCpus } = {}) {
   const work = tempDir(name);
   const redis = await startRedis(work);
   const apiPort = await freePort();
@@ -85,7 +85,9 @@ export async function startStack({ name = 'bench', redisPrefix = name, workers =
   if (!workspace?.liveKey) throw new Error(`workspace:create printed no liveKey: ${JSON.stringify(workspace)}`);
   log(`workspace ${workspace.workspaceId} (enterprise, ${databaseUrl ? 'postgresql' : 'sqlite'})`);
   const base = `http://127.0.0.1:${apiPort}`;
-  const api = startChild('api', process.execPath, [...apiNodeArgs, 'dist/apps/api/src/main.js'], env);
+  const apiArgs = [process.execPath, ...apiNodeArgs, 'dist/apps/api/src/main.js'];
+  const [apiCmd, ...apiArgv] = apiCpus ? ['taskset', '-c', apiCpus, ...apiArgs] : apiArgs;
+  const api = startChild('api', apiCmd, apiArgv, env);
   await waitFor('api', api, async () => (await fetch(`${base}/api/health`)).ok, 60_000);
   log(`api on ${base}`);
   // Workers are ready when they take jobs: callers warm up with real requests before measuring.

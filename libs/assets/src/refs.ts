@@ -1,8 +1,8 @@
 import { validationFailed, type FieldErrors } from '#libs/core';
 import { ASSET_ID } from '#libs/edit-spec';
 import type { StorageDriver } from '#libs/storage';
-import type { AssetsService } from './assets.service.js';
-import type { Asset, AssetType } from './entities.js';
+import type { AssetRef, AssetsService } from './assets.service.js';
+import type { AssetType } from './entities.js';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
@@ -89,7 +89,7 @@ export class AssetRefs {
         (errors[`${slot.path}.src`] ??= []).push(problem);
         continue;
       }
-      const asset = found.get(id) as Asset;
+      const asset = found.get(id) as AssetRef;
       if (!key) {
         const url = this.storage.url(asset.fileKey);
         urls.set(id, url);
@@ -100,7 +100,7 @@ export class AssetRefs {
     return { edit: copy, urls };
   }
 
-  private problem(asset: Asset | undefined, id: string, key: string | undefined, accepts: readonly AssetType[]): string | undefined {
+  private problem(asset: AssetRef | undefined, id: string, key: string | undefined, accepts: readonly AssetType[]): string | undefined {
     if (!asset) return `Asset ${id} does not exist`;
     if (asset.status !== 'ready') return `Asset ${id} is ${asset.status}${asset.status === 'failed' ? '' : ' (wait for asset.ready)'}; only ready assets can be used in renders`;
     if (key && ![asset.fileKey, asset.thumbnailKey, asset.waveformKey].includes(key)) return `Asset ${id} has no such file`;

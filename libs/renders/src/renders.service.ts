@@ -394,8 +394,10 @@ export class RendersService {
     if (!render.outputKey || render.purgedAt) throw new ApiError('RENDER_NOT_FOUND', `Render ${render.id} has no output (expired or not done)`);
     const stat = await this.deps.storage.stat(render.outputKey);
     if (!stat) throw new ApiError('RENDER_NOT_FOUND', `Render ${render.id}'s output is gone`);
-    const stream = await this.deps.storage.read(render.outputKey);
-    if (stat.sizeBytes > 64 * 1024 * 1024) return { body: stream, contentType: stat.contentType, sizeBytes: stat.sizeBytes };
+    const whole = stat.sizeBytes <= 64 * 1024 * 1024;
+    // Gathered whole: one read of a local file instead of one per 64 KiB (a 1 MB PNG: 16).
+    const stream = await this.deps.storage.read(render.outputKey, undefined, whole ? { chunkBytes: Math.max(stat.sizeBytes, 1) } : {});
+    if (!whole) return { body: stream, contentType: stat.contentType, sizeBytes: stat.sizeBytes };
     const chunks: Buffer[] = [];
     for await (const chunk of stream) chunks.push(chunk as Buffer);
     return { body: Buffer.concat(chunks), contentType: stat.contentType, sizeBytes: stat.sizeBytes };

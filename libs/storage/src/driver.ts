@@ -9,6 +9,18 @@ export interface PutOptions {
    * that comes before `put` settles wins: a file that landed meanwhile is removed again.
    */
   signal?: AbortSignal;
+  /**
+   * The key is new and nothing reads it before the caller records it (a render's output, settled
+   * after the write): a local file is then written in place (no temporary file and rename) and
+   * its data and folder entry made durable together. Ignored by S3 (a PUT is whole already), and
+   * when a file is already there (written as usual, replacing it whole).
+   */
+  fresh?: boolean;
+}
+
+export interface ReadOptions {
+  /** The size of the chunks a local file is read in (default 64 KiB): a caller that gathers a whole small file reads it in one. */
+  chunkBytes?: number;
 }
 
 export interface StoredObject {
@@ -60,7 +72,7 @@ export interface StorageDriver {
   /** undefined when nothing is stored under `key`. */
   stat(key: string): Promise<StoredStat | undefined>;
   /** The file's bytes, or the inclusive `range` of them (clamped at the end); rejects with StoredFileNotFoundError. */
-  read(key: string, range?: ByteRange): Promise<Readable>;
+  read(key: string, range?: ByteRange, opts?: ReadOptions): Promise<Readable>;
   /** Removes one file; removing a missing one is not an error. */
   delete(key: string): Promise<void>;
   /** Removes every file whose key starts with `prefix` (see `assertValidPrefix`). */

@@ -44,6 +44,21 @@ describe('LocalDiskStorage (issue 5: output storage)', () => {
     expect(readdirSync(join(root, 'library'))).toEqual(['clip.mp4']);
   });
 
+  it('a fresh key (issue 33: a render\'s output) is written in place, no temp file; one already there is replaced whole', async () => {
+    const bytes = Buffer.from(Array.from({ length: 70_000 }, (_, i) => i % 251));
+    await expect(storage.put('r/rnd_2/output.png', bytes, { fresh: true })).resolves.toEqual({ key: 'r/rnd_2/output.png', sizeBytes: 70_000 });
+    expect(readdirSync(join(root, 'r', 'rnd_2'))).toEqual(['output.png']);
+    expect(readFileSync(join(root, 'r', 'rnd_2', 'output.png')).equals(bytes)).toBe(true);
+    // Read back in 64 KiB chunks, or whole in one when asked (format=binary).
+    expect((await (await storage.read('r/rnd_2/output.png')).toArray()).map((c: Buffer) => c.length)).toEqual([65_536, 4_464]);
+    const whole = await (await storage.read('r/rnd_2/output.png', undefined, { chunkBytes: 70_000 })).toArray();
+    expect([whole.length, Buffer.concat(whole).equals(bytes)]).toEqual([1, true]);
+    // A second write of the same key (an earlier run's file): the whole new file, as `put` writes it.
+    await expect(storage.put('r/rnd_2/output.png', Buffer.alloc(10, 'z'), { fresh: true })).resolves.toEqual({ key: 'r/rnd_2/output.png', sizeBytes: 10 });
+    expect(readFileSync(join(root, 'r', 'rnd_2', 'output.png')).toString()).toBe('z'.repeat(10));
+    expect(readdirSync(join(root, 'r', 'rnd_2'))).toEqual(['output.png']);
+  });
+
   it('writes nothing anywhere for a key that could leave the root', async () => {
     writeFileSync(join(base, 'secret.txt'), 'keep');
     for (const key of ['../secret.txt', 'r/../../secret.txt', '/etc/passwd', 'a\\..\\secret.txt', '%2e%2e/secret.txt']) {

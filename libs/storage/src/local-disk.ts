@@ -5,7 +5,7 @@ import { addAbortSignal, type Readable } from 'node:stream';
 import { contentTypeFor, servedContentType } from './content-type.js';
 import { writeGathered } from './gathered-write.js';
 import {
-  assertValidRange, StoredFileNotFoundError, type ByteRange, type ListedObject, type PutOptions, type StorageDriver, type StoredObject, type StoredStat,
+  assertValidRange, StoredFileNotFoundError, type ByteRange, type ListedObject, type PutOptions, type ReadOptions, type StorageDriver, type StoredObject, type StoredStat,
 } from './driver.js';
 import { assertValidKey, assertValidPrefix, isValidKey } from './keys.js';
 import { storedFileUrl, storedKeyFromUrl } from './public-url.js';
@@ -43,6 +43,10 @@ export class LocalDiskStorage implements StorageDriver {
     signal?.throwIfAborted();
     if (signal && !Buffer.isBuffer(bytes)) addAbortSignal(signal, bytes);
     const dir = dirname(target);
+    if (opts.fresh && Buffer.isBuffer(bytes) && !signal) {
+      const written = await this.putFresh(dir, target, bytes);
+      if (written) return { key, sizeBytes: written };
+    }
     const temp = join(dir, `.${basename(target)}.${randomBytes(6).toString('hex')}.tmp`);
     const file = await this.createInFolder(dir, temp);
     let sizeBytes: number;
@@ -70,6 +74,31 @@ export class LocalDiskStorage implements StorageDriver {
     return { key, sizeBytes };
   }
 
+  /**
+   * `put` with `fresh`: the bytes written at the target itself, then the file's data and the folder's
+   * entry synced at once (nobody reads the key before the caller records it, so no reader can see a
+   * part). Answers undefined, having written nothing, when a file is already there.
+   */
+  private async putFresh(dir: string, target: string, bytes: Buffer): Promise<number | undefined> {
+    let file: FileHandle;
+    try {
+      file = await this.createInFolder(dir, target);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EEXIST') return undefined;
+      throw err;
+    }
+    try {
+      await file.writeFile(bytes);
+      await Promise.all([file.sync(), syncFolder(dir)]);
+      await file.close();
+    } catch (err) {
+      await file.close().catch(() => undefined);
+      await rm(target, { force: true });
+      throw err;
+    }
+    return bytes.length;
+  }
+
   /** Opens a new file, making its folder; retried when a concurrent delete prunes the empty folder in between. */
   private async createInFolder(dir: string, path: string): Promise<FileHandle> {
     for (let attempt = 1; ; attempt++) {
@@ -94,7 +123,7 @@ export class LocalDiskStorage implements StorageDriver {
     }
   }
 
-  async read(key: string, range?: ByteRange): Promise<Readable> {
+  async read(key: string, range?: ByteRange, opts: ReadOptions = {}): Promise<Readable> {
     const path = this.pathOf(key);
     assertValidRange(range);
     let file: FileHandle;
@@ -108,7 +137,7 @@ export class LocalDiskStorage implements StorageDriver {
       await file.close();
       throw new StoredFileNotFoundError(key);
     }
-    return file.createReadStream({ start: range?.start, end: range?.end });
+    return file.createReadStream({ start: range?.start, end: range?.end, ...(opts.chunkBytes ? { highWaterMark: opts.chunkBytes } : {}) });
   }
 
   async delete(key: string): Promise<void> {

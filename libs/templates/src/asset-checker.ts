@@ -1,4 +1,4 @@
-import type { Asset, AssetsService } from '#libs/assets';
+import type { AssetRef, AssetsService } from '#libs/assets';
 import type { AssetChecker } from './review.js';
 
 /**
@@ -9,7 +9,7 @@ export function templateAssets(assets: AssetsService): AssetChecker {
   return async (workspaceId, ids) => {
     const found = workspaceId !== null
       ? await assets.findMany(workspaceId, ids)
-      : new Map((await Promise.all(ids.map((id) => assets.byId(id)))).flatMap((a): [string, Asset][] => (a?.workspaceId === null ? [[a.id, a]] : [])));
+      : new Map((await Promise.all(ids.map((id) => assets.byId(id)))).flatMap((a): [string, AssetRef][] => (a?.workspaceId === null ? [[a.id, a]] : [])));
     return ids.flatMap((id) => {
       const asset = found.get(id);
       if (!asset) return [{ id, reason: `no asset of ${workspaceId !== null ? 'this workspace or ' : ''}the stock library has this id` }];

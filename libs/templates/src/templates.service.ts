@@ -115,6 +115,17 @@ function canonical(value: unknown): string {
 const RECORD_USAGE = queries<Tables<typeof Template>>().prepare((db, p: { id: string }) =>
   db.updateTable('template').set((eb) => ({ usage_count: eb('usage_count', '+', 1) })).where('id', '=', p.id));
 
+/**
+ * What a render checks of its own template on every request (one prepared statement, no JSON read):
+ * whether it is published, and which content it holds now (`version` is bumped by every save of the
+ * edit or the fields; `updated_at` by every ORM write).
+ */
+const RENDER_HEAD = queries<Tables<typeof Template>>().prepare((db, p: { id: string; workspaceId: string }) => db
+  .selectFrom('template').select(['status', 'version', 'updated_at']).where('id', '=', p.id).where('workspace_id', '=', p.workspaceId));
+
+/** Templates whose content a process keeps for renders (decisions.md "Speed (issue 33): still-hop"): the oldest goes beyond. */
+export const RENDER_CACHE_SIZE = 256;
+
 function notFound(id: string): ApiError {
   return new ApiError('TEMPLATE_NOT_FOUND', `Template ${id} does not exist or is not available`);
 }
@@ -129,6 +140,8 @@ function notFound(id: string): ApiError {
 export class TemplatesService {
   private readonly media: MediaCheckers;
   private readonly storage: Pick<StorageDriver, 'url'>;
+  /** Published templates' content by id, with the version and write time it was read at (findForRender). */
+  private readonly forRender = new Map<string, { version: number; updatedAt: number; found: RenderableTemplate }>();
 
   constructor(
     private readonly orm: MikroORM,
@@ -235,6 +248,14 @@ export class TemplatesService {
    * before it is published (issue 29, decisions.md "Dashboard (issue 29): the team").
    */
   async findForRender(workspaceId: string, templateId: string, opts: { preview?: boolean } = {}): Promise<RenderableTemplate> {
+    // The workspace's own published template: its status and version read afresh, its content (edit,
+    // fields) reused while both version and write time are those it was read at. Anything else
+    // (another workspace's, the library's, a draft, none) takes the full read and its refusals below.
+    const head = await RENDER_HEAD.one(this.orm.em, { id: templateId, workspaceId });
+    if (head?.status === 'published') {
+      const cached = this.forRender.get(templateId);
+      if (cached && cached.version === head.version && cached.updatedAt === head.updated_at.getTime() && cached.found.template.workspaceId === workspaceId) return cached.found;
+    }
     const row = await this.get(workspaceId, templateId);
     if (opts.preview) return { template: row, edit: row.edit, fields: row.fields };
     if (row.workspaceId !== workspaceId) {
@@ -244,7 +265,11 @@ export class TemplatesService {
     if (row.status !== 'published') {
       throw new ApiError('TEMPLATE_NOT_PUBLISHED', `Template ${templateId} is ${row.status === 'draft' ? 'a draft' : 'archived'}; publish it before rendering`);
     }
-    return { template: row, edit: row.edit, fields: row.fields };
+    const found = { template: row, edit: row.edit, fields: row.fields };
+    this.forRender.delete(templateId);
+    if (this.forRender.size >= RENDER_CACHE_SIZE) this.forRender.delete(this.forRender.keys().next().value as string);
+    this.forRender.set(templateId, { version: row.version, updatedAt: row.updatedAt.getTime(), found });
+    return found;
   }
 
   /**

@@ -13,7 +13,8 @@ export function driverStorage(driver: StorageDriver): Storage {
       await driver.put(key, createReadStream(file), contentType ? { contentType } : undefined);
     },
     putBytes: async (key, bytes, contentType) => {
-      const stored = await driver.put(key, bytes, { contentType });
+      // A render's output key is its own and read only once the render is settled with it.
+      const stored = await driver.put(key, bytes, { contentType, fresh: true });
       return { key: stored.key, sizeBytes: stored.sizeBytes };
     },
     getFile: async (key, file) => {
