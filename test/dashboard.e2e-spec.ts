@@ -19,8 +19,10 @@ import { WebhookEndpoint } from '#libs/webhooks';
 import { createWorkerApp } from '../apps/worker/src/app.js';
 import { dashboardDir } from '../apps/api/src/dashboard/serve.js';
 import { lastCode, startApi, type TestApi } from './harness.js';
-import { seedStockItems, until } from './render-helpers.js';
-import { sineWav } from '#testing/video';
+import { ledgerOf, seedStockItems, until } from './render-helpers.js';
+import { probeStreams, sineWav } from '#testing/video';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { startGoogleFake, type GoogleFake } from '#testing/suite';
 
 // Issue 18: the web dashboard driven in Debian's Chromium (chromium-headless-shell, never a downloaded
@@ -646,6 +648,28 @@ describe('the web dashboard in a browser', () => {
     await suite.getByText('not connected').waitFor();
     expect(((await (await keyApi('/v1/integrations')).json()) as { data: unknown[] }).data).toEqual([]);
   }, 60_000);
+
+  it('issue 29: a video template plays a small draft on demand: free, out of the renders list', async () => {
+    const clip = { asset: { type: 'text', text: '{{HEADLINE}}', font: { family: 'Open Sans', size: 48, color: '#ffffff' } }, start: 0, length: 2, transition: { in: 'fade' } };
+    const imported = await keyApi('/v1/templates/import', { method: 'POST', body: JSON.stringify({ name: 'Draft clip', categoryId: 'social-media', subcategoryId: 'post', edit: { timeline: { background: '#2a9d8f', tracks: [{ clips: [clip] }] }, output: { format: 'mp4', fps: 25, size: { width: 1280, height: 720 } } }, fields: [{ key: 'HEADLINE', label: 'Headline', type: 'text', defaultValue: 'Moving' }] }) });
+    expect(imported.status).toBe(201);
+    const id = ((await imported.json()) as { data: { id: string } }).data.id;
+    await page.goto(`${base}/templates/${id}`);
+    await page.getByRole('button', { name: 'Play a draft' }).click();
+    const video = page.getByLabel('Draft of Draft clip');
+    await video.waitFor({ timeout: 60_000 });
+    const renderId = await video.getAttribute('data-render');
+    expect(renderId).toMatch(/^rnd_/);
+    const draft = ((await (await keyApi(`/v1/render/${renderId}`)).json()) as { data: Record<string, unknown> }).data;
+    expect(draft).toMatchObject({ status: 'done', kind: 'video', preview: true, mode: 'test', credits: 0, width: 320, height: 180, duration: 2, watermarked: true });
+    // The file the page plays: 320×180 at 12 fps, two seconds (24 frames).
+    const file = join(await mkdtemp(join(tmpdir(), 'draft-')), 'draft.mp4');
+    await writeFile(file, Buffer.from(await (await fetch(new URL((await video.getAttribute('src'))!, base))).arrayBuffer()));
+    expect(await probeStreams(file)).toMatchObject({ codec: 'h264', width: 320, height: 180, frames: 24 });
+    expect(await ledgerOf(orm, renderId!)).toEqual([]); // nothing held or spent
+    const listed = ((await (await keyApi('/v1/render?limit=100')).json()) as { data: { id: string }[] }).data.map((r) => r.id);
+    expect(listed).not.toContain(renderId);
+  }, 90_000);
 
   it('issue 29: a sound shows its waveform and plays in place; a font shows a specimen set in the uploaded file', async () => {
     const uploadFile = async (bytes: Buffer, name: string, type: string) => {

@@ -167,8 +167,9 @@ export class RendersService {
     }
     if (input.overrides.fps !== undefined) output.fps = input.overrides.fps;
     let edit = assertEdit({ ...spec, output }, { root });
+    if (input.draft && outputKind(edit.output.format) === 'video') edit = assertEdit({ ...spec, output: draftOutput(edit.output) }, { root });
     const kind = outputKind(edit.output.format);
-    if (input.preview && kind !== 'image') {
+    if (input.preview && kind !== 'image' && !input.draft) {
       // The designer's unsaved edit (issue 29) is named by its output's format; a saved template by its id.
       const at = input.templateId !== undefined ? 'templateId' : 'edit.output.format';
       throw validationFailed({ [at]: [`is a video ${at === 'templateId' ? 'template' : 'format'} (${edit.output.format}); a preview is a still: render it to see it`] }, 'Previews are stills (png, jpeg, pdf)');
@@ -433,3 +434,14 @@ export class RendersService {
   }
 }
 
+/** The long side and the frame rate of a draft video (issue 29): enough to judge motion and timing, cheap to draw. */
+export const DRAFT_SIDE = 320;
+export const DRAFT_FPS = 12;
+
+/** `output` as a draft: its size scaled to DRAFT_SIDE on the long side (even sides), DRAFT_FPS, low quality, no thumbnail. */
+function draftOutput(output: EditSpec['output']): Record<string, JsonValue> {
+  const size = outputSize(output);
+  const k = Math.min(1, DRAFT_SIDE / Math.max(size.width, size.height));
+  const even = (n: number) => Math.max(2, 2 * Math.round((n * k) / 2));
+  return { format: output.format, size: { width: even(size.width), height: even(size.height) }, fps: DRAFT_FPS, quality: 'low' };
+}

@@ -46,6 +46,8 @@ export interface RenderRequest {
   sent?: { body: unknown; query: unknown };
   /** A dashboard form's preview (a session's test-mode still, out of the workspace's history; `Render.preview`). */
   preview?: boolean;
+  /** A preview of a video template: a low-resolution draft video (issue 29), drawn at DRAFT_SIDE and DRAFT_FPS. */
+  draft?: boolean;
 }
 
 /** A create-render (or estimate) request mapped for the service; values still raw. */
@@ -63,8 +65,10 @@ export interface RenderInput {
   scale: number;
   /** Query overrides of output: type (format), resolution, fps. */
   overrides: { format?: string; resolution?: string; fps?: number };
-  /** A dashboard form's preview: a still only, no event, no template use counted, kept an hour. */
+  /** A dashboard form's preview: a still (or a draft video), no event, no template use counted, kept an hour. */
   preview: boolean;
+  /** A preview's draft video: the output made small and slow before it is checked and priced. */
+  draft: boolean;
 }
 
 /** An Idempotency-Key: 1 to 255 visible ASCII characters (§1.4; also the messaging send's). */
@@ -75,7 +79,7 @@ export const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
  * neither templateId nor edit is 400 INVALID_REQUEST; both, an idempotency key of the wrong form
  * (header or body) or a header and body field that differ is 422 VALIDATION_FAILED.
  */
-export function parseRenderInput({ body, query, idempotencyKey: header, preview = false }: RenderRequest): RenderInput {
+export function parseRenderInput({ body, query, idempotencyKey: header, preview = false, draft = false }: RenderRequest): RenderInput {
   const templateId = body.templateId ?? query.templateId;
   if (templateId === undefined && body.edit === undefined) {
     throw new ApiError('INVALID_REQUEST', 'Name a templateId or send a complete edit');
@@ -106,6 +110,7 @@ export function parseRenderInput({ body, query, idempotencyKey: header, preview 
       fps: query.fps,
     },
     preview,
+    draft: preview && draft,
   };
 }
 

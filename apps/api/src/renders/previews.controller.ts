@@ -23,7 +23,7 @@ export class TemplatePreviewsController {
   @Post(':id/preview')
   @HttpCode(200)
   @Session()
-  @ApiOperation({ summary: 'Preview an image template the workspace can read (its own, a draft too, or a library one before it is copied) with the form\'s values: a test-mode still (free, watermarked), not listed among renders, firing no webhook or event; readable by id for an hour' })
+  @ApiOperation({ summary: 'Preview a template the workspace can read (its own, a draft too, or a library one before it is copied) with the form\'s values, free and watermarked, not listed among renders, firing no webhook or event, readable by id for an hour: an image template drawn at once; a video template with draft: true as a small 12 fps video, answered queued (poll GET /v1/render/{id})' })
   @ApiEnvelope(RenderDto, { description: 'The preview, drawn (status done, url set, preview true)', example: { ...RENDER_VIEW_EXAMPLE, mode: 'test', preview: true, credits: 0, watermarked: true } })
   @ApiErrors(
     'VALIDATION_FAILED', 'TEMPLATE_NOT_FOUND', 'TEMPLATE_NOT_OWNED', 'TEMPLATE_NOT_PUBLISHED', 'TEMPLATE_VALIDATION_FAILED', 'EMPTY_TIMELINE',
@@ -38,7 +38,7 @@ export class TemplatePreviewsController {
       const { render } = await this.renders.create(caller, { body: { edit: body.edit, ...(body.values ? { values: body.values } : {}) }, query: {}, preview: true });
       return ok(this.renders.view(render), 'Preview rendered');
     }
-    const { render } = await this.renders.create(caller, { body: { templateId: id, values: body.values }, query: {}, preview: true });
+    const { render } = await this.renders.create(caller, { body: { templateId: id, values: body.values }, query: {}, preview: true, draft: body.draft === true });
     return ok(this.renders.view(render), 'Preview rendered');
   }
 }

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsArray, IsDefined, IsIn, IsInt, IsNumber, IsObject, IsOptional, IsPositive, IsString, Matches, Max, MaxLength, Min, ValidateIf, ValidateNested } from 'class-validator';
+import { IsArray, IsBoolean, IsDefined, IsIn, IsInt, IsNumber, IsObject, IsOptional, IsPositive, IsString, Matches, Max, MaxLength, Min, ValidateIf, ValidateNested } from 'class-validator';
 import { EVENT_TYPES } from '#libs/core';
 import { MAX_OUTPUT_SIDE, OUTPUT_FORMATS, RESOLUTIONS } from '#libs/edit-spec';
 import { RENDER_KINDS, RENDER_STATUSES, type EstimateQuery, type RenderBody, type RenderQuery } from '#libs/renders';
@@ -57,6 +57,9 @@ export class TemplatePreviewDto {
 
   @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'The template editor\'s unsaved edit (issue 29): drawn instead of the saved one, with `values` as its merge values; its errors are named `edit.…`' })
   @IsOptional() @IsObject() edit?: Record<string, unknown>;
+
+  @ApiPropertyOptional({ description: 'A video template\'s draft (issue 29): a small, 12 fps, low-quality test-mode video, answered queued; poll GET /v1/render/{id}' })
+  @IsOptional() @IsBoolean() draft?: boolean;
 }
 
 /** §4.1 Create a render: the query. */

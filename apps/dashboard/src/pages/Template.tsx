@@ -90,6 +90,20 @@ export function TemplatePage({ id }: { id: string }) {
   const [values, setValues] = useState<Values>({});
   const [preview, setPreview] = useState<string>();
   const previewing = useAction();
+  // A video template's draft (issue 29): a small test-mode video made on demand, polled until it settles.
+  const [draft, setDraft] = useState<{ id: string; status: string; url: string | null }>();
+  const drafting = useAction();
+  useEffect(() => {
+    if (!draft || ['done', 'failed', 'cancelled'].includes(draft.status)) return;
+    const timer = setTimeout(() => {
+      void drafting.run(async () => {
+        const r = await unwrap(api.GET('/v1/render/{id}', { params: { path: { id: draft.id } } }));
+        setDraft({ id: r.id, status: r.status, url: r.url ?? null });
+      });
+    }, 1000);
+    return () => clearTimeout(timer);
+    // drafting.run is stable
+  }, [draft]);
   const rendering = useAction();
   const lifecycle = useAction();
   const t = loaded.data;
@@ -190,9 +204,27 @@ export function TemplatePage({ id }: { id: string }) {
         <figure className="preview">
           {preview ? <img src={preview} alt={`Preview of ${t.name}`} /> : t.previewUrl ? <img src={t.previewUrl} alt={`Preview of ${t.name}`} /> : <div className="thumb muted">No preview</div>}
           <figcaption className="muted" role="status">
-            {previewing.busy ? 'Updating preview…' : t.kind === 'image' ? 'Test-mode preview (watermarked, free)' : 'Video templates preview on render'}
+            {previewing.busy ? 'Updating preview…' : t.kind === 'image' ? 'Test-mode preview (watermarked, free)' : draft ? (draft.status === 'done' ? 'Draft (small, 12 fps, watermarked, free)' : `Drawing the draft… (${draft.status})`) : 'A draft plays a small, free version of the video'}
           </figcaption>
-          <ErrorNote error={previewing.error} />
+          {t.kind === 'video' && (
+            <>
+              {draft?.status === 'done' && draft.url && <video src={draft.url} controls autoPlay muted playsInline aria-label={`Draft of ${t.name}`} data-render={draft.id} />}
+              <button
+                type="button"
+                disabled={drafting.busy || (!!draft && !['done', 'failed', 'cancelled'].includes(draft.status))}
+                onClick={() =>
+                  void drafting.run(async () => {
+                    const r = await unwrap(api.POST('/organization/templates/{id}/preview', { params: { path: { id: t.id } }, body: { values: filled(values), draft: true } }));
+                    setDraft({ id: r.id, status: r.status, url: r.url ?? null });
+                  })
+                }
+              >
+                {draft ? 'Draw the draft again' : 'Play a draft'}
+              </button>
+              {draft?.status === 'failed' && <p className="error">The draft could not be drawn; render the template to see why.</p>}
+            </>
+          )}
+          <ErrorNote error={previewing.error ?? drafting.error} />
         </figure>
       </div>
     </section>
