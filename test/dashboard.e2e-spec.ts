@@ -24,6 +24,7 @@ import { probeStreams, sineWav } from '#testing/video';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { startGoogleFake, type GoogleFake } from '#testing/suite';
+import { startDeepgramFake } from '#testing/captions';
 
 // Issue 18: the web dashboard driven in Debian's Chromium (chromium-headless-shell, never a downloaded
 // browser) against the real API and worker: sign-in by a code from the development outbox (§5 "Session
@@ -647,6 +648,28 @@ describe('the web dashboard in a browser', () => {
     await suite.getByRole('button', { name: 'Confirm' }).click();
     await suite.getByText('not connected').waitFor();
     expect(((await (await keyApi('/v1/integrations')).json()) as { data: unknown[] }).data).toEqual([]);
+    // A speech provider by API key: a refused key says what the provider answered; a good one connects and tests.
+    const deepgram = await startDeepgramFake();
+    try {
+      const alpha = page.locator('[data-provider="speech-alpha"]');
+      await alpha.getByText('Connect with an API key').click();
+      await alpha.getByLabel('API key of Speech (alpha)').fill('wrong-key-123');
+      await alpha.getByLabel('Base URL (optional)').fill(deepgram.baseUrl);
+      await alpha.getByRole('button', { name: 'Check and connect' }).click();
+      await alpha.getByRole('alert').getByText(/the provider answered: .*Invalid credentials/).waitFor();
+      await alpha.getByLabel('API key of Speech (alpha)').fill(deepgram.apiKey);
+      await alpha.getByRole('button', { name: 'Check and connect' }).click();
+      await alpha.getByText(`API key …${deepgram.apiKey.slice(-4)}`, { exact: false }).waitFor();
+      await expect(page.content()).resolves.not.toContain(deepgram.apiKey);
+      await alpha.getByRole('button', { name: 'Test Speech (alpha)' }).click();
+      await alpha.getByRole('status').getByText('The provider accepted the key').waitFor();
+      await accessible('integrations, a key form');
+      await alpha.getByRole('button', { name: 'Disconnect Speech (alpha)' }).click();
+      await alpha.getByRole('button', { name: 'Confirm' }).click();
+      await alpha.getByText('not connected').waitFor();
+    } finally {
+      await deepgram.close();
+    }
   }, 60_000);
 
   it('issue 29: a video template plays a small draft on demand: free, out of the renders list', async () => {

@@ -1,4 +1,6 @@
 import { startGoogleFake, type GoogleFake } from '#testing/suite';
+import { startAssemblyAiFake, startDeepgramFake, startGoogleSpeechFake, type SpeechProviderFake } from '#testing/captions';
+import { startElevenLabsFake, type ElevenLabsFake } from '#testing/voice';
 import { offlineEngine } from '#libs/integrations';
 import { startApi, userSession, type TestApi } from './harness.js';
 
@@ -36,6 +38,33 @@ describe('connecting accounts from the dashboard (issue 29)', () => {
   afterAll(async () => {
     await api?.close();
     await google?.close();
+  });
+
+  it('voice and speech providers by API key: a refused key is 422 with what the provider answered and nothing saved; a good one is checked, saved and tested', async () => {
+    const voice: ElevenLabsFake = await startElevenLabsFake();
+    const speech: [string, SpeechProviderFake][] = [['speech-alpha', await startDeepgramFake()], ['speech-beta', await startAssemblyAiFake()], ['speech-gamma', await startGoogleSpeechFake()]];
+    try {
+      for (const [provider, fake] of [['voice-provider', voice], ...speech] as [string, { apiKey: string; baseUrl: string }][]) {
+        const url = `/organization/integrations/${provider}`;
+        const wrong = await call('POST', `${url}/key`, owner, { apiKey: 'not-the-right-key', baseUrl: fake.baseUrl });
+        expect([provider, wrong.statusCode, wrong.json().code, wrong.json().errors?.apiKey?.[0]]).toEqual([provider, 422, 'VALIDATION_FAILED', expect.stringMatching(/^the provider answered: .+/)]);
+        expect([provider, ((await call('GET', '/v1/integrations', { 'x-api-key': ws.liveKey })).json().data as Json[]).some((c) => c.provider === provider)]).toEqual([provider, false]);
+        const right = await call('POST', `${url}/key`, owner, { apiKey: fake.apiKey, baseUrl: fake.baseUrl });
+        expect([provider, right.statusCode, right.json().data.status, right.json().data.account.name]).toEqual([provider, 200, 'connected', `API key …${fake.apiKey.slice(-4)}`]);
+        expect(JSON.stringify(right.json())).not.toContain(fake.apiKey);
+        const tested = await call('POST', `${url}/test`, owner);
+        expect([provider, tested.statusCode, tested.json().data.message]).toEqual([provider, 200, 'The provider accepted the key']);
+        expect((await call('POST', `${url}/key`, member, { apiKey: fake.apiKey })).json().code).toBe('ROLE_REQUIRED');
+      }
+      // The provider revokes the key: Test says what it answered.
+      voice.revoke();
+      const lapsed = await call('POST', '/organization/integrations/voice-provider/test', owner);
+      expect([lapsed.statusCode, lapsed.json().errors?.apiKey?.[0]]).toEqual([422, expect.stringMatching(/^the provider answered: /)]);
+    } finally {
+      for (const provider of ['voice-provider', 'speech-alpha', 'speech-beta', 'speech-gamma']) await call('DELETE', `/organization/integrations/${provider}`, owner);
+      await voice.close();
+      for (const [, fake] of speech) await fake.close();
+    }
   });
 
   it('lists every provider with its connection and whether this machine runs its offline engine', async () => {

@@ -228,10 +228,13 @@ export class DeepgramFake extends SpeechProviderFake {
   }
 
   protected route({ method, url, headers, body }: Incoming): Answer {
-    if (method !== 'POST' || url.pathname !== '/v1/listen') return { status: 404, body: { err_code: 'NOT_FOUND', err_msg: 'Not Found', request_id: randomUUID() } };
+    const projects = method === 'GET' && url.pathname === '/v1/projects';
+    if (!projects && (method !== 'POST' || url.pathname !== '/v1/listen')) return { status: 404, body: { err_code: 'NOT_FOUND', err_msg: 'Not Found', request_id: randomUUID() } };
     if (this.revoked || headers.authorization !== `Token ${this.apiKey}`) {
       return { status: 401, body: { err_code: 'INVALID_AUTH', err_msg: 'Invalid credentials.', request_id: randomUUID() } };
     }
+    // The projects the key reaches: what a key check asks for.
+    if (projects) return { status: 200, body: { projects: [{ project_id: 'proj-fake', name: 'Fake project' }] } };
     const bad = (message: string): Answer => ({ status: 400, body: this.errorBody(400, message) });
     const q = url.searchParams;
     const model = q.get('model') ?? 'base';
@@ -310,6 +313,7 @@ export class AssemblyAiFake extends SpeechProviderFake {
   protected route({ method, url, headers, body }: Incoming): Answer {
     if (this.revoked || headers.authorization !== this.apiKey) return { status: 401, body: { error: 'Authentication error, API token missing/invalid' } };
     const bad = (message: string): Answer => ({ status: 400, body: { error: message } });
+    if (method === 'GET' && url.pathname === '/v2/transcript') return { status: 200, body: { page_details: { limit: Number(url.searchParams.get('limit') ?? 10), result_count: 0 }, transcripts: [] } };
     if (method === 'POST' && url.pathname === '/v2/upload') {
       if (body.length === 0) return bad('Upload failed: the request body is empty');
       const uploadUrl = `https://cdn.assemblyai.com/upload/${randomUUID()}`;
@@ -451,6 +455,7 @@ export class GoogleSpeechFake extends SpeechProviderFake {
     const denied = this.authenticate(url, headers);
     if (denied) return denied;
     const bad = (message: string): Answer => ({ status: 400, body: { error: { code: 400, message, status: 'INVALID_ARGUMENT' } } });
+    if (method === 'GET' && url.pathname === '/v1/operations') return { status: 200, body: {} };
     if (method === 'POST' && url.pathname === '/v1/speech:longrunningrecognize') {
       if (body.length > GOOGLE_MAX_REQUEST) return bad(`Request payload size exceeds the limit: ${GOOGLE_MAX_REQUEST} bytes.`);
       let request: { config?: Record<string, unknown>; audio?: { content?: string; uri?: string } };

@@ -4,3 +4,4 @@ export * from './roles.js';
 export * from './services.module.js';
 export * from './tokens.js';
 export * from './metrics.js';
+export * from './provider-checks.js';

@@ -102,6 +102,8 @@ export interface SpeechEngine {
    * it (speech-gamma: 4 hours, cut into parts of under a minute); absent: no such limit.
    */
   readonly maxDurationSec?: number;
+  /** A cheap call that proves the credentials (the dashboard's connect form and Test button); providers only. */
+  check?(signal: AbortSignal): Promise<void>;
   /**
    * Recognises one recording. Throws SpeechProviderError; honours `signal` (abort = stop at once:
    * the call rejects with `signal.reason`).

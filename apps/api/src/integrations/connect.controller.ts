@@ -1,12 +1,12 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import { APP_CONFIG } from '#libs/app';
+import { APP_CONFIG, checkOffline, checkProvider, KEYED_PROVIDERS, type KeyedProvider } from '#libs/app';
 import { ApiError, ok, validationFailed, type AppConfig } from '#libs/core';
 import { INTEGRATION_PROVIDERS, IntegrationsService, isIntegrationProvider, offlineEngine, type IntegrationProvider } from '#libs/integrations';
 import { DriveService, GoogleConsent } from '#libs/suite';
 import { ApiEnvelope, ApiErrors, Session } from '../http/decorators.js';
 import { SessionUser, type SessionPrincipal } from '../http/principal.js';
-import { AuthorizeSuiteDto, ConnectionDto, ConsentDto, DisconnectedDto, FinishConsentDto, ProviderStateDto } from './integrations.dto.js';
+import { AuthorizeSuiteDto, CheckedDto, ConnectionDto, ConnectKeyDto, ConsentDto, DisconnectedDto, FinishConsentDto, ProviderStateDto } from './integrations.dto.js';
 
 /** The provider of a path, or 404 naming the ones there are. */
 function providerOf(value: string): IntegrationProvider {
@@ -94,6 +94,44 @@ export class ConnectController {
     if (local.state === 'missing') throw validationFailed({ provider: [`this machine lacks ${local.missing.join(', ')} (the offline engine's programs)`] });
     const row = await this.integrations.connect(s.workspaceId, { provider, engine: 'local', credentials: {}, baseUrl: null, accountName: 'Offline engine' });
     return ok(this.integrations.view(row), 'Connected');
+  }
+
+  @Post(':provider/key')
+  @HttpCode(200)
+  @Session({ role: 'owner' })
+  @ApiOperation({ summary: 'Connect voice-provider or a speech provider with an API key: checked against the provider first (a refused key is 422 on apiKey with what the provider answered; nothing is saved), then saved sealed' })
+  @ApiEnvelope(ConnectionDto)
+  @ApiErrors('NOT_FOUND', 'VALIDATION_FAILED', 'PROVIDER_ERROR', 'PROVIDER_UNAVAILABLE')
+  async key(@SessionUser() s: SessionPrincipal, @Param('provider') name: string, @Body() body: ConnectKeyDto) {
+    const provider = providerOf(name);
+    if (!(KEYED_PROVIDERS as readonly string[]).includes(provider)) throw validationFailed({ provider: [`${provider} does not connect with an API key here (${KEYED_PROVIDERS.join(', ')} do)`] });
+    const baseUrl = body.baseUrl?.replace(/\/+$/, '') ?? null;
+    await checkProvider(this.config, provider as KeyedProvider, { apiKey: body.apiKey }, baseUrl);
+    const row = await this.integrations.connect(s.workspaceId, { provider, credentials: { apiKey: body.apiKey }, baseUrl, accountName: `API key …${body.apiKey.slice(-4)}` });
+    return ok(this.integrations.view(row), 'Connected');
+  }
+
+  @Post(':provider/test')
+  @HttpCode(200)
+  @Session({ role: 'owner' })
+  @ApiOperation({ summary: 'Test a connection with one cheap call to its provider (the offline engine: its programs are on this machine); what the provider answered when it refused' })
+  @ApiEnvelope(CheckedDto)
+  @ApiErrors('NOT_FOUND', 'INTEGRATION_NOT_CONNECTED', 'VALIDATION_FAILED', 'PROVIDER_ERROR', 'PROVIDER_UNAVAILABLE')
+  async test(@SessionUser() s: SessionPrincipal, @Param('provider') name: string) {
+    const provider = providerOf(name);
+    const row = await this.integrations.find(s.workspaceId, provider);
+    if (!row) throw new ApiError('INTEGRATION_NOT_CONNECTED', `No ${provider} account is connected`);
+    if (row.engine === 'local') {
+      checkOffline(provider);
+      return ok({ provider, message: 'The offline engine is installed on this machine' });
+    }
+    if (provider === 'workspace-suite') {
+      const account = await this.drive.about(this.integrations.usable(row, provider));
+      return ok({ provider, message: `Connected as ${account.email ?? account.name ?? 'the account that consented'}` });
+    }
+    if (!(KEYED_PROVIDERS as readonly string[]).includes(provider)) throw validationFailed({ provider: [`${provider} has no test here yet (its channels are checked as they send)`] });
+    await checkProvider(this.config, provider as KeyedProvider, this.integrations.credentialsOf(row), row.baseUrl ?? null);
+    return ok({ provider, message: 'The provider accepted the key' });
   }
 
   @Delete(':provider')

@@ -47,3 +47,16 @@ export class DisconnectedDto {
   @ApiProperty({ enum: INTEGRATION_PROVIDERS }) provider!: string;
   @ApiProperty() disconnected!: boolean;
 }
+
+export class ConnectKeyDto {
+  @ApiProperty({ maxLength: 512, description: 'The provider\'s API key: checked against the provider before it is saved (sealed), never shown again' })
+  @IsString() @Length(8, 512) apiKey!: string;
+
+  @ApiPropertyOptional({ description: 'The provider\'s API root, when not its public one (an EU endpoint, a proxy); fetched with the SSRF checks of every provider call' })
+  @IsOptional() @IsString() @MaxLength(2048) @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true }) baseUrl?: string;
+}
+
+export class CheckedDto {
+  @ApiProperty({ enum: INTEGRATION_PROVIDERS }) provider!: string;
+  @ApiProperty({ description: 'What was checked, in words' }) message!: string;
+}

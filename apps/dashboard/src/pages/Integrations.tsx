@@ -21,6 +21,45 @@ const ABOUT: Record<string, { name: string; what: string }> = {
   'speech-gamma': { name: 'Speech (gamma)', what: 'Captions from speech' },
 };
 
+/** Providers connected with an API key, checked against the provider before it is saved. */
+const KEYED = new Set(['voice-provider', 'speech-alpha', 'speech-beta', 'speech-gamma']);
+
+/** An API key (and, where the provider has another endpoint, its base URL): checked by the provider, then saved; never shown again. */
+function KeyForm({ provider, name, connected, onDone }: { provider: string; name: string; connected: boolean; onDone: () => void }) {
+  const [apiKey, setApiKey] = useState('');
+  const [baseUrl, setBaseUrl] = useState('');
+  const save = useAction();
+  return (
+    <details>
+      <summary>{connected ? 'Replace the API key' : 'Connect with an API key'}</summary>
+      <form
+        className="fields"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void save.run(async () => {
+            await unwrap(api.POST('/organization/integrations/{provider}/key', { params: { path: { provider } }, body: { apiKey, ...(baseUrl.trim() ? { baseUrl: baseUrl.trim() } : {}) } }));
+            setApiKey('');
+            onDone();
+          });
+        }}
+      >
+        <label>
+          API key of {name}
+          <input type="password" autoComplete="off" required minLength={8} value={apiKey} onChange={(e) => setApiKey(e.target.value)} />
+        </label>
+        <label>
+          Base URL (optional)
+          <input type="url" value={baseUrl} onChange={(e) => setBaseUrl(e.target.value)} placeholder="the provider's public API" />
+        </label>
+        <button type="submit" disabled={save.busy}>
+          {save.busy ? 'Checking with the provider…' : 'Check and connect'}
+        </button>
+        <ErrorNote error={save.error} />
+      </form>
+    </details>
+  );
+}
+
 /** The provider's answer on the way back from its consent page, in words. */
 const CONSENT_ERRORS: Record<string, string> = {
   access_denied: 'You cancelled on the provider\'s consent page: nothing was connected.',
@@ -69,6 +108,12 @@ export function IntegrationsPage() {
   const act = useAction();
   const [suiteBase, setSuiteBase] = useState('');
   const connected = query.get('connected');
+  const [tested, setTested] = useState<{ provider: string; message: string }>();
+  const test = (provider: string) =>
+    void act.run(async () => {
+      setTested(undefined);
+      setTested(await unwrap(api.POST('/organization/integrations/{provider}/test', { params: { path: { provider } } })));
+    });
 
   const connectSuite = () =>
     void act.run(async () => {
@@ -120,6 +165,17 @@ export function IntegrationsPage() {
                           </label>
                         </details>
                       </>
+                    )}
+                    {KEYED.has(p.provider) && <KeyForm provider={p.provider} name={about.name} connected={!!c} onDone={list.reload} />}
+                    {c && (
+                      <button type="button" disabled={act.busy} onClick={() => test(p.provider)} aria-label={`Test ${about.name}`}>
+                        Test
+                      </button>
+                    )}
+                    {tested?.provider === p.provider && (
+                      <span className="notice" role="status">
+                        {tested.message}
+                      </span>
                     )}
                     {p.localEngine === 'available' && c?.engine !== 'local' && (
                       <button type="button" disabled={act.busy} onClick={() => local(p.provider)} aria-label={`Use the offline engine for ${about.name}`}>

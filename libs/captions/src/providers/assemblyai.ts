@@ -63,6 +63,12 @@ export class AssemblyAiEngine implements SpeechEngine {
 
   constructor(private readonly options: SpeechEngineOptions) {}
 
+  /** One page of one transcript (`GET /v2/transcript?limit=1`): the cheapest call that proves the key. */
+  async check(signal: AbortSignal): Promise<void> {
+    const key = requireKey('speech-beta', this.options.credentials.apiKey);
+    await new SpeechCall('speech-beta', this.options.baseUrl ?? ASSEMBLYAI_BASE_URL, this.options, signal, readError).json({ path: '/v2/transcript', query: new URLSearchParams({ limit: '1' }), headers: { authorization: key } });
+  }
+
   async transcribe(audio: SpeechAudio, settings: RecognitionSettings, signal: AbortSignal): Promise<Recognition> {
     refuseUnsupported('speech-beta', this, audio, settings);
     const key = requireKey('speech-beta', this.options.credentials.apiKey);

@@ -80,6 +80,12 @@ export class DeepgramEngine implements SpeechEngine {
 
   constructor(private readonly options: SpeechEngineOptions) {}
 
+  /** The key's projects (`GET /v1/projects`): the cheapest call that proves the key. */
+  async check(signal: AbortSignal): Promise<void> {
+    const key = requireKey('speech-alpha', this.options.credentials.apiKey);
+    await new SpeechCall('speech-alpha', this.options.baseUrl ?? DEEPGRAM_BASE_URL, this.options, signal, readError).json({ path: '/v1/projects', headers: { authorization: `Token ${key}` } });
+  }
+
   async transcribe(audio: SpeechAudio, settings: RecognitionSettings, signal: AbortSignal): Promise<Recognition> {
     refuseUnsupported('speech-alpha', this, audio, settings);
     const key = requireKey('speech-alpha', this.options.credentials.apiKey);

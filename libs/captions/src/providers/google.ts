@@ -138,6 +138,14 @@ export class GoogleSpeechEngine implements SpeechEngine {
 
   constructor(private readonly options: SpeechEngineOptions) {}
 
+  /** One page of operations (`GET /v1/operations?pageSize=1`): the cheapest call that proves the key or token. */
+  async check(signal: AbortSignal): Promise<void> {
+    const { accessToken, apiKey } = this.options.credentials;
+    const query = new URLSearchParams({ pageSize: '1', ...(accessToken ? {} : { key: requireKey('speech-gamma', apiKey) }) });
+    const headers = accessToken ? { authorization: `Bearer ${accessToken}` } : undefined;
+    await new SpeechCall('speech-gamma', this.options.baseUrl ?? GOOGLE_SPEECH_BASE_URL, this.options, signal, readError).json({ path: '/v1/operations', query, ...(headers ? { headers } : {}) });
+  }
+
   async transcribe(audio: SpeechAudio, settings: RecognitionSettings, signal: AbortSignal): Promise<Recognition> {
     refuseUnsupported('speech-gamma', this, audio, settings);
     if (settings.alternativeLanguageCodes.length > MAX_ALTERNATIVES) {
