@@ -612,6 +612,7 @@ describe('the web dashboard in a browser', () => {
     const saved = ((await (await keyApi(`/v1/templates/${id}`)).json()) as { data: { version: number; name: string; edit: { timeline: { background: string; tracks: { clips: { fit?: string }[] }[] } } } }).data;
     expect([saved.version, saved.name, saved.edit.timeline.background, saved.edit.timeline.tracks[0]!.clips[0]!.fit]).toEqual([2, 'Design card, red', '#e63946', 'cover']);
     await accessible('the template designer');
+    await screenshot('template-designer');
   }, 90_000);
 
   it('issue 29 "connect accounts from the browser": the workspace suite through the provider\'s consent page, an offline engine in one click, Disconnect after confirming', async () => {
@@ -640,6 +641,7 @@ describe('the web dashboard in a browser', () => {
     await voice.getByRole('button', { name: 'Use the offline engine for Voice' }).click();
     await voice.getByText(/The offline engine of this deployment/).waitFor();
     await accessible('integrations, connected');
+    await screenshot('integrations-connected');
     await voice.getByRole('button', { name: 'Disconnect Voice' }).click();
     await expect(voice.getByRole('group', { name: 'Disconnect Voice' }).textContent()).resolves.toContain('Its credentials are deleted');
     await voice.getByRole('button', { name: 'Confirm' }).click();
@@ -797,7 +799,7 @@ describe('the web dashboard in a browser', () => {
     await accessible('integrations');
     await screenshot('integrations');
     await page.setViewportSize({ width: 375, height: 760 });
-    for (const label of ['Renders', 'Templates', 'Media', 'API keys', 'Webhooks', 'Team']) {
+    for (const label of ['Renders', 'Templates', 'Media', 'API keys', 'Webhooks', 'Credits', 'Integrations', 'Team']) {
       await open(label);
       await until(async () => (await page.getByText(/^Loading/).count()) === 0, `${label} loaded`, 30_000, 50);
       await accessible(`${label} at 375 px`);
