@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import yaml from 'js-yaml';
+import { load } from 'js-yaml';
 import { Metrics } from '#libs/core';
 
 // Issue 30: the Grafana dashboard and the alert rules in deploy/monitoring are built on exactly the
@@ -8,7 +8,7 @@ import { Metrics } from '#libs/core';
 
 const ROOT = join(import.meta.dirname, '..');
 const dashboard = JSON.parse(readFileSync(join(ROOT, 'deploy/monitoring/grafana-dashboard.json'), 'utf8')) as { panels: { title: string; targets: { expr: string }[] }[] };
-const alerts = yaml.load(readFileSync(join(ROOT, 'deploy/monitoring/alerts.yaml'), 'utf8')) as { groups: { rules: { alert: string; expr: string; labels: Record<string, string>; annotations: Record<string, string> }[] }[] };
+const alerts = load(readFileSync(join(ROOT, 'deploy/monitoring/alerts.yaml'), 'utf8')) as { groups: { rules: { alert: string; expr: string; labels: Record<string, string>; annotations: Record<string, string> }[] }[] };
 
 /** The series a PromQL expression names (our prefix), histograms' _bucket/_sum/_count as their metric. */
 const named = (expr: string) => [...expr.matchAll(/\bmr_[a-z0-9_]+/g)].map(([n]) => n.replace(/_(bucket|sum|count)$/, ''));

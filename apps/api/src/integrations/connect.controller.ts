@@ -48,8 +48,12 @@ export class ConnectController {
   @Session({ role: 'owner' })
   @ApiOperation({ summary: 'Start connecting the workspace suite: the consent URL (authorization code + PKCE S256; the verifier kept sealed for 10 minutes under a one-time state), coming back to the dashboard\'s /integrations/callback' })
   @ApiEnvelope(ConsentDto)
-  @ApiErrors('VALIDATION_FAILED', 'ENGINE_NOT_CONFIGURED')
+  @ApiErrors('VALIDATION_FAILED')
   async authorize(@SessionUser() s: SessionPrincipal, @Body() body: AuthorizeSuiteDto) {
+    // A deployment without an OAuth client cannot connect the suite: said on the provider (not a 5xx: nothing failed).
+    if (!this.config.google.clientId || !this.config.google.clientSecret) {
+      throw validationFailed({ provider: ['this deployment has no Google OAuth client (GOOGLE_CLIENT_ID and GOOGLE_CLIENT_SECRET): the workspace suite cannot be connected here'] });
+    }
     const redirectUri = `${this.config.publicUrl}/integrations/callback`;
     // The OAuth client's secret goes to the base URL's token endpoint: only one the operator listed.
     const baseUrl = body.baseUrl?.replace(/\/+$/, '') ?? null;
@@ -101,7 +105,7 @@ export class ConnectController {
   @Session({ role: 'owner' })
   @ApiOperation({ summary: 'Connect voice-provider or a speech provider with an API key: checked against the provider first (a refused key is 422 on apiKey with what the provider answered; nothing is saved), then saved sealed' })
   @ApiEnvelope(ConnectionDto)
-  @ApiErrors('NOT_FOUND', 'VALIDATION_FAILED', 'PROVIDER_ERROR', 'PROVIDER_UNAVAILABLE')
+  @ApiErrors('NOT_FOUND', 'VALIDATION_FAILED')
   async key(@SessionUser() s: SessionPrincipal, @Param('provider') name: string, @Body() body: ConnectKeyDto) {
     const provider = providerOf(name);
     if (!(KEYED_PROVIDERS as readonly string[]).includes(provider)) throw validationFailed({ provider: [`${provider} does not connect with an API key here (${KEYED_PROVIDERS.join(', ')} do)`] });

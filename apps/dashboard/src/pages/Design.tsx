@@ -2,7 +2,7 @@
 // errors on the lines they point at, the field definitions, the name, and a test-mode preview beside
 // them (a still; for a video template, the frame at a chosen second) that follows each change.
 // Save makes a new version; Publish runs the review.
-import { useEffect, useRef, useState, type KeyboardEvent } from 'react';
+import { useEffect, useLayoutEffect, useRef, useState, type KeyboardEvent } from 'react';
 import { api, ApiFailure, unwrap } from '../api/client';
 import type { components } from '../api/schema';
 import { cursorAt, lineOfPath, suggestions } from '../edit-json';
@@ -72,6 +72,14 @@ function Designer({ t, reload }: { t: Template; reload: () => void }) {
   const previewing = useAction();
   const saving = useAction();
   const seq = useRef(0);
+  const caretAfter = useRef<number | null>(null);
+  useLayoutEffect(() => {
+    const el = editor.current;
+    if (caretAfter.current === null || !el) return;
+    el.focus();
+    el.setSelectionRange(caretAfter.current, caretAfter.current);
+    caretAfter.current = null;
+  }, [editText]);
 
   // The preview follows each change: the edit parsed here first (a syntax error needs no round trip).
   useEffect(() => {
@@ -144,12 +152,10 @@ function Designer({ t, reload }: { t: Template; reload: () => void }) {
     } else if (c.expecting === 'key') insert = `${quoted ? '' : '"'}${option}": `;
     else insert = `${quoted ? '' : '"'}${option}"`;
     const next = editText.slice(0, from) + insert + editText.slice(caret);
+    // The caret goes after the insertion as the new text is committed (a layout effect), before the next key is handled.
+    caretAfter.current = from + insert.length;
     setEditText(next);
     setOffered({ options: [], chosen: 0 });
-    requestAnimationFrame(() => {
-      el.focus();
-      el.setSelectionRange(from + insert.length, from + insert.length);
-    });
   };
 
   const onKeyDown = (e: KeyboardEvent<HTMLTextAreaElement>) => {
