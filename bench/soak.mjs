@@ -42,7 +42,6 @@ async function postgresServer(work) {
   const given = process.env.TEST_PG_URL ?? process.env.PG_URL;
   if (given) return given;
   const dir = join(work, 'services');
-  chmodSync(work, 0o755); // PostgreSQL runs as its own user when we are root (services.sh as_pg_user)
   const url = await services(`start_postgres ${dir} >/dev/null; echo "$PG_URL"`);
   onCleanup(() => services(`stop_postgres ${dir}`));
   log(`postgresql on ${url}`);
@@ -198,6 +197,9 @@ function growthPerHour(samples, warmupMs) {
 async function soak(opts) {
   const runMs = opts.minutes * 60_000;
   const work = tempDir('soak');
+  // Traversable by other users: PostgreSQL runs as its own user when we are root (services.sh as_pg_user),
+  // and so does the video engine's Chromium (a jailed user, libs/video browser.ts) in a worker's TMPDIR.
+  chmodSync(work, 0o755);
   const redisPort = await freePort();
   let redis = await redisServer(join(work, 'redis'), redisPort);
   const [pgServer, s3Url] = await Promise.all([postgresServer(work), s3Server(work)]);
@@ -307,11 +309,16 @@ async function soak(opts) {
   const hook = await call('POST', '/v1/webhooks', { url: hookUrl, events: ['render.completed', 'render.failed'] });
   if (hook.status !== 201) throw new Error(`webhook endpoint refused: ${hook.status} ${JSON.stringify(hook.json)}`);
 
-  // Warm-up before the clock: a still on each worker and a video, so the first tenth measures work, not starts.
+  // Warm-up before the clock: stills and a video, so the first tenth measures work, not starts.
   let first;
   await waitFor('the first still', null, async () => (first = await call('POST', '/v1/render', { edit: stillEdit(0) })).status === 200, 120_000)
     .catch((err) => Promise.reject(new Error(`${err.message}: ${first?.status} ${JSON.stringify(first?.json)}`)));
   for (let i = 1; i <= 6; i++) await call('POST', '/v1/render', { edit: stillEdit(i) });
+  // A video once a worker's video engine runs (its beacon: 503 ENGINE_NOT_CONFIGURED before), settled.
+  let video;
+  await waitFor('the video engine', null, async () => (video = await call('POST', '/v1/render', { edit: videoEdit(0, 1) })).status === 202, 120_000)
+    .catch((err) => Promise.reject(new Error(`${err.message}: ${video?.status} ${JSON.stringify(video?.json)}`)));
+  await waitFor('the first video', null, async () => SETTLED.includes((await call('GET', `/v1/render/${video.json.data.id}`)).json?.data?.status), 120_000);
   requests.total = 0;
   requests.byStatus = {};
   requests.serverErrors.length = 0;
@@ -522,6 +529,9 @@ async function soak(opts) {
   const webhooksDuplicated = [...deliveries].filter(([, d]) => d.count > 1).map(([id]) => id);
   const streamMissed = expected.filter(([id, r]) => r.status === 'done' && !stream.completed.has(id)).length;
 
+  // What the workers said about their engines and errors (the last lines of each: a failed run's first clue).
+  const workerNotes = Object.fromEntries(['worker-0', 'worker-1'].map((slot) => [slot, (procs[slot]?.output ?? '').split('\n')
+    .filter((l) => /video engine|error|warn/i.test(l)).slice(-8)]));
   // Stop everything gracefully, then look for what the workers left in their temporary folders.
   for (const slot of ['worker-0', 'worker-1', 'api']) if (procs[slot]) await stopChild(procs[slot], { timeoutMs: 20_000 });
   // Not counted: the video engine's Chromium launcher (<work dir>/browser/chromium-wrapper.sh), one
@@ -572,6 +582,7 @@ async function soak(opts) {
     still: { count: lat.length, p50: quantile(lat, 0.5), p99: quantile(lat, 0.99), firstTenthP99: firstP99, lastTenthP99: lastP99 },
     rss,
     tempFilesLeft: leftovers.map((p) => p.slice(work.length + 1)),
+    workerNotes,
   };
   // The line (decisions.md "Fleet (issue 30): soak").
   const misses = [];
