@@ -17,6 +17,7 @@ type Report = {
   errorsOutsideOutages: unknown[];
   still: { count: number; firstTenthP99: number; lastTenthP99: number };
   tempFilesLeft: string[];
+  rss: Record<string, { lastMb: number; fds: number }>;
   workerNotes: Record<string, string[]>;
 };
 
@@ -36,6 +37,8 @@ describe('soak, 3 minutes (issue 30 "An hour of real life")', () => {
         }
       });
     }));
+    // The figures docs/benchmarks.md "Soak (issue 30)" quotes for the 3-minute run.
+    console.log(`soak 3 min: ${JSON.stringify({ renders: report.renders, still: report.still, faults: report.faults, webhooks: report.webhooks.delivered, rss: report.rss })}`);
   }, 600_000);
 
   it('the faults happened: workers SIGKILLed (respawned), Redis and the API restarted, each an outage window', () => {
