@@ -34,9 +34,10 @@ const ON_S3 = ['renders', 'stills', 'video-chunks', 'assets', 'template-library'
 // docs/decisions.md "Test suite time"): their subject is a browser, an engine or a decoder, and the store
 // under them only records what the engine did, through the code every other file runs on both:
 // the dashboard driven in Chromium, the browser engine's confinement (hostile-browser), HEIF decoding, hostile
-// fonts parsed and refused, a test render's offline captions in a video. Files whose subject is queries,
+// fonts parsed and refused, a test render's offline captions in a video; the 3-minute soak (bench/soak.mjs: its
+// own processes on the production stack, a run too long to repeat). Files whose subject is queries,
 // transactions, locking, credits or isolation stay on both.
-const POSTGRES_ONLY = ['dashboard', 'hostile-browser', 'heif', 'hostile-fonts', 'test-mode-providers-video'].map((name) => `<rootDir>/test/${name}.e2e-spec.ts`);
+const POSTGRES_ONLY = ['dashboard', 'hostile-browser', 'heif', 'hostile-fonts', 'test-mode-providers-video', 'soak'].map((name) => `<rootDir>/test/${name}.e2e-spec.ts`);
 
 export default {
   testTimeout: 60_000,
