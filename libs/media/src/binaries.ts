@@ -1,7 +1,8 @@
-import { execFile, spawn } from 'node:child_process';
+import { execFile, spawn, type ChildProcessByStdio } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import type { Readable, Writable } from 'node:stream';
 
 /**
  * The ffmpeg and ffprobe that ship with Remotion's compositor package (no system ffmpeg needed).
@@ -79,20 +80,8 @@ export function streamBinary(
   opts: { signal?: AbortSignal; timeoutMs?: number } = {},
 ): Promise<void> {
   return new Promise((resolve, reject) => {
-    const { file, cwd, env } = binaryCommand(bin);
-    const child = spawn(file, args, {
-      cwd,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      killSignal: 'SIGKILL',
-      ...(opts.timeoutMs ? { timeout: opts.timeoutMs } : {}),
-      ...(opts.signal ? { signal: opts.signal } : {}),
-    });
-    let stderr = '';
+    const { child, stderr } = spawnBinary(bin, args, 'stdout', opts);
     let failed: Error | undefined;
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr = (stderr + chunk.toString()).slice(-4096);
-    });
     child.stdout.on('data', (chunk: Buffer) => {
       if (failed) return;
       try {
@@ -109,9 +98,34 @@ export function streamBinary(
     child.on('close', (code, signal) => {
       if (failed) reject(failed);
       else if (code === 0) resolve();
-      else reject(failure(bin, stderr, { code, signal }, signal ? `killed by ${signal}` : `exit code ${code}`));
+      else reject(failure(bin, stderr(), { code, signal }, signal ? `killed by ${signal}` : `exit code ${code}`));
     });
   });
+}
+
+type BinaryOptions = { signal?: AbortSignal; timeoutMs?: number };
+
+/**
+ * ffmpeg or ffprobe spawned as streamBinary and feedBinary run it: its output (or its input) a pipe,
+ * killed (SIGKILL) on abort or after `timeoutMs`, the last 4 KB of its stderr kept for the failure.
+ */
+function spawnBinary(bin: 'ffmpeg' | 'ffprobe', args: readonly string[], pipe: 'stdout', opts: BinaryOptions): { child: ChildProcessByStdio<null, Readable, Readable>; stderr: () => string };
+function spawnBinary(bin: 'ffmpeg' | 'ffprobe', args: readonly string[], pipe: 'stdin', opts: BinaryOptions): { child: ChildProcessByStdio<Writable, null, Readable>; stderr: () => string };
+function spawnBinary(bin: 'ffmpeg' | 'ffprobe', args: readonly string[], pipe: 'stdin' | 'stdout', opts: BinaryOptions): { child: ChildProcessByStdio<Writable | null, Readable | null, Readable>; stderr: () => string } {
+  const { file, cwd, env } = binaryCommand(bin);
+  const child = spawn(file, args, {
+    cwd,
+    env,
+    stdio: pipe === 'stdin' ? ['pipe', 'ignore', 'pipe'] : ['ignore', 'pipe', 'pipe'],
+    killSignal: 'SIGKILL',
+    ...(opts.timeoutMs ? { timeout: opts.timeoutMs } : {}),
+    ...(opts.signal ? { signal: opts.signal } : {}),
+  }) as ChildProcessByStdio<Writable | null, Readable | null, Readable>;
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString()).slice(-4096);
+  });
+  return { child, stderr: () => stderr };
 }
 
 /** streamBinary's output collected, refused past `maxBytes`. */
@@ -145,20 +159,8 @@ export interface BinaryFeed {
  * are drawn). The child is killed (SIGKILL) on abort or after `timeoutMs`.
  */
 export function feedBinary(bin: 'ffmpeg' | 'ffprobe', args: readonly string[], opts: { signal?: AbortSignal; timeoutMs?: number } = {}): BinaryFeed {
-  const { file, cwd, env } = binaryCommand(bin);
-  const child = spawn(file, args, {
-    cwd,
-    env,
-    stdio: ['pipe', 'ignore', 'pipe'],
-    killSignal: 'SIGKILL',
-    ...(opts.timeoutMs ? { timeout: opts.timeoutMs } : {}),
-    ...(opts.signal ? { signal: opts.signal } : {}),
-  });
-  let stderr = '';
+  const { child, stderr } = spawnBinary(bin, args, 'stdin', opts);
   let failed: Error | undefined;
-  child.stderr.on('data', (chunk: Buffer) => {
-    stderr = (stderr + chunk.toString()).slice(-4096);
-  });
   // A child that exits early closes its input: the write's error is the exit's, reported by `end`.
   child.stdin.on('error', (err) => {
     failed ??= err;
@@ -170,7 +172,7 @@ export function feedBinary(bin: 'ffmpeg' | 'ffprobe', args: readonly string[], o
     });
     child.on('close', (code, signal) => {
       if (code === 0) resolve();
-      else reject(failure(bin, stderr, { code, signal, failed }, signal ? `killed by ${signal}` : `exit code ${code}`));
+      else reject(failure(bin, stderr(), { code, signal, failed }, signal ? `killed by ${signal}` : `exit code ${code}`));
     });
   });
   exited.catch(() => undefined);
@@ -178,7 +180,13 @@ export function feedBinary(bin: 'ffmpeg' | 'ffprobe', args: readonly string[], o
     write: async (chunk) => {
       if (failed || child.exitCode !== null || child.signalCode !== null) return exited;
       if (!child.stdin.write(chunk)) {
-        await Promise.race([new Promise<void>((resolve) => child.stdin.once('drain', () => resolve())), exited]);
+        // Until the pipe drains or the child exits; the other's listener does not outlive the wait.
+        let drained: (() => void) | undefined;
+        try {
+          await Promise.race([new Promise<void>((resolve) => child.stdin.once('drain', (drained = resolve))), exited]);
+        } finally {
+          if (drained) child.stdin.off('drain', drained);
+        }
       }
     },
     end: () => {
