@@ -1,7 +1,7 @@
 /// <reference lib="dom" />
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { createServer as createNetServer, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { INestApplicationContext } from '@nestjs/common';
@@ -18,7 +18,7 @@ import { createStorage } from '#libs/storage';
 import { WebhookEndpoint } from '#libs/webhooks';
 import { createWorkerApp } from '../apps/worker/src/app.js';
 import { dashboardDir } from '../apps/api/src/dashboard/serve.js';
-import { lastCode, startApi, type TestApi } from './harness.js';
+import { freePort, lastCode, startApi, type TestApi } from './harness.js';
 import { ledgerOf, seedStockItems, until } from './render-helpers.js';
 import { probeStreams, sineWav } from '#testing/video';
 import { mkdtemp, writeFile } from 'node:fs/promises';
@@ -95,12 +95,7 @@ describe('the web dashboard in a browser', () => {
     await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
     receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
     // A free port known before start: stored files' URLs are <PUBLIC_URL>/files/…, which the browser loads.
-    const port = await new Promise<number>((resolve) => {
-      const probe = createNetServer().listen(0, '127.0.0.1', () => {
-        const { port } = probe.address() as AddressInfo;
-        probe.close(() => resolve(port));
-      });
-    });
+    const port = await freePort();
     base = `http://127.0.0.1:${port}`;
     google = await startGoogleFake();
     api = await startApi({ VIDEO_ENGINE: 'on', PORT: String(port), PUBLIC_URL: base, GOOGLE_CLIENT_ID: google.clientId, GOOGLE_CLIENT_SECRET: google.clientSecret, GOOGLE_BASE_URLS: google.baseUrl });

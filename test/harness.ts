@@ -4,6 +4,7 @@
  * jest project `s3`) stored files go to a fresh bucket on the tests' S3 server instead of the folder.
  */
 import { execFile } from 'node:child_process';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -198,4 +199,14 @@ export async function queueEvents(queues: JobQueues, name: QueueName): Promise<Q
   const events = new QueueEvents(name, { connection, prefix });
   await events.waitUntilReady();
   return events;
+}
+
+/** A loopback port free now (listened on and let go): for a process that must know its address before it starts. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const probe = createNetServer().listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
 }

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
-import { createServer as createNetServer, type AddressInfo } from 'node:net';
-import { startApi, userSession, type TestApi } from './harness.js';
+import type { AddressInfo } from 'node:net';
+import { freePort, startApi, userSession, type TestApi } from './harness.js';
 import { until } from './render-helpers.js';
 
 // Issue 30 "Logs that follow a render": JSON lines (LOG_FORMAT=json) from a real API process and a
@@ -35,12 +35,7 @@ describe('logs that follow a render (issue 30)', () => {
     await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
     // The database, Redis and the CLI of the harness; the API and the worker as operators run them, each its own process.
     api = await startApi();
-    const port = await new Promise<number>((resolve) => {
-      const probe = createNetServer().listen(0, '127.0.0.1', () => {
-        const { port: p } = probe.address() as AddressInfo;
-        probe.close(() => resolve(p));
-      });
-    });
+    const port = await freePort();
     base = `http://127.0.0.1:${port}/api`;
     const env = { ...process.env, ...api.env, LOG_LEVEL: 'info', LOG_FORMAT: 'json', PORT: String(port), HOST: '127.0.0.1' };
     apiProcess = spawn(process.execPath, ['dist/apps/api/src/main.js'], { env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
-import { createServer as createNetServer, type AddressInfo } from 'node:net';
-import { startApi, type TestApi } from './harness.js';
+import type { AddressInfo } from 'node:net';
+import { freePort, startApi, type TestApi } from './harness.js';
 import { until, workerProcesses } from './render-helpers.js';
 
 // Issue 30 "Metrics": GET /metrics in Prometheus' text format on the API and on the worker's own
@@ -8,14 +8,6 @@ import { until, workerProcesses } from './render-helpers.js';
 // counters moved by exactly what happened (docs/decisions.md "Fleet (issue 30): metrics").
 
 const TOKEN = 'metrics-token-for-the-test-0123456789';
-
-/** A free loopback port. */
-const freePort = () => new Promise<number>((resolve) => {
-  const probe = createNetServer().listen(0, '127.0.0.1', () => {
-    const { port } = probe.address() as AddressInfo;
-    probe.close(() => resolve(port));
-  });
-});
 
 type Samples = Map<string, number>;
 
