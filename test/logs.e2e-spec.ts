@@ -75,7 +75,8 @@ describe('logs that follow a render (issue 30)', () => {
     const accepted = lines.a.find((l) => l.renderId === id && String(l.message).includes('accepted'));
     expect(accepted).toMatchObject({ level: 'log', context: 'renders', requestId: 'req-logs-test-1', renderId: id });
     const settled = lines.w.find((l) => l.renderId === id && String(l.message).includes(`render ${id} done`));
-    expect(settled).toMatchObject({ level: 'log', renderId: id, queue: 'stills' });
+    // The job carried the request's id into the worker: one grep follows the request across processes.
+    expect(settled).toMatchObject({ level: 'log', requestId: 'req-logs-test-1', renderId: id, queue: 'stills' });
     // Nothing either process wrote holds a secret of the run.
     const everything = apiOut.join('') + workerOut.join('');
     expect(secrets.filter((s) => s && everything.includes(s))).toEqual([]);

@@ -3,7 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import fastifyMultipart from '@fastify/multipart';
 import type { RawServerDefault } from 'fastify';
-import { AppLogger, metrics, metricsAuthorized, nestLogLevels, newId, withLogContext, type AppConfig } from '#libs/core';
+import { AppLogger, metrics, metricsAuthorized, nestLogLevels, newId, REQUEST_ID, withLogContext, type AppConfig } from '#libs/core';
 import { JobQueues } from '#libs/queue';
 import { ORM, sampleFleet } from '#libs/app';
 import { ApiModule } from './api.module.js';
@@ -13,7 +13,6 @@ import { keepRawBody, parseForm } from './http/raw-body.js';
 import { validationPipe } from './http/validation.js';
 import { mountOpenApi } from './openapi.js';
 
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Builds the API application (not yet listening): used by main.ts, the tests and the benchmarks. */
 export async function createApiApp(config: AppConfig, opts: { extraModules?: Type[] } = {}): Promise<NestFastifyApplication> {

@@ -20,6 +20,9 @@ export interface LogContext {
   queue?: string;
 }
 
+/** What a request id may be: a caller's `X-Request-Id` is kept when it matches, and a job carries it on. */
+export const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
 const context = new AsyncLocalStorage<LogContext>();
 
 /** Runs `fn` with `ids` added to the log context (its own copy: a sibling does not see them). */

@@ -48,8 +48,15 @@ describe('job payloads', () => {
     ['still.render', { ...(valid['still.render'] as object), scale: 4 }, /scale/],
     ['still.render', { ...(valid['still.render'] as object), edit: { timeline: {} } }, /edit spec/],
     ['still.render', { ...(valid['still.render'] as object), renderId: 'nope' }, /render id/],
+    ['video.render', { renderId: 'rnd_1', requestId: 'a b' }, /request id/],
+    ['webhooks.deliver', { deliveryId: 'dlv_1', requestId: 7 }, /request id/],
   ] as const)('refuses a malformed %s payload, naming the field', (name, data, why) => {
     expect(() => validatePayload(name, data)).toThrow(why);
+  });
+
+  it('lets any job carry the id of the request it was added from (the worker logs it)', () => {
+    const data = { renderId: 'rnd_1', requestId: 'req_01ABC' };
+    expect(validatePayload('video.render', data)).toBe(data);
   });
 
   it('refuses what is not an object, and names no job it does not know', () => {

@@ -1,3 +1,5 @@
+import { REQUEST_ID } from '#libs/core';
+
 /** Every queue and the jobs it carries. Each job name has exactly one processor (checked at worker start). */
 export const QUEUES = {
   system: ['system.ping', 'credits.sweep', 'renders.purge', 'assets.sweep', 'transcriptions.sweep'],
@@ -212,6 +214,8 @@ export function validatePayload<N extends JobName>(name: N, data: unknown): JobP
   if (!check) return fail('unknown job');
   if (typeof data !== 'object' || data === null || Array.isArray(data)) return fail('not an object');
   check(data as Record<string, unknown>, fail);
+  const { requestId } = data as { requestId?: unknown };
+  if (requestId !== undefined && (typeof requestId !== 'string' || !REQUEST_ID.test(requestId))) fail('requestId must be a request id');
   return data as JobPayloads[N];
 }
 

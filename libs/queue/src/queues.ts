@@ -1,5 +1,5 @@
 import type { ConnectionOptions, FlowJob, Job, Queue } from 'bullmq';
-import type { AppConfig } from '#libs/core';
+import { currentLogContext, type AppConfig } from '#libs/core';
 import { logOutages, redisRetryDelay } from '#libs/redis';
 import { queueOf, validatePayload, type JobName, type JobPayloads, type JobResults, type QueueName } from './jobs.js';
 import { JOB_OPTIONS } from './options.js';
@@ -56,7 +56,7 @@ export class JobQueues {
   }
 
   async add<N extends JobName>(name: N, data: JobPayloads[N], opts: EnqueueOptions = {}): Promise<TypedJob<N>> {
-    return (await this.queues[queueOf(name)].add(name, validatePayload(name, data), { ...JOB_OPTIONS[name], ...opts })) as TypedJob<N>;
+    return (await this.queues[queueOf(name)].add(name, validatePayload(name, tagged(data)), { ...JOB_OPTIONS[name], ...opts })) as TypedJob<N>;
   }
 
   /** Cuts every queue's Redis connection at once (a stop whose Redis is gone: their close would wait for it forever). */
@@ -68,7 +68,7 @@ export class JobQueues {
   async addBulk<N extends JobName>(name: N, jobs: readonly ({ data: JobPayloads[N] } & EnqueueOptions)[]): Promise<void> {
     if (!jobs.length) return;
     await this.queues[queueOf(name)].addBulk(jobs.map((j) => ({
-      name, data: validatePayload(name, j.data),
+      name, data: validatePayload(name, tagged(j.data)),
       opts: { ...JOB_OPTIONS[name], ...(j.jobId === undefined ? {} : { jobId: j.jobId }), ...(j.delay === undefined ? {} : { delay: j.delay }) },
     })));
   }
@@ -76,8 +76,17 @@ export class JobQueues {
   /** A node of a BullMQ flow (FlowProducer.add) with the same checks and options as `add`. */
   flowJob<N extends JobName>(name: N, data: JobPayloads[N], opts: EnqueueOptions & { children?: FlowJob[] } = {}): FlowJob {
     const { children, ...rest } = opts;
-    return { name, queueName: queueOf(name), data: validatePayload(name, data), opts: { ...JOB_OPTIONS[name], ...rest }, ...(children ? { children } : {}) };
+    return { name, queueName: queueOf(name), data: validatePayload(name, tagged(data)), opts: { ...JOB_OPTIONS[name], ...rest }, ...(children ? { children } : {}) };
   }
+}
+
+/**
+ * A job's payload with the id of the request (or of the job) it is added from, so the worker's lines
+ * about it carry the same request id as the API's (`grep req_…` follows a request into the worker).
+ */
+function tagged<T>(data: T): T {
+  const { requestId } = currentLogContext();
+  return requestId && !Object.hasOwn(data as object, 'requestId') ? { ...data, requestId } : data;
 }
 
 /** A campaign's runner jobs (`campaign.send`), one job id each, so a second add of the same runner is a no-op. */

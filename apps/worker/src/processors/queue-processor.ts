@@ -100,7 +100,7 @@ export function configuredProcessor<T extends Type<WorkerHost>>(base: T, queue: 
 function idsOf(data: unknown): LogContext {
   const d = data as Record<string, unknown>;
   const ids: LogContext = {};
-  for (const key of ['renderId', 'assetId', 'transcriptionId', 'campaignId', 'eventId', 'deliveryId'] as const) {
+  for (const key of ['requestId', 'renderId', 'assetId', 'transcriptionId', 'campaignId', 'eventId', 'deliveryId'] as const) {
     if (typeof d[key] === 'string') ids[key] = d[key];
   }
   return ids;
