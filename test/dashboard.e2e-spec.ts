@@ -25,6 +25,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { startGoogleFake, type GoogleFake } from '#testing/suite';
 import { startDeepgramFake } from '#testing/captions';
+import { SmtpFake, TwilioFake, WhatsAppFake } from '#testing/messaging';
 
 // Issue 18: the web dashboard driven in Debian's Chromium (chromium-headless-shell, never a downloaded
 // browser) against the real API and worker: sign-in by a code from the development outbox (§5 "Session
@@ -666,6 +667,54 @@ describe('the web dashboard in a browser', () => {
       await alpha.getByText('not connected').waitFor();
     } finally {
       await deepgram.close();
+    }
+  }, 60_000);
+
+  it('issue 29: messaging channels by form, each checked against its provider (a refusal beside its field), tested, and one disconnected while the others stay', async () => {
+    const [whatsapp, twilio, smtp] = [await new WhatsAppFake().start(), await new TwilioFake().start(), await new SmtpFake().start()];
+    try {
+      await open('Integrations');
+      const messaging = page.locator('[data-provider="messaging-provider"]');
+      await messaging.getByText('not connected').waitFor();
+      await messaging.getByText('Connect a channel').click();
+      const form = messaging.getByRole('form', { name: 'Connect a messaging channel' });
+      const connect = async (channel: string, fields: [string, string][]) => {
+        await form.getByLabel('Channel').selectOption({ label: channel });
+        for (const [label, value] of fields) await form.getByLabel(label, { exact: false }).first().fill(value);
+        await form.getByRole('button', { name: 'Check and connect' }).click();
+      };
+      // A token WhatsApp refuses: its words beside the token's field, nothing connected.
+      const chat: [string, string][] = [['Access token', 'EAAGnot-the-token'], ['Phone number ID', whatsapp.phoneNumberId], ['WhatsApp Business Account ID', whatsapp.wabaId], ['Base URL', whatsapp.baseUrl]];
+      await connect('WhatsApp', chat);
+      await form.getByRole('alert').getByText('Nothing was connected: the field marked says why.').waitFor();
+      const token = form.getByLabel('Access token');
+      await expect(token.getAttribute('aria-invalid')).resolves.toBe('true');
+      await expect(form.locator(`#${await token.getAttribute('aria-describedby')}`).textContent()).resolves.toMatch(/^the provider answered: .*Error validating access token/);
+      await accessible('integrations, a channel refused');
+      await connect('WhatsApp', [['Access token', whatsapp.accessToken]]);
+      await messaging.locator('[data-channel="primary_chat"]').getByText('+1 555-0100').waitFor();
+      await connect('SMS', [['Account SID', twilio.accountSid], ['Auth token', twilio.authToken], ['From number', twilio.from], ['Base URL', twilio.baseUrl]]);
+      await messaging.locator('[data-channel="sms"]').getByText(twilio.from).waitFor();
+      await connect('Email', [['SMTP host', '127.0.0.1'], ['Port', String(smtp.port)], ['User', smtp.user], ['Password', smtp.password], ['Sender', 'News <news@shop.test>']]);
+      const email = messaging.locator('[data-channel="email"]');
+      await email.getByText('News <news@shop.test>').waitFor();
+      for (const secret of [whatsapp.accessToken, twilio.authToken, smtp.password]) await expect(page.content()).resolves.not.toContain(secret);
+      await email.getByRole('button', { name: 'Test Email' }).click();
+      await email.getByRole('status').getByText('The provider accepted the email account').waitFor();
+      await accessible('integrations, messaging channels');
+      await screenshot('integrations-messaging');
+      // One channel off after confirming: the others stay, in the contract's list too (§4.5).
+      const sms = messaging.locator('[data-channel="sms"]');
+      await sms.getByRole('button', { name: 'Disconnect SMS' }).click();
+      await expect(sms.getByRole('group', { name: 'Disconnect SMS' }).textContent()).resolves.toContain('The other channels stay');
+      await sms.getByRole('button', { name: 'Confirm' }).click();
+      await sms.waitFor({ state: 'detached' });
+      const listed = ((await (await keyApi('/v1/integrations/messaging-provider/channels')).json()) as { data: { channel: string }[] }).data.map((c) => c.channel);
+      expect(listed).toEqual(['primary_chat', 'email']);
+      expect([whatsapp.sent, twilio.sent, smtp.received]).toEqual([[], [], []]); // checked, nothing sent
+    } finally {
+      await api.cli('integration:disconnect', '--workspace', workspaceId, '--provider', 'messaging-provider');
+      await Promise.all([whatsapp.close(), twilio.close(), smtp.close()]);
     }
   }, 60_000);
 

@@ -2,7 +2,8 @@ import { startGoogleFake, type GoogleFake } from '#testing/suite';
 import { startAssemblyAiFake, startDeepgramFake, startGoogleSpeechFake, type SpeechProviderFake } from '#testing/captions';
 import { startElevenLabsFake, type ElevenLabsFake } from '#testing/voice';
 import { offlineEngine } from '#libs/integrations';
-import { startApi, userSession, type TestApi } from './harness.js';
+import { SmtpFake, TwilioFake, WhatsAppFake } from '#testing/messaging';
+import { freePort, startApi, userSession, type TestApi } from './harness.js';
 
 // Issue 29 "Connect accounts from the browser": the dashboard's session routes under
 // /organization/integrations (decisions.md "Dashboard (issue 29): the team"): the workspace suite by
@@ -67,6 +68,70 @@ describe('connecting accounts from the dashboard (issue 29)', () => {
     }
   });
 
+  it('messaging channels by form: each checked against its provider (WhatsApp, Twilio, SMTP) with a failed check 422 on its field and nothing saved; Test; one channel disconnected, the others kept', async () => {
+    const [whatsapp, twilio, smtp] = [await new WhatsAppFake().start(), await new TwilioFake().start(), await new SmtpFake().start()];
+    const url = '/organization/integrations/messaging-provider/channels';
+    const saved = async () => ((await call('GET', '/organization/integrations', owner)).json().data as { provider: string; channels: Json[] }[]).find((p) => p.provider === 'messaging-provider')!.channels;
+    const refused = async (channel: string, body: Json) => {
+      const res = await call('POST', `${url}/${channel}`, owner, body);
+      return [res.statusCode, res.json().code, res.json().errors];
+    };
+    try {
+      const chat = { accessToken: whatsapp.accessToken, phoneNumberId: whatsapp.phoneNumberId, wabaId: whatsapp.wabaId, baseUrl: whatsapp.baseUrl };
+      // What is missing is named field by field, before any call.
+      expect(await refused('email', {})).toEqual([422, 'VALIDATION_FAILED', { smtpHost: ['is required for the email channel'], from: ['is required for the email channel'] }]);
+      expect(await refused('sms', { accountSid: twilio.accountSid, authToken: twilio.authToken })).toEqual([422, 'VALIDATION_FAILED', { from: ['a number (from) or messagingServiceSid is required for the sms channel'] }]);
+      expect((await call('POST', `${url}/email`, owner, { smtpHost: '127.0.0.1', from: 'a@b.test', smtpPort: 'twenty-five' })).json().errors).toHaveProperty('smtpPort');
+      expect((await call('POST', `${url}/rcs`, owner, {})).statusCode).toBe(404);
+      expect(whatsapp.calls.length + twilio.calls.length + smtp.connections).toBe(0);
+      // Each refusal of the provider on the field it is about, in its words.
+      expect(await refused('primary_chat', { ...chat, accessToken: 'EAAGnot-the-token' })).toEqual([422, 'VALIDATION_FAILED', { accessToken: [expect.stringMatching(/^the provider answered: .*Error validating access token/)] }]);
+      expect(await refused('primary_chat', { ...chat, phoneNumberId: '999' })).toEqual([422, 'VALIDATION_FAILED', { phoneNumberId: [expect.stringMatching(/Object with ID '999' does not exist/)] }]);
+      expect(await refused('primary_chat', { ...chat, wabaId: '998' })).toEqual([422, 'VALIDATION_FAILED', { wabaId: [expect.stringMatching(/Object with ID '998' does not exist/)] }]);
+      const sms = { accountSid: twilio.accountSid, authToken: twilio.authToken, from: twilio.from, baseUrl: twilio.baseUrl };
+      expect(await refused('sms', { ...sms, authToken: 'f'.repeat(32) })).toEqual([422, 'VALIDATION_FAILED', { authToken: [expect.stringMatching(/^the provider answered: .*Authenticate \(code 20003\)/)] }]);
+      expect(await refused('sms', { ...sms, from: '+15550009999' })).toEqual([422, 'VALIDATION_FAILED', { from: ['the provider answered: sms (Twilio) has no number +15550009999 on this account'] }]);
+      twilio.accountStatus = 'suspended';
+      expect(await refused('sms', sms)).toEqual([422, 'VALIDATION_FAILED', { accountSid: ['the provider answered: sms (Twilio) says the account is suspended'] }]);
+      twilio.accountStatus = 'active';
+      const mail = { smtpHost: '127.0.0.1', smtpPort: smtp.port, smtpSecure: false, smtpUser: smtp.user, smtpPassword: smtp.password, from: 'News <news@shop.test>' };
+      expect(await refused('email', { ...mail, smtpPassword: 'wrong-password' })).toEqual([422, 'VALIDATION_FAILED', { smtpPassword: [expect.stringMatching(/^the provider answered: .*535/)] }]);
+      expect(await refused('email', { ...mail, smtpPort: await freePort() })).toEqual([422, 'VALIDATION_FAILED', { smtpHost: [expect.stringMatching(/^the provider answered: email \(SMTP\) .*ECONNREFUSED/)] }]);
+      expect(await saved()).toEqual([]);
+      expect(smtp.received).toEqual([]);
+      // Good accounts: saved beside each other, the WhatsApp number as the provider shows it, no secret answered.
+      const connected = await call('POST', `${url}/primary_chat`, owner, chat);
+      expect([connected.statusCode, connected.json().data.channels]).toEqual([200, [{ channel: 'primary_chat', identifier: '+1 555-0100' }]]);
+      expect((await call('POST', `${url}/sms`, owner, sms)).statusCode).toBe(200);
+      const all = await call('POST', `${url}/email`, owner, mail);
+      expect(all.json().data.channels).toEqual([{ channel: 'primary_chat', identifier: '+1 555-0100' }, { channel: 'sms', identifier: twilio.from }, { channel: 'email', identifier: 'News <news@shop.test>' }]);
+      for (const secret of [whatsapp.accessToken, twilio.authToken, smtp.password]) expect(JSON.stringify([connected.json(), all.json(), await saved()])).not.toContain(secret);
+      // The contract's channel list (§4.5) sees them; nothing was sent to anyone.
+      const listed = (await call('GET', '/v1/integrations/messaging-provider/channels', { 'x-api-key': ws.liveKey })).json().data as Json[];
+      expect(listed.map((c) => c.channel)).toEqual(['primary_chat', 'sms', 'email']);
+      expect([whatsapp.sent, twilio.sent, smtp.received]).toEqual([[], [], []]);
+      // Test: one channel, or the connection's every channel; a revoked token says what the provider answered.
+      expect((await call('POST', `${url}/email/test`, owner)).json().data.message).toBe('The provider accepted the email account');
+      expect((await call('POST', '/organization/integrations/messaging-provider/test', owner)).json().data.message).toBe('The provider accepted every account: primary_chat, sms, email');
+      whatsapp.revoke();
+      const lapsed = await call('POST', `${url}/primary_chat/test`, owner);
+      expect([lapsed.statusCode, lapsed.json().errors?.accessToken?.[0]]).toEqual([422, expect.stringMatching(/^the provider answered: .*Error validating access token/)]);
+      expect((await call('POST', `${url}/sms`, member, sms)).json().code).toBe('ROLE_REQUIRED');
+      // Disconnect one channel: the others stay; the last one takes the connection with it.
+      const off = await call('DELETE', `${url}/sms`, owner);
+      expect([off.statusCode, off.json().data]).toEqual([200, { channel: 'sms', disconnected: true }]);
+      expect((await call('DELETE', `${url}/sms`, owner)).json().code).toBe('MESSAGING_CHANNEL_NOT_CONNECTED');
+      expect((await call('POST', `${url}/sms/test`, owner)).json().code).toBe('MESSAGING_CHANNEL_NOT_CONNECTED');
+      expect((await saved()).map((c) => c.channel)).toEqual(['primary_chat', 'email']);
+      await call('DELETE', `${url}/primary_chat`, owner);
+      await call('DELETE', `${url}/email`, owner);
+      expect(((await call('GET', '/v1/integrations', { 'x-api-key': ws.liveKey })).json().data as Json[]).map((c) => c.provider)).not.toContain('messaging-provider');
+    } finally {
+      await call('DELETE', '/organization/integrations/messaging-provider', owner);
+      await Promise.all([whatsapp.close(), twilio.close(), smtp.close()]);
+    }
+  });
+
   it('lists every provider with its connection and whether this machine runs its offline engine', async () => {
     const res = await call('GET', '/organization/integrations', member);
     expect(res.statusCode).toBe(200);
@@ -82,7 +147,7 @@ describe('connecting accounts from the dashboard (issue 29)', () => {
   });
 
   it('is an owner\'s: a member is 403 ROLE_REQUIRED, an API key 401 SESSION_REQUIRED, on every change', async () => {
-    for (const [method, url] of [['POST', '/organization/integrations/workspace-suite/authorize'], ['POST', '/organization/integrations/workspace-suite/connect'], ['POST', '/organization/integrations/speech-alpha/local'], ['DELETE', '/organization/integrations/speech-alpha']] as const) {
+    for (const [method, url] of [['POST', '/organization/integrations/workspace-suite/authorize'], ['POST', '/organization/integrations/workspace-suite/connect'], ['POST', '/organization/integrations/speech-alpha/local'], ['DELETE', '/organization/integrations/speech-alpha'], ['POST', '/organization/integrations/messaging-provider/channels/sms'], ['DELETE', '/organization/integrations/messaging-provider/channels/sms']] as const) {
       expect([url, (await call(method, url, member, method === 'POST' ? {} : undefined)).json().code]).toEqual([url, 'ROLE_REQUIRED']);
       expect([url, (await call(method, url, { 'x-api-key': ws.liveKey }, method === 'POST' ? {} : undefined)).json().code]).toEqual([url, 'SESSION_REQUIRED']);
     }

@@ -118,6 +118,7 @@ export class WhatsAppFake extends FakeHttp {
   readonly accessToken = `EAAG${randomBytes(20).toString('hex')}`;
   readonly phoneNumberId = '106540352242922';
   readonly wabaId = '102290129340398';
+  readonly displayNumber = '+1 555-0100';
   templates: FakeTemplate[] = [...FAKE_TEMPLATES];
   readonly pageSize = 2;
 
@@ -209,6 +210,15 @@ export class WhatsAppFake extends FakeHttp {
       json(200, { messaging_product: 'whatsapp', contacts: [{ input: body.to, wa_id: body.to }], messages: [{ id }] });
       return this.emitStatuses(id, body);
     }
+    // Graph node reads (the connect form's check): the phone number, the business account.
+    if (call.method === 'GET' && call.path === `/v21.0/${this.phoneNumberId}`) {
+      return json(200, { display_phone_number: this.displayNumber, verified_name: 'Acme Shop', id: this.phoneNumberId });
+    }
+    if (call.method === 'GET' && call.path === `/v21.0/${this.wabaId}`) return json(200, { id: this.wabaId, name: 'Acme Shop' });
+    const id = /^\/v21\.0\/([^/]+)$/.exec(call.path)?.[1];
+    if (call.method === 'GET' && id) {
+      return json(400, { error: { message: `Unsupported get request. Object with ID '${id}' does not exist, cannot be loaded due to missing permissions, or does not support this operation.`, type: 'GraphMethodException', code: 100, error_subcode: 33, fbtrace_id: 'AbCdEf' } });
+    }
     graph(400, 100, `Unsupported ${call.method} request. Object with ID does not exist`);
   }
 }
@@ -224,6 +234,8 @@ export class TwilioFake extends FakeHttp {
   readonly accountSid = `AC${randomBytes(16).toString('hex')}`;
   readonly authToken = randomBytes(16).toString('hex');
   readonly from = '+15017122661';
+  /** What the account resource says (`suspended`, `closed`: the connect check refuses it). */
+  accountStatus = 'active';
 
   /** The forms received. */
   get sent(): Record<string, string>[] {
@@ -239,7 +251,18 @@ export class TwilioFake extends FakeHttp {
     const error = (status: number, code: number, message: string) => json(status, { code, message, more_info: `https://www.twilio.com/docs/errors/${code}`, status });
     const basic = `Basic ${Buffer.from(`${this.accountSid}:${this.authToken}`).toString('base64')}`;
     if (this.revoked || call.headers.authorization !== basic) return error(401, 20003, 'Authenticate');
-    if (call.method !== 'POST' || call.path !== `/2010-04-01/Accounts/${this.accountSid}/Messages.json`) return error(404, 20404, 'The requested resource was not found');
+    const account = `/2010-04-01/Accounts/${this.accountSid}`;
+    // Reads (the connect form's check): the account, and the incoming numbers filtered by PhoneNumber.
+    if (call.method === 'GET' && call.path === `${account}.json`) {
+      return json(200, { sid: this.accountSid, friendly_name: 'Acme Shop', status: this.accountStatus, type: 'Full', date_created: 'Thu, 05 Nov 2026 10:00:00 +0000', uri: `${account}.json` });
+    }
+    if (call.method === 'GET' && call.path === `${account}/IncomingPhoneNumbers.json`) {
+      const numbers = call.query.PhoneNumber === undefined || call.query.PhoneNumber === this.from
+        ? [{ sid: 'PN2a0747eba6abf96b7e3c3ff0b4530f6e', account_sid: this.accountSid, phone_number: this.from, friendly_name: '(501) 712-2661', capabilities: { sms: true, mms: true, voice: true } }]
+        : [];
+      return json(200, { incoming_phone_numbers: numbers, page: 0, page_size: 50, start: 0, end: numbers.length ? 0 : -1, first_page_uri: `${account}/IncomingPhoneNumbers.json?PageSize=50&Page=0`, next_page_uri: null, uri: `${account}/IncomingPhoneNumbers.json` });
+    }
+    if (call.method !== 'POST' || call.path !== `${account}/Messages.json`) return error(404, 20404, 'The requested resource was not found');
     if (!String(call.headers['content-type']).startsWith('application/x-www-form-urlencoded')) return error(400, 21601, 'Body must be form-encoded');
     const form = new URLSearchParams(call.body);
     const to = form.get('To') ?? '';

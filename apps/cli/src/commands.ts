@@ -1,11 +1,11 @@
 import { readFile } from 'node:fs/promises';
 import { DevMessage, ROLES, User, type AuthService, type Role } from '#libs/auth';
-import { ApiError, validationFailed, type AppConfig, type KeyMode } from '#libs/core';
+import { ApiError, type AppConfig, type KeyMode } from '#libs/core';
 import type { CreditsService } from '#libs/credits';
 import type { Orm } from '#libs/db';
 import type { IntegrationsService } from '#libs/integrations';
 import type { KeysService } from '#libs/keys';
-import { CONNECTABLE_CHANNELS, type ChannelAccount, type MessagingService } from '#libs/messaging';
+import { channelAccountOf, type ChannelAccount, type ChannelFields, type MessagingService } from '#libs/messaging';
 import type { GoogleConsent } from '#libs/suite';
 import type { TemplatesService } from '#libs/templates';
 import { planFor, type PlanCode, type WorkspacesService } from '#libs/workspaces';
@@ -59,39 +59,15 @@ const MESSAGING_FLAGS = [
   'smtp-host', 'smtp-port', 'smtp-secure', 'smtp-user', 'smtp-password',
 ] as const;
 
-/** One messaging channel's account from integration:connect's flags; 422 naming every missing flag. */
+/** One messaging channel's account from integration:connect's flags; 422 naming every missing or wrong flag. */
 function channelAccount(f: Flags): ChannelAccount {
-  const errors: Record<string, string[]> = {};
-  const need = (...names: string[]) => { for (const n of names) if (!f[n]) errors[`--${n}`] = [`is required for --channel ${f.channel}`]; };
-  const baseUrl = f['base-url'] ?? null;
-  if (baseUrl !== null) {
-    let ok = false;
-    try { ok = ['http:', 'https:'].includes(new URL(baseUrl).protocol); } catch { /* reported below */ }
-    if (!ok) errors['--base-url'] = ['must be an absolute http(s) URL'];
-  }
-  let account: ChannelAccount | null = null;
-  if (f.channel === 'primary_chat') {
-    need('access-token', 'phone-number-id', 'waba-id');
-    account = { channel: 'primary_chat', accessToken: f['access-token']!, phoneNumberId: f['phone-number-id']!, wabaId: f['waba-id']!, displayNumber: f['display-number'] ?? null, baseUrl,
-      appSecret: f['app-secret'] ?? null, verifyToken: f['verify-token'] ?? null };
-  } else if (f.channel === 'sms') {
-    need('account-sid', 'auth-token');
-    if (!f.from && !f['messaging-service-sid']) errors['--from'] = ['--from (a number) or --messaging-service-sid is required for --channel sms'];
-    account = { channel: 'sms', accountSid: f['account-sid']!, authToken: f['auth-token']!, from: f.from ?? null, messagingServiceSid: f['messaging-service-sid'] ?? null, baseUrl };
-  } else if (f.channel === 'email') {
-    need('smtp-host', 'from');
-    const port = Number(f['smtp-port'] ?? (f['smtp-secure'] === 'true' ? 465 : 587));
-    if (!Number.isInteger(port) || port < 1 || port > 65535) errors['--smtp-port'] = ['must be a port number'];
-    if (f['smtp-secure'] !== undefined && !['true', 'false'].includes(f['smtp-secure'])) errors['--smtp-secure'] = ['must be true or false'];
-    if (baseUrl !== null) errors['--base-url'] = ['the email channel takes --smtp-host and --smtp-port instead'];
-    account = {
-      channel: 'email', host: f['smtp-host']!, port, secure: f['smtp-secure'] === 'true', user: f['smtp-user'] ?? null, password: f['smtp-password'] ?? null, from: f.from!,
-    };
-  } else {
-    errors['--channel'] = [`must be one of ${CONNECTABLE_CHANNELS.join(', ')}`];
-  }
-  if (Object.keys(errors).length || !account) throw validationFailed(errors, 'The channel account is incomplete');
-  return account;
+  const kebab = (field: string) => field.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+  const fields: ChannelFields = {
+    accessToken: f['access-token'], phoneNumberId: f['phone-number-id'], wabaId: f['waba-id'], displayNumber: f['display-number'], appSecret: f['app-secret'],
+    verifyToken: f['verify-token'], accountSid: f['account-sid'], authToken: f['auth-token'], messagingServiceSid: f['messaging-service-sid'], from: f.from,
+    smtpHost: f['smtp-host'], smtpPort: f['smtp-port'], smtpSecure: f['smtp-secure'], smtpUser: f['smtp-user'], smtpPassword: f['smtp-password'], baseUrl: f['base-url'],
+  };
+  return channelAccountOf(f.channel ?? '', fields, (field) => `--${kebab(field)}`);
 }
 
 function list(value: string | undefined): string[] | undefined {

@@ -23,6 +23,31 @@ export function ErrorNote({ error }: { error: unknown }) {
   );
 }
 
+/** The 422's `errors` entries for one field: its path and anything under it (`headers` → `headers[1].key`). */
+export const errorsAt = (error: unknown, path: string) =>
+  error instanceof ApiFailure && error.errors ? Object.entries(error.errors).filter(([k]) => k === path || k.startsWith(`${path}[`) || k.startsWith(`${path}.`)) : [];
+
+/** Where a form shows a failed save's 422 beside its fields: the error, and the id of a field's message. */
+export interface Problems {
+  error: unknown;
+  id: (path: string) => string;
+}
+
+/** A field's message, under it; nothing when the field is fine or the form shows no per-field messages. */
+export function FieldErrors({ problems, path }: { problems: Problems | undefined; path: string }) {
+  if (!problems) return null;
+  const lines = errorsAt(problems.error, path);
+  if (lines.length === 0) return null;
+  return (
+    <span className="field-error" id={problems.id(path)}>
+      {lines.map(([k, msgs]) => `${k === path ? '' : `${k}: `}${msgs.join('; ')}`).join(' · ')}
+    </span>
+  );
+}
+
+/** A field's own attributes pointing at its message (when it has one). */
+export const described = (problems: Problems | undefined, path: string) => (problems && errorsAt(problems.error, path).length > 0 ? { 'aria-invalid': true, 'aria-describedby': problems.id(path) } : {});
+
 export const Loading = ({ what = 'Loading' }: { what?: string }) => (
   <p className="muted" role="status" aria-live="polite">
     {what}…

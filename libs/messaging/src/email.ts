@@ -2,7 +2,7 @@ import { createTransport } from 'nodemailer';
 import { OutboundRefused, resolveOutbound } from '#libs/outbound';
 import { ProviderError } from '#libs/integrations';
 import type { EmailAccount } from './channels.js';
-import { MessageRejected, type AdapterOptions, type MessageSender, type OutgoingMessage } from './sender.js';
+import { ChannelCheckFailed, MessageRejected, type AdapterOptions, type MessageSender, type OutgoingMessage } from './sender.js';
 
 /**
  * email: an SMTP relay through nodemailer. The relay's host is SSRF-checked like any outbound URL and
@@ -32,8 +32,9 @@ export function emailBodies(m: OutgoingMessage): { text: string; html: string } 
 export class EmailAdapter implements MessageSender {
   constructor(private readonly account: EmailAccount, private readonly options: AdapterOptions) {}
 
-  async send(message: OutgoingMessage, signal: AbortSignal): Promise<{ providerMessageId: string }> {
-    const { host, port, secure, user, password, from } = this.account;
+  /** A transport to the relay's checked address (the SSRF check of every outbound call), TLS verifying its name. */
+  private async transport(): Promise<ReturnType<typeof createTransport>> {
+    const { host, port, secure, user, password } = this.account;
     let address: string;
     try {
       address = (await resolveOutbound(`https://${host.includes(':') ? `[${host}]` : host}:${port}/`, this.options.outboundPolicy, this.options.lookup)).address;
@@ -41,11 +42,43 @@ export class EmailAdapter implements MessageSender {
       if (err instanceof OutboundRefused) throw new ProviderError('unavailable', `email (SMTP) cannot be reached: ${err.message}`);
       throw err;
     }
-    const transport = createTransport({
+    return createTransport({
       host: address, port, secure, tls: { servername: host },
       ...(user ? { auth: { user, pass: password ?? '' } } : {}),
       connectionTimeout: TIMEOUT_MS, greetingTimeout: TIMEOUT_MS, socketTimeout: TIMEOUT_MS,
     });
+  }
+
+  /**
+   * The connect form's check (issue 29): connect, greet, and log in as a send would (nodemailer's
+   * `verify`), sending nothing. Refused credentials are `auth`; a relay that cannot be reached or
+   * talked to is on `smtpHost`, in the relay's (or the socket's) words.
+   */
+  async check(signal: AbortSignal): Promise<void> {
+    let transport: ReturnType<typeof createTransport>;
+    try {
+      transport = await this.transport();
+    } catch (err) {
+      if (err instanceof ProviderError) throw new ChannelCheckFailed('smtpHost', err.message);
+      throw err;
+    }
+    const onAbort = () => transport.close();
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      await transport.verify();
+    } catch (err) {
+      const failure = smtpFailure(err, [this.account.password, this.account.user]);
+      if (failure instanceof ProviderError && failure.kind === 'auth') throw failure;
+      throw new ChannelCheckFailed('smtpHost', failure.message);
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      transport.close();
+    }
+  }
+
+  async send(message: OutgoingMessage, signal: AbortSignal): Promise<{ providerMessageId: string }> {
+    const { user, password, from } = this.account;
+    const transport = await this.transport();
     const onAbort = () => transport.close();
     signal.addEventListener('abort', onAbort, { once: true });
     try {

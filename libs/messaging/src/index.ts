@@ -8,3 +8,4 @@ export * from './messaging.service.js';
 export * from './campaigns.js';
 export * from './rate-limiter.js';
 export * from './status-callbacks.js';
+export * from './channel-form.js';

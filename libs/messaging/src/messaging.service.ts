@@ -12,7 +12,7 @@ import {
 } from './channels.js';
 import { EmailAdapter } from './email.js';
 import { CampaignRecipient, MessagingCampaign, MessagingContact, MessagingMessage } from './entities.js';
-import { MessageRejected, type AdapterOptions, type InteractiveMessage, type MediaPart, type MessageSender, type OutgoingMessage, type ProviderTemplate } from './sender.js';
+import { ChannelCheckFailed, MessageRejected, type AdapterOptions, type InteractiveMessage, type MediaPart, type MessageSender, type OutgoingMessage, type ProviderTemplate } from './sender.js';
 import { SimulatedSender } from './simulated.js';
 import { TwilioAdapter } from './twilio.js';
 import { WhatsAppAdapter } from './whatsapp.js';
@@ -149,6 +149,8 @@ const PROVIDERS: Record<ConnectableChannel, { provider: string; label: string }>
 const NO_CAPABILITIES: Capabilities = { template: false, text: false, media: [], interactive: [] };
 const HEADER_MEDIA: Record<string, MediaType> = { IMAGE: 'image', VIDEO: 'video', DOCUMENT: 'document' };
 const RETRY_AFTER_SEC = '30';
+/** How long a connect form's check may take. */
+const CHECK_MS = 15_000;
 const MAX_TEXT = 4096;
 const MAX_CAPTION = 1024;
 
@@ -196,6 +198,64 @@ export class MessagingService {
       accountName: existing?.accountName ?? null,
       accountEmail: existing?.accountEmail ?? null,
     });
+  }
+
+  /**
+   * The connect form's check (issue 29): one cheap read of the provider with this account (WhatsApp:
+   * the phone number and the business account; Twilio: the account and the from number; SMTP: connect
+   * and log in), sending nothing. Any other answer is 422 on the field it is about, in the provider's
+   * words: refused credentials on the secret, a relay or API that cannot be reached on its address.
+   * Answers who the account is, for the dashboard (WhatsApp's display number, Twilio's account name).
+   */
+  async checkChannel(account: ChannelAccount): Promise<ChannelAccount> {
+    const signal = AbortSignal.timeout(CHECK_MS);
+    const options = { ...this.adapterOptions(), timeoutMs: CHECK_MS };
+    const secret = { primary_chat: 'accessToken', sms: 'authToken', email: 'smtpPassword' }[account.channel];
+    const address = account.channel === 'email' ? 'smtpHost' : account.baseUrl ? 'baseUrl' : secret;
+    try {
+      if (account.channel === 'primary_chat') {
+        const found = await new WhatsAppAdapter(account, options).check(signal);
+        return { ...account, displayNumber: account.displayNumber ?? found.displayNumber };
+      }
+      if (account.channel === 'sms') await new TwilioAdapter(account, options).check(signal);
+      else await new EmailAdapter(account, options).check(signal);
+      return account;
+    } catch (err) {
+      if (err instanceof ChannelCheckFailed) throw validationFailed({ [err.field]: [`the provider answered: ${err.message}`] }, `${account.channel} did not pass the check`);
+      if (!(err instanceof ProviderError)) throw err;
+      if (err.kind === 'auth') throw validationFailed({ [secret]: [`the provider answered: ${err.message}`] }, `${account.channel} refused the credentials`);
+      if (err.kind === 'unavailable') throw validationFailed({ [address]: [`the provider could not be checked: ${err.message}`] }, `${account.channel} could not be checked`);
+      throw validationFailed({ [address]: [`the provider answered: ${err.message}`] }, `${account.channel} did not pass the check`);
+    }
+  }
+
+  /** The channels the workspace's messaging-provider connection holds, without a secret: name and sending identity. */
+  connectedChannels(row: IntegrationConnection): { channel: ConnectableChannel; identifier: string | null }[] {
+    const accounts = (this.deps.integrations.credentialsOf(row).channels ?? {}) as MessagingChannels;
+    return CONNECTABLE_CHANNELS.flatMap((channel) => {
+      const account = accounts[channel];
+      return account ? [{ channel, identifier: identifierOf(account) }] : [];
+    });
+  }
+
+  /** The stored account of one connected channel (for its Test), or 409 MESSAGING_CHANNEL_NOT_CONNECTED. */
+  async channelAccount(workspaceId: string, channel: ConnectableChannel): Promise<ChannelAccount> {
+    const row = await this.deps.integrations.find(workspaceId, 'messaging-provider');
+    const account = row ? ((this.deps.integrations.credentialsOf(row).channels ?? {}) as MessagingChannels)[channel] : undefined;
+    if (!account) throw new ApiError('MESSAGING_CHANNEL_NOT_CONNECTED', `The messaging-provider connection has no ${channel} account`);
+    return account;
+  }
+
+  /** Removes one channel's account; the connection goes with its last channel. False when it had none. */
+  async disconnectChannel(workspaceId: string, channel: ConnectableChannel): Promise<boolean> {
+    const { integrations } = this.deps;
+    const existing = await integrations.find(workspaceId, 'messaging-provider');
+    const channels = existing ? { ...((integrations.credentialsOf(existing).channels ?? {}) as MessagingChannels) } : {};
+    if (!existing || !channels[channel]) return false;
+    delete channels[channel];
+    if (!Object.keys(channels).length) return integrations.disconnect(workspaceId, 'messaging-provider');
+    await integrations.connect(workspaceId, { provider: 'messaging-provider', credentials: { channels }, accountName: existing.accountName ?? null, accountEmail: existing.accountEmail ?? null });
+    return true;
   }
 
   /** §4.5 List channels: the connected ones (default), the contract's other names as `disconnected`, or both (`all`). */

@@ -72,3 +72,14 @@ export type AdapterOptions = Pick<ProviderCallOptions, 'outboundPolicy' | 'looku
 export interface MessageSender {
   send(message: OutgoingMessage, signal: AbortSignal): Promise<{ providerMessageId: string }>;
 }
+
+/**
+ * A connect form's check the provider did not pass, on the form's field it is about (`phoneNumberId`,
+ * `wabaId`, `accountSid`, `from`, `smtpHost`…): answered 422 on that field with the provider's words.
+ */
+export class ChannelCheckFailed extends Error {
+  constructor(readonly field: string, message: string) {
+    super(message);
+    this.name = 'ChannelCheckFailed';
+  }
+}

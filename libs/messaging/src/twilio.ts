@@ -1,7 +1,7 @@
 import { twilioHeaders, twilioMessageForm, twilioMessagesPath } from '#libs/auth';
 import { parseJson, ProviderCall, stringAt, type ErrorReader } from '#libs/integrations';
 import type { TwilioAccount } from './channels.js';
-import { MessageRejected, type AdapterOptions, type MessageSender, type OutgoingMessage } from './sender.js';
+import { ChannelCheckFailed, MessageRejected, type AdapterOptions, type MessageSender, type OutgoingMessage } from './sender.js';
 
 /**
  * sms: Twilio's Messages API, the wire format libs/auth's sign-in codes use (`twilioMessageForm`):
@@ -21,11 +21,42 @@ const readError: ErrorReader = (_status, body) => {
 export class TwilioAdapter implements MessageSender {
   constructor(private readonly account: TwilioAccount, private readonly options: AdapterOptions) {}
 
+  private call(signal: AbortSignal, subject: string): ProviderCall {
+    return new ProviderCall('sms (Twilio)', this.account.baseUrl ?? TWILIO_BASE_URL, {
+      ...this.options, credentials: { apiKey: this.account.authToken }, timeoutMs: this.options.timeoutMs ?? 15_000,
+    }, signal, readError, subject);
+  }
+
+  /**
+   * The connect form's check (issue 29): the account (`GET /Accounts/{sid}.json`, active), and the from
+   * number among its incoming numbers (`IncomingPhoneNumbers.json?PhoneNumber=`) when one is given.
+   */
+  async check(signal: AbortSignal): Promise<{ friendlyName: string | null }> {
+    const { accountSid, authToken, from } = this.account;
+    const call = this.call(signal, 'the account');
+    const headers = { authorization: twilioHeaders(accountSid, authToken).authorization };
+    const base = `/2010-04-01/Accounts/${encodeURIComponent(accountSid)}`;
+    const answer = await call.send({ path: `${base}.json`, headers });
+    if (answer.status < 200 || answer.status >= 300) {
+      const refusal = call.refusal(answer);
+      throw refusal.kind === 'rejected' ? new ChannelCheckFailed('accountSid', refusal.message) : refusal;
+    }
+    const account = parseJson(answer.body);
+    const status = stringAt(account, 'status');
+    if (status && status !== 'active') throw new ChannelCheckFailed('accountSid', `sms (Twilio) says the account is ${status}`);
+    if (from) {
+      const numbers = await call.send({ path: `${base}/IncomingPhoneNumbers.json`, query: new URLSearchParams({ PhoneNumber: from }), headers });
+      if (numbers.status < 200 || numbers.status >= 300) throw call.refusal(numbers);
+      const list = (parseJson(numbers.body) as { incoming_phone_numbers?: unknown[] } | undefined)?.incoming_phone_numbers;
+      if (!Array.isArray(list)) throw call.failure('rejected', `answered HTTP ${numbers.status} with something that is not a number list`, numbers.status);
+      if (!list.length) throw new ChannelCheckFailed('from', `sms (Twilio) has no number ${from} on this account`);
+    }
+    return { friendlyName: stringAt(account, 'friendly_name') ?? null };
+  }
+
   async send(message: OutgoingMessage, signal: AbortSignal): Promise<{ providerMessageId: string }> {
     const { accountSid, authToken, from, messagingServiceSid } = this.account;
-    const call = new ProviderCall('sms (Twilio)', this.account.baseUrl ?? TWILIO_BASE_URL, {
-      ...this.options, credentials: { apiKey: authToken }, timeoutMs: this.options.timeoutMs ?? 15_000,
-    }, signal, readError, 'the message');
+    const call = this.call(signal, 'the message');
     const form = twilioMessageForm({
       to: `+${message.to}`, from, messagingServiceSid,
       body: message.type === 'text' ? message.text : message.media?.caption,

@@ -1,6 +1,6 @@
 import { parseJson, ProviderCall, stringAt, type ErrorReader } from '#libs/integrations';
 import type { WhatsAppAccount } from './channels.js';
-import { MessageRejected, type AdapterOptions, type MediaPart, type MessageSender, type OutgoingMessage, type ProviderTemplate } from './sender.js';
+import { ChannelCheckFailed, MessageRejected, type AdapterOptions, type MediaPart, type MessageSender, type OutgoingMessage, type ProviderTemplate } from './sender.js';
 
 /**
  * primary_chat: WhatsApp Business Cloud API (Graph API, bearer token).
@@ -86,6 +86,23 @@ export class WhatsAppAdapter implements MessageSender {
       if (!after) break;
     }
     return out;
+  }
+
+  /**
+   * The connect form's check (issue 29): the phone number (`GET /{phone-number-id}`, its display number
+   * and verified name) and the business account (`GET /{waba-id}`), each refusal on the field it is about.
+   */
+  async check(signal: AbortSignal): Promise<{ displayNumber: string | null; verifiedName: string | null }> {
+    const call = this.call(signal);
+    const read = async (id: string, fields: string, field: 'phoneNumberId' | 'wabaId'): Promise<unknown> => {
+      const answer = await call.send({ path: `/${GRAPH_VERSION}/${encodeURIComponent(id)}`, query: new URLSearchParams({ fields }), headers: this.headers() });
+      if (answer.status >= 200 && answer.status < 300) return parseJson(answer.body);
+      const refusal = call.refusal(answer);
+      throw refusal.kind === 'rejected' ? new ChannelCheckFailed(field, refusal.message) : refusal;
+    };
+    const phone = await read(this.account.phoneNumberId, 'display_phone_number,verified_name', 'phoneNumberId');
+    await read(this.account.wabaId, 'id,name', 'wabaId');
+    return { displayNumber: stringAt(phone, 'display_phone_number') ?? null, verifiedName: stringAt(phone, 'verified_name') ?? null };
   }
 
   async send(message: OutgoingMessage, signal: AbortSignal): Promise<{ providerMessageId: string }> {

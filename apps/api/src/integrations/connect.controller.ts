@@ -3,15 +3,22 @@ import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { APP_CONFIG, checkOffline, checkProvider, KEYED_PROVIDERS, type KeyedProvider } from '#libs/app';
 import { ApiError, ok, validationFailed, type AppConfig } from '#libs/core';
 import { INTEGRATION_PROVIDERS, IntegrationsService, isIntegrationProvider, offlineEngine, type IntegrationProvider } from '#libs/integrations';
+import { channelAccountOf, CONNECTABLE_CHANNELS, MessagingService, type ConnectableChannel } from '#libs/messaging';
 import { DriveService, GoogleConsent } from '#libs/suite';
 import { ApiEnvelope, ApiErrors, Session } from '../http/decorators.js';
 import { SessionUser, type SessionPrincipal } from '../http/principal.js';
-import { AuthorizeSuiteDto, CheckedDto, ConnectionDto, ConnectKeyDto, ConsentDto, DisconnectedDto, FinishConsentDto, ProviderStateDto } from './integrations.dto.js';
+import { AuthorizeSuiteDto, ChannelDisconnectedDto, CheckedDto, ConnectChannelDto, ConnectionDto, ConnectKeyDto, ConsentDto, DisconnectedDto, FinishConsentDto, ProviderStateDto } from './integrations.dto.js';
 
 /** The provider of a path, or 404 naming the ones there are. */
 function providerOf(value: string): IntegrationProvider {
   if (!isIntegrationProvider(value)) throw new ApiError('NOT_FOUND', `No provider "${value}": ${INTEGRATION_PROVIDERS.join(', ')}`);
   return value;
+}
+
+/** The messaging channel of a path, or 404 naming the ones this deployment connects. */
+function channelOf(value: string): ConnectableChannel {
+  if (!(CONNECTABLE_CHANNELS as readonly string[]).includes(value)) throw new ApiError('NOT_FOUND', `No channel "${value}" to connect: ${CONNECTABLE_CHANNELS.join(', ')}`);
+  return value as ConnectableChannel;
 }
 
 /**
@@ -27,6 +34,7 @@ export class ConnectController {
     private readonly integrations: IntegrationsService,
     private readonly consent: GoogleConsent,
     private readonly drive: DriveService,
+    private readonly messaging: MessagingService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -39,7 +47,8 @@ export class ConnectController {
     return ok(INTEGRATION_PROVIDERS.map((provider) => {
       const row = rows.get(provider);
       const local = offlineEngine(provider);
-      return { provider, connection: row ? this.integrations.view(row) : null, localEngine: local.state, missingPrograms: local.missing };
+      const channels = row && provider === 'messaging-provider' ? this.messaging.connectedChannels(row) : [];
+      return { provider, connection: row ? this.integrations.view(row) : null, localEngine: local.state, missingPrograms: local.missing, channels };
     }));
   }
 
@@ -115,6 +124,41 @@ export class ConnectController {
     return ok(this.integrations.view(row), 'Connected');
   }
 
+  @Post('messaging-provider/channels/:channel')
+  @HttpCode(200)
+  @Session({ role: 'owner' })
+  @ApiOperation({ summary: 'Connect (or replace) one messaging channel: WhatsApp Cloud API (primary_chat), Twilio (sms) or an SMTP relay (email). Checked against the provider first (a read that sends nothing; a failed check is 422 on the field it is about, with what the provider answered; nothing is saved), then saved sealed beside the other channels' })
+  @ApiEnvelope(ProviderStateDto)
+  @ApiErrors('NOT_FOUND', 'VALIDATION_FAILED')
+  async connectChannel(@SessionUser() s: SessionPrincipal, @Param('channel') name: string, @Body() body: ConnectChannelDto) {
+    const account = await this.messaging.checkChannel(channelAccountOf(channelOf(name), body));
+    const row = await this.messaging.connectChannel(s.workspaceId, account);
+    return ok({ provider: 'messaging-provider', connection: this.integrations.view(row), localEngine: 'none', missingPrograms: [], channels: this.messaging.connectedChannels(row) }, 'Connected');
+  }
+
+  @Post('messaging-provider/channels/:channel/test')
+  @HttpCode(200)
+  @Session({ role: 'owner' })
+  @ApiOperation({ summary: 'Test one connected messaging channel with the check its form made (nothing is sent); what the provider answered when it refused' })
+  @ApiEnvelope(CheckedDto)
+  @ApiErrors('NOT_FOUND', 'MESSAGING_CHANNEL_NOT_CONNECTED', 'VALIDATION_FAILED')
+  async testChannel(@SessionUser() s: SessionPrincipal, @Param('channel') name: string) {
+    const channel = channelOf(name);
+    await this.messaging.checkChannel(await this.messaging.channelAccount(s.workspaceId, channel));
+    return ok({ provider: 'messaging-provider', message: `The provider accepted the ${channel} account` });
+  }
+
+  @Delete('messaging-provider/channels/:channel')
+  @Session({ role: 'owner' })
+  @ApiOperation({ summary: 'Disconnect one messaging channel: its account is deleted, the other channels stay (the connection goes with its last channel)' })
+  @ApiEnvelope(ChannelDisconnectedDto)
+  @ApiErrors('NOT_FOUND', 'MESSAGING_CHANNEL_NOT_CONNECTED')
+  async disconnectChannel(@SessionUser() s: SessionPrincipal, @Param('channel') name: string) {
+    const channel = channelOf(name);
+    if (!(await this.messaging.disconnectChannel(s.workspaceId, channel))) throw new ApiError('MESSAGING_CHANNEL_NOT_CONNECTED', `The messaging-provider connection has no ${channel} account`);
+    return ok({ channel, disconnected: true }, 'Disconnected');
+  }
+
   @Post(':provider/test')
   @HttpCode(200)
   @Session({ role: 'owner' })
@@ -133,7 +177,12 @@ export class ConnectController {
       const account = await this.drive.about(this.integrations.usable(row, provider));
       return ok({ provider, message: `Connected as ${account.email ?? account.name ?? 'the account that consented'}` });
     }
-    if (!(KEYED_PROVIDERS as readonly string[]).includes(provider)) throw validationFailed({ provider: [`${provider} has no test here yet (its channels are checked as they send)`] });
+    if (provider === 'messaging-provider') {
+      const channels = this.messaging.connectedChannels(row);
+      for (const { channel } of channels) await this.messaging.checkChannel(await this.messaging.channelAccount(s.workspaceId, channel));
+      return ok({ provider, message: `The provider accepted ${channels.length === 1 ? 'the account' : 'every account'}: ${channels.map((c) => c.channel).join(', ') || 'no channel'}` });
+    }
+    if (!(KEYED_PROVIDERS as readonly string[]).includes(provider)) throw validationFailed({ provider: [`${provider} has no test here`] });
     await checkProvider(this.config, provider as KeyedProvider, this.integrations.credentialsOf(row), row.baseUrl ?? null);
     return ok({ provider, message: 'The provider accepted the key' });
   }

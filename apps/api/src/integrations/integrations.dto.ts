@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsOptional, IsString, IsUrl, Length, MaxLength } from 'class-validator';
+import { IsBoolean, IsInt, IsOptional, IsString, IsUrl, Length, Max, MaxLength, Min } from 'class-validator';
 import { CONNECTION_STATUSES, INTEGRATION_PROVIDERS } from '#libs/integrations';
+import { CONNECTABLE_CHANNELS } from '#libs/messaging';
 
 export class ConnectionAccountDto {
   @ApiProperty({ nullable: true, type: String, example: 'ops@example.com' }) email!: string | null;
@@ -19,11 +20,17 @@ export class ConnectionDto {
 }
 
 /** A provider as the dashboard shows it (issue 29): its connection, and whether this machine runs its offline engine. */
+export class ConnectedChannelDto {
+  @ApiProperty({ enum: CONNECTABLE_CHANNELS }) channel!: string;
+  @ApiProperty({ nullable: true, type: String, description: 'Who sends: the WhatsApp display number, the SMS number or messaging service, the email sender', example: '+1 555 0100' }) identifier!: string | null;
+}
+
 export class ProviderStateDto {
   @ApiProperty({ enum: INTEGRATION_PROVIDERS }) provider!: string;
   @ApiProperty({ nullable: true, type: ConnectionDto }) connection!: ConnectionDto | null;
   @ApiProperty({ enum: ['available', 'missing', 'none'], description: 'The offline engine (engine: local): available on this machine, missing (its programs are not installed), or none for this provider' }) localEngine!: string;
   @ApiProperty({ type: [String], description: 'When localEngine is missing: the programs to install' }) missingPrograms!: string[];
+  @ApiProperty({ type: [ConnectedChannelDto], description: 'messaging-provider: the channels connected (no secret); empty for the other providers' }) channels!: ConnectedChannelDto[];
 }
 
 export class AuthorizeSuiteDto {
@@ -59,4 +66,36 @@ export class ConnectKeyDto {
 export class CheckedDto {
   @ApiProperty({ enum: INTEGRATION_PROVIDERS }) provider!: string;
   @ApiProperty({ description: 'What was checked, in words' }) message!: string;
+}
+
+const secret = (what: string) => ({ maxLength: 1024, description: `${what}: sealed, never shown again` });
+
+/**
+ * One messaging channel's account (the fields of the CLI's integration:connect --channel): which are
+ * required depends on the channel (422 naming each missing one), and the account is checked against
+ * its provider before it is saved.
+ */
+export class ConnectChannelDto {
+  @ApiPropertyOptional(secret('primary_chat: the WhatsApp Cloud API access token')) @IsOptional() @IsString() @Length(8, 1024) accessToken?: string;
+  @ApiPropertyOptional({ maxLength: 64, description: 'primary_chat: the phone number id' }) @IsOptional() @IsString() @Length(1, 64) phoneNumberId?: string;
+  @ApiPropertyOptional({ maxLength: 64, description: 'primary_chat: the WhatsApp Business Account id' }) @IsOptional() @IsString() @Length(1, 64) wabaId?: string;
+  @ApiPropertyOptional({ maxLength: 32, description: 'primary_chat: the number as shown (read from the provider when omitted)' }) @IsOptional() @IsString() @MaxLength(32) displayNumber?: string;
+  @ApiPropertyOptional(secret('primary_chat: the Meta app\'s secret (status webhooks are signed with it)')) @IsOptional() @IsString() @Length(8, 1024) appSecret?: string;
+  @ApiPropertyOptional({ maxLength: 256, description: 'primary_chat: what Meta sends as hub.verify_token' }) @IsOptional() @IsString() @Length(1, 256) verifyToken?: string;
+  @ApiPropertyOptional({ maxLength: 64, description: 'sms: the Twilio account SID' }) @IsOptional() @IsString() @Length(1, 64) accountSid?: string;
+  @ApiPropertyOptional(secret('sms: the Twilio auth token')) @IsOptional() @IsString() @Length(8, 1024) authToken?: string;
+  @ApiPropertyOptional({ maxLength: 64, description: 'sms: a messaging service SID, instead of a from number' }) @IsOptional() @IsString() @Length(1, 64) messagingServiceSid?: string;
+  @ApiPropertyOptional({ maxLength: 320, description: 'sms: the sending number (E.164); email: the sender, `Name <address>`' }) @IsOptional() @IsString() @Length(1, 320) from?: string;
+  @ApiPropertyOptional({ maxLength: 253, description: 'email: the SMTP relay\'s host' }) @IsOptional() @IsString() @Length(1, 253) smtpHost?: string;
+  @ApiPropertyOptional({ minimum: 1, maximum: 65535, description: 'email: 587 by default (465 when smtpSecure)' }) @IsOptional() @IsInt() @Min(1) @Max(65535) smtpPort?: number;
+  @ApiPropertyOptional({ description: 'email: TLS from the first byte (port 465); otherwise STARTTLS when the relay offers it' }) @IsOptional() @IsBoolean() smtpSecure?: boolean;
+  @ApiPropertyOptional({ maxLength: 320, description: 'email: the relay\'s user name' }) @IsOptional() @IsString() @Length(1, 320) smtpUser?: string;
+  @ApiPropertyOptional(secret('email: the relay\'s password')) @IsOptional() @IsString() @Length(1, 1024) smtpPassword?: string;
+  @ApiPropertyOptional({ description: 'primary_chat and sms: the provider\'s API root when not its public one; fetched with the SSRF checks of every provider call' })
+  @IsOptional() @IsString() @MaxLength(2048) @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true }) baseUrl?: string;
+}
+
+export class ChannelDisconnectedDto {
+  @ApiProperty({ enum: CONNECTABLE_CHANNELS }) channel!: string;
+  @ApiProperty() disconnected!: boolean;
 }

@@ -7,9 +7,12 @@ import { api, unwrap } from '../api/client';
 import type { components } from '../api/schema';
 import { useMe } from '../auth';
 import { Link, navigate, useLocation } from '../router';
-import { ConfirmButton, ErrorNote, Loading, Status, useAction, useLoad } from '../ui';
+import { ApiFailure } from '../api/client';
+import { ConfirmButton, described, ErrorNote, FieldErrors, Loading, Status, useAction, useLoad, type Problems } from '../ui';
 
 type ProviderState = components['schemas']['ProviderStateDto'];
+type ChannelBody = components['schemas']['ConnectChannelDto'];
+type Channel = 'primary_chat' | 'sms' | 'email';
 
 /** What each provider is, in words. */
 const ABOUT: Record<string, { name: string; what: string }> = {
@@ -57,6 +60,188 @@ function KeyForm({ provider, name, connected, onDone }: { provider: string; name
         <ErrorNote error={save.error} />
       </form>
     </details>
+  );
+}
+
+/** Each messaging channel: its name, and the fields of its form (the CLI's integration:connect --channel flags). */
+const CHANNELS: Record<Channel, { name: string; fields: { key: keyof ChannelBody; label: string; secret?: boolean; optional?: boolean; kind?: 'url' | 'number' | 'checkbox'; hint?: string }[] }> = {
+  primary_chat: {
+    name: 'WhatsApp',
+    fields: [
+      { key: 'accessToken', label: 'Access token', secret: true },
+      { key: 'phoneNumberId', label: 'Phone number ID' },
+      { key: 'wabaId', label: 'WhatsApp Business Account ID' },
+      { key: 'displayNumber', label: 'Display number', optional: true, hint: 'read from WhatsApp when left empty' },
+      { key: 'appSecret', label: 'App secret', secret: true, optional: true, hint: 'checks the signature of delivery statuses' },
+      { key: 'verifyToken', label: 'Verify token', optional: true },
+      { key: 'baseUrl', label: 'Base URL', kind: 'url', optional: true, hint: 'the Graph API when left empty' },
+    ],
+  },
+  sms: {
+    name: 'SMS',
+    fields: [
+      { key: 'accountSid', label: 'Account SID' },
+      { key: 'authToken', label: 'Auth token', secret: true },
+      { key: 'from', label: 'From number', optional: true, hint: 'E.164, such as +15017122661; or a messaging service' },
+      { key: 'messagingServiceSid', label: 'Messaging service SID', optional: true },
+      { key: 'baseUrl', label: 'Base URL', kind: 'url', optional: true, hint: 'Twilio when left empty' },
+    ],
+  },
+  email: {
+    name: 'Email',
+    fields: [
+      { key: 'smtpHost', label: 'SMTP host' },
+      { key: 'smtpPort', label: 'Port', kind: 'number', optional: true, hint: '587' },
+      { key: 'smtpSecure', label: 'TLS from the start (port 465)', kind: 'checkbox', optional: true },
+      { key: 'smtpUser', label: 'User', optional: true },
+      { key: 'smtpPassword', label: 'Password', secret: true, optional: true },
+      { key: 'from', label: 'Sender', hint: 'Name <address@example.com>' },
+    ],
+  },
+};
+
+/**
+ * One messaging channel's form: checked against the provider before it is saved (a refusal shows
+ * beside the field it is about, in the provider's words); secrets are never shown again.
+ */
+function ChannelForm({ onDone }: { onDone: () => void }) {
+  const [channel, setChannel] = useState<Channel>('primary_chat');
+  const [values, setValues] = useState<Record<string, string | boolean>>({});
+  const save = useAction();
+  const problems: Problems = { error: save.error, id: (path) => `channel-${channel}-${path}-error` };
+  const body = (): ChannelBody => {
+    const out: Record<string, unknown> = {};
+    for (const f of CHANNELS[channel].fields) {
+      const v = values[f.key];
+      if (f.kind === 'checkbox') out[f.key] = v === true;
+      else if (typeof v === 'string' && v.trim()) out[f.key] = f.kind === 'number' ? Number(v) : v.trim();
+    }
+    return out as ChannelBody;
+  };
+  const pick = (next: Channel) => {
+    if (next === channel) return;
+    setChannel(next);
+    setValues({});
+    save.setError(undefined);
+  };
+  const failure = save.error instanceof ApiFailure && save.error.errors ? save.error : undefined;
+  return (
+    <details>
+      <summary>Connect a channel</summary>
+      <form
+        className="fields wide"
+        aria-label="Connect a messaging channel"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void save.run(async () => {
+            await unwrap(api.POST('/organization/integrations/messaging-provider/channels/{channel}', { params: { path: { channel } }, body: body() }));
+            setValues({});
+            onDone();
+          });
+        }}
+      >
+        <label>
+          Channel
+          <select value={channel} onChange={(e) => pick(e.target.value as Channel)}>
+            {(Object.keys(CHANNELS) as Channel[]).map((c) => (
+              <option key={c} value={c}>
+                {CHANNELS[c].name}
+              </option>
+            ))}
+          </select>
+        </label>
+        {CHANNELS[channel].fields.map((f) =>
+          f.kind === 'checkbox' ? (
+            <div key={f.key} className="checks">
+              <label>
+                <input type="checkbox" checked={values[f.key] === true} onChange={(e) => setValues({ ...values, [f.key]: e.target.checked })} {...described(problems, f.key)} /> {f.label}
+              </label>
+              <FieldErrors problems={problems} path={f.key} />
+            </div>
+          ) : (
+            <label key={f.key}>
+              <span>
+                {f.label}
+                {f.optional && <span className="muted"> (optional)</span>}
+              </span>
+              <input
+                type={f.secret ? 'password' : f.kind === 'url' ? 'url' : f.kind === 'number' ? 'number' : 'text'}
+                autoComplete="off"
+                required={!f.optional}
+                value={String(values[f.key] ?? '')}
+                onChange={(e) => setValues({ ...values, [f.key]: e.target.value })}
+                placeholder={f.hint}
+                {...(f.kind === 'number' ? { min: 1, max: 65535 } : {})}
+                {...described(problems, f.key)}
+              />
+              <FieldErrors problems={problems} path={f.key} />
+            </label>
+          ),
+        )}
+        <button type="submit" disabled={save.busy}>
+          {save.busy ? 'Checking with the provider…' : 'Check and connect'}
+        </button>
+        {failure ? (
+          <p className="error" role="alert">
+            Nothing was connected: {Object.keys(failure.errors ?? {}).length === 1 ? 'the field marked says why' : 'the fields marked say why'}.
+          </p>
+        ) : (
+          <ErrorNote error={save.error} />
+        )}
+      </form>
+    </details>
+  );
+}
+
+/** The connected channels: who sends on each, its Test, and Disconnect after confirming (the others stay). */
+function ConnectedChannels({ channels, onChange }: { channels: ProviderState['channels']; onChange: () => void }) {
+  const act = useAction();
+  const [tested, setTested] = useState<{ channel: string; message: string }>();
+  if (!channels.length) return null;
+  return (
+    <>
+      <ul className="list" aria-label="Messaging channels">
+        {channels.map((c) => {
+          const name = CHANNELS[c.channel as Channel]?.name ?? c.channel;
+          const channel = c.channel as Channel;
+          return (
+            <li key={c.channel} data-channel={c.channel}>
+              <strong>{name}</strong> <span className="muted">{c.identifier}</span>
+              <div className="actions">
+                <button
+                  type="button"
+                  aria-label={`Test ${name}`}
+                  disabled={act.busy}
+                  onClick={() =>
+                    void act.run(async () => {
+                      setTested(undefined);
+                      const r = await unwrap(api.POST('/organization/integrations/messaging-provider/channels/{channel}/test', { params: { path: { channel } } }));
+                      setTested({ channel: c.channel, message: r.message });
+                    })
+                  }
+                >
+                  Test
+                </button>
+                {tested?.channel === c.channel && (
+                  <span className="notice" role="status">
+                    {tested.message}
+                  </span>
+                )}
+                <ConfirmButton
+                  label={`Disconnect ${name}`}
+                  question={`Disconnect ${name}? Its account is deleted here; messages and campaigns on ${name} fail until it is connected again. The other channels stay.`}
+                  busy={act.busy}
+                  onConfirm={() => void act.run(async () => (await unwrap(api.DELETE('/organization/integrations/messaging-provider/channels/{channel}', { params: { path: { channel } } })), onChange()))}
+                >
+                  Disconnect
+                </ConfirmButton>
+              </div>
+            </li>
+          );
+        })}
+      </ul>
+      <ErrorNote error={act.error} />
+    </>
   );
 }
 
@@ -150,6 +335,7 @@ export function IntegrationsPage() {
                     {c.reauthReason && <> · the provider refused the grant: {c.reauthReason}</>}
                   </p>
                 )}
+                {p.provider === 'messaging-provider' && (owner ? <ConnectedChannels channels={p.channels} onChange={list.reload} /> : p.channels.length > 0 && <p className="muted">{p.channels.map((x) => `${CHANNELS[x.channel as Channel]?.name ?? x.channel} ${x.identifier ?? ''}`.trim()).join(' · ')}</p>)}
                 {owner && (
                   <div className="actions">
                     {p.provider === 'workspace-suite' && (
@@ -167,6 +353,7 @@ export function IntegrationsPage() {
                       </>
                     )}
                     {KEYED.has(p.provider) && <KeyForm provider={p.provider} name={about.name} connected={!!c} onDone={list.reload} />}
+                    {p.provider === 'messaging-provider' && <ChannelForm onDone={list.reload} />}
                     {c && (
                       <button type="button" disabled={act.busy} onClick={() => test(p.provider)} aria-label={`Test ${about.name}`}>
                         Test

@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from 'react';
-import { api, ApiFailure, envelope, session, unwrap, type Mode } from '../api/client';
+import { api, envelope, session, unwrap, type Mode } from '../api/client';
 import type { components } from '../api/schema';
-import { age, CheckboxGroup, ConfirmButton, CopyButton, Empty, ErrorNote, Loading, ModeBadge, Status, useAction, useLoad } from '../ui';
+import { age, CheckboxGroup, ConfirmButton, CopyButton, described, Empty, ErrorNote, FieldErrors, Loading, ModeBadge, Status, useAction, useLoad, type Problems } from '../ui';
 
 type Endpoint = components['schemas']['WebhookEndpointDto'];
 type EventName = components['schemas']['CreateWebhookDto']['events'] extends (infer E)[] | undefined ? E : never;
@@ -9,31 +9,6 @@ const EVENTS: EventName[] = ['render.queued', 'render.started', 'render.complete
 type Update = components['schemas']['UpdateWebhookDto'];
 const METHODS: Endpoint['method'][] = ['POST', 'PUT', 'PATCH', 'GET'];
 const FORMATS: Endpoint['bodyFormat'][] = ['json', 'form', 'multipart', 'none'];
-
-/** The 422's `errors` entries for one field: its path and anything under it (`headers` → `headers[1].key`). */
-const errorsAt = (error: unknown, path: string) =>
-  error instanceof ApiFailure && error.errors ? Object.entries(error.errors).filter(([k]) => k === path || k.startsWith(`${path}[`) || k.startsWith(`${path}.`)) : [];
-
-/** Where a form shows a failed save's 422 beside its fields: the error, and the id of a field's message. */
-interface Problems {
-  error: unknown;
-  id: (path: string) => string;
-}
-
-/** A field's message, under it; nothing when the field is fine or the form shows no per-field messages. */
-function FieldErrors({ problems, path }: { problems: Problems | undefined; path: string }) {
-  if (!problems) return null;
-  const lines = errorsAt(problems.error, path);
-  if (lines.length === 0) return null;
-  return (
-    <span className="field-error" id={problems.id(path)}>
-      {lines.map(([k, msgs]) => `${k === path ? '' : `${k}: `}${msgs.join('; ')}`).join(' · ')}
-    </span>
-  );
-}
-
-/** A field's own attributes pointing at its message (when it has one). */
-const described = (problems: Problems | undefined, path: string) => (problems && errorsAt(problems.error, path).length > 0 ? { 'aria-invalid': true, 'aria-describedby': problems.id(path) } : {});
 
 interface EndpointValues {
   url: string;
