@@ -1,9 +1,12 @@
 import { startGoogleFake, type GoogleFake } from '#testing/suite';
 import { startAssemblyAiFake, startDeepgramFake, startGoogleSpeechFake, type SpeechProviderFake } from '#testing/captions';
 import { startElevenLabsFake, type ElevenLabsFake } from '#testing/voice';
+import { EngineCensus } from '#libs/app';
 import { offlineEngine } from '#libs/integrations';
+import { createWorkerApp } from '../apps/worker/src/app.js';
 import { SmtpFake, TwilioFake, WhatsAppFake } from '#testing/messaging';
 import { freePort, startApi, userSession, type TestApi } from './harness.js';
+import { until } from './render-helpers.js';
 
 // Issue 29 "Connect accounts from the browser": the dashboard's session routes under
 // /organization/integrations (decisions.md "Dashboard (issue 29): the team"): the workspace suite by
@@ -207,4 +210,31 @@ describe('connecting accounts from the dashboard (issue 29)', () => {
     const listed = ((await call('GET', '/v1/integrations', { 'x-api-key': ws.liveKey })).json().data as Json[]).map((c) => c.provider);
     expect(listed).toEqual(['workspace-suite']);
   });
+
+  it('an offline engine is available when a worker reports its programs (the API machine\'s PATH only when no worker has reported), withdrawn as the worker stops', async () => {
+    const census = api.app.get(EngineCensus);
+    const alpha = async () => ((await call('GET', '/organization/integrations', owner)).json().data as { provider: string; localEngine: string; missingPrograms: string[] }[]).find((p) => p.provider === 'speech-alpha')!;
+    // A worker without the programs: the dashboard says so, though this machine has them.
+    await census.report('bare-worker:1', () => false);
+    expect(await alpha()).toMatchObject({ localEngine: 'missing', missingPrograms: ['pocketsphinx_continuous'] });
+    const refused = await call('POST', '/organization/integrations/speech-alpha/local', owner);
+    expect([refused.statusCode, refused.json().errors]).toEqual([422, { provider: ['no worker has pocketsphinx_continuous (the offline engine\'s programs)'] }]);
+    // A real worker starts: its report (every program on its PATH) makes the engine available.
+    const worker = await createWorkerApp(api.config);
+    try {
+      await until(async () => (await alpha()).localEngine === 'available', 'the worker\'s report', 10_000, 50);
+      const on = await call('POST', '/organization/integrations/speech-alpha/local', owner);
+      expect(on.statusCode).toBe(200);
+      expect((await call('POST', '/organization/integrations/speech-alpha/test', owner)).json().data.message).toBe('The offline engine is installed on the workers');
+    } finally {
+      await worker.close();
+    }
+    // It withdrew as it stopped: the bare worker is the fleet again.
+    expect(await alpha()).toMatchObject({ localEngine: 'missing' });
+    expect((await call('POST', '/organization/integrations/speech-alpha/test', owner)).json()).toMatchObject({ code: 'PROVIDER_UNAVAILABLE', message: 'The offline engine of speech-alpha is not installed on any worker: pocketsphinx_continuous missing' });
+    // A report older than 90 s no longer counts (and is removed): back to this machine's PATH.
+    await census.report('bare-worker:1', () => false, Date.now() - 91_000);
+    expect(await alpha()).toMatchObject({ localEngine: offlineEngine('speech-alpha').state });
+    await call('DELETE', '/organization/integrations/speech-alpha', owner);
+  }, 60_000);
 });

@@ -23,6 +23,7 @@ import { WebhooksProcessor } from './processors/webhooks.processor.js';
 import { WorkflowsProcessor } from './processors/workflows.processor.js';
 import { STORAGE } from './tokens.js';
 import { VideoEngineHolder } from './videos/engine.holder.js';
+import { EngineCensusReporter } from './engine-census.reporter.js';
 
 /** How long a stopping worker waits for its running jobs (docker/compose.yaml gives the whole stop 45 s). */
 export const SHUTDOWN_GRACE_MS = 30_000;
@@ -54,6 +55,7 @@ export class WorkerModule implements OnApplicationBootstrap, BeforeApplicationSh
       imports: [ServicesModule.forRoot(config, PROCESS_ROLES.worker)],
       providers: [
         { provide: FontCatalog, useFactory: () => FontCatalog.system() },
+        EngineCensusReporter,
         build(VideoEngineHolder, [STORAGE, FontCatalog, VideoEngineBeacon], (storage, fonts, beacon) => new VideoEngineHolder(config, storage, fonts, beacon)),
         build(VideoRuns, [RenderLifecycle, WorkspacePlans, RenderFeed, AutoCaptions, RedisSlotLeases, BullVideoQueue, STORAGE, VideoEngineHolder],
           (lifecycle, plans, feed, captions, slots, queue, storage, engine) => new VideoRuns({

@@ -5,3 +5,4 @@ export * from './services.module.js';
 export * from './tokens.js';
 export * from './metrics.js';
 export * from './provider-checks.js';
+export * from './engine-census.js';

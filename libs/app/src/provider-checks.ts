@@ -1,6 +1,6 @@
 import { createSpeechEngine } from '#libs/captions';
 import { ApiError, type AppConfig } from '#libs/core';
-import { offlineEngine, ProviderError, type IntegrationProvider } from '#libs/integrations';
+import { ProviderError } from '#libs/integrations';
 import { ElevenLabsEngine } from '#libs/voice';
 
 /** The providers connected by an API key from the dashboard's forms (issue 29). */
@@ -31,10 +31,4 @@ export async function checkProvider(config: Pick<AppConfig, 'env'>, provider: Ke
     if (err.kind === 'unavailable') throw new ApiError('VALIDATION_FAILED', `${provider} could not be checked: ${err.message}`, { errors: { [field]: [`the provider could not be checked: ${err.message}`] } });
     throw new ApiError('VALIDATION_FAILED', `${provider} refused the check: ${err.message}`, { errors: { [field]: [`the provider answered: ${err.message}`] } });
   }
-}
-
-/** A connection's offline engine, checked as the dashboard's Test button asks: its programs are on this machine. */
-export function checkOffline(provider: IntegrationProvider): void {
-  const local = offlineEngine(provider);
-  if (local.state !== 'available') throw new ApiError('PROVIDER_UNAVAILABLE', `The offline engine of ${provider} is not on this machine${local.missing.length ? `: ${local.missing.join(', ')} missing` : ''}`);
 }

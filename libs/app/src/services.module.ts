@@ -27,6 +27,7 @@ import { WorkspacePlans, WorkspacesService } from '#libs/workspaces';
 import { openAppDatabase } from './database.js';
 import type { ProcessRole } from './roles.js';
 import { APP_CONFIG, ORM, REDIS, SPEECH_ENGINES, STORAGE, type Token } from './tokens.js';
+import { EngineCensus } from './engine-census.js';
 
 /** What a provider is injected by: a class, or a token that names its type. */
 type Key<T> = Token<T> | (abstract new (...args: never[]) => T);
@@ -108,6 +109,8 @@ function services(config: AppConfig, role: ProcessRole): Provider[] {
     build(RenderSweeps, [OrmRenderRepository, RenderLifecycle, STORAGE], (renders, lifecycle, storage) => new RenderSweeps(renders, lifecycle, storage)),
     // Whether a worker's video engine runs (its heartbeat in Redis): the worker beats, the API reads.
     build(VideoEngineBeacon, [REDIS, RedisKeys], (redis, keys) => new VideoEngineBeacon(redis, keys)),
+    // Which offline engines the workers run: each worker reports, the dashboard reads.
+    build(EngineCensus, [REDIS, RedisKeys], (redis, keys) => new EngineCensus(redis, keys)),
     // A workspace's video slots (a Lua step each).
     build(RedisSlotLeases, [REDIS, RedisKeys], (redis, keys) => new RedisSlotLeases(redis, keys)),
     build(RenderSummaries, [ORM, RenderLifecycle], (orm, lifecycle) => new RenderSummaries(orm, lifecycle)),

@@ -123,6 +123,11 @@ export class RedisKeys {
     return `${this.prefix}:{ws:${workspaceId}}:req:${month}`;
   }
 
+  /** A hash: each worker's offline-engine programs (JSON with its time), refreshed; the dashboard's census. */
+  offlineEngines(): string {
+    return `${this.prefix}:engines:offline`;
+  }
+
   /** Set (with a TTL, refreshed) by every worker whose video engine is running; the API's 503 check. */
   videoEngine(): string {
     return `${this.prefix}:video:engine`;

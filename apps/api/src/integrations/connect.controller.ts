@@ -1,8 +1,8 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import { APP_CONFIG, checkOffline, checkProvider, KEYED_PROVIDERS, type KeyedProvider } from '#libs/app';
+import { APP_CONFIG, checkProvider, EngineCensus, KEYED_PROVIDERS, type KeyedProvider } from '#libs/app';
 import { ApiError, ok, validationFailed, type AppConfig } from '#libs/core';
-import { INTEGRATION_PROVIDERS, IntegrationsService, isIntegrationProvider, offlineEngine, type IntegrationProvider } from '#libs/integrations';
+import { INTEGRATION_PROVIDERS, IntegrationsService, isIntegrationProvider, type IntegrationProvider } from '#libs/integrations';
 import { channelAccountOf, CONNECTABLE_CHANNELS, MessagingService, type ConnectableChannel } from '#libs/messaging';
 import { DriveService, GoogleConsent } from '#libs/suite';
 import { ApiEnvelope, ApiErrors, Session } from '../http/decorators.js';
@@ -35,18 +35,20 @@ export class ConnectController {
     private readonly consent: GoogleConsent,
     private readonly drive: DriveService,
     private readonly messaging: MessagingService,
+    private readonly census: EngineCensus,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   @Get()
   @Session()
-  @ApiOperation({ summary: 'Every provider: its connection (credentials never shown) and whether this machine runs its offline engine' })
+  @ApiOperation({ summary: 'Every provider: its connection (credentials never shown), its messaging channels, and whether the workers run its offline engine' })
   @ApiEnvelope(ProviderStateDto, { isArray: true, paged: false })
   async providers(@SessionUser() s: SessionPrincipal) {
     const rows = new Map((await this.integrations.list(s.workspaceId)).map((r) => [r.provider, r]));
+    const engines = await this.census.states(INTEGRATION_PROVIDERS);
     return ok(INTEGRATION_PROVIDERS.map((provider) => {
       const row = rows.get(provider);
-      const local = offlineEngine(provider);
+      const local = engines.get(provider)!;
       const channels = row && provider === 'messaging-provider' ? this.messaging.connectedChannels(row) : [];
       return { provider, connection: row ? this.integrations.view(row) : null, localEngine: local.state, missingPrograms: local.missing, channels };
     }));
@@ -97,14 +99,14 @@ export class ConnectController {
   @Post(':provider/local')
   @HttpCode(200)
   @Session({ role: 'owner' })
-  @ApiOperation({ summary: 'Connect a speech provider or voice-provider to the offline engine of this deployment (pocketsphinx, espeak-ng): 422 when this machine does not have it' })
+  @ApiOperation({ summary: 'Connect a speech provider or voice-provider to the offline engine of this deployment (pocketsphinx, espeak-ng): 422 when no worker has it' })
   @ApiEnvelope(ConnectionDto)
   @ApiErrors('NOT_FOUND', 'VALIDATION_FAILED')
   async local(@SessionUser() s: SessionPrincipal, @Param('provider') name: string) {
     const provider = providerOf(name);
-    const local = offlineEngine(provider);
+    const local = await this.census.state(provider);
     if (local.state === 'none') throw validationFailed({ provider: [`${provider} has no offline engine`] });
-    if (local.state === 'missing') throw validationFailed({ provider: [`this machine lacks ${local.missing.join(', ')} (the offline engine's programs)`] });
+    if (local.state === 'missing') throw validationFailed({ provider: [`${local.source === 'workers' ? 'no worker has' : 'this machine lacks'} ${local.missing.join(', ')} (the offline engine's programs)`] });
     const row = await this.integrations.connect(s.workspaceId, { provider, engine: 'local', credentials: {}, baseUrl: null, accountName: 'Offline engine' });
     return ok(this.integrations.view(row), 'Connected');
   }
@@ -170,8 +172,9 @@ export class ConnectController {
     const row = await this.integrations.find(s.workspaceId, provider);
     if (!row) throw new ApiError('INTEGRATION_NOT_CONNECTED', `No ${provider} account is connected`);
     if (row.engine === 'local') {
-      checkOffline(provider);
-      return ok({ provider, message: 'The offline engine is installed on this machine' });
+      const local = await this.census.state(provider);
+      if (local.state !== 'available') throw new ApiError('PROVIDER_UNAVAILABLE', `The offline engine of ${provider} is not installed ${local.source === 'workers' ? 'on any worker' : 'on this machine'}${local.missing.length ? `: ${local.missing.join(', ')} missing` : ''}`);
+      return ok({ provider, message: `The offline engine is installed ${local.source === 'workers' ? 'on the workers' : 'on this machine'}` });
     }
     if (provider === 'workspace-suite') {
       const account = await this.drive.about(this.integrations.usable(row, provider));

@@ -28,8 +28,8 @@ export class ConnectedChannelDto {
 export class ProviderStateDto {
   @ApiProperty({ enum: INTEGRATION_PROVIDERS }) provider!: string;
   @ApiProperty({ nullable: true, type: ConnectionDto }) connection!: ConnectionDto | null;
-  @ApiProperty({ enum: ['available', 'missing', 'none'], description: 'The offline engine (engine: local): available on this machine, missing (its programs are not installed), or none for this provider' }) localEngine!: string;
-  @ApiProperty({ type: [String], description: 'When localEngine is missing: the programs to install' }) missingPrograms!: string[];
+  @ApiProperty({ enum: ['available', 'missing', 'none'], description: 'The offline engine (engine: local): available (a worker reported within 90 s that it has every program; with no report, the API machine), missing (no worker has them all), or none for this provider' }) localEngine!: string;
+  @ApiProperty({ type: [String], description: 'When localEngine is missing: the programs the best-equipped worker lacks' }) missingPrograms!: string[];
   @ApiProperty({ type: [ConnectedChannelDto], description: 'messaging-provider: the channels connected (no secret); empty for the other providers' }) channels!: ConnectedChannelDto[];
 }
 

@@ -369,7 +369,7 @@ export function IntegrationsPage() {
                         Use the offline engine
                       </button>
                     )}
-                    {p.localEngine === 'missing' && <span className="muted">Offline engine: install {p.missingPrograms.join(', ')} on the server</span>}
+                    {p.localEngine === 'missing' && <span className="muted">Offline engine: install {p.missingPrograms.join(', ')} where the workers run</span>}
                     {c && (
                       <ConfirmButton
                         label={`Disconnect ${about.name}`}
