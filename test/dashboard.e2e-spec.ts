@@ -26,6 +26,7 @@ import { tmpdir } from 'node:os';
 import { startGoogleFake, type GoogleFake } from '#testing/suite';
 import { startDeepgramFake } from '#testing/captions';
 import { SmtpFake, TwilioFake, WhatsAppFake } from '#testing/messaging';
+import { lottieJson } from '#testing/media';
 
 // Issue 18: the web dashboard driven in Debian's Chromium (chromium-headless-shell, never a downloaded
 // browser) against the real API and worker: sign-in by a code from the development outbox (§5 "Session
@@ -767,7 +768,24 @@ describe('the web dashboard in a browser', () => {
     await font.locator('[data-specimen="loaded"]').waitFor({ timeout: 20_000 });
     expect(await page.evaluate((face) => document.fonts.check(`16px "${face}"`), `specimen-${fontId}`)).toBe(true);
     await expect(font.locator('.specimen').evaluate((el) => getComputedStyle(el).fontFamily.replaceAll('"', ''))).resolves.toBe(`specimen-${fontId}`);
-    await accessible('media with a sound and a font');
+    // A Lottie: its first frame drawn in place (a red box at frame 0, which turns blue later), fetching nothing the file names.
+    const rect = { ty: 'rc', d: 1, s: { a: 0, k: [200, 100] }, p: { a: 0, k: [0, 0] }, r: { a: 0, k: 0 }, nm: 'rect' };
+    const fill = { ty: 'fl', c: { a: 1, k: [{ t: 0, s: [1, 0, 0, 1], o: { x: [0], y: [0] }, i: { x: [1], y: [1] } }, { t: 30, s: [0, 0, 1, 1] }] }, o: { a: 0, k: 100 }, r: 1, nm: 'fill' };
+    const spy = `http://127.0.0.1:${await freePort()}/tracker.png`;
+    const animation = lottieJson({
+      assets: [{ id: 'img_0', w: 10, h: 10, u: '', p: spy, e: 0 }],
+      layers: [{ ddd: 0, ind: 1, ty: 4, nm: 'box', sr: 1, ks: { o: { a: 0, k: 100 }, r: { a: 0, k: 0 }, p: { a: 0, k: [256, 128, 0] }, a: { a: 0, k: [0, 0, 0] }, s: { a: 0, k: [100, 100, 100] } }, ao: 0, shapes: [rect, fill], ip: 0, op: 60, st: 0, bm: 0 }, { ddd: 0, ind: 2, ty: 2, nm: 'picture', refId: 'img_0', sr: 1, ks: {}, ao: 0, ip: 0, op: 60, st: 0, bm: 0 }],
+    });
+    const requested: string[] = [];
+    page.on('request', (r) => requested.push(r.url()));
+    await uploadFile(Buffer.from(animation), 'bouncing.json', 'application/json');
+    await page.reload();
+    const lottie = page.locator('[data-asset]', { hasText: 'bouncing.json' });
+    await lottie.locator('[data-lottie="drawn"]').waitFor({ timeout: 20_000 });
+    const drawn = lottie.getByRole('img', { name: 'First frame of bouncing.json' });
+    await expect(drawn.locator('svg path[fill]').first().getAttribute('fill')).resolves.toBe('rgb(255,0,0)');
+    expect(requested.filter((u) => u.startsWith(spy))).toEqual([]);
+    await accessible('media with a sound, a font and a Lottie');
   });
 
   it('issue 29 "nothing lost by one click": deleting media asks first, naming the file; Cancel keeps it, Confirm deletes it', async () => {

@@ -50,7 +50,7 @@ function uploadOnce(file: File, onProgress: (loaded: number) => void): Promise<{
   });
 }
 
-/** What a file looks or sounds like (issue 29): a picture's or video's thumbnail, a sound's waveform and player, a font's specimen. */
+/** What a file looks or sounds like (issue 29): a picture's or video's thumbnail, a sound's waveform and player, a font's specimen, a Lottie's first frame. */
 function Thumb({ a }: { a: Asset }) {
   if (a.status === 'ready' && a.type === 'audio') {
     return (
@@ -61,8 +61,62 @@ function Thumb({ a }: { a: Asset }) {
     );
   }
   if (a.status === 'ready' && a.type === 'font') return <Specimen a={a} />;
+  if (a.status === 'ready' && a.type === 'lottie' && a.sizeBytes <= LOTTIE_PREVIEW_BYTES) return <LottieFrame a={a} />;
   const src = a.thumbnailUrl ?? (a.type === 'image' || a.type === 'svg' ? a.url : null);
   return <div className="thumb">{src && a.status === 'ready' ? <img src={src} alt="" loading="lazy" /> : <span className="muted">{a.type}</span>}</div>;
+}
+
+/** Lottie files drawn in the list up to this size (the upload limit is 20 MB); larger ones show their type. */
+const LOTTIE_PREVIEW_BYTES = 2 * 1024 * 1024;
+
+/**
+ * A Lottie with nothing that would reach out of the page: images and fonts the file names by URL are
+ * dropped (an embedded `data:` image stays), so showing someone's upload fetches nothing else.
+ */
+function inert(data: { assets?: { p?: string; u?: string; e?: number }[]; fonts?: { list?: { fPath?: string }[] } }): object {
+  for (const asset of data.assets ?? []) {
+    if (typeof asset.p === 'string' && !asset.p.startsWith('data:')) {
+      asset.p = '';
+      asset.u = '';
+    }
+  }
+  for (const font of data.fonts?.list ?? []) delete font.fPath;
+  return data;
+}
+
+/**
+ * A Lottie's first frame, drawn by lottie-web's light SVG player: no expressions, so no script in the
+ * file ever runs; the player's chunk is loaded only when a Lottie is shown.
+ */
+function LottieFrame({ a }: { a: Asset }) {
+  const box = useRef<HTMLDivElement>(null);
+  const [state, setState] = useState<'pending' | 'drawn' | 'failed'>('pending');
+  useEffect(() => {
+    const abort = new AbortController();
+    let destroy = () => undefined as void;
+    (async () => {
+      const [{ default: lottie }, res] = await Promise.all([import('lottie-web/build/player/lottie_light'), fetch(a.url, { signal: abort.signal })]);
+      if (!res.ok) throw new Error(`HTTP ${res.status}`);
+      const animationData = inert((await res.json()) as Parameters<typeof inert>[0]);
+      if (abort.signal.aborted || !box.current) return;
+      const anim = lottie.loadAnimation({ container: box.current, renderer: 'svg', loop: false, autoplay: false, animationData, rendererSettings: { preserveAspectRatio: 'xMidYMid meet' } });
+      destroy = () => anim.destroy();
+      anim.addEventListener('DOMLoaded', () => {
+        anim.goToAndStop(0, true);
+        setState('drawn');
+      });
+    })().catch(() => !abort.signal.aborted && setState('failed'));
+    return () => {
+      abort.abort();
+      destroy();
+    };
+  }, [a.url]);
+  return (
+    <div className="thumb lottie" data-lottie={state}>
+      <div ref={box} role="img" aria-label={`First frame of ${a.name}`} />
+      {state === 'failed' && <span className="muted">lottie</span>}
+    </div>
+  );
 }
 
 /**
