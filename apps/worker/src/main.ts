@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { ConfigError, loadConfig, metrics } from '#libs/core';
 import { createWorkerApp } from './app.js';
 import { serveMetrics } from './metrics.js';
+import { VideoEngineHolder } from './videos/engine.holder.js';
 import { within, WorkerModule } from './worker.module.js';
 
 /**
@@ -31,6 +32,20 @@ try {
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
   console.log(`Worker consuming queues (concurrency ${config.workerConcurrency})`);
+  // VIDEO_ENGINE=on is a promise that this worker renders videos: an engine that cannot start (a
+  // browser that will not launch, a bundle that will not build) stops the worker with an error, so
+  // its supervisor sees it and restarts it, instead of a worker that takes stills and never videos.
+  if (config.video.engine === 'on') {
+    try {
+      await app.get(VideoEngineHolder).start();
+    } catch (err) {
+      console.error(`VIDEO_ENGINE=on but the video engine did not start: ${(err as Error).message}`);
+      stopping = true;
+      metricsServer?.close();
+      await within(app.close(), AFTER_RELEASE_MS);
+      process.exit(1);
+    }
+  }
 } catch (err) {
   if (err instanceof ConfigError) {
     console.error(err.message);
