@@ -3,6 +3,7 @@ import { startAssemblyAiFake, startDeepgramFake, startGoogleSpeechFake, type Spe
 import { startElevenLabsFake, type ElevenLabsFake } from '#testing/voice';
 import { EngineCensus } from '#libs/app';
 import { offlineEngine } from '#libs/integrations';
+import { createRedis, RedisKeys } from '#libs/redis';
 import { createWorkerApp } from '../apps/worker/src/app.js';
 import { SmtpFake, TwilioFake, WhatsAppFake } from '#testing/messaging';
 import { freePort, startApi, userSession, type TestApi } from './harness.js';
@@ -232,9 +233,16 @@ describe('connecting accounts from the dashboard (issue 29)', () => {
     // It withdrew as it stopped: the bare worker is the fleet again.
     expect(await alpha()).toMatchObject({ localEngine: 'missing' });
     expect((await call('POST', '/organization/integrations/speech-alpha/test', owner)).json()).toMatchObject({ code: 'PROVIDER_UNAVAILABLE', message: 'The offline engine of speech-alpha is not installed on any worker: pocketsphinx_continuous missing' });
-    // A report older than 90 s no longer counts (and is removed): back to this machine's PATH.
-    await census.report('bare-worker:1', () => false, Date.now() - 91_000);
-    expect(await alpha()).toMatchObject({ localEngine: offlineEngine('speech-alpha').state });
+    // A report Redis expired (a worker killed without withdrawing) no longer counts, and leaves the set: back to this machine's PATH.
+    await census.report('bare-worker:1', () => false, 50);
+    await new Promise((r) => setTimeout(r, 120));
+    expect(await alpha()).toMatchObject({ localEngine: 'available' }); // this machine has pocketsphinx (the test above says so)
+    const redis = createRedis(api.config, 'census-test');
+    try {
+      expect(await redis.smembers(new RedisKeys(api.config.redisPrefix).offlineEngines())).toEqual([]);
+    } finally {
+      redis.disconnect();
+    }
     await call('DELETE', '/organization/integrations/speech-alpha', owner);
   }, 60_000);
 });

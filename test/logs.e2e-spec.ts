@@ -1,7 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { freePort, startApi, userSession, type TestApi } from './harness.js';
+import { startReceiver, type Receiver } from './receiver.js';
 import { until } from './render-helpers.js';
 
 // Issue 30 "Logs that follow a render": JSON lines (LOG_FORMAT=json) from a real API process and a
@@ -13,7 +12,7 @@ type Line = Record<string, unknown> & { level: string; message: unknown };
 describe('logs that follow a render (issue 30)', () => {
   let api: TestApi;
   let worker: ChildProcess;
-  let receiver: Server;
+  let receiver: Receiver;
   const apiOut: string[] = [];
   const workerOut: string[] = [];
   const secrets: string[] = [];
@@ -31,8 +30,7 @@ describe('logs that follow a render (issue 30)', () => {
   });
 
   beforeAll(async () => {
-    receiver = createServer((req, res) => void req.resume().on('end', () => res.writeHead(200).end('ok')));
-    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+    receiver = await startReceiver();
     // The database, Redis and the CLI of the harness; the API and the worker as operators run them, each its own process.
     api = await startApi();
     const port = await freePort();
@@ -47,7 +45,7 @@ describe('logs that follow a render (issue 30)', () => {
   }, 60_000);
   afterAll(async () => {
     for (const child of [worker, apiProcess]) if (child?.pid) process.kill(-child.pid, 'SIGKILL');
-    receiver?.close();
+    await receiver?.close();
     await api?.close();
   });
 
@@ -59,7 +57,7 @@ describe('logs that follow a render (issue 30)', () => {
     const json = { 'content-type': 'application/json' };
     // Answering once it has started.
     await until(async () => (await fetch(`${base}/health`).catch(() => null))?.ok, 'the API process', 60_000, 200);
-    const hook = await fetch(`${base}/v1/webhooks`, { method: 'POST', headers: { 'x-api-key': ws.liveKey, ...json }, body: JSON.stringify({ url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`, events: ['render.completed'] }) });
+    const hook = await fetch(`${base}/v1/webhooks`, { method: 'POST', headers: { 'x-api-key': ws.liveKey, ...json }, body: JSON.stringify({ url: `${receiver.base}/hooks`, events: ['render.completed'] }) });
     expect(hook.status).toBe(201);
     secrets.push(((await hook.json()) as { data: { secret: string } }).data.secret);
     // A still drawn by the worker process (retried until it has started and answers).

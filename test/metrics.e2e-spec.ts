@@ -1,7 +1,6 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { freePort, startApi, type TestApi } from './harness.js';
 import { until, workerProcesses } from './render-helpers.js';
+import { startReceiver, type Receiver } from './receiver.js';
 
 // Issue 30 "Metrics": GET /metrics in Prometheus' text format on the API and on the worker's own
 // listener, for a bearer of METRICS_TOKEN; after a still, a video and their webhook deliveries the
@@ -27,11 +26,10 @@ const delta = (after: Samples, before: Samples, key: string) => (after.get(key) 
 
 describe('metrics (issue 30)', () => {
   let api: TestApi;
-  let receiver: Server;
+  let receiver: Receiver;
   let receiverUrl: string;
   let workerUrl: string;
   let key: string;
-  const received: string[] = [];
   const workers = workerProcesses(() => ({ ...api.env, WORKER_METRICS_PORT: new URL(workerUrl).port }));
 
   const scrapeApi = async () => {
@@ -47,16 +45,8 @@ describe('metrics (issue 30)', () => {
   const post = (url: string, body: unknown) => api.app.inject({ method: 'POST', url: `/api${url}`, headers: { 'x-api-key': key }, payload: body as object });
 
   beforeAll(async () => {
-    receiver = createServer((req, res) => {
-      let body = '';
-      req.on('data', (c: Buffer) => (body += c.toString()));
-      req.on('end', () => {
-        received.push(body);
-        res.writeHead(200).end('ok');
-      });
-    });
-    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
-    receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
+    receiver = await startReceiver();
+    receiverUrl = `${receiver.base}/hooks`;
     workerUrl = `http://127.0.0.1:${await freePort()}/metrics`;
     api = await startApi({ METRICS_TOKEN: TOKEN, VIDEO_ENGINE: 'on' });
     key = ((await api.cli('workspace:create', '--name', 'Metered', '--plan', 'pro')).json as { liveKey: string }).liveKey;
@@ -65,7 +55,7 @@ describe('metrics (issue 30)', () => {
   }, 120_000);
   afterAll(async () => {
     workers.killAll();
-    receiver?.close();
+    await receiver?.close();
     await api?.close();
   });
 
@@ -97,7 +87,7 @@ describe('metrics (issue 30)', () => {
     expect([video.statusCode, video.json().code]).toEqual([202, undefined]);
     const videoId = video.json().data.id as string;
     await until(async () => ((await api.app.inject({ method: 'GET', url: `/api/v1/render/${videoId}`, headers: { 'x-api-key': key } })).json().data.status === 'done'), 'the video', 90_000, 200);
-    await until(() => received.length >= 2, 'both render.completed deliveries', 30_000, 50);
+    await until(() => receiver.hits.length >= 2, 'both render.completed deliveries', 30_000, 50);
     const [apiAfter, workerAfter] = await until(async () => {
       const pair = [await scrapeApi(), await scrapeWorker()] as const;
       return delta(pair[1], workerBefore, 'mr_webhook_deliveries_total{outcome="delivered"}') + delta(pair[0], apiBefore, 'mr_webhook_deliveries_total{outcome="delivered"}') >= 2 ? pair : undefined;
@@ -109,7 +99,7 @@ describe('metrics (issue 30)', () => {
     expect(both('mr_renders_total{format="mp4",kind="video",outcome="failed"}')).toBe(0);
     expect(both('mr_render_duration_seconds_count{format="mp4",kind="video",outcome="done"}')).toBe(1);
     // Two deliveries, both delivered (one event each to one endpoint).
-    expect([both('mr_webhook_deliveries_total{outcome="delivered"}'), both('mr_webhook_deliveries_total{outcome="failed"}'), received.length]).toEqual([2, 0, 2]);
+    expect([both('mr_webhook_deliveries_total{outcome="delivered"}'), both('mr_webhook_deliveries_total{outcome="failed"}'), receiver.hits.length]).toEqual([2, 0, 2]);
     // The API counted its requests by route template: two renders made, one of them answered 202.
     expect(delta(apiAfter, apiBefore, 'mr_http_requests_total{method="POST",route="/api/v1/render",status="200"}')).toBe(1);
     expect(delta(apiAfter, apiBefore, 'mr_http_requests_total{method="POST",route="/api/v1/render",status="202"}')).toBe(1);

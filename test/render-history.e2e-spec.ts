@@ -1,10 +1,9 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { INestApplicationContext } from '@nestjs/common';
 import { openAppDatabase } from '#libs/app';
 import type { Orm } from '#libs/db';
 import { createWorkerApp } from '../apps/worker/src/app.js';
 import { startApi, userSession, type TestApi } from './harness.js';
+import { startReceiver, type Receiver } from './receiver.js';
 import { eventsOf, until } from './render-helpers.js';
 
 // Issue 18 (the dashboard's render page): GET /v1/render/{id}/events and GET /v1/render/{id}/edit;
@@ -26,7 +25,7 @@ describe('a render\'s events and request (GET /v1/render/{id}/events, /edit)', (
   let api: TestApi;
   let worker: INestApplicationContext;
   let orm: Orm;
-  let receiver: Server;
+  let receiver: Receiver;
   let hookBase: string;
   let a: { workspaceId: string; liveKey: string };
   let b: { workspaceId: string; liveKey: string };
@@ -41,12 +40,8 @@ describe('a render\'s events and request (GET /v1/render/{id}/events, /edit)', (
 
   beforeAll(async () => {
     // The endpoint's receiver: /ok answers 200, /bad 400 (a delivery that fails for good, §6).
-    receiver = createServer((req, res) => {
-      req.resume();
-      req.on('end', () => void res.writeHead(req.url === '/bad' ? 400 : 200).end('ok'));
-    });
-    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
-    hookBase = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+    receiver = await startReceiver((hit) => (hit.path === '/bad' ? 400 : 200));
+    hookBase = receiver.base;
     api = await startApi();
     worker = await createWorkerApp(api.config);
     orm = await openAppDatabase(api.config.database, { migrate: false });
@@ -58,8 +53,7 @@ describe('a render\'s events and request (GET /v1/render/{id}/events, /edit)', (
     await worker.close();
     await orm.close(true);
     await api.close();
-    receiver.closeAllConnections();
-    receiver.close();
+    await receiver.close();
   });
 
   it('lists a render\'s events in order, each with its webhook deliveries (endpoint, state, attempts, last status); by key or a member\'s session', async () => {

@@ -1,12 +1,12 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingHttpHeaders } from 'node:http';
 import type { INestApplicationContext } from '@nestjs/common';
 import { openAppDatabase } from '#libs/app';
 import type { Orm } from '#libs/db';
 import { writeEvent } from '#libs/events';
 import { createWorkerApp } from '../apps/worker/src/app.js';
 import { startApi, type TestApi } from './harness.js';
+import { startReceiver, type Hit, type Receiver } from './receiver.js';
 import { until } from './render-helpers.js';
 
 // Issue 28 "Stored secrets and limits": a GET delivery's signature covers the query that carries the
@@ -30,37 +30,21 @@ function contractAccepts(secret: string, hit: Hit): boolean {
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
-interface Hit {
-  method: string;
-  url: string;
-  headers: IncomingHttpHeaders;
-  body: Buffer;
-}
-
 describe('issue 28: a delivery\'s signature covers its method, path, query and body', () => {
   let api: TestApi;
   let worker: INestApplicationContext;
   let orm: Orm;
-  let receiver: Server;
+  let receiver: Receiver;
   let base: string;
   let ws: { workspaceId: string; liveKey: string; callbackSecret: string };
-  const hits: Hit[] = [];
   const key = () => ({ 'x-api-key': ws.liveKey });
-  const hitOn = (path: string) => until(() => hits.find((h) => h.url.startsWith(path)), `a delivery to ${path}`, 20_000, 50);
+  const hitOn = (path: string) => until(() => receiver.hits.find((h) => h.url.startsWith(path)), `a delivery to ${path}`, 20_000, 50);
   /** The same request with its query changed (what someone replaying a captured GET would send). */
   const withQuery = (hit: Hit, from: string, to: string) => ({ ...hit, url: hit.url.replace(from, to) });
 
   beforeAll(async () => {
-    receiver = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        hits.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks) });
-        res.writeHead(200).end('ok');
-      });
-    });
-    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
-    base = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+    receiver = await startReceiver();
+    base = receiver.base;
     api = await startApi();
     worker = await createWorkerApp(api.config);
     orm = await openAppDatabase(api.config.database, { migrate: false });
@@ -70,8 +54,7 @@ describe('issue 28: a delivery\'s signature covers its method, path, query and b
     await worker.close();
     await orm.close(true);
     await api.close();
-    receiver.closeAllConnections();
-    receiver.close();
+    await receiver.close();
   });
 
   it('§6 GET: the test delivery and a dispatched event verify; the same request with a changed query does not', async () => {
@@ -93,7 +76,7 @@ describe('issue 28: a delivery\'s signature covers its method, path, query and b
     expect(contractAccepts(secret, sample)).toBe(false);
 
     // A real event, through the outbox, the dispatcher and the worker.
-    hits.length = 0;
+    receiver.hits.length = 0;
     await orm.em.fork().transactional((em) => writeEvent(em, ws.workspaceId, 'render.completed', { id: 'rnd_signed_get', status: 'done' }, { mode: 'live' }));
     const real = await hitOn('/get-hook');
     expect(real.url).toBe('/get-hook?event=render.completed&render=rnd_signed_get');
@@ -106,7 +89,7 @@ describe('issue 28: a delivery\'s signature covers its method, path, query and b
   });
 
   it('§6 POST: X-Service-Signature stays `<timestamp>.<raw body>`; V2 adds the method, path and query', async () => {
-    hits.length = 0;
+    receiver.hits.length = 0;
     const created = await api.app.inject({ method: 'POST', url: '/api/v1/webhooks', headers: key(), payload: { url: `${base}/post-hook?tenant={{org.id}}`, events: ['render.failed'] } });
     const { id, secret } = created.json().data;
     await orm.em.fork().transactional((em) => writeEvent(em, ws.workspaceId, 'render.failed', { id: 'rnd_signed_post', status: 'failed' }, { mode: 'live' }));
@@ -121,7 +104,7 @@ describe('issue 28: a delivery\'s signature covers its method, path, query and b
   });
 
   it('render callbacks are signed the same way, with the workspace\'s callback secret', async () => {
-    hits.length = 0;
+    receiver.hits.length = 0;
     await orm.em.fork().transactional((em) => writeEvent(em, ws.workspaceId, 'render.completed', { id: 'rnd_signed_callback', status: 'done' }, { mode: 'live', target: `${base}/callback?ref=order-7` }));
     const hit = await hitOn('/callback');
     expect(hit.url).toBe('/callback?ref=order-7');

@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createServer, get, type ClientRequest, type IncomingHttpHeaders, type Server } from 'node:http';
+import { get, type ClientRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { INestApplicationContext } from '@nestjs/common';
 import sharp from 'sharp';
@@ -13,6 +13,7 @@ import { Render } from '#libs/renders';
 import { WebhookDelivery, WebhookEndpoint } from '#libs/webhooks';
 import { createWorkerApp } from '../apps/worker/src/app.js';
 import { multipart, startApi, userSession, type TestApi } from './harness.js';
+import { startReceiver, type Hit, type Receiver } from './receiver.js';
 import { eventsOf, ledgerOf, until } from './render-helpers.js';
 
 // Issue 28 "A test key cannot touch live mode": records carry their mode, a test caller (pk_test_ key,
@@ -21,7 +22,6 @@ import { eventsOf, ledgerOf, until } from './render-helpers.js';
 // a test caller's render event stream carries test events only. docs/decisions.md "Test mode (issue 28):
 // the rule" and "Test mode (issue 28): events, webhooks, renders, assets"; contract §2, §4.6, §4.7, §5, §6.
 
-interface Hit { path: string; method: string; headers: IncomingHttpHeaders; body: Buffer }
 
 /** §6's check, written from the contract: HMAC-SHA256(secret, `${timestamp}.${raw body}`). */
 function verify(secret: string, hit: Hit): boolean {
@@ -88,14 +88,13 @@ describe('test mode (issue 28): events, webhooks, renders, assets', () => {
   let worker: INestApplicationContext;
   let services: INestApplicationContext;
   let orm: Orm;
-  let receiver: Server;
+  let receiver: Receiver;
   let hookBase: string;
   let apiBase: string;
   let ws: { workspaceId: string; liveKey: string; testKey: string };
   /** Owner sessions: live (no header) and test (X-Service-Mode: test). */
   let ownerLive: Record<string, string>;
   let ownerTest: Record<string, string>;
-  const hits: Hit[] = [];
   const streams: Stream[] = [];
 
   type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
@@ -103,7 +102,7 @@ describe('test mode (issue 28): events, webhooks, renders, assets', () => {
     api.app.inject({ method, url: `/api${url}`, headers, ...(payload === undefined ? {} : { payload: payload as object }) });
   const live = (method: Method, url: string, payload?: unknown) => as({ 'x-api-key': ws.liveKey })(method, url, payload);
   const test = (method: Method, url: string, payload?: unknown) => as({ 'x-api-key': ws.testKey })(method, url, payload);
-  const hitsOn = (path: string) => hits.filter((h) => h.path === path);
+  const hitsOn = (path: string) => receiver.hits.filter((h) => h.path === path);
   const bodyOf = (h: Hit) => JSON.parse(h.body.toString('utf8')) as { id: string; type: string; livemode: boolean; data: { id: string } };
   const refusedLiveMode = (res: { statusCode: number; json: () => { code: string; message: string } }) => {
     expect([res.statusCode, res.json().code]).toEqual([403, 'LIVE_MODE_REQUIRED']);
@@ -129,16 +128,8 @@ describe('test mode (issue 28): events, webhooks, renders, assets', () => {
   const deliveriesOf = (endpointId: string) => forWorkspace(orm, ws.workspaceId).fork().find(WebhookDelivery, { endpointId }, { orderBy: { id: 'asc' } });
 
   beforeAll(async () => {
-    receiver = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        hits.push({ path: (req.url ?? '').split('?')[0], method: req.method ?? '', headers: req.headers, body: Buffer.concat(chunks) });
-        res.writeHead(200).end('ok');
-      });
-    });
-    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
-    hookBase = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+    receiver = await startReceiver();
+    hookBase = receiver.base;
     api = await startApi();
     worker = await createWorkerApp(api.config);
     services = await createServicesContext(api.config, PROCESS_ROLES.cli);
@@ -160,8 +151,7 @@ describe('test mode (issue 28): events, webhooks, renders, assets', () => {
     await worker.close();
     await orm.close(true);
     await api.close();
-    receiver.closeAllConnections();
-    receiver.close();
+    await receiver.close();
   });
 
   it('§6 events carry livemode (envelope {id, type, created, livemode, data} and X-Service-Livemode), signed as before; an endpoint with modes ["live"] receives no test event', async () => {

@@ -1,6 +1,4 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { INestApplicationContext } from '@nestjs/common';
 import { openAppDatabase } from '#libs/app';
 import { forWorkspace, type Orm } from '#libs/db';
@@ -8,6 +6,7 @@ import { writeEvent } from '#libs/events';
 import { WebhookDeliverer, WebhookDelivery } from '#libs/webhooks';
 import { createWorkerApp } from '../apps/worker/src/app.js';
 import { startApi, type TestApi } from './harness.js';
+import { startReceiver, type Hit, type Receiver } from './receiver.js';
 import { until as poll } from './render-helpers.js';
 
 /*
@@ -18,13 +17,6 @@ import { until as poll } from './render-helpers.js';
  * on §6's schedule, counted from the event job's attempt; a rerun of the event job (a worker that
  * died) sends nothing that was already recorded.
  */
-
-interface Hit {
-  path: string;
-  headers: IncomingHttpHeaders;
-  body: Buffer;
-  at: number;
-}
 
 /** §6 "Delivery headers and signature", written from the contract: HMAC-SHA256(secret, `${timestamp}.${raw body}`). */
 function signedBy(secret: string, hit: Hit): boolean {
@@ -44,16 +36,14 @@ describe('webhooks speed (issue 33): one job per event, retries per delivery', (
   let api: TestApi;
   let worker: INestApplicationContext;
   let orm: Orm;
-  let receiver: Server;
+  let receiver: Receiver;
   let base: string;
   let key: string;
   let workspaceId: string;
-  const hits: Hit[] = [];
-  const answered = new Map<string, number>();
 
   const call = (method: 'GET' | 'POST', url: string, payload?: object) =>
     api.app.inject({ method, url: `/api${url}`, headers: { 'x-api-key': key }, ...(payload ? { payload } : {}) });
-  const hitsOf = (path: string, eventId: string) => hits.filter((h) => h.path === path && JSON.parse(h.body.toString()).id === eventId);
+  const hitsOf = (path: string, eventId: string) => receiver.hits.filter((h) => h.path === path && JSON.parse(h.body.toString()).id === eventId);
   const until = <T>(fn: () => T | undefined | false | Promise<T | undefined | false>, what: string) => poll(fn, what, 20_000, 50);
   async function register(path: string): Promise<{ id: string; secret: string }> {
     const res = await call('POST', '/v1/webhooks', { url: `${base}${path}`, events: ['render.completed'] });
@@ -65,21 +55,9 @@ describe('webhooks speed (issue 33): one job per event, retries per delivery', (
   }
 
   beforeAll(async () => {
-    receiver = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        const path = (req.url ?? '').split('?')[0];
-        hits.push({ path, headers: req.headers, body: Buffer.concat(chunks), at: Date.now() });
-        const n = (answered.get(path) ?? 0) + 1;
-        answered.set(path, n);
-        // /flaky-*: 503 twice, then 200; /down-*: always 500; the rest 200.
-        const status = path.startsWith('/flaky') ? (n <= 2 ? 503 : 200) : path.startsWith('/down') ? 500 : 200;
-        res.writeHead(status).end();
-      });
-    });
-    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
-    base = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+    // /flaky-*: 503 twice, then 200; /down-*: always 500; the rest 200.
+    receiver = await startReceiver((hit, n) => (hit.path.startsWith('/flaky') ? (n <= 2 ? 503 : 200) : hit.path.startsWith('/down') ? 500 : 200));
+    base = receiver.base;
     api = await startApi();
     worker = await createWorkerApp({ ...api.config, webhookRetryDelaysMs: RETRY_DELAYS });
     orm = await openAppDatabase(api.config.database, { migrate: false });
@@ -91,8 +69,7 @@ describe('webhooks speed (issue 33): one job per event, retries per delivery', (
     await worker.close();
     await orm.close(true);
     await api.close();
-    receiver.closeAllConnections();
-    receiver.close();
+    await receiver.close();
   });
 
   it('§6 "Delivery headers and signature", "Retries": one event to three endpoints: each gets its own signature once; the failing one is retried as attempts 2 and 3 on the schedule', async () => {
@@ -131,7 +108,7 @@ describe('webhooks speed (issue 33): one job per event, retries per delivery', (
     await until(async () => (await deliveries(down.id)).find((d) => d.eventId === eventId && d.attempts >= 1), 'the first attempt to /down-1 recorded');
     const ids = [...(await deliveries(ok.id)), ...(await deliveries(down.id))].filter((d) => d.eventId === eventId).map((d) => d.id);
     expect(ids).toHaveLength(2);
-    const sentBefore = hits.length;
+    const sentBefore = receiver.hits.length;
 
     // The event job's work run again, as BullMQ would after the worker's death.
     const rerun = await worker.get(WebhookDeliverer).firstAttempts(ids);
@@ -139,7 +116,7 @@ describe('webhooks speed (issue 33): one job per event, retries per delivery', (
     expect(byId.get(ids[0])).toMatchObject({ outcome: 'cancelled' });
     expect(byId.get(ids[1])).toMatchObject({ outcome: 'retry', after: expect.any(Number) });
     expect(byId.get(ids[1])!.after).toBeGreaterThanOrEqual(1);
-    expect(hits.slice(sentBefore).filter((h) => h.path === '/ok-c' || (h.path === '/down-1' && h.headers['x-service-attempt'] === '1'))).toEqual([]);
+    expect(receiver.hits.slice(sentBefore).filter((h) => h.path === '/ok-c' || (h.path === '/down-1' && h.headers['x-service-attempt'] === '1'))).toEqual([]);
 
     // The failing delivery goes on to its 5 attempts (§6), each numbered once, and ends failed.
     await until(async () => (await deliveries(down.id)).find((d) => d.eventId === eventId && d.state === 'failed'), 'the down delivery to fail');

@@ -1,6 +1,4 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { INestApplicationContext } from '@nestjs/common';
 import { openAppDatabase } from '#libs/app';
 import { forWorkspace, type Orm } from '#libs/db';
@@ -9,17 +7,10 @@ import { createRedis } from '#libs/redis';
 import { DeliveryAllowance, LAST_SUCCESS_GRANULARITY_MS, WebhookEndpoint } from '#libs/webhooks';
 import { createWorkerApp } from '../apps/worker/src/app.js';
 import { lastCode, startApi, type TestApi } from './harness.js';
+import { startReceiver, type Hit, type Receiver } from './receiver.js';
 import { until as poll } from './render-helpers.js';
 
 // Contract §2 (Webhook endpoint), §3, §4.6, §4.7, §6, §8; decisions.md "Webhooks".
-
-interface Hit {
-  path: string;
-  method: string;
-  headers: IncomingHttpHeaders;
-  body: Buffer;
-  at: number;
-}
 
 /** An independent verifier written from §6: HMAC-SHA256(secret, `${timestamp}.${raw body}`), hex, 5-minute window. */
 function verify(secret: string, hit: Hit): boolean {
@@ -33,16 +24,14 @@ describe('webhooks: endpoints and signed, retried deliveries', () => {
   let api: TestApi;
   let worker: INestApplicationContext;
   let orm: Orm;
-  let receiver: Server;
+  let receiver: Receiver;
   let base: string;
   let key: string;
   let workspaceId: string;
-  const hits: Hit[] = [];
-  const flaky = new Map<string, number>();
 
   const call = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: unknown) =>
     api.app.inject({ method, url: `/api${url}`, headers: { 'x-api-key': key }, ...(payload === undefined ? {} : { payload: payload as object }) });
-  const hitsOn = (path: string) => hits.filter((h) => h.path === path);
+  const hitsOn = (path: string) => receiver.hits.filter((h) => h.path === path);
   const until = <T>(fn: () => T | undefined | false, ms = 20_000) => poll(fn, 'the webhook receiver', ms, 50);
   async function publish(type: 'render.completed' | 'render.failed' | 'render.cancelled', data: Record<string, unknown>, ws = workspaceId): Promise<string> {
     return orm.em.fork().transactional((em) => writeEvent(em, ws, type, data, { mode: 'live' }));
@@ -54,24 +43,9 @@ describe('webhooks: endpoints and signed, retried deliveries', () => {
   }
 
   beforeAll(async () => {
-    receiver = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        const path = (req.url ?? '').split('?')[0];
-        hits.push({ path, method: req.method ?? '', headers: req.headers, body: Buffer.concat(chunks), at: Date.now() });
-        if (path === '/bad') return void res.writeHead(400).end('no');
-        if (path === '/busy') return void res.writeHead(429).end();
-        if (path.startsWith('/flaky')) {
-          const n = (flaky.get(path) ?? 0) + 1;
-          flaky.set(path, n);
-          return void res.writeHead(n <= 2 ? 503 : 200).end();
-        }
-        res.writeHead(200).end('ok');
-      });
-    });
-    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
-    base = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+    // /bad answers 400, /busy 429, /flaky-* 503 twice then 200, the rest 200.
+    receiver = await startReceiver((hit, n) => (hit.path === '/bad' ? 400 : hit.path === '/busy' ? 429 : hit.path.startsWith('/flaky') ? (n <= 2 ? 503 : 200) : 200));
+    base = receiver.base;
     api = await startApi();
     worker = await createWorkerApp(api.config);
     orm = await openAppDatabase(api.config.database, { migrate: false });
@@ -83,8 +57,7 @@ describe('webhooks: endpoints and signed, retried deliveries', () => {
     await worker.close();
     await orm.close(true);
     await api.close();
-    receiver.closeAllConnections();
-    receiver.close();
+    await receiver.close();
   });
 
   it('registers with the §4.6 defaults and shows the secret once', async () => {

@@ -18,19 +18,20 @@ try {
   const worker = app.get(WorkerModule);
   const metricsServer = await serveMetrics(app, config);
   let stopping = false;
-  const stop = (signal: NodeJS.Signals) => {
+  /** The bounded stop: running jobs get their grace (WorkerModule), the rest AFTER_RELEASE_MS. */
+  const stop = (why: string, code = 0) => {
     if (stopping) return;
     stopping = true;
     metricsServer?.close();
     const closing = app.close();
     void (async () => {
       await worker.jobsReleased;
-      if (!(await within(closing, AFTER_RELEASE_MS))) console.error(`Worker stopped on ${signal} without closing every connection (Redis unreachable?)`);
-      process.exit(0);
+      if (!(await within(closing, AFTER_RELEASE_MS))) console.error(`Worker stopped on ${why} without closing every connection (Redis unreachable?)`);
+      process.exit(code);
     })();
   };
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
   console.log(`Worker consuming queues (concurrency ${config.workerConcurrency})`);
   // VIDEO_ENGINE=on is a promise that this worker renders videos: an engine that cannot start (a
   // browser that will not launch, a bundle that will not build) stops the worker with an error, so
@@ -40,10 +41,7 @@ try {
       await app.get(VideoEngineHolder).start();
     } catch (err) {
       console.error(`VIDEO_ENGINE=on but the video engine did not start: ${(err as Error).message}`);
-      stopping = true;
-      metricsServer?.close();
-      await within(app.close(), AFTER_RELEASE_MS);
-      process.exit(1);
+      stop('a video engine that did not start', 1);
     }
   }
 } catch (err) {

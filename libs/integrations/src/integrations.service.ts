@@ -1,6 +1,6 @@
 import type { MikroORM } from '@mikro-orm/core';
 import { ApiError, decryptSecret, deriveKey, encryptSecret, newId, type AppConfig } from '#libs/core';
-import { type Plan } from '#libs/workspaces';
+import { underWorkspaceLock, type Plan } from '#libs/workspaces';
 import { allWorkspaces, forWorkspace } from '#libs/db';
 import {
   INTEGRATION_PROVIDERS, IntegrationConnection, type ConnectionEngine, type ConnectionStatus, type IntegrationProvider,
@@ -121,6 +121,42 @@ export class IntegrationsService {
     const row = em.create(IntegrationConnection, { id: newId('connection'), workspaceId, provider, ...fields });
     await em.flush();
     return row;
+  }
+
+  /**
+   * Changes the messaging-provider connection's channel accounts under the workspace's lock, so two
+   * channels connected or removed at once both hold: `change` gets the accounts as they are and answers
+   * the new ones (undefined: no change). No account left deletes the connection. Adding an account
+   * reconnects (a lapse is cleared, as any connect does); removing one keeps the connection's state.
+   */
+  async changeChannels(
+    workspaceId: string,
+    change: (channels: Record<string, unknown>) => Record<string, unknown> | undefined,
+  ): Promise<{ row: IntegrationConnection | null; changed: boolean }> {
+    return underWorkspaceLock(this.orm, workspaceId, async (em) => {
+      const row = await em.findOne(IntegrationConnection, { provider: 'messaging-provider' });
+      const current = row ? (this.credentialsOf(row).channels ?? {}) : {};
+      const next = change(current);
+      if (!next) return { row, changed: false };
+      if (!Object.keys(next).length) {
+        if (row) await em.nativeDelete(IntegrationConnection, { id: row.id });
+        return { row: null, changed: true };
+      }
+      const credentialsSealed = encryptSecret(this.sealKey, JSON.stringify({ channels: next }));
+      const added = Object.keys(next).some((k) => !(k in current) || next[k] !== current[k]);
+      const reconnect = added ? { status: 'connected' as const, engine: 'provider' as const, connectedAt: new Date(), lapsedAt: null, lapsedReason: null } : {};
+      if (row) {
+        em.assign(row, { credentialsSealed, ...reconnect });
+        await em.flush();
+        return { row, changed: true };
+      }
+      const made = em.create(IntegrationConnection, {
+        id: newId('connection'), workspaceId, provider: 'messaging-provider', status: 'connected', engine: 'provider', baseUrl: null,
+        accountEmail: null, accountName: null, credentialsSealed, connectedAt: new Date(), lapsedAt: null, lapsedReason: null,
+      });
+      await em.flush();
+      return { row: made, changed: true };
+    });
   }
 
   /** Names the account a connection acts as (read from the provider once it is connected). */

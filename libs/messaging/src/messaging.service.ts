@@ -187,17 +187,15 @@ export class MessagingService {
     return (use.credentials.channels ?? {}) as MessagingChannels;
   }
 
+  /** A connection row's channel accounts, unsealed. */
+  accountsOf(row: IntegrationConnection): MessagingChannels {
+    return (this.deps.integrations.credentialsOf(row).channels ?? {}) as MessagingChannels;
+  }
+
   /** Adds (or replaces) one channel's account in the workspace's messaging-provider connection; the other channels stay. */
   async connectChannel(workspaceId: string, account: ChannelAccount): Promise<IntegrationConnection> {
-    const { integrations } = this.deps;
-    const existing = await integrations.find(workspaceId, 'messaging-provider');
-    const channels = existing ? ((integrations.credentialsOf(existing).channels ?? {}) as MessagingChannels) : {};
-    return integrations.connect(workspaceId, {
-      provider: 'messaging-provider',
-      credentials: { channels: { ...channels, [account.channel]: account } },
-      accountName: existing?.accountName ?? null,
-      accountEmail: existing?.accountEmail ?? null,
-    });
+    const { row } = await this.deps.integrations.changeChannels(workspaceId, (channels) => ({ ...channels, [account.channel]: account }));
+    return row!;
   }
 
   /**
@@ -231,7 +229,7 @@ export class MessagingService {
 
   /** The channels the workspace's messaging-provider connection holds, without a secret: name and sending identity. */
   connectedChannels(row: IntegrationConnection): { channel: ConnectableChannel; identifier: string | null }[] {
-    const accounts = (this.deps.integrations.credentialsOf(row).channels ?? {}) as MessagingChannels;
+    const accounts = this.accountsOf(row);
     return CONNECTABLE_CHANNELS.flatMap((channel) => {
       const account = accounts[channel];
       return account ? [{ channel, identifier: identifierOf(account) }] : [];
@@ -241,21 +239,20 @@ export class MessagingService {
   /** The stored account of one connected channel (for its Test), or 409 MESSAGING_CHANNEL_NOT_CONNECTED. */
   async channelAccount(workspaceId: string, channel: ConnectableChannel): Promise<ChannelAccount> {
     const row = await this.deps.integrations.find(workspaceId, 'messaging-provider');
-    const account = row ? ((this.deps.integrations.credentialsOf(row).channels ?? {}) as MessagingChannels)[channel] : undefined;
+    const account = row ? this.accountsOf(row)[channel] : undefined;
     if (!account) throw new ApiError('MESSAGING_CHANNEL_NOT_CONNECTED', `The messaging-provider connection has no ${channel} account`);
     return account;
   }
 
   /** Removes one channel's account; the connection goes with its last channel. False when it had none. */
   async disconnectChannel(workspaceId: string, channel: ConnectableChannel): Promise<boolean> {
-    const { integrations } = this.deps;
-    const existing = await integrations.find(workspaceId, 'messaging-provider');
-    const channels = existing ? { ...((integrations.credentialsOf(existing).channels ?? {}) as MessagingChannels) } : {};
-    if (!existing || !channels[channel]) return false;
-    delete channels[channel];
-    if (!Object.keys(channels).length) return integrations.disconnect(workspaceId, 'messaging-provider');
-    await integrations.connect(workspaceId, { provider: 'messaging-provider', credentials: { channels }, accountName: existing.accountName ?? null, accountEmail: existing.accountEmail ?? null });
-    return true;
+    const { changed } = await this.deps.integrations.changeChannels(workspaceId, (channels) => {
+      if (!(channel in channels)) return undefined;
+      const rest = { ...channels };
+      delete rest[channel];
+      return rest;
+    });
+    return changed;
   }
 
   /** §4.5 List channels: the connected ones (default), the contract's other names as `disconnected`, or both (`all`). */

@@ -29,7 +29,8 @@ export class TwilioAdapter implements MessageSender {
 
   /**
    * The connect form's check (issue 29): the account (`GET /Accounts/{sid}.json`, active), and the from
-   * number among its incoming numbers (`IncomingPhoneNumbers.json?PhoneNumber=`) when one is given.
+   * number among its incoming numbers (`IncomingPhoneNumbers.json?PhoneNumber=`) when it is an E.164
+   * number (an alphanumeric sender id or a short code is not listed there, and is left to the send).
    */
   async check(signal: AbortSignal): Promise<{ friendlyName: string | null }> {
     const { accountSid, authToken, from } = this.account;
@@ -44,7 +45,7 @@ export class TwilioAdapter implements MessageSender {
     const account = parseJson(answer.body);
     const status = stringAt(account, 'status');
     if (status && status !== 'active') throw new ChannelCheckFailed('accountSid', `sms (Twilio) says the account is ${status}`);
-    if (from) {
+    if (from && /^\+\d{8,15}$/.test(from)) {
       const numbers = await call.send({ path: `${base}/IncomingPhoneNumbers.json`, query: new URLSearchParams({ PhoneNumber: from }), headers });
       if (numbers.status < 200 || numbers.status >= 300) throw call.refusal(numbers);
       const list = (parseJson(numbers.body) as { incoming_phone_numbers?: unknown[] } | undefined)?.incoming_phone_numbers;

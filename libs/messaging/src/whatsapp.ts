@@ -51,10 +51,10 @@ export function bodyVariables(text: string): string[] {
 export class WhatsAppAdapter implements MessageSender {
   constructor(private readonly account: WhatsAppAccount, private readonly options: AdapterOptions) {}
 
-  private call(signal: AbortSignal): ProviderCall {
+  private call(signal: AbortSignal, subject = 'the message'): ProviderCall {
     return new ProviderCall('primary_chat (WhatsApp)', this.account.baseUrl ?? WHATSAPP_BASE_URL, {
       ...this.options, credentials: { accessToken: this.account.accessToken }, timeoutMs: this.options.timeoutMs ?? 15_000,
-    }, signal, readError, 'the message');
+    }, signal, readError, subject);
   }
 
   private headers(): Record<string, string> {
@@ -93,7 +93,7 @@ export class WhatsAppAdapter implements MessageSender {
    * and verified name) and the business account (`GET /{waba-id}`), each refusal on the field it is about.
    */
   async check(signal: AbortSignal): Promise<{ displayNumber: string | null; verifiedName: string | null }> {
-    const call = this.call(signal);
+    const call = this.call(signal, 'the request');
     const read = async (id: string, fields: string, field: 'phoneNumberId' | 'wabaId'): Promise<unknown> => {
       const answer = await call.send({ path: `/${GRAPH_VERSION}/${encodeURIComponent(id)}`, query: new URLSearchParams({ fields }), headers: this.headers() });
       if (answer.status >= 200 && answer.status < 300) return parseJson(answer.body);

@@ -86,7 +86,9 @@ export class JobQueues {
  */
 function tagged<T>(data: T): T {
   const { requestId } = currentLogContext();
-  return requestId && !Object.hasOwn(data as object, 'requestId') ? { ...data, requestId } : data;
+  // Only a payload object is tagged; anything else goes on to validatePayload's refusal as it is.
+  if (!requestId || typeof data !== 'object' || data === null || Array.isArray(data) || Object.hasOwn(data, 'requestId')) return data;
+  return { ...data, requestId };
 }
 
 /** A campaign's runner jobs (`campaign.send`), one job id each, so a second add of the same runner is a no-op. */

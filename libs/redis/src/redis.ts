@@ -123,9 +123,14 @@ export class RedisKeys {
     return `${this.prefix}:{ws:${workspaceId}}:req:${month}`;
   }
 
-  /** A hash: each worker's offline-engine programs (JSON with its time), refreshed; the dashboard's census. */
+  /** The set of workers that reported their offline-engine programs (the dashboard's census). */
   offlineEngines(): string {
     return `${this.prefix}:engines:offline`;
+  }
+
+  /** One worker's report (its programs, JSON), with a TTL it renews. */
+  offlineEngine(worker: string): string {
+    return `${this.prefix}:engines:offline:${worker}`;
   }
 
   /** Set (with a TTL, refreshed) by every worker whose video engine is running; the API's 503 check. */

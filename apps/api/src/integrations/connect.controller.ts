@@ -2,7 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post } from '@n
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { APP_CONFIG, checkProvider, EngineCensus, KEYED_PROVIDERS, type KeyedProvider } from '#libs/app';
 import { ApiError, ok, validationFailed, type AppConfig } from '#libs/core';
-import { INTEGRATION_PROVIDERS, IntegrationsService, isIntegrationProvider, type IntegrationProvider } from '#libs/integrations';
+import { INTEGRATION_PROVIDERS, IntegrationsService, isIntegrationProvider, type IntegrationConnection, type IntegrationProvider } from '#libs/integrations';
 import { channelAccountOf, CONNECTABLE_CHANNELS, MessagingService, type ConnectableChannel } from '#libs/messaging';
 import { DriveService, GoogleConsent } from '#libs/suite';
 import { ApiEnvelope, ApiErrors, Session } from '../http/decorators.js';
@@ -46,12 +46,13 @@ export class ConnectController {
   async providers(@SessionUser() s: SessionPrincipal) {
     const rows = new Map((await this.integrations.list(s.workspaceId)).map((r) => [r.provider, r]));
     const engines = await this.census.states(INTEGRATION_PROVIDERS);
-    return ok(INTEGRATION_PROVIDERS.map((provider) => {
-      const row = rows.get(provider);
-      const local = engines.get(provider)!;
-      const channels = row && provider === 'messaging-provider' ? this.messaging.connectedChannels(row) : [];
-      return { provider, connection: row ? this.integrations.view(row) : null, localEngine: local.state, missingPrograms: local.missing, channels };
-    }));
+    return ok(INTEGRATION_PROVIDERS.map((provider) => this.stateOf(provider, rows.get(provider), engines.get(provider)!)));
+  }
+
+  /** A provider's line of the list: its connection, its channels (messaging-provider), its offline engine. */
+  private stateOf(provider: IntegrationProvider, row: IntegrationConnection | undefined, local: { state: string; missing: string[] }) {
+    const channels = row && provider === 'messaging-provider' ? this.messaging.connectedChannels(row) : [];
+    return { provider, connection: row ? this.integrations.view(row) : null, localEngine: local.state, missingPrograms: local.missing, channels };
   }
 
   @Post('workspace-suite/authorize')
@@ -135,7 +136,7 @@ export class ConnectController {
   async connectChannel(@SessionUser() s: SessionPrincipal, @Param('channel') name: string, @Body() body: ConnectChannelDto) {
     const account = await this.messaging.checkChannel(channelAccountOf(channelOf(name), body));
     const row = await this.messaging.connectChannel(s.workspaceId, account);
-    return ok({ provider: 'messaging-provider', connection: this.integrations.view(row), localEngine: 'none', missingPrograms: [], channels: this.messaging.connectedChannels(row) }, 'Connected');
+    return ok(this.stateOf('messaging-provider', row, { state: 'none', missing: [] }), 'Connected');
   }
 
   @Post('messaging-provider/channels/:channel/test')
@@ -173,17 +174,20 @@ export class ConnectController {
     if (!row) throw new ApiError('INTEGRATION_NOT_CONNECTED', `No ${provider} account is connected`);
     if (row.engine === 'local') {
       const local = await this.census.state(provider);
-      if (local.state !== 'available') throw new ApiError('PROVIDER_UNAVAILABLE', `The offline engine of ${provider} is not installed ${local.source === 'workers' ? 'on any worker' : 'on this machine'}${local.missing.length ? `: ${local.missing.join(', ')} missing` : ''}`);
-      return ok({ provider, message: `The offline engine is installed ${local.source === 'workers' ? 'on the workers' : 'on this machine'}` });
+      const where = local.source === 'workers' ? ['on any worker', 'on the workers'] : ['on this machine', 'on this machine'];
+      if (local.state !== 'available') throw new ApiError('PROVIDER_UNAVAILABLE', `The offline engine of ${provider} is not installed ${where[0]}${local.missing.length ? `: ${local.missing.join(', ')} missing` : ''}`);
+      return ok({ provider, message: `The offline engine is installed ${where[1]}` });
     }
     if (provider === 'workspace-suite') {
       const account = await this.drive.about(this.integrations.usable(row, provider));
       return ok({ provider, message: `Connected as ${account.email ?? account.name ?? 'the account that consented'}` });
     }
     if (provider === 'messaging-provider') {
-      const channels = this.messaging.connectedChannels(row);
-      for (const { channel } of channels) await this.messaging.checkChannel(await this.messaging.channelAccount(s.workspaceId, channel));
-      return ok({ provider, message: `The provider accepted ${channels.length === 1 ? 'the account' : 'every account'}: ${channels.map((c) => c.channel).join(', ') || 'no channel'}` });
+      const accounts = this.messaging.accountsOf(row);
+      const channels = CONNECTABLE_CHANNELS.filter((c) => accounts[c]);
+      if (!channels.length) throw new ApiError('MESSAGING_CHANNEL_NOT_CONNECTED', 'The messaging-provider connection has no channel account to test');
+      for (const channel of channels) await this.messaging.checkChannel(accounts[channel]!);
+      return ok({ provider, message: `The provider accepted ${channels.length === 1 ? 'the account' : 'every account'}: ${channels.join(', ')}` });
     }
     if (!(KEYED_PROVIDERS as readonly string[]).includes(provider)) throw validationFailed({ provider: [`${provider} has no test here`] });
     await checkProvider(this.config, provider as KeyedProvider, this.integrations.credentialsOf(row), row.baseUrl ?? null);

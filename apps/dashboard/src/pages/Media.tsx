@@ -69,18 +69,33 @@ function Thumb({ a }: { a: Asset }) {
 /** Lottie files drawn in the list up to this size (the upload limit is 20 MB); larger ones show their type. */
 const LOTTIE_PREVIEW_BYTES = 2 * 1024 * 1024;
 
+/** What stands in for an image a Lottie names by URL: one transparent pixel. */
+const BLANK = 'data:image/gif;base64,R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7';
+
 /**
- * A Lottie with nothing that would reach out of the page: images and fonts the file names by URL are
- * dropped (an embedded `data:` image stays), so showing someone's upload fetches nothing else.
+ * A Lottie with nothing that would reach out of the page or into it: every file asset becomes embedded
+ * (`e: 1`, no `u`), its `p` kept only when it is a `data:image/` URI, else a blank pixel; fonts lose
+ * their URLs, the animation its lazily fetched `segments`; and layer and shape names given as element
+ * ids or classes (`ln`, `cl`) are dropped, so an upload cannot clash with the page's own ids.
  */
-function inert(data: { assets?: { p?: string; u?: string; e?: number }[]; fonts?: { list?: { fPath?: string }[] } }): object {
-  for (const asset of data.assets ?? []) {
-    if (typeof asset.p === 'string' && !asset.p.startsWith('data:')) {
-      asset.p = '';
-      asset.u = '';
-    }
+function inert(data: Record<string, unknown>): object {
+  for (const asset of (data.assets ?? []) as Record<string, unknown>[]) {
+    if (!('p' in asset)) continue;
+    asset.p = typeof asset.p === 'string' && asset.p.startsWith('data:image/') ? asset.p : BLANK;
+    asset.u = '';
+    asset.e = 1;
   }
-  for (const font of data.fonts?.list ?? []) delete font.fPath;
+  for (const font of ((data.fonts as { list?: Record<string, unknown>[] } | undefined)?.list ?? [])) delete font.fPath;
+  delete data.segments;
+  const strip = (value: unknown): void => {
+    if (Array.isArray(value)) return value.forEach(strip);
+    if (typeof value !== 'object' || value === null) return;
+    const o = value as Record<string, unknown>;
+    for (const key of ['ln', 'cl']) if (typeof o[key] === 'string') delete o[key];
+    Object.values(o).forEach(strip);
+  };
+  strip(data.layers);
+  for (const asset of (data.assets ?? []) as Record<string, unknown>[]) strip(asset.layers);
   return data;
 }
 
@@ -97,7 +112,7 @@ function LottieFrame({ a }: { a: Asset }) {
     (async () => {
       const [{ default: lottie }, res] = await Promise.all([import('lottie-web/build/player/lottie_light'), fetch(a.url, { signal: abort.signal })]);
       if (!res.ok) throw new Error(`HTTP ${res.status}`);
-      const animationData = inert((await res.json()) as Parameters<typeof inert>[0]);
+      const animationData = inert((await res.json()) as Record<string, unknown>);
       if (abort.signal.aborted || !box.current) return;
       const anim = lottie.loadAnimation({ container: box.current, renderer: 'svg', loop: false, autoplay: false, animationData, rendererSettings: { preserveAspectRatio: 'xMidYMid meet' } });
       destroy = () => anim.destroy();
