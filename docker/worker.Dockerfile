@@ -32,9 +32,12 @@ FROM node:24-bookworm-slim AS runtime
 # (scripts/stock-packages.txt). CMU pocketsphinx and its US English model: the offline speech engine
 # (libs/captions/src/local.ts); lame: MP3 encoding; libheif-examples: heif-convert, the decoder of
 # HEIF/HEIC pictures for the media library and both engines (libs/media heif.ts). No ffmpeg: Remotion ships its own.
+# libjemalloc2: the worker's allocator (LD_PRELOAD below; the worker drops it for the programs it starts):
+# under glibc's, libvips' threads fragment a long-lived worker's memory (docs/benchmarks.md "Soak").
 COPY scripts/font-packages.txt scripts/stock-packages.txt /tmp/
 RUN apt-get update \
- && apt-get install -y --no-install-recommends chromium-headless-shell pocketsphinx pocketsphinx-en-us lame libheif-examples $(cat /tmp/font-packages.txt /tmp/stock-packages.txt) \
+ && apt-get install -y --no-install-recommends chromium-headless-shell pocketsphinx pocketsphinx-en-us lame libheif-examples libjemalloc2 $(cat /tmp/font-packages.txt /tmp/stock-packages.txt) \
+ && ln -s "$(ls /usr/lib/*-linux-gnu/libjemalloc.so.2 | head -n 1)" /usr/local/lib/libjemalloc.so.2 \
  && rm -rf /var/lib/apt/lists/* /tmp/font-packages.txt /tmp/stock-packages.txt
 
 # No wrapper of the image's own: the engine writes its wrapper (libs/video/src/browser.ts
@@ -47,7 +50,8 @@ WORKDIR /app
 ENV NODE_ENV=production \
     APP_ENV=production \
     DATA_DIR=/data \
-    VIDEO_BUNDLE_DIR=/app/video-bundle
+    VIDEO_BUNDLE_DIR=/app/video-bundle \
+    LD_PRELOAD=/usr/local/lib/libjemalloc.so.2
 
 COPY --from=build --chown=node:node /app/node_modules ./node_modules
 COPY --from=build --chown=node:node /app/dist ./dist

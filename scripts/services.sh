@@ -44,6 +44,9 @@ ensure_system_packages() {
   # and both engines decode HEVC-coded HEIF with heif-convert (libs/media heif.ts); the tests make
   # their HEIC fixtures with heif-enc of the same package.
   need_apt heif-convert libheif-examples
+  # jemalloc: the worker's allocator (scripts/up.sh, the worker image). Under glibc's, a long-lived
+  # worker's memory fragments (sharp/libvips threads; docs/benchmarks.md "Soak").
+  [ -n "$(jemalloc_path)" ] || apt_install libjemalloc2
   if [ "${1:-}" = test ]; then
     # Speech with known words for the offline engine's tests, and outside readers of our caption
     # files (webvtt-py, srt).
@@ -58,6 +61,15 @@ ensure_system_packages() {
     # Outside readers of our outputs in the tests: poppler (pdfinfo, pdftotext, pdffonts, pdfimages, pdftoppm).
     need_apt pdftoppm poppler-utils
   fi
+}
+
+jemalloc_path() {
+  # jemalloc_path: Debian's libjemalloc.so.2 for this machine's architecture, or nothing.
+  local f
+  for f in /usr/lib/*-linux-gnu/libjemalloc.so.2 /usr/lib/libjemalloc.so.2; do
+    [ -f "$f" ] && { echo "$f"; return 0; }
+  done
+  return 0
 }
 
 ensure_listed_packages() {

@@ -35,7 +35,8 @@ if [ ! -f "$DATA_DIR/demo-workspace.json" ]; then
   cat "$DATA_DIR/demo-workspace.json"
 fi
 
-node dist/apps/worker/src/main.js &
+# The worker runs on jemalloc (libjemalloc2): glibc's allocator fragments under libvips' threads.
+LD_PRELOAD="$(jemalloc_path)" node dist/apps/worker/src/main.js &
 worker=$!
 stop() {
   kill "$worker" 2>/dev/null || true

@@ -11,6 +11,10 @@ import { within, WorkerModule } from './worker.module.js';
  */
 const AFTER_RELEASE_MS = 5_000;
 
+// jemalloc, preloaded by scripts/up.sh and the worker image, is this process's allocator; the programs
+// the worker starts (Chromium, ffmpeg, pocketsphinx) keep their own.
+if (process.env.LD_PRELOAD?.includes('jemalloc')) delete process.env.LD_PRELOAD;
+
 try {
   const config = loadConfig();
   metrics('worker'); // before any job counts something: this process's metrics are the worker's

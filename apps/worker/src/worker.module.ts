@@ -68,8 +68,10 @@ export class WorkerModule implements OnApplicationBootstrap, BeforeApplicationSh
           provide: StillEngine,
           inject: [FontCatalog, STORAGE, VideoEngineHolder],
           useFactory: async (fonts: FontCatalog, storage: StorageDriver, video: VideoEngineHolder) => {
-            // libvips defaults to one thread here; two lets one still use both cores.
-            sharp.concurrency(2);
+            // libvips' threads per image: sharp's own choice, every core under jemalloc (scripts/up.sh, the
+            // worker image) and one under glibc's allocator, whose arenas fragment under libvips' threads
+            // until a long-lived worker's memory grows without end (docs/benchmarks.md "Soak").
+            new Logger('worker').log(`libvips threads per image: ${sharp.concurrency()}${sharp.concurrency() > 1 ? '' : ' (glibc allocator: run the worker with LD_PRELOAD=libjemalloc.so.2 for more)'}`);
             return new StillEngine({ fonts, fetch: storageAwareFetcher(config, storage), ...((await video.enabled()) ? { browserStill: video.browserStill, printHtml: video.printHtml, printsText: video.printsText } : {}) });
           },
         },
