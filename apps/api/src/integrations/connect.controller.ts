@@ -165,7 +165,7 @@ export class ConnectController {
   @Post(':provider/test')
   @HttpCode(200)
   @Session({ role: 'owner' })
-  @ApiOperation({ summary: 'Test a connection with one cheap call to its provider (the offline engine: its programs are on this machine); what the provider answered when it refused' })
+  @ApiOperation({ summary: 'Test a connection with one cheap call to its provider (the offline engine: a worker reports its programs, or this machine has them when none reported; a messaging connection: each channel checked); what the provider answered when it refused' })
   @ApiEnvelope(CheckedDto)
   @ApiErrors('NOT_FOUND', 'INTEGRATION_NOT_CONNECTED', 'VALIDATION_FAILED', 'PROVIDER_ERROR', 'PROVIDER_UNAVAILABLE')
   async test(@SessionUser() s: SessionPrincipal, @Param('provider') name: string) {
