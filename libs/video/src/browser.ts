@@ -259,7 +259,32 @@ export async function writeBrowserWrapper(browser: string, workDir = join(tmpdir
     `exec ${setpriv}${sh(target)} "$@" --user-data-dir="$profile" ${WRAPPER_FLAGS.map(sh).join(' ')}`,
     '',
   ].join('\n');
-  const path = join(dir, 'chromium-wrapper.sh');
+  return writeScript(join(dir, 'chromium-wrapper.sh'), script);
+}
+
+/**
+ * A launcher that refuses to start a browser (it exits 1 at once), for Remotion's `browserExecutable`
+ * beside the browser the engine passes it. Remotion starts a browser of its own only to replace ours
+ * after a tab closed under a frame ("Target closed"); it keeps that one open when the call ends (we
+ * passed it a browser, so it closes only tabs): a leaked Chromium per closed tab. An existing file,
+ * not a missing path: Remotion checks the path through one promise chain shared by the process
+ * (ensureBrowser), and a missing one would leave that chain rejected, so that no browser could be
+ * opened again; a launch that fails does not touch it.
+ */
+export function writeRefusingLauncher(workDir = join(tmpdir(), 'video-engine')): string {
+  const dir = privateFolder(browserDirs(workDir).wrapper, 0o700);
+  const script = [
+    '#!/bin/sh',
+    '# Written by the video engine (libs/video/src/browser.ts writeRefusingLauncher): Remotion may not start a browser of its own.',
+    'echo "Video engine: Remotion may not start a browser of its own (the engine opens them)" >&2',
+    'exit 1',
+    '',
+  ].join('\n');
+  return writeScript(join(dir, 'no-second-browser.sh'), script);
+}
+
+/** Writes an executable script of ours at `path` unless it is there already, the same and ours. */
+function writeScript(path: string, script: string): string {
   const current = (() => {
     try {
       return readFileSync(path, 'utf8');

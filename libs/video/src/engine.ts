@@ -13,7 +13,7 @@ import { FontCatalog, type MediaFetcher } from '#libs/still';
 import { feedBinary, runBinary, type BinaryFeed } from '#libs/media';
 import { makeOwnScratch, ownScratch, sweepScratch } from '#libs/core';
 import { planChunks } from './chunks.js';
-import { browserDirs, chooseBrowser, clearProfiles } from './browser.js';
+import { browserDirs, chooseBrowser, clearProfiles, writeRefusingLauncher } from './browser.js';
 import { screenshotsWithinViewport } from './cdp.js';
 import { ensureBundle, isBundle, projectRoot } from './bundle.js';
 import { encodingFor, gifFfmpegOverride, type Encoding } from './encode.js';
@@ -217,6 +217,8 @@ export class VideoEngine {
     readonly browserExecutable: string,
     readonly bundleDir: string,
     private readonly workDir: string,
+    /** What Remotion is told it may start besides our browser: nothing (browser.ts writeRefusingLauncher). */
+    private readonly refusingLauncher: string,
   ) {}
 
   /** This process's own folder of the work dir (renders' inputs, outputs and chunks): `<workDir>/scratch/<host>-<pid>-<token>`. */
@@ -252,7 +254,7 @@ export class VideoEngine {
       opts.fonts ? Promise.resolve(opts.fonts) : FontCatalog.system(join(workDir, 'fonts')),
       MediaServer.start(),
     ]);
-    const engine = new VideoEngine(opts, fonts, server, browser.executable, dir, workDir);
+    const engine = new VideoEngine(opts, fonts, server, browser.executable, dir, workDir, writeRefusingLauncher(workDir));
     await engine.sweepLeftovers();
     await makeOwnScratch(join(workDir, 'scratch'));
     try {
@@ -772,7 +774,7 @@ export class VideoEngine {
           frame: 0,
           imageFormat: 'png',
           puppeteerInstance: this.browser,
-          browserExecutable: this.browserExecutable,
+          browserExecutable: this.refusingLauncher,
           onBrowserDownload: noBrowserDownload,
           cancelSignal,
           logLevel: this.opts.logLevel ?? 'error',
@@ -852,7 +854,7 @@ export class VideoEngine {
       serveUrl: this.bundleDir,
       inputProps: props,
       puppeteerInstance: this.browser,
-      browserExecutable: this.browserExecutable,
+      browserExecutable: this.refusingLauncher,
       onBrowserDownload: noBrowserDownload,
       concurrency: this.opts.concurrency ?? availableParallelism(),
       // A gif's frames are captured as PNG: JPEG's ringing around flat colours and text costs a
