@@ -179,6 +179,12 @@ function filesUnder(dir) {
  * ran after `warmupMs` from its start: least squares over its samples; null when no stretch is 10 minutes.
  */
 function growthPerHour(samples, warmupMs) {
+  const longest = judgedStretch(samples, warmupMs);
+  return longest ? (slopePerHour(longest, 'rss') / longest[0].rss) * 100 : null;
+}
+
+/** The samples of the longest stretch one incarnation ran after `warmupMs` from its start; null under 10 minutes. */
+function judgedStretch(samples, warmupMs) {
   const bySpawn = new Map();
   for (const s of samples) {
     if (s.t - s.spawnedAt < warmupMs) continue;
@@ -186,12 +192,46 @@ function growthPerHour(samples, warmupMs) {
     bySpawn.get(s.spawnedAt).push(s);
   }
   const longest = [...bySpawn.values()].sort((a, b) => (b.at(-1).t - b[0].t) - (a.at(-1).t - a[0].t))[0];
-  if (!longest || longest.at(-1).t - longest[0].t < 10 * 60_000) return null;
-  const n = longest.length;
-  const mx = longest.reduce((a, s) => a + s.t, 0) / n;
-  const my = longest.reduce((a, s) => a + s.rss, 0) / n;
-  const slope = longest.reduce((a, s) => a + (s.t - mx) * (s.rss - my), 0) / longest.reduce((a, s) => a + (s.t - mx) ** 2, 0);
-  return (slope * 3_600_000 / longest[0].rss) * 100;
+  return longest && longest.at(-1).t - longest[0].t >= 10 * 60_000 ? longest : null;
+}
+
+/** Least-squares slope of `field` over `stretch` (the samples that have it), per hour. */
+function slopePerHour(stretch, field) {
+  const xs = stretch.filter((s) => typeof s[field] === 'number');
+  if (xs.length < 2) return null;
+  const mx = xs.reduce((a, s) => a + s.t, 0) / xs.length;
+  const my = xs.reduce((a, s) => a + s[field], 0) / xs.length;
+  return (xs.reduce((a, s) => a + (s.t - mx) * (s[field] - my), 0) / xs.reduce((a, s) => a + (s.t - mx) ** 2, 0)) * 3_600_000;
+}
+
+/**
+ * What a worker's memory is made of, from its own /metrics (prom-client's process metrics): V8's heap
+ * in use, memory outside it that JavaScript holds (Buffers, sharp's inputs), and the RSS it reports.
+ * Read beside the RSS so that a growth can be told apart: JavaScript objects kept, or native memory.
+ */
+async function heapFigures(port, token) {
+  try {
+    const text = await (await fetch(`http://127.0.0.1:${port}/metrics`, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(5_000) })).text();
+    const value = (name) => {
+      const m = new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)`, 'm').exec(text);
+      return m ? Number(m[1]) : undefined;
+    };
+    return { heapUsed: value('mr_nodejs_heap_size_used_bytes'), heapTotal: value('mr_nodejs_heap_size_total_bytes'), external: value('mr_nodejs_external_memory_bytes') };
+  } catch {
+    return {};
+  }
+}
+
+/** A worker's judged stretch: its RSS, V8 heap and external memory at its start and end (MB) and their slopes (MB/h). */
+function memoryOf(stretch) {
+  if (!stretch) return null;
+  const mb = (v) => (typeof v === 'number' ? Math.round(v / 2 ** 20) : null);
+  const first = (f) => stretch.find((s) => typeof s[f] === 'number')?.[f];
+  const last = (f) => stretch.findLast((s) => typeof s[f] === 'number')?.[f];
+  return Object.fromEntries(['rss', 'heapUsed', 'heapTotal', 'external'].map((f) => {
+    const slope = slopePerHour(stretch, f);
+    return [f, { fromMb: mb(first(f)), toMb: mb(last(f)), mbPerHour: slope === null ? null : Number((slope / 2 ** 20).toFixed(1)) }];
+  }));
 }
 
 // --- the run --------------------------------------------------------------------------------------
@@ -236,6 +276,9 @@ async function soak(opts) {
   const procs = { api: null, 'worker-0': null, 'worker-1': null };
   const spawnedAt = {};
   const workerDirs = [0, 1].map((i) => join(work, `worker-${i}`));
+  // Each worker's metrics listener (kept across its respawns), read by the sampler for its heap.
+  const metricsToken = randomBytes(16).toString('hex');
+  const metricsPorts = [await freePort(), await freePort()];
   const startApiProcess = async () => {
     procs.api = startChild('api', process.execPath, ['dist/apps/api/src/main.js'], env);
     spawnedAt.api = Date.now();
@@ -248,7 +291,7 @@ async function soak(opts) {
     mkdirSync(join(dir, 'tmp'), { recursive: true });
     // On jemalloc, as scripts/up.sh and the worker image start it (`--allocator glibc` for the comparison).
     const allocator = opts.allocator === 'jemalloc' && jemalloc ? { LD_PRELOAD: jemalloc } : {};
-    procs[`worker-${i}`] = startChild(`worker-${i}`, process.execPath, ['dist/apps/worker/src/main.js'], { ...env, ...allocator, DATA_DIR: join(dir, 'data'), TMPDIR: join(dir, 'tmp') });
+    procs[`worker-${i}`] = startChild(`worker-${i}`, process.execPath, ['dist/apps/worker/src/main.js'], { ...env, ...allocator, DATA_DIR: join(dir, 'data'), TMPDIR: join(dir, 'tmp'), METRICS_TOKEN: metricsToken, WORKER_METRICS_HOST: '127.0.0.1', WORKER_METRICS_PORT: String(metricsPorts[i]) });
     spawnedAt[`worker-${i}`] = Date.now();
   };
   await startApiProcess();
@@ -462,7 +505,7 @@ async function soak(opts) {
     const settled = [...renders.values()].filter((r) => r.settled).length;
     const outside = requests.serverErrors.filter((e) => !inOutage(e.t)).length + requests.connectionErrors.filter((e) => !inOutage(e.t)).length;
     const lat = stillLatencies.map((l) => l.ms);
-    const rss = Object.entries(samples).map(([k, s]) => `${k} ${s.length ? (s.at(-1).rss / 2 ** 20).toFixed(0) : '-'}${s.length && s.at(-1).groupRss !== s.at(-1).rss ? `(+${((s.at(-1).groupRss - s.at(-1).rss) / 2 ** 20).toFixed(0)})` : ''} MB/${s.at(-1)?.fds ?? '-'} fd`).join(', ');
+    const rss = Object.entries(samples).map(([k, s]) => `${k} ${s.length ? (s.at(-1).rss / 2 ** 20).toFixed(0) : '-'}${s.length && s.at(-1).groupRss !== s.at(-1).rss ? `(+${((s.at(-1).groupRss - s.at(-1).rss) / 2 ** 20).toFixed(0)})` : ''} MB/${s.at(-1)?.fds ?? '-'} fd${typeof s.at(-2)?.heapUsed === 'number' ? ` (heap ${(s.at(-2).heapUsed / 2 ** 20).toFixed(0)}, ext ${(s.at(-2).external / 2 ** 20).toFixed(0)})` : ''}`).join(', ');
     return `${final ? 'end' : `min ${Math.round((Date.now() - start) / 60_000)}`}: requests ${requests.total}, renders ${renders.size} (${settled} settled), 5xx+refused outside outages ${outside}, webhooks ${deliveries.size}, stream events ${stream.events}, still p50/p99 ${quantile(lat, 0.5) ?? '-'}/${quantile(lat, 0.99) ?? '-'} ms, rss ${rss}`;
   };
   const sample = () => {
@@ -470,7 +513,10 @@ async function soak(opts) {
     for (const slot of Object.keys(samples)) {
       const child = slot === 'redis' ? redis : procs[slot];
       if (!child || child.exitCode !== null || child.signalCode !== null) continue;
-      samples[slot].push({ t, spawnedAt: slot === 'redis' ? 0 : spawnedAt[slot], ...processFigures(child.pid) });
+      const figures = { t, spawnedAt: slot === 'redis' ? 0 : spawnedAt[slot], ...processFigures(child.pid) };
+      samples[slot].push(figures);
+      // Filled in when the worker answers (a few milliseconds; a sample whose answer never came has none).
+      if (slot.startsWith('worker-')) void heapFigures(metricsPorts[Number(slot.slice(-1))], metricsToken).then((h) => Object.assign(figures, h));
     }
   };
   const sampler = setInterval(sample, 10_000);
@@ -538,10 +584,11 @@ async function soak(opts) {
     .filter((l) => /video engine|error|warn/i.test(l)).slice(-8)]));
   // Stop everything gracefully, then look for what the workers left in their temporary folders.
   for (const slot of ['worker-0', 'worker-1', 'api']) if (procs[slot]) await stopChild(procs[slot], { timeoutMs: 20_000 });
-  // Not counted: the video engine's Chromium launcher (<work dir>/browser/chromium-wrapper.sh), one
-  // file per machine rewritten in place at each start (libs/video browser.ts), not a job's.
+  // Not counted: the video engine's two launchers (<work dir>/browser/chromium-wrapper.sh and the one
+  // that refuses Remotion a browser of its own, no-second-browser.sh), files per machine rewritten in
+  // place at each start (libs/video browser.ts), not a job's.
   const leftovers = workerDirs.flatMap((dir) => [...filesUnder(join(dir, 'tmp')), ...filesUnder(join(dir, 'data'))])
-    .filter((p) => !p.endsWith('/browser/chromium-wrapper.sh'));
+    .filter((p) => !/\/browser\/(chromium-wrapper|no-second-browser)\.sh$/.test(p));
 
   // The first and last tenth of the run (by a request's start), judged on p99 when each tenth holds at
   // least 100 stills (runs of 25 minutes and more at the default rate); a shorter run's tenth holds a
@@ -562,6 +609,7 @@ async function soak(opts) {
     maxMb: s.length ? Math.round(Math.max(...s.map((x) => x.rss)) / 2 ** 20) : null,
     fds: s.at(-1)?.fds ?? null,
     growthPctPerHour: growthPerHour(s, warmupMs),
+    ...(slot.startsWith('worker-') ? { judged: memoryOf(judgedStretch(s, warmupMs)) } : {}),
   }]));
   const outside = [
     ...requests.serverErrors.filter((e) => !inOutage(e.t)),
@@ -627,7 +675,10 @@ function summary(r) {
   console.log(`requests ${r.requests.total} ${JSON.stringify(r.requests.byStatus)}, 5xx inside outages ${r.requests.serverErrorsInOutages}, outside: ${r.errorsOutsideOutages.length}${r.errorsOutsideOutages.length ? ` ${JSON.stringify(r.errorsOutsideOutages.slice(0, 5))}` : ''}`);
   console.log(`lost ${r.lost.length}${r.lost.length ? ` (${r.lost.slice(0, 5).join(', ')})` : ''}, charged twice ${r.doubleCharged.length}, webhooks ${r.webhooks.delivered} delivered, lost ${r.webhooks.lost.length}, duplicated ${r.webhooks.duplicated.length}; stream ${r.stream.events} events, ${r.stream.reconnects} reconnects, ${r.stream.completedMissed} completions missed`);
   console.log(`still over HTTP: ${r.still.count}, p50 ${r.still.p50} ms, p99 ${r.still.p99} ms; first tenth p50/p99 ${r.still.firstTenth.p50}/${r.still.firstTenth.p99} ms (${r.still.firstTenth.n}), last tenth ${r.still.lastTenth.p50}/${r.still.lastTenth.p99} ms (${r.still.lastTenth.n}), ${r.still.judged} judged`);
-  for (const [slot, x] of Object.entries(r.rss)) console.log(`  ${slot}: rss ${x.lastMb} MB (max ${x.maxMb}, with children ${x.groupMb}), ${x.fds} fds, growth ${x.growthPctPerHour === null ? 'not judged (no 10-minute stretch after warm-up)' : `${x.growthPctPerHour.toFixed(1)} %/hour`}`);
+  for (const [slot, x] of Object.entries(r.rss)) {
+    console.log(`  ${slot}: rss ${x.lastMb} MB (max ${x.maxMb}, with children ${x.groupMb}), ${x.fds} fds, growth ${x.growthPctPerHour === null ? 'not judged (no 10-minute stretch after warm-up)' : `${x.growthPctPerHour.toFixed(1)} %/hour`}`);
+    if (x.judged) console.log(`    judged stretch: ${Object.entries(x.judged).map(([f, v]) => `${f} ${v.fromMb}→${v.toMb} MB (${v.mbPerHour} MB/h)`).join(', ')}`);
+  }
   console.log(`temporary files left: ${r.tempFilesLeft.length}${r.tempFilesLeft.length ? ` (${r.tempFilesLeft.slice(0, 5).join(', ')})` : ''}`);
   console.log(r.ok ? 'line: met' : `line: MISSED: ${r.misses.join('; ')}`);
 }
