@@ -1,37 +1,76 @@
+interface Entry<V> {
+  value: V;
+  bytes: number;
+}
+
+export interface ByteLruOptions {
+  /**
+   * A probation window (a segmented LRU): a new value waits among the last `probationEntries` new
+   * values (at most a quarter of the budget in bytes) and stays for longer only once it is used
+   * again. Values used once (the text of a template rendered with new values: a layer per render)
+   * then take that window at most, not the whole budget, and never push out the values that repeat.
+   */
+  probationEntries?: number;
+}
+
 /**
  * A least-recently-used map bounded by the total size of its values (bytes of pixels), shared by the
  * renders of one process: decoded images, laid-out text and finished layers are reused when the same
  * inputs come back (a template rendered with new values redraws only what changed).
  */
 export class ByteLru<V> {
-  private readonly entries = new Map<string, { value: V; bytes: number }>();
+  /** Values used again (or every value, without a probation window), least recently used first. */
+  private readonly entries = new Map<string, Entry<V>>();
+  /** New values not used again yet, oldest first. */
+  private readonly probation = new Map<string, Entry<V>>();
   private total = 0;
+  private probationBytes = 0;
   hits = 0;
   misses = 0;
 
-  constructor(private readonly budget: number) {}
+  constructor(
+    private readonly budget: number,
+    private readonly opts: ByteLruOptions = {},
+  ) {}
 
   get(key: string): V | undefined {
     const entry = this.entries.get(key);
-    if (!entry) {
-      this.misses++;
-      return undefined;
+    if (entry) {
+      this.hits++;
+      this.entries.delete(key);
+      this.entries.set(key, entry);
+      return entry.value;
     }
-    this.hits++;
-    this.entries.delete(key);
-    this.entries.set(key, entry);
-    return entry.value;
+    const waiting = this.probation.get(key);
+    if (waiting) {
+      // Used a second time: kept with the values that repeat.
+      this.hits++;
+      this.probation.delete(key);
+      this.probationBytes -= waiting.bytes;
+      this.entries.set(key, waiting);
+      return waiting.value;
+    }
+    this.misses++;
+    return undefined;
   }
 
   set(key: string, value: V, bytes: number): void {
     if (bytes > this.budget / 4) return; // one huge value would flush everything else
-    const old = this.entries.get(key);
-    if (old) {
-      this.total -= old.bytes;
-      this.entries.delete(key);
-    }
-    this.entries.set(key, { value, bytes });
+    this.delete(key);
     this.total += bytes;
+    const window = this.opts.probationEntries;
+    if (window === undefined) {
+      this.entries.set(key, { value, bytes });
+    } else {
+      this.probation.set(key, { value, bytes });
+      this.probationBytes += bytes;
+      for (const [k, e] of this.probation) {
+        if (this.probation.size <= window && this.probationBytes <= this.budget / 4) break;
+        this.probation.delete(k);
+        this.probationBytes -= e.bytes;
+        this.total -= e.bytes;
+      }
+    }
     for (const [k, e] of this.entries) {
       if (this.total <= this.budget) break;
       this.entries.delete(k);
@@ -54,6 +93,22 @@ export class ByteLru<V> {
 
   clear(): void {
     this.entries.clear();
+    this.probation.clear();
     this.total = 0;
+    this.probationBytes = 0;
+  }
+
+  private delete(key: string): void {
+    const old = this.entries.get(key);
+    if (old) {
+      this.entries.delete(key);
+      this.total -= old.bytes;
+    }
+    const waiting = this.probation.get(key);
+    if (waiting) {
+      this.probation.delete(key);
+      this.probationBytes -= waiting.bytes;
+      this.total -= waiting.bytes;
+    }
   }
 }

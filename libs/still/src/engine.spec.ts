@@ -10,7 +10,7 @@ import { ApiError } from '#libs/core';
 import { assertEdit, type JsonValue } from '#libs/edit-spec';
 import { MediaFetchError, parseFont, sniff } from '#libs/media';
 import { FontCatalog } from './fonts.js';
-import { StillEngine } from './engine.js';
+import { StillEngine, type StillEngineOptions } from './engine.js';
 import { compareImages, renamedFont } from '#testing/still';
 import { textAssetBlock } from './assets.js';
 import { ellipsize } from './text.js';
@@ -20,6 +20,8 @@ import compressWoff2 from 'wawoff2/compress.js';
 const CDN = 'https://cdn.example.com';
 const files = new Map<string, Buffer>();
 let engine: StillEngine;
+/** The shared engine's fonts and files, for a test that needs an engine (a cache) of its own. */
+let options: StillEngineOptions;
 
 function frame(tracks: JsonValue[], output: Record<string, JsonValue> = {}, timeline: Record<string, JsonValue> = {}): ReturnType<typeof assertEdit> {
   return assertEdit({
@@ -61,7 +63,7 @@ beforeAll(async () => {
   files.set(`${CDN}/renamed.ttf`, renamedFont());
   files.set(`${CDN}/font.woff2`, Buffer.concat([Buffer.from('wOF2'), Buffer.alloc(60)]));
   files.set(`${CDN}/notafont.ttf`, Buffer.concat([Buffer.from([0, 1, 0, 0]), Buffer.alloc(8)]));
-  engine = new StillEngine({
+  options = {
     fonts: await FontCatalog.system(join(tmpdir(), `still-fonts-test-${process.pid}`)),
     fetch: async (url, expect) => {
       const bytes = files.get(url);
@@ -71,7 +73,8 @@ beforeAll(async () => {
       if (expect && !expect.includes(type.kind)) throw new MediaFetchError(url, `Expected ${expect.join(' or ')}, got ${type.mime}`);
       return { url, bytes, ...type };
     },
-  });
+  };
+  engine = new StillEngine(options);
 });
 
 describe('fonts (issue 4: shipped families, timeline.fonts, unknown family is a 422)', () => {
@@ -330,6 +333,23 @@ describe('output formats (§2 output.format, §4.1 scale)', () => {
     const second = await engine.render(edit);
     expect(second.bytes.equals(first.bytes)).toBe(true);
     expect(engine.cacheStats.hits).toBeGreaterThan(hits);
+  });
+
+  test('a template rendered with new text every time keeps its photo cached and does not fill the cache with one-off layers', async () => {
+    const own = new StillEngine(options);
+    const edit = (n: number) => frame([text(`Once ${n}`), clip({ type: 'image', src: `${CDN}/photo.jpg` }, { scale: 0.5 })]);
+    await own.render(edit(0));
+    await own.render(edit(1));
+    const settled = own.cacheStats;
+    for (let n = 2; n < 150; n++) await own.render(edit(n));
+    const after = own.cacheStats;
+    // The photo layer hits on every render; each new text layer misses once.
+    expect(after.hits - settled.hits).toBe(148);
+    expect(after.misses - settled.misses).toBe(148);
+    // One-off text layers take the probation window (64 of them) at most: a 200×120 frame's layer is
+    // 96 KB, so 150 renders would hold ~14 MB of them without it.
+    expect(after.bytes).toBeLessThanOrEqual(65 * 200 * 120 * 4);
+    expect(after.bytes).toBeGreaterThan(0);
   });
 
   test('the watermark is visible: a test render differs from the live one', async () => {

@@ -88,6 +88,14 @@ export interface StillOutput {
   timings: { inputs: number; draw: number; encode: number; total: number };
 }
 
+/**
+ * Finished layers seen once wait among the last this many (at most a quarter of the layer cache) and
+ * are kept for longer only when drawn again: a template rendered with new values makes a new text layer
+ * every render, which used to take the whole cache (256 MB a worker, a layer a still, filled over its
+ * first hour: the soak's worker growth) and push out the photo and shapes that do repeat.
+ */
+const LAYER_PROBATION = 64;
+
 const CONTENT_TYPES = { png: 'image/png', jpeg: 'image/jpeg', pdf: 'application/pdf' } as const;
 
 /** JPEG quality per output `quality` (default high). */
@@ -175,7 +183,7 @@ export class StillEngine {
   private readonly frames = new PixelGate(MAX_PIXELS);
 
   constructor(private readonly opts: StillEngineOptions) {
-    this.layers = new ByteLru(opts.cacheBytes ?? 256 * 1024 * 1024);
+    this.layers = new ByteLru(opts.cacheBytes ?? 256 * 1024 * 1024, { probationEntries: LAYER_PROBATION });
     this.limitInputPixels = opts.limitInputPixels ?? RENDER_BUDGET.mediaPixels;
     this.gate = new PixelGate(opts.pixelsInFlight ?? DEFAULT_PIXELS_IN_FLIGHT);
   }
