@@ -505,7 +505,7 @@ async function soak(opts) {
     const settled = [...renders.values()].filter((r) => r.settled).length;
     const outside = requests.serverErrors.filter((e) => !inOutage(e.t)).length + requests.connectionErrors.filter((e) => !inOutage(e.t)).length;
     const lat = stillLatencies.map((l) => l.ms);
-    const rss = Object.entries(samples).map(([k, s]) => `${k} ${s.length ? (s.at(-1).rss / 2 ** 20).toFixed(0) : '-'}${s.length && s.at(-1).groupRss !== s.at(-1).rss ? `(+${((s.at(-1).groupRss - s.at(-1).rss) / 2 ** 20).toFixed(0)})` : ''} MB/${s.at(-1)?.fds ?? '-'} fd${typeof s.at(-2)?.heapUsed === 'number' ? ` (heap ${(s.at(-2).heapUsed / 2 ** 20).toFixed(0)}, ext ${(s.at(-2).external / 2 ** 20).toFixed(0)})` : ''}`).join(', ');
+    const rss = Object.entries(samples).map(([k, s]) => `${k} ${s.length ? (s.at(-1).rss / 2 ** 20).toFixed(0) : '-'}${s.length && s.at(-1).groupRss !== s.at(-1).rss ? `(+${((s.at(-1).groupRss - s.at(-1).rss) / 2 ** 20).toFixed(0)})` : ''} MB/${s.at(-1)?.fds ?? '-'} fd${typeof s.at(-2)?.heapUsed === 'number' && typeof s.at(-2)?.external === 'number' ? ` (heap ${(s.at(-2).heapUsed / 2 ** 20).toFixed(0)}, ext ${(s.at(-2).external / 2 ** 20).toFixed(0)})` : ''}`).join(', ');
     return `${final ? 'end' : `min ${Math.round((Date.now() - start) / 60_000)}`}: requests ${requests.total}, renders ${renders.size} (${settled} settled), 5xx+refused outside outages ${outside}, webhooks ${deliveries.size}, stream events ${stream.events}, still p50/p99 ${quantile(lat, 0.5) ?? '-'}/${quantile(lat, 0.99) ?? '-'} ms, rss ${rss}`;
   };
   const sample = () => {

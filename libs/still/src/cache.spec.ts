@@ -43,6 +43,17 @@ describe('ByteLru, the still engine\'s caches', () => {
     expect(lru.bytes).toBe(0);
   });
 
+  it('a value that left the window unused and comes back is kept at once (its key was remembered)', () => {
+    const lru = new ByteLru<string>(1000, { probationEntries: 2 });
+    lru.set('photo', 'P', 10);
+    for (let i = 0; i < 5; i++) lru.set(`text ${i}`, 'T', 10);
+    expect(lru.get('photo')).toBeUndefined(); // out of the window, unused
+    lru.set('photo', 'P', 10);
+    for (let i = 5; i < 50; i++) lru.set(`text ${i}`, 'T', 10);
+    expect(lru.get('photo')).toBe('P');
+    expect(lru.bytes).toBe(10 + 2 * 10);
+  });
+
   it('a value set again replaces the old one and its bytes', () => {
     const lru = new ByteLru<string>(1000, { probationEntries: 4 });
     lru.set('k', 'old', 100);

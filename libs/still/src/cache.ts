@@ -5,13 +5,18 @@ interface Entry<V> {
 
 export interface ByteLruOptions {
   /**
-   * A probation window (a segmented LRU): a new value waits among the last `probationEntries` new
-   * values (at most a quarter of the budget in bytes) and stays for longer only once it is used
-   * again. Values used once (the text of a template rendered with new values: a layer per render)
-   * then take that window at most, not the whole budget, and never push out the values that repeat.
+   * A probation window (2Q): a new value waits among the last `probationEntries` new values (at most a
+   * quarter of the budget in bytes) and joins the rest only when it is asked for again; the keys of
+   * those that left the window unused are remembered (the last REMEMBERED_KEYS, keys only), and such
+   * a key set again joins the rest at once. Values used once (the text of a template rendered with
+   * new values: a layer a render) then hold a quarter of the budget at most instead of all of it,
+   * while a value that comes back, soon or after many others, is kept as before.
    */
   probationEntries?: number;
 }
+
+/** Keys of values that left the probation window unused, remembered (a few hundred kilobytes at most). */
+const REMEMBERED_KEYS = 4096;
 
 /**
  * A least-recently-used map bounded by the total size of its values (bytes of pixels), shared by the
@@ -23,6 +28,8 @@ export class ByteLru<V> {
   private readonly entries = new Map<string, Entry<V>>();
   /** New values not used again yet, oldest first. */
   private readonly probation = new Map<string, Entry<V>>();
+  /** Keys that left the probation window unused, oldest first. */
+  private readonly remembered = new Set<string>();
   private total = 0;
   private probationBytes = 0;
   hits = 0;
@@ -59,7 +66,7 @@ export class ByteLru<V> {
     this.delete(key);
     this.total += bytes;
     const window = this.opts.probationEntries;
-    if (window === undefined) {
+    if (window === undefined || this.remembered.delete(key)) {
       this.entries.set(key, { value, bytes });
     } else {
       this.probation.set(key, { value, bytes });
@@ -69,6 +76,8 @@ export class ByteLru<V> {
         this.probation.delete(k);
         this.probationBytes -= e.bytes;
         this.total -= e.bytes;
+        this.remembered.add(k);
+        if (this.remembered.size > REMEMBERED_KEYS) this.remembered.delete(this.remembered.values().next().value!);
       }
     }
     for (const [k, e] of this.entries) {
@@ -94,6 +103,7 @@ export class ByteLru<V> {
   clear(): void {
     this.entries.clear();
     this.probation.clear();
+    this.remembered.clear();
     this.total = 0;
     this.probationBytes = 0;
   }

@@ -90,9 +90,9 @@ export interface StillOutput {
 
 /**
  * Finished layers seen once wait among the last this many (at most a quarter of the layer cache) and
- * are kept for longer only when drawn again: a template rendered with new values makes a new text layer
- * every render, which used to take the whole cache (256 MB a worker, a layer a still, filled over its
- * first hour: the soak's worker growth) and push out the photo and shapes that do repeat.
+ * are kept for longer only when drawn again (cache.ts): a template rendered with new values makes a new
+ * text layer every render, and these used to fill the whole cache (256 MB a worker, a layer a still,
+ * filled over a worker's first hour: the soak's worker growth) with layers that never come back.
  */
 const LAYER_PROBATION = 64;
 

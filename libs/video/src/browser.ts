@@ -276,6 +276,12 @@ export function writeRefusingLauncher(workDir = join(tmpdir(), 'video-engine')):
   const script = [
     '#!/bin/sh',
     '# Written by the video engine (libs/video/src/browser.ts writeRefusingLauncher): Remotion may not start a browser of its own.',
+    '# The profile folder Remotion made for it is removed (Remotion removes it only after a launch that worked).',
+    'for a do',
+    '  case $a in',
+    '    --user-data-dir=*) rmdir -- "${a#--user-data-dir=}" 2>/dev/null || true ;;',
+    '  esac',
+    'done',
     'echo "Video engine: Remotion may not start a browser of its own (the engine opens them)" >&2',
     'exit 1',
     '',

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { mkdir, rm, stat } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -218,8 +219,16 @@ export class VideoEngine {
     readonly bundleDir: string,
     private readonly workDir: string,
     /** What Remotion is told it may start besides our browser: nothing (browser.ts writeRefusingLauncher). */
-    private readonly refusingLauncher: string,
+    private readonly refusingPath: string,
   ) {}
+
+  /**
+   * The refusing launcher, written again when something removed it (the default work dir is under the
+   * system temp folder): a missing path would leave Remotion unable to open any browser again.
+   */
+  private get refusingLauncher(): string {
+    return existsSync(this.refusingPath) ? this.refusingPath : writeRefusingLauncher(this.workDir);
+  }
 
   /** This process's own folder of the work dir (renders' inputs, outputs and chunks): `<workDir>/scratch/<host>-<pid>-<token>`. */
   private get scratch(): string {
