@@ -175,12 +175,11 @@ function filesUnder(dir) {
 }
 
 /**
- * Growth per hour (% of the segment's first value) of the longest stretch one incarnation of a process
- * ran after `warmupMs` from its start: least squares over its samples; null when no stretch is 10 minutes.
+ * Growth per hour (% of its first value) of a process's RSS over its judged stretch (judgedStretch):
+ * least squares over its samples; null without one.
  */
-function growthPerHour(samples, warmupMs) {
-  const longest = judgedStretch(samples, warmupMs);
-  return longest ? (slopePerHour(longest, 'rss') / longest[0].rss) * 100 : null;
+function growthPerHour(stretch) {
+  return stretch ? (slopePerHour(stretch, 'rss') / stretch[0].rss) * 100 : null;
 }
 
 /** The samples of the longest stretch one incarnation ran after `warmupMs` from its start; null under 10 minutes. */
@@ -603,14 +602,17 @@ async function soak(opts) {
   const lastTenth = tenthOf(runMs - tenth, runMs);
   const judged = Math.min(firstTenth.n, lastTenth.n) >= 100 ? 'p99' : 'p50';
   const warmupMs = Math.max(5, opts.minutes / 6) * 60_000;
-  const rss = Object.fromEntries(Object.entries(samples).map(([slot, s]) => [slot, {
-    lastMb: s.length ? Math.round(s.at(-1).rss / 2 ** 20) : null,
-    groupMb: s.length ? Math.round(s.at(-1).groupRss / 2 ** 20) : null,
-    maxMb: s.length ? Math.round(Math.max(...s.map((x) => x.rss)) / 2 ** 20) : null,
-    fds: s.at(-1)?.fds ?? null,
-    growthPctPerHour: growthPerHour(s, warmupMs),
-    ...(slot.startsWith('worker-') ? { judged: memoryOf(judgedStretch(s, warmupMs)) } : {}),
-  }]));
+  const rss = Object.fromEntries(Object.entries(samples).map(([slot, s]) => {
+    const stretch = judgedStretch(s, warmupMs);
+    return [slot, {
+      lastMb: s.length ? Math.round(s.at(-1).rss / 2 ** 20) : null,
+      groupMb: s.length ? Math.round(s.at(-1).groupRss / 2 ** 20) : null,
+      maxMb: s.length ? Math.round(Math.max(...s.map((x) => x.rss)) / 2 ** 20) : null,
+      fds: s.at(-1)?.fds ?? null,
+      growthPctPerHour: growthPerHour(stretch),
+      ...(slot.startsWith('worker-') ? { judged: memoryOf(stretch) } : {}),
+    }];
+  }));
   const outside = [
     ...requests.serverErrors.filter((e) => !inOutage(e.t)),
     ...requests.connectionErrors.filter((e) => !inOutage(e.t)),

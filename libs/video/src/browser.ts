@@ -81,6 +81,13 @@ const SETPRIV = ['/usr/bin/setpriv', '/bin/setpriv'].find(executable);
 /** The user a worker running as root runs Chromium as (Chromium cannot be sandboxed as root). */
 export const BROWSER_USER = 'nobody';
 
+/**
+ * A `case` branch of both launchers' argument loops: the empty profile folder Remotion made for the
+ * browser (`--user-data-dir`) is removed, as the wrapper gives the browser one of its own and the
+ * refusing launcher starts none (Remotion removes it only after a launch that worked).
+ */
+const REMOVE_REMOTION_PROFILE = '    --user-data-dir=*) rmdir -- "${a#--user-data-dir=}" 2>/dev/null || true ;;';
+
 const sh = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
 /** uid and primary gid of `name` from /etc/passwd, or undefined. */
@@ -249,7 +256,7 @@ export async function writeBrowserWrapper(browser: string, workDir = join(tmpdir
     'for a do',
     '  shift',
     '  case $a in',
-    '    --user-data-dir=*) rmdir -- "${a#--user-data-dir=}" 2>/dev/null || true ;;',
+    REMOVE_REMOTION_PROFILE,
     `    ${dropped.join('|')}) ;;`,
     '    *) set -- "$@" "$a" ;;',
     '  esac',
@@ -276,10 +283,10 @@ export function writeRefusingLauncher(workDir = join(tmpdir(), 'video-engine')):
   const script = [
     '#!/bin/sh',
     '# Written by the video engine (libs/video/src/browser.ts writeRefusingLauncher): Remotion may not start a browser of its own.',
-    '# The profile folder Remotion made for it is removed (Remotion removes it only after a launch that worked).',
+    '# The profile folder Remotion made for it is removed.',
     'for a do',
     '  case $a in',
-    '    --user-data-dir=*) rmdir -- "${a#--user-data-dir=}" 2>/dev/null || true ;;',
+    REMOVE_REMOTION_PROFILE,
     '  esac',
     'done',
     'echo "Video engine: Remotion may not start a browser of its own (the engine opens them)" >&2',
