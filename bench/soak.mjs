@@ -323,7 +323,7 @@ async function soak(opts) {
   const renders = new Map(); // id -> { kind, acceptedAt }
   const assets = [];
   const captions = [];
-  const stillLatencies = []; // { t, ms }
+  const stillLatencies = []; // { t, ms, id, timing: the Server-Timing header }
   const samples = { api: [], 'worker-0': [], 'worker-1': [], redis: [] };
   const stream = { events: 0, reconnects: 0, completed: new Set() };
   const inOutage = (t) => outages.some((o) => t >= o.from && t <= (o.to ?? Infinity));
@@ -345,7 +345,7 @@ async function soak(opts) {
       try {
         json = JSON.parse(text);
       } catch { /* not JSON */ }
-      return { status: res.status, json, ms: Date.now() - started, started };
+      return { status: res.status, json, ms: Date.now() - started, started, timing: res.headers.get('server-timing') };
     } catch (err) {
       requests.connectionErrors.push({ t: started, path, error: err.cause?.code ?? err.name });
       return { status: 0, ms: Date.now() - started, started };
@@ -355,7 +355,7 @@ async function soak(opts) {
   const hook = await call('POST', '/v1/webhooks', { url: hookUrl, events: ['render.completed', 'render.failed'] });
   if (hook.status !== 201) throw new Error(`webhook endpoint refused: ${hook.status} ${JSON.stringify(hook.json)}`);
 
-  // Warm-up before the clock: stills and a video, so the first tenth measures work, not starts.
+  // Warm-up before the clock: stills and a video, so the first window measures work, not starts.
   let first;
   await waitFor('the first still', null, async () => (first = await call('POST', '/v1/render', { edit: stillEdit(0) })).status === 200, 120_000)
     .catch((err) => Promise.reject(new Error(`${err.message}: ${first?.status} ${JSON.stringify(first?.json)}`)));
@@ -425,7 +425,8 @@ async function soak(opts) {
   };
   lane(opts['still-every'] * 1000, async (n) => {
     const r = await call('POST', '/v1/render', { edit: stillEdit(n) });
-    if (accepted(r, 'still') && r.status === 200) stillLatencies.push({ t: r.started, ms: r.ms });
+    const id = accepted(r, 'still');
+    if (id && r.status === 200) stillLatencies.push({ t: r.started, ms: r.ms, id, timing: r.timing });
   });
   lane(opts['video-every'] * 1000, async (n) => {
     accepted(await call('POST', '/v1/render', { edit: videoEdit(n, n % 3 === 0 ? 4 : 1.5) }), n % 3 === 0 ? 'video-chunked' : 'video');
@@ -458,7 +459,10 @@ async function soak(opts) {
   // The faults.
   const killEvery = Math.min(opts['kill-every'], opts.minutes / 3) * 60_000;
   const faults = [];
-  // Within the first three quarters: the last tenth (its p99 judged against the first's) runs steady.
+  // The windows whose still latencies are compared: the issue's first and last ten minutes, a tenth of a
+  // run under 40 minutes. Every fault falls within the first three quarters, before the last window,
+  // so the last window runs steady.
+  const windowMs = opts.minutes >= 40 ? 10 * 60_000 : runMs / 10;
   for (let t = killEvery / 2, i = 0; t < runMs * 0.75; t += killEvery, i++) faults.push({ at: t, what: `kill worker-${i % 2}` });
   faults.push({ at: runMs * 0.35, what: 'restart redis' }, { at: runMs * 0.6, what: 'restart api' });
   faults.sort((a, b) => a.at - b.at);
@@ -526,7 +530,7 @@ async function soak(opts) {
       for (const [id, r] of renders) {
         if (r.settled || Date.now() >= end) continue;
         const g = await call('GET', `/v1/render/${id}`);
-        if (SETTLED.includes(g.json?.data?.status)) Object.assign(r, { settled: true, status: g.json.data.status });
+        if (SETTLED.includes(g.json?.data?.status)) Object.assign(r, { settled: true, settledAt: Date.now(), status: g.json.data.status });
       }
       await sleep(3000);
     }
@@ -589,18 +593,23 @@ async function soak(opts) {
   const leftovers = workerDirs.flatMap((dir) => [...filesUnder(join(dir, 'tmp')), ...filesUnder(join(dir, 'data'))])
     .filter((p) => !/\/browser\/(chromium-wrapper|no-second-browser)\.sh$/.test(p));
 
-  // The first and last tenth of the run (by a request's start), judged on p99 when each tenth holds at
-  // least 100 stills (runs of 25 minutes and more at the default rate); a shorter run's tenth holds a
-  // dozen, whose p99 is its slowest one, noise on a shared machine: there the median is judged instead
-  // (decisions.md "Fleet (issue 30): soak").
-  const tenth = runMs / 10;
-  const tenthOf = (from, to) => {
-    const ms = stillLatencies.filter((l) => l.t - start >= from && l.t - start < to).map((l) => l.ms);
-    return { n: ms.length, p50: quantile(ms, 0.5), p99: quantile(ms, 0.99) };
+  // The first and last ten minutes of the run (by a request's start; a tenth of a run under 40 minutes),
+  // judged on p99 when each holds at least 100 stills; a shorter run's window holds a dozen, whose p99 is
+  // its slowest one, noise on a shared machine: there the median is judged instead (decisions.md "Fleet
+  // (issue 30): soak"). Each window names its slowest stills: when, the server's timing of each step, and
+  // the videos in flight then (accepted, not yet seen settled), the worker's other work.
+  const videosInFlight = (t) => [...renders.values()].filter((r) => r.kind !== 'still' && r.acceptedAt <= t && (r.settledAt ?? Infinity) >= t).length;
+  const windowOf = (from, to) => {
+    const within = stillLatencies.filter((l) => l.t - start >= from && l.t - start < to);
+    const ms = within.map((l) => l.ms);
+    const slowest = [...within].sort((a, b) => b.ms - a.ms).slice(0, 5).map((l) => ({
+      id: l.id, atMin: Number(((l.t - start) / 60_000).toFixed(2)), ms: l.ms, videosInFlight: videosInFlight(l.t), serverTiming: l.timing,
+    }));
+    return { minutes: Number((windowMs / 60_000).toFixed(2)), n: ms.length, p50: quantile(ms, 0.5), p99: quantile(ms, 0.99), slowest };
   };
-  const firstTenth = tenthOf(0, tenth);
-  const lastTenth = tenthOf(runMs - tenth, runMs);
-  const judged = Math.min(firstTenth.n, lastTenth.n) >= 100 ? 'p99' : 'p50';
+  const firstWindow = windowOf(0, windowMs);
+  const lastWindow = windowOf(runMs - windowMs, runMs);
+  const judged = Math.min(firstWindow.n, lastWindow.n) >= 100 ? 'p99' : 'p50';
   const warmupMs = Math.max(5, opts.minutes / 6) * 60_000;
   const rss = Object.fromEntries(Object.entries(samples).map(([slot, s]) => {
     const stretch = judgedStretch(s, warmupMs);
@@ -640,7 +649,7 @@ async function soak(opts) {
     webhooks: { delivered: deliveries.size, lost: webhooksLost, duplicated: webhooksDuplicated },
     stream: { events: stream.events, reconnects: stream.reconnects, completedMissed: streamMissed },
     errorsOutsideOutages: outside,
-    still: { count: lat.length, p50: quantile(lat, 0.5), p99: quantile(lat, 0.99), firstTenth, lastTenth, judged },
+    still: { count: lat.length, p50: quantile(lat, 0.5), p99: quantile(lat, 0.99), firstWindow, lastWindow, judged },
     rss,
     tempFilesLeft: leftovers.map((p) => p.slice(work.length + 1)),
     workerNotes,
@@ -652,9 +661,9 @@ async function soak(opts) {
   if (webhooksLost.length) misses.push(`${webhooksLost.length} webhooks lost`);
   if (webhooksDuplicated.length) misses.push(`${webhooksDuplicated.length} webhooks duplicated`);
   if (outside.length) misses.push(`${outside.length} 5xx/refused outside outages`);
-  if (!firstTenth.n || !lastTenth.n) misses.push('no stills in the first or last tenth');
-  else if (lastTenth[judged] > Math.max(1.5 * firstTenth[judged], firstTenth[judged] + opts[`${judged}-floor`])) {
-    misses.push(`still ${judged} of the last tenth ${lastTenth[judged]} ms over 1.5x the first's ${firstTenth[judged]} ms`);
+  if (!firstWindow.n || !lastWindow.n) misses.push('no stills in the first or last window');
+  else if (lastWindow[judged] > Math.max(1.5 * firstWindow[judged], firstWindow[judged] + opts[`${judged}-floor`])) {
+    misses.push(`still ${judged} of the last window ${lastWindow[judged]} ms over 1.5x the first's ${firstWindow[judged]} ms`);
   }
   if (opts.minutes >= 20) {
     // Our processes. Not Redis: it keeps bounded history by design (each queue's last 1,000 completed
@@ -676,7 +685,10 @@ function summary(r) {
   console.log(`faults: ${r.faults.kills.map((k) => `${k.slot} killed at ${k.atMin} min`).join(', ')}; ${r.faults.outages.map((o) => `${o.what} at ${o.atMin} min (${o.seconds} s)`).join(', ')}`);
   console.log(`requests ${r.requests.total} ${JSON.stringify(r.requests.byStatus)}, 5xx inside outages ${r.requests.serverErrorsInOutages}, outside: ${r.errorsOutsideOutages.length}${r.errorsOutsideOutages.length ? ` ${JSON.stringify(r.errorsOutsideOutages.slice(0, 5))}` : ''}`);
   console.log(`lost ${r.lost.length}${r.lost.length ? ` (${r.lost.slice(0, 5).join(', ')})` : ''}, charged twice ${r.doubleCharged.length}, webhooks ${r.webhooks.delivered} delivered, lost ${r.webhooks.lost.length}, duplicated ${r.webhooks.duplicated.length}; stream ${r.stream.events} events, ${r.stream.reconnects} reconnects, ${r.stream.completedMissed} completions missed`);
-  console.log(`still over HTTP: ${r.still.count}, p50 ${r.still.p50} ms, p99 ${r.still.p99} ms; first tenth p50/p99 ${r.still.firstTenth.p50}/${r.still.firstTenth.p99} ms (${r.still.firstTenth.n}), last tenth ${r.still.lastTenth.p50}/${r.still.lastTenth.p99} ms (${r.still.lastTenth.n}), ${r.still.judged} judged`);
+  console.log(`still over HTTP: ${r.still.count}, p50 ${r.still.p50} ms, p99 ${r.still.p99} ms; first ${r.still.firstWindow.minutes} min p50/p99 ${r.still.firstWindow.p50}/${r.still.firstWindow.p99} ms (${r.still.firstWindow.n}), last ${r.still.lastWindow.minutes} min ${r.still.lastWindow.p50}/${r.still.lastWindow.p99} ms (${r.still.lastWindow.n}), ${r.still.judged} judged`);
+  for (const [name, w] of [['first', r.still.firstWindow], ['last', r.still.lastWindow]]) {
+    for (const l of w.slowest) console.log(`  slowest of the ${name} window: ${l.ms} ms at min ${l.atMin} (${l.id}; ${l.videosInFlight} videos in flight; ${l.serverTiming ?? 'no server timing'})`);
+  }
   for (const [slot, x] of Object.entries(r.rss)) {
     console.log(`  ${slot}: rss ${x.lastMb} MB (max ${x.maxMb}, with children ${x.groupMb}), ${x.fds} fds, growth ${x.growthPctPerHour === null ? 'not judged (no 10-minute stretch after warm-up)' : `${x.growthPctPerHour.toFixed(1)} %/hour`}`);
     if (x.judged) console.log(`    judged stretch: ${Object.entries(x.judged).map(([f, v]) => `${f} ${v.fromMb}→${v.toMb} MB (${v.mbPerHour} MB/h)`).join(', ')}`);
@@ -695,8 +707,8 @@ await runBench({
     'video-every': { arg: 'S', default: 20, parse: positive, help: 'a short video every S seconds, every third one chunked (default 20)' },
     'outage-margin': { arg: 'S', default: 10, parse: number(0), help: 'seconds an outage window stays open after the API answers again (default 10)' },
     allocator: { arg: 'A', default: 'jemalloc', parse: oneOf('jemalloc', 'glibc'), help: 'the workers\' allocator: jemalloc (as scripts/up.sh and the worker image; glibc when not installed) or glibc' },
-    'p99-floor': { arg: 'MS', default: 100, parse: number(0), help: 'the last tenth\'s p99 may exceed 1.5x the first\'s by up to this (default 100)' },
-    'p50-floor': { arg: 'MS', default: 50, parse: number(0), help: 'judged instead when a tenth holds under 100 stills: its median may exceed 1.5x the first\'s by up to this (default 50)' },
+    'p99-floor': { arg: 'MS', default: 100, parse: number(0), help: 'the last window\'s p99 may exceed 1.5x the first\'s by up to this (default 100)' },
+    'p50-floor': { arg: 'MS', default: 50, parse: number(0), help: 'judged instead when a window holds under 100 stills: its median may exceed 1.5x the first\'s by up to this (default 50)' },
     break: { arg: 'WHAT', default: undefined, parse: oneOf('double-webhook', 'no-respawn'), help: 'break something on purpose (the bench must then fail): double-webhook | no-respawn' },
   },
   run: soak,
