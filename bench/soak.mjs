@@ -320,7 +320,7 @@ async function soak(opts) {
   const outages = []; // { what, from, to }
   const kills = [];
   const requests = { total: 0, byStatus: {}, serverErrors: [], connectionErrors: [] };
-  const renders = new Map(); // id -> { kind, acceptedAt }
+  const renders = new Map(); // id -> { kind, acceptedAt, settled, settledAt, status }
   const assets = [];
   const captions = [];
   const stillLatencies = []; // { t, ms, id, timing: the Server-Timing header }
@@ -524,13 +524,17 @@ async function soak(opts) {
   };
   const sampler = setInterval(sample, 10_000);
   const minutes = setInterval(() => log(report(false)), 60_000);
+  /** Reads one render's status; a settled one is marked with when it was seen settled. */
+  const poll = async (id, r) => {
+    const g = await call('GET', `/v1/render/${id}`);
+    if (SETTLED.includes(g.json?.data?.status)) Object.assign(r, { settled: true, settledAt: Date.now(), status: g.json.data.status });
+  };
   // Which renders settled (polled, so the minute lines say so as it happens).
   const poller = (async () => {
     while (Date.now() < end) {
       for (const [id, r] of renders) {
         if (r.settled || Date.now() >= end) continue;
-        const g = await call('GET', `/v1/render/${id}`);
-        if (SETTLED.includes(g.json?.data?.status)) Object.assign(r, { settled: true, settledAt: Date.now(), status: g.json.data.status });
+        await poll(id, r);
       }
       await sleep(3000);
     }
@@ -542,9 +546,7 @@ async function soak(opts) {
   const graceEnd = Date.now() + opts.grace * 1000;
   for (;;) {
     for (const [id, r] of renders) {
-      if (r.settled) continue;
-      const g = await call('GET', `/v1/render/${id}`);
-      if (SETTLED.includes(g.json?.data?.status)) Object.assign(r, { settled: true, status: g.json.data.status });
+      if (!r.settled) await poll(id, r);
     }
     const completedDelivered = [...renders.entries()].filter(([, r]) => r.settled && r.status !== 'cancelled')
       .every(([id]) => [...deliveries.values()].some((d) => d.renderId === id));
