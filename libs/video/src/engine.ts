@@ -15,7 +15,7 @@ import { feedBinary, runBinary, type BinaryFeed } from '#libs/media';
 import { makeOwnScratch, ownScratch, sweepScratch } from '#libs/core';
 import { planChunks } from './chunks.js';
 import { browserDirs, chooseBrowser, clearProfiles, writeRefusingLauncher } from './browser.js';
-import { screenshotsWithinViewport } from './cdp.js';
+import { closeLaunchTab, screenshotsWithinViewport } from './cdp.js';
 import { ensureBundle, isBundle, projectRoot } from './bundle.js';
 import { encodingFor, gifFfmpegOverride, type Encoding } from './encode.js';
 import type { TextFetcher } from './fetch-text.js';
@@ -295,6 +295,7 @@ export class VideoEngine {
       .then(async (browser) => {
         try {
           screenshotsWithinViewport(browser);
+          await closeLaunchTab(browser);
           this.tabs.watch(browser);
           onDisconnect(browser, () => this.browserGone(browser, true));
         } catch (err) {
