@@ -19,6 +19,7 @@ import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { crc32, deflateSync } from 'node:zlib';
+import { WORKER_NODE_FLAGS } from '../dist/apps/worker/src/node-flags.js';
 import {
   ROOT, cli, createPgDatabase, freePort, log, number, onCleanup, oneOf, positive, runBench, sleep, startChild, stopChild, tempDir, waitFor,
 } from './lib/harness.mjs';
@@ -290,7 +291,7 @@ async function soak(opts) {
     mkdirSync(join(dir, 'tmp'), { recursive: true });
     // On jemalloc, as scripts/up.sh and the worker image start it (`--allocator glibc` for the comparison).
     const allocator = opts.allocator === 'jemalloc' && jemalloc ? { LD_PRELOAD: jemalloc } : {};
-    procs[`worker-${i}`] = startChild(`worker-${i}`, process.execPath, ['dist/apps/worker/src/main.js'], { ...env, ...allocator, DATA_DIR: join(dir, 'data'), TMPDIR: join(dir, 'tmp'), METRICS_TOKEN: metricsToken, WORKER_METRICS_HOST: '127.0.0.1', WORKER_METRICS_PORT: String(metricsPorts[i]) });
+    procs[`worker-${i}`] = startChild(`worker-${i}`, process.execPath, [...WORKER_NODE_FLAGS, 'dist/apps/worker/src/main.js'], { ...env, ...allocator, DATA_DIR: join(dir, 'data'), TMPDIR: join(dir, 'tmp'), METRICS_TOKEN: metricsToken, WORKER_METRICS_HOST: '127.0.0.1', WORKER_METRICS_PORT: String(metricsPorts[i]) });
     spawnedAt[`worker-${i}`] = Date.now();
   };
   await startApiProcess();

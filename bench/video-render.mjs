@@ -20,8 +20,9 @@ import { bundle } from '@remotion/bundler';
 import { renderMedia, selectComposition } from '@remotion/renderer';
 import { assertEdit } from '../dist/libs/edit-spec/src/index.js';
 import { CRF, VideoEngine, findChromium, runBinary } from '../dist/libs/video/src/index.js';
+import { startedWithWorkerFlags, WORKER_NODE_FLAGS } from '../dist/apps/worker/src/node-flags.js';
 import { makeTestVideo, mapFetcher, probeStreams, sineWav } from '#testing/video';
-import { integer, log, number, onCleanup, oneOf, positive, procStat, quantile, runBench, tempDir } from './lib/harness.mjs';
+import { integer, log, number, onCleanup, oneOf, positive, procStat, quantile, rerunWithNodeFlags, runBench, tempDir } from './lib/harness.mjs';
 
 const FPS = 30;
 const [W, H] = [1280, 720];
@@ -240,7 +241,8 @@ function noDownload() {
   throw new Error('the bench never downloads a browser: install Debian\'s chromium-headless-shell');
 }
 
-await runBench({
+// The engine runs in this process as it does in a worker: with the worker's Node options.
+if (!rerunWithNodeFlags(WORKER_NODE_FLAGS, startedWithWorkerFlags())) await runBench({
   name: 'video-render',
   flags: {
     runs: { arg: 'N', default: 2, parse: integer(1), help: 'renders of each scene by the engine; the figure is the best (default 2)' },

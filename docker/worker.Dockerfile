@@ -74,4 +74,5 @@ RUN mkdir -p /data && chown node:node /data
 VOLUME /data
 USER node
 
-CMD ["node", "dist/apps/worker/src/main.js"]
+# Node options: apps/worker/src/node-flags.ts WORKER_NODE_FLAGS.
+CMD ["node", "--max-semi-space-size=8", "dist/apps/worker/src/main.js"]

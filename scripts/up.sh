@@ -35,8 +35,9 @@ if [ ! -f "$DATA_DIR/demo-workspace.json" ]; then
   cat "$DATA_DIR/demo-workspace.json"
 fi
 
-# The worker runs on jemalloc (libjemalloc2): glibc's allocator fragments under libvips' threads.
-LD_PRELOAD="$(jemalloc_path)" node dist/apps/worker/src/main.js &
+# The worker runs on jemalloc (libjemalloc2): glibc's allocator fragments under libvips' threads; its
+# Node options are apps/worker/src/node-flags.ts WORKER_NODE_FLAGS.
+LD_PRELOAD="$(jemalloc_path)" node --max-semi-space-size=8 dist/apps/worker/src/main.js &
 worker=$!
 stop() {
   kill "$worker" 2>/dev/null || true

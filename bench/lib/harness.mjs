@@ -7,6 +7,7 @@
 //   - the output: one JSON object with --json, else the bench's summary then its figure line
 //     `<name>: …` last.
 // BENCH_DEBUG=1 adds the error's stack and the children's output to a failure report.
+import { spawn } from 'node:child_process';
 import { ROOT, childOutputs, cleanup, installCleanupHandlers, interrupted, log } from './processes.mjs';
 
 export * from './processes.mjs';
@@ -69,6 +70,21 @@ export function parseFlags(argv, flags, usageText) {
     opts[name] = f.parse ? f.parse(value, name) : value;
   }
   return opts;
+}
+
+/**
+ * Runs this bench again in a child process started with the Node options `flags`, unless `present`
+ * (this process already has them): for a bench that runs, in its own process, what a worker runs
+ * with those options. The parent waits for the child (a Ctrl-C reaches both; the child cleans up),
+ * passes SIGTERM on and exits with the child's code. Returns true in the parent, which does nothing more.
+ */
+export function rerunWithNodeFlags(flags, present) {
+  if (present) return false;
+  const child = spawn(process.execPath, [...flags, ...process.execArgv, process.argv[1], ...process.argv.slice(2)], { stdio: 'inherit' });
+  process.on('SIGINT', () => {});
+  process.on('SIGTERM', () => child.kill('SIGTERM'));
+  child.on('exit', (code, signal) => process.exit(code ?? (signal ? 130 : 1)));
+  return true;
 }
 
 /**

@@ -3,6 +3,7 @@
 // is registered with processes.mjs, so cleanup() stops and removes it.
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
+import { WORKER_NODE_FLAGS } from '../../dist/apps/worker/src/node-flags.js';
 import { freePort, log, onCleanup, runNode, startChild, stopChild, tempDir, waitFor } from './processes.mjs';
 
 /** REDIS_URL when set, else a redis-server on a free loopback port, without persistence, in `dir`. */
@@ -47,10 +48,11 @@ export async function cli(env, ...args) {
 
 /**
  * A worker process (not waited for). `cpus` (a taskset CPU list such as '0' or '2-3') pins it and
- * everything it starts (Chromium, ffmpeg) to those cores; `nodeArgs` go before the script.
+ * everything it starts (Chromium, ffmpeg) to those cores; it runs with the worker's Node options
+ * (WORKER_NODE_FLAGS, as npm run start:worker), then `nodeArgs`, before the script.
  */
 export function startWorker(label, env, { cpus, nodeArgs = [] } = {}) {
-  const worker = [process.execPath, ...nodeArgs, 'dist/apps/worker/src/main.js'];
+  const worker = [process.execPath, ...WORKER_NODE_FLAGS, ...nodeArgs, 'dist/apps/worker/src/main.js'];
   const [cmd, ...argv] = cpus ? ['taskset', '-c', cpus, ...worker] : worker;
   return startChild(label, cmd, argv, env);
 }

@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { ConfigError, loadConfig, metrics } from '#libs/core';
 import { createWorkerApp } from './app.js';
 import { serveMetrics } from './metrics.js';
+import { startedWithWorkerFlags, WORKER_NODE_FLAGS } from './node-flags.js';
 import { VideoEngineHolder } from './videos/engine.holder.js';
 import { within, WorkerModule } from './worker.module.js';
 
@@ -37,6 +38,7 @@ try {
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
   console.log(`Worker consuming queues (concurrency ${config.workerConcurrency})`);
+  if (!startedWithWorkerFlags()) console.log(`Worker started without the Node options ${WORKER_NODE_FLAGS.join(' ')} (npm run start:worker passes them): a video's peak memory is ~30 MB higher`);
   // VIDEO_ENGINE=on is a promise that this worker renders videos: an engine that cannot start (a
   // browser that will not launch, a bundle that will not build) stops the worker with an error, so
   // its supervisor sees it and restarts it, instead of a worker that takes stills and never videos.
