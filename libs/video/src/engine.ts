@@ -21,6 +21,7 @@ import { encodingFor, gifFfmpegOverride, type Encoding } from './encode.js';
 import type { TextFetcher } from './fetch-text.js';
 import { prepareRender } from './inputs.js';
 import { printHtml } from './print.js';
+import { renderSoundtrackPart, soundtrackAlone } from './soundtrack.js';
 import { frameSpans, type FrameSpan } from './spans.js';
 import { textDocument } from './text-document.js';
 import { MediaServer } from './media-server.js';
@@ -648,10 +649,12 @@ export class VideoEngine {
         })).then(() => undefined),
       });
     });
+    // An edit whose only sound is its soundtrack needs no page for it (soundtrack.ts): the same parts, made from the props.
+    const soundtrack = soundtrackAlone(props);
     sound.forEach((r, i) => {
       tasks.push({
-        cost: (r[1] - r[0] + 1) / 4,
-        run: () => this.inTabs(opts.run, `sound ${r[0]}-${r[1]}`, (cancelSignal) => renderMedia({
+        cost: soundtrack ? 0 : (r[1] - r[0] + 1) / 4,
+        run: () => soundtrack ? renderSoundtrackPart(props, soundtrack, r, soundFiles[i]!, cancelOn(opts.run.stop)) : this.inTabs(opts.run, `sound ${r[0]}-${r[1]}`, (cancelSignal) => renderMedia({
           // A 16×16 page: every frame's seek waits for an animation frame, which composites the whole
           // view; nothing is drawn here, so the smallest view costs the least.
           ...soundOnly(this.mediaOptions({ ...props, soundOnly: true, width: 16, height: 16 }, encoding)),

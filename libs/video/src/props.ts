@@ -1,4 +1,4 @@
-import type { Rect, Size, SoundtrackEffect, Timing } from '#libs/edit-spec';
+import type { Rect, Size, SoundtrackEffect, Timing, VolumeEffect } from '#libs/edit-spec';
 // The still engine's text-block model: the composition draws the same blocks with CSS.
 import type { TextBlock } from '#libs/still';
 
@@ -96,5 +96,19 @@ export const clipKey = (track: number, index: number): string => `${track}:${ind
 
 /** Seconds of the fades of `volumeEffect` / soundtrack `effect` (capped at half the clip). */
 export const VOLUME_FADE_SECONDS = 2;
+
+/**
+ * Gain (0..1) of a volume effect at `t` seconds into something that plays for `length` seconds:
+ * linear fades of VOLUME_FADE_SECONDS at the start and/or end (at most half the length each). The
+ * composition's (remotion/volume.tsx) and the engine's (soundtrack.ts) one definition.
+ */
+export function fadeVolume(effect: VolumeEffect, t: number, length: number): number {
+  const fade = Math.min(VOLUME_FADE_SECONDS, length / 2);
+  if (fade <= 0) return 1;
+  let gain = 1;
+  if (effect === 'fadeIn' || effect === 'fadeInFadeOut') gain = Math.min(gain, t / fade);
+  if (effect === 'fadeOut' || effect === 'fadeInFadeOut') gain = Math.min(gain, (length - t) / fade);
+  return Math.min(1, Math.max(0, gain));
+}
 
 export type { TextBlock };
