@@ -33,8 +33,9 @@ describe('text shadows (issue 33: the blur of one channel)', () => {
         for (let c = 0; c < 3; c++) worst = Math.max(worst, Math.abs(got.data[i + c]! * got.data[i + 3]! - data[i + c]! * data[i + 3]!) / 255);
       }
       expect(worst).toBeLessThanOrEqual(3);
-      // And the shadow is there: blurred beyond the strokes, into the margin.
-      expect(got.data[(margin + 5) * got.width * 4 + (margin + 5) * 4 + 3]).toBeGreaterThan(0);
+      // And the shadow is there: blurred beyond the strokes' edge (x 10, where the coverage is 0).
+      expect(got.data[(margin + 30) * got.width * 4 + (margin + 10) * 4 + 3]).toBeGreaterThan(0);
+      expect(tinted.data[30 * width * 4 + 10 * 4 + 3]).toBe(0);
     }
   });
 });
