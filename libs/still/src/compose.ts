@@ -8,6 +8,8 @@ export interface Placed {
   top: number;
   /** Every pixel has alpha 255 (lets a full-frame bottom layer be the canvas itself). */
   opaque?: boolean;
+  /** Names its pixels and place when it comes from the layer cache (the same key, the same layer). */
+  key?: string;
 }
 
 /** Crops each layer to a width × height canvas (sharp refuses overlays that stick out). */

@@ -352,6 +352,30 @@ describe('output formats (§2 output.format, §4.1 scale)', () => {
     expect(after.bytes).toBeGreaterThan(0);
   });
 
+  test('a template rendered again with new text writes only the rows under the text into its PNG: the same pixels as a fresh engine draws (issue 33)', async () => {
+    const own = new StillEngine(options);
+    const edit = (headline: string) =>
+      frame(
+        [
+          clip({ type: 'text', text: headline, font: { family: 'Open Sans', size: 40, color: '#ffffff' } }, { position: 'top', offset: { y: -0.05 }, width: 440, height: 80 }),
+          clip({ type: 'shape', shape: 'rectangle', rectangle: { width: 120, height: 40, cornerRadius: 12 }, fill: { color: '#e63946' } }, { width: 120, height: 40, position: 'bottom' }),
+          clip({ type: 'image', src: `${CDN}/noise.png` }, { fit: 'cover' }),
+        ],
+        { size: { width: 480, height: 360 } },
+      );
+    await own.render(edit('First headline'));
+    const before = own.cacheStats.pngBands;
+    const again = await own.render(edit('Second headline'));
+    const kept = own.cacheStats.pngBands;
+    expect(kept.hits).toBeGreaterThan(before.hits);
+    const fresh = await new StillEngine(options).render(edit('Second headline'));
+    const [a, b] = await Promise.all([again, fresh].map((o) => sharp(o.bytes).raw().toBuffer()));
+    expect(a!.equals(b!)).toBe(true);
+    // And the text did change: the first render's pixels differ.
+    const first = await sharp((await new StillEngine(options).render(edit('First headline'))).bytes).raw().toBuffer();
+    expect(first.equals(a!)).toBe(false);
+  });
+
   test('the watermark is visible: a test render differs from the live one', async () => {
     const live = await engine.render(scene());
     const test = await engine.render(scene(), { watermark: true });

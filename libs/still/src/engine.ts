@@ -10,7 +10,7 @@ import { clipToCanvas, paintOver, paintOverInBands, releaseFrame, solidRaster, t
 import { type FontCatalog, RenderFonts, type RenderFont } from './fonts.js';
 import { PixelGate } from './gate.js';
 import { PdfLayers, type PdfImageSource, type PdfPlacement, type PdfText } from './pdf.js';
-import { encodeFramePng } from './png.js';
+import { encodeFramePng, FramePngWriter, type FrameRows } from './png.js';
 import { applyFilter, blank, cropRaster, fromRaster, OWN_SVG, padRaster, RAW, toRaster, fadeInPlace, type Raster } from './raster.js';
 import { ellipsize, renderTextBlock, type TextBlock } from './text.js';
 import { watermarkLayer } from './watermark.js';
@@ -95,6 +95,11 @@ export interface StillOutput {
  * filled over a worker's first hour: the soak's worker growth) with layers that never come back.
  */
 const LAYER_PROBATION = 64;
+/**
+ * Compressed PNG bands of rows drawn only from cached layers (png.ts FramePngWriter): a template
+ * rendered with new text writes again only the rows the text is on. A 1080² photo frame is ~2.4 MB.
+ */
+const PNG_BAND_BYTES = 64 * 1024 * 1024;
 
 const CONTENT_TYPES = { png: 'image/png', jpeg: 'image/jpeg', pdf: 'application/pdf' } as const;
 
@@ -181,6 +186,7 @@ export class StillEngine {
   private readonly limitInputPixels: number;
   private readonly gate: PixelGate;
   private readonly frames = new PixelGate(MAX_PIXELS);
+  private readonly png = new FramePngWriter(PNG_BAND_BYTES, LAYER_PROBATION);
 
   constructor(private readonly opts: StillEngineOptions) {
     this.layers = new ByteLru(opts.cacheBytes ?? 256 * 1024 * 1024, { probationEntries: LAYER_PROBATION });
@@ -189,7 +195,7 @@ export class StillEngine {
   }
 
   get cacheStats() {
-    return { bytes: this.layers.bytes, hits: this.layers.hits, misses: this.layers.misses };
+    return { bytes: this.layers.bytes, hits: this.layers.hits, misses: this.layers.misses, pngBands: this.png.stats };
   }
 
   async render(edit: EditSpec, opts: StillRenderOptions = {}): Promise<StillOutput> {
@@ -763,7 +769,7 @@ export class StillEngine {
     if (transformed) placed = await this.transform(placed, v, pixelRatio);
     // Every drawable's draw(), applyFilter and transform hand back a raster of their own (none cached):
     // faded in place, not copied.
-    placed = { ...placed, raster: await fadeInPlace(placed.raster, v.opacity) };
+    placed = { ...placed, raster: await fadeInPlace(placed.raster, v.opacity), key };
     if (drawable.opaque && v.opacity >= 1 && !transformed && v.filter !== 'blur') placed.opaque = true;
     this.layers.set(key, placed, placed.raster.data.length);
     return placed;
@@ -828,9 +834,29 @@ export class StillEngine {
     // JavaScript, touching only their own pixels; libvips' composite runs every layer over the whole
     // frame (~20 ms for three small layers on a 1080² photo). Many large layers go through libvips.
     const painted = rest.reduce((sum, l) => sum + l.raster.width * l.raster.height, 0);
+    const inJs = painted <= size.width * size.height * JS_PAINT_MAX_FRAMES;
+    // A PNG in bands (png.ts): rows drawn only from cached layers come from an earlier frame's PNG; the
+    // rest is painted a band at a time, each band written on a pool thread while the next is painted.
+    const plan = format === 'png' && inJs ? this.png.plan(size.width, size.height, frameRows(layers, size.height, `${background.r},${background.g},${background.b},${background.alpha}`)) : undefined;
+    if (plan) {
+      const canvas: Raster = { data: takeFrame(size.width * size.height * 4), width: size.width, height: size.height };
+      try {
+        for (const piece of plan.toWrite) {
+          paintRows(canvas, fills ? first : undefined, rest, background, piece);
+          plan.write(piece, canvas.data);
+        }
+        const joined = await plan.finish();
+        if (joined) return joined;
+        // Bands that cannot be joined (a band's first row filtered with Avg): the frame written whole.
+        paintRows(canvas, fills ? first : undefined, rest, background, { from: 0, to: size.height });
+        return await encodeFramePng(canvas.data, size.width, size.height);
+      } finally {
+        releaseFrame(canvas.data);
+      }
+    }
     let pixels: Buffer;
     let pooled: Buffer | undefined;
-    if (painted <= size.width * size.height * JS_PAINT_MAX_FRAMES) {
+    if (inJs) {
       pooled = takeFrame(size.width * size.height * 4);
       if (fills) first.raster.data.copy(pooled);
       const canvas = fills ? { ...first.raster, data: pooled } : solidRaster(size.width, size.height, background, pooled);
@@ -856,6 +882,33 @@ export class StillEngine {
     }
     return encodeFramePng(pixels, size.width, size.height);
   }
+}
+
+/** Rows [from, to) of the frame: the bottom layer's (or the background), then each layer painted over them. */
+function paintRows(canvas: Raster, base: Placed | undefined, layers: readonly Placed[], background: Background, rows: { from: number; to: number }): void {
+  const start = rows.from * canvas.width * 4;
+  const end = rows.to * canvas.width * 4;
+  if (base) base.raster.data.copy(canvas.data, start, start, end);
+  else canvas.data.fill(Buffer.from([background.r, background.g, background.b, Math.round(background.alpha * 255)]), start, end);
+  for (const l of layers) paintOver(canvas, l.raster, Math.round(l.left), Math.round(l.top), rows);
+}
+
+/**
+ * The frame cut into bands at every layer's top and bottom edge, each named by the layers over it
+ * (their keys and places, bottom first, and `salt`: how they are blended onto what background), or
+ * not named when one of them is not a cached layer.
+ */
+export function frameRows(layers: readonly Placed[], height: number, salt: string): FrameRows[] {
+  const placed = layers.map((l) => ({ l, top: Math.round(l.top), left: Math.round(l.left) }));
+  const cuts = new Set([0, height]);
+  for (const { l, top } of placed) for (const y of [top, top + l.raster.height]) cuts.add(Math.min(height, Math.max(0, y)));
+  const ys = [...cuts].sort((a, b) => a - b);
+  return ys.slice(1).map((to, i) => {
+    const from = ys[i]!;
+    const over = placed.filter(({ l, top }) => top < to && top + l.raster.height > from);
+    const named = over.every(({ l }) => l.key !== undefined);
+    return { from, to, key: named ? digest(salt, ...over.map(({ l, top, left }) => `${l.key}@${left},${top}`)) : undefined };
+  });
 }
 
 /**

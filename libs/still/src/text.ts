@@ -3,7 +3,7 @@ import sharp from 'sharp';
 import type { Rgba, Size } from '#libs/edit-spec';
 import { ByteLru } from './cache.js';
 import { flatten, svgRaster, type Placed } from './compose.js';
-import { escapeMarkup, fromRaster, OWN_SVG, toRaster, type Raster } from './raster.js';
+import { escapeMarkup, OWN_SVG, toRaster, type Raster } from './raster.js';
 
 /**
  * One block of text in a box: what text, rich-text and title assets all become before drawing.
@@ -58,7 +58,7 @@ const shapes = new ByteLru<Raster>(64 * 1024 * 1024);
 const cachedSvg = (svg: string) => shapes.through(svg, () => svgRaster(svg), (r) => r.data.length);
 
 /** The glyph coverage of `r` (drawn with alpha `drawnAlpha`) in another colour. */
-function tint(r: Raster, colour: Rgba, drawnAlpha: number): Raster {
+export function tint(r: Raster, colour: Rgba, drawnAlpha: number): Raster {
   const data = Buffer.allocUnsafe(r.data.length);
   const k = colour.a / Math.max(drawnAlpha, 1 / 255);
   for (let i = 0; i < data.length; i += 4) {
@@ -68,6 +68,31 @@ function tint(r: Raster, colour: Rgba, drawnAlpha: number): Raster {
     data[i + 3] = Math.min(255, Math.round(r.data[i + 3]! * k));
   }
   return { data, width: r.width, height: r.height };
+}
+
+/**
+ * `tint` blurred with a margin around it. The shadow is one colour, so blurring its premultiplied
+ * picture (as sharp blurs RGBA) is blurring its coverage alone: one 8-bit channel instead of four in
+ * floats, a quarter of the time (a 920×260 headline's shadow at blur 12: ~9 ms to ~2 ms; issue 33).
+ */
+export async function blurredShadow(r: Raster, colour: Rgba, drawnAlpha: number, sigma: number, margin: number): Promise<Raster> {
+  const width = r.width + 2 * margin;
+  const height = r.height + 2 * margin;
+  const coverage = Buffer.alloc(width * height);
+  const k = colour.a / Math.max(drawnAlpha, 1 / 255);
+  for (let y = 0; y < r.height; y++) {
+    for (let x = 0, i = (y + margin) * width + margin, j = y * r.width * 4 + 3; x < r.width; x++, i++, j += 4) coverage[i] = Math.min(255, Math.round(r.data[j]! * k));
+  }
+  const soft = await sharp(coverage, { raw: { width, height, channels: 1 } }).blur(sigma).extractChannel(0).raw().toBuffer();
+  if (soft.length !== width * height) throw new Error(`a shadow's blur gave ${soft.length} bytes for ${width}×${height}`);
+  const data = Buffer.allocUnsafe(width * height * 4);
+  for (let i = 0, j = 0; i < soft.length; i++, j += 4) {
+    data[j] = colour.r;
+    data[j + 1] = colour.g;
+    data[j + 2] = colour.b;
+    data[j + 3] = soft[i]!;
+  }
+  return { data, width, height };
 }
 
 const hex = (c: Rgba) => `#${[c.r, c.g, c.b].map((v) => v.toString(16).padStart(2, '0')).join('')}`;
@@ -202,12 +227,9 @@ export async function renderTextBlock(block: TextBlock, scale: number): Promise<
     // Shadow and outline are the glyphs' coverage in another colour: one Pango layout serves all three.
     const fillAlpha = block.gradient ? 1 : block.style.color.a;
     if (block.shadow && block.shadow.color.a > 0) {
-      const glyphs = tint(fill, block.shadow.color, fillAlpha);
       const sigma = Math.max(0, (block.shadow.blur / 2) * scale);
       const margin = Math.ceil(sigma * 3);
-      const soft = sigma >= 0.3
-        ? await toRaster(fromRaster(glyphs).extend({ top: margin, bottom: margin, left: margin, right: margin, background: { r: 0, g: 0, b: 0, alpha: 0 } }).blur(sigma))
-        : glyphs;
+      const soft = sigma >= 0.3 ? await blurredShadow(fill, block.shadow.color, fillAlpha, sigma, margin) : tint(fill, block.shadow.color, fillAlpha);
       const shift = sigma >= 0.3 ? margin : 0;
       layers.push({ raster: soft, left: left + block.shadow.offsetX * scale - shift, top: top + block.shadow.offsetY * scale - shift });
     }
