@@ -11,7 +11,7 @@ import { type FontCatalog, RenderFonts, type RenderFont } from './fonts.js';
 import { PixelGate } from './gate.js';
 import { PdfLayers, type PdfImageSource, type PdfPlacement, type PdfText } from './pdf.js';
 import { encodeFramePng, encodeFramePngWhole, FramePngWriter, type FrameRows } from './png.js';
-import { applyFilter, blank, cropRaster, fromRaster, OWN_SVG, padRaster, RAW, toRaster, fadeInPlace, type Raster } from './raster.js';
+import { applyFilter, blank, cropRaster, fromRaster, OWN_SVG, padRaster, PIXELS_PER_TURN, RAW, toRaster, fadeInPlace, type Raster } from './raster.js';
 import { ellipsize, renderTextBlock, type TextBlock } from './text.js';
 import { watermarkLayer } from './watermark.js';
 
@@ -841,20 +841,24 @@ export class StillEngine {
     if (plan) {
       const canvas: Raster = { data: takeFrame(size.width * size.height * 4), width: size.width, height: size.height };
       try {
-        // A piece at a time (at most 128 rows), the event loop let go between them.
-        for (const piece of plan.toWrite) {
+        // A piece at a time (at most 128 rows), the event loop let go after every PIXELS_PER_TURN
+        // pixels painted, as inBands does (a 1080² template's text rows are one turn).
+        let painted = 0;
+        const paint = async (piece: FrameRows) => {
           paintRows(canvas, fills ? first : undefined, rest, background, piece);
-          plan.write(piece, canvas.data);
+          painted += (piece.to - piece.from) * size.width;
+          if (painted < PIXELS_PER_TURN) return;
+          painted = 0;
           await nextTurn();
+        };
+        for (const piece of plan.toWrite) {
+          await paint(piece);
+          plan.write(piece, canvas.data);
         }
         const joined = await plan.finish();
         if (joined) return joined;
         // Bands that cannot be joined (a band's first row filtered with Avg): the frame written whole.
-        for (const piece of plan.pieces) {
-          if (!piece.band) continue; // painted above
-          paintRows(canvas, fills ? first : undefined, rest, background, piece);
-          await nextTurn();
-        }
+        for (const piece of plan.pieces) if (piece.band) await paint(piece); // the others are painted above
         return await encodeFramePngWhole(canvas.data, size.width, size.height);
       } finally {
         releaseFrame(canvas.data);
