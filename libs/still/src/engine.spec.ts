@@ -10,7 +10,8 @@ import { ApiError } from '#libs/core';
 import { assertEdit, type JsonValue } from '#libs/edit-spec';
 import { MediaFetchError, parseFont, sniff } from '#libs/media';
 import { FontCatalog } from './fonts.js';
-import { StillEngine, type StillEngineOptions } from './engine.js';
+import { frameRows, StillEngine, type StillEngineOptions } from './engine.js';
+import { PNG_BAND_FRAMES } from './png.js';
 import { compareImages, renamedFont } from '#testing/still';
 import { textAssetBlock } from './assets.js';
 import { ellipsize } from './text.js';
@@ -365,15 +366,37 @@ describe('output formats (§2 output.format, §4.1 scale)', () => {
       );
     await own.render(edit('First headline'));
     const before = own.cacheStats.pngBands;
+    const frames = { ...PNG_BAND_FRAMES };
     const again = await own.render(edit('Second headline'));
     const kept = own.cacheStats.pngBands;
     expect(kept.hits).toBeGreaterThan(before.hits);
+    // Joined from kept and new bands, not written whole after all.
+    expect(PNG_BAND_FRAMES).toEqual({ joined: frames.joined + 1, whole: frames.whole });
     const fresh = await new StillEngine(options).render(edit('Second headline'));
     const [a, b] = await Promise.all([again, fresh].map((o) => sharp(o.bytes).raw().toBuffer()));
     expect(a!.equals(b!)).toBe(true);
     // And the text did change: the first render's pixels differ.
     const first = await sharp((await new StillEngine(options).render(edit('First headline'))).bytes).raw().toBuffer();
     expect(first.equals(a!)).toBe(false);
+  });
+
+  test('frame bands are cut at layer edges within the frame and named only when every layer over them is cached (issue 33)', () => {
+    const raster = (width: number, height: number) => ({ data: Buffer.alloc(width * height * 4), width, height });
+    const photo = { raster: raster(100, 300), left: 0, top: 0, key: 'photo' };
+    const text = { raster: raster(80, 40), left: 10.4, top: 99.6, key: 'text' };
+    const off = { raster: raster(20, 50), left: 5, top: 280, key: 'logo' }; // reaches past the bottom
+    const rows = frameRows([photo, text, off], 300, 'bg');
+    expect(rows.map((r) => [r.from, r.to])).toEqual([[0, 100], [100, 140], [140, 280], [280, 300]]);
+    // The photo alone above and between: the same name for the same layers (the writer adds the rows).
+    expect(rows[2]!.key).toBe(rows[0]!.key);
+    expect(new Set(rows.map((r) => r.key)).size).toBe(3);
+    const moved = frameRows([photo, { ...text, left: 12 }, off], 300, 'bg');
+    expect(moved[0]!.key).toBe(rows[0]!.key);
+    expect(moved[1]!.key).not.toBe(rows[1]!.key); // the text moved: its rows are not the same
+    expect(frameRows([photo, text, off], 300, 'other background')[0]!.key).not.toBe(rows[0]!.key);
+    // A layer without a key (the watermark, a browser frame): its rows are unnamed, the others not.
+    const unnamed = frameRows([photo, { ...text, key: undefined }], 300, 'bg');
+    expect(unnamed.map((r) => r.key === undefined)).toEqual([false, true, false]);
   });
 
   test('the watermark is visible: a test render differs from the live one', async () => {

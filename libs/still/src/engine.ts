@@ -10,8 +10,8 @@ import { clipToCanvas, paintOver, paintOverInBands, releaseFrame, solidRaster, t
 import { type FontCatalog, RenderFonts, type RenderFont } from './fonts.js';
 import { PixelGate } from './gate.js';
 import { PdfLayers, type PdfImageSource, type PdfPlacement, type PdfText } from './pdf.js';
-import { encodeFramePng, FramePngWriter, type FrameRows } from './png.js';
-import { applyFilter, blank, cropRaster, fromRaster, OWN_SVG, padRaster, RAW, toRaster, fadeInPlace, type Raster } from './raster.js';
+import { encodeFramePng, encodeFramePngWhole, FramePngWriter, type FrameRows } from './png.js';
+import { applyFilter, blank, cropRaster, fromRaster, OWN_SVG, padRaster, PIXELS_PER_TURN, RAW, toRaster, fadeInPlace, type Raster } from './raster.js';
 import { ellipsize, renderTextBlock, type TextBlock } from './text.js';
 import { watermarkLayer } from './watermark.js';
 
@@ -841,15 +841,25 @@ export class StillEngine {
     if (plan) {
       const canvas: Raster = { data: takeFrame(size.width * size.height * 4), width: size.width, height: size.height };
       try {
-        for (const piece of plan.toWrite) {
+        // A piece at a time (at most 128 rows), the event loop let go after every PIXELS_PER_TURN
+        // pixels painted, as inBands does (a 1080² template's text rows are one turn).
+        let painted = 0;
+        const paint = async (piece: FrameRows) => {
           paintRows(canvas, fills ? first : undefined, rest, background, piece);
+          painted += (piece.to - piece.from) * size.width;
+          if (painted < PIXELS_PER_TURN) return;
+          painted = 0;
+          await nextTurn();
+        };
+        for (const piece of plan.toWrite) {
+          await paint(piece);
           plan.write(piece, canvas.data);
         }
         const joined = await plan.finish();
         if (joined) return joined;
         // Bands that cannot be joined (a band's first row filtered with Avg): the frame written whole.
-        paintRows(canvas, fills ? first : undefined, rest, background, { from: 0, to: size.height });
-        return await encodeFramePng(canvas.data, size.width, size.height);
+        for (const piece of plan.pieces) if (piece.band) await paint(piece); // the others are painted above
+        return await encodeFramePngWhole(canvas.data, size.width, size.height);
       } finally {
         releaseFrame(canvas.data);
       }
@@ -883,6 +893,8 @@ export class StillEngine {
     return encodeFramePng(pixels, size.width, size.height);
   }
 }
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** Rows [from, to) of the frame: the bottom layer's (or the background), then each layer painted over them. */
 function paintRows(canvas: Raster, base: Placed | undefined, layers: readonly Placed[], background: Background, rows: { from: number; to: number }): void {

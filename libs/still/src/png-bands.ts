@@ -17,22 +17,26 @@ import { crc32 } from 'node:zlib';
 export interface PngBand {
   /** Rows of the frame it holds. */
   rows: number;
-  /** Bytes of its PNG's zlib stream and their compressed size (what a cache holds). */
+  /** What a cache holds for it (its zlib stream and a few fields). */
   bytes: number;
   ihdr: Buffer;
   zlib: Buffer;
-  block: HuffmanTable & { end: number };
-  /** Bit after the end-of-block code. */
+  /** Bit where the block's header ends (its first code), and the bit after its end-of-block code. */
+  headerEnd: number;
   blockEnd: number;
-  /** The first row's filter byte, its literal's code ending at `codeEnd`, and what it becomes under a real row above. */
+  /** The first row's filter byte, the bit after its literal's code, and that code's length. */
   filter: number;
   codeEnd: number;
+  filterLength: number;
+  /** The filter the first row gets under a real row above, and its literal's code. */
   rewritten: number;
+  code: number;
+  codeLength: number;
 }
 
 /**
  * A band's PNG, as @napi-rs/image writes it, read for joining: undefined when it cannot be joined
- * (another block layout, or its first row filtered with Avg).
+ * (another block layout, its first row filtered with Avg, or a code that could copy the first byte).
  */
 export function parsePngBand(png: Buffer): PngBand | undefined {
   const parts = pngParts(png);
@@ -48,13 +52,42 @@ export function parsePngBand(png: Buffer): PngBand | undefined {
   // The first symbol: the first row's filter byte, as a literal.
   const first = decodeSymbol(z, block.end, block.lookup);
   if (!first) return undefined;
-  const rewritten = ZERO_ROW_EQUIVALENT[first.symbol];
-  if (rewritten === undefined || !block.lengths[rewritten] || (block.lengths[first.symbol] - block.lengths[rewritten]) & 1) return undefined;
-  return { rows: parts.ihdr.readUInt32BE(4), bytes: z.length, ihdr: parts.ihdr, zlib: z, block, blockEnd, filter: first.symbol, codeEnd: first.end, rewritten };
+  const filter = first.symbol;
+  const rewritten = ZERO_ROW_EQUIVALENT[filter];
+  if (rewritten === undefined || !block.lengths[rewritten] || (block.lengths[filter]! - block.lengths[rewritten]!) & 1) return undefined;
+  if (rewritten !== filter) {
+    // The rewritten byte must not be copied by a match: fdeflate's only distance is 1 (runs), so only
+    // a match right after it could; one there, or any other distance, and the band is not joined.
+    if (block.distances.some((l, i) => l !== 0 && i !== 0)) return undefined;
+    const second = decodeSymbol(z, first.end, block.lookup);
+    if (!second || second.symbol >= END_OF_BLOCK) return undefined;
+  }
+  return {
+    rows: parts.ihdr.readUInt32BE(4),
+    bytes: z.length + 256,
+    ihdr: Buffer.from(parts.ihdr),
+    zlib: z,
+    headerEnd: block.end,
+    blockEnd,
+    filter,
+    codeEnd: first.end,
+    filterLength: block.lengths[filter]!,
+    rewritten,
+    code: block.codes[rewritten]!,
+    codeLength: block.lengths[rewritten]!,
+  };
 }
 
 /** The frame's PNG from its bands, top to bottom; undefined when they do not make one frame. */
 export function joinPngBands(bands: PngBand[], frameHeight: number): Buffer | undefined {
+  try {
+    return join(bands, frameHeight);
+  } catch {
+    return undefined; // bands that do not read as parsePngBand said: the caller writes the frame whole
+  }
+}
+
+function join(bands: PngBand[], frameHeight: number): Buffer | undefined {
   const [head] = bands;
   if (!head) return undefined;
   const rowBytes = rowBytesOf(head.ihdr)!;
@@ -87,11 +120,11 @@ export function joinPngBands(bands: PngBand[], frameHeight: number): Buffer | un
     bits.align();
     bits.write(0x0000, 16);
     bits.write(0xffff, 16);
-    const shift = b.block.lengths[b.filter] - b.block.lengths[b.rewritten];
+    const shift = b.filterLength - b.codeLength;
     for (let k = (((shift % 8) + 8) % 8) / 2; k > 0; k--) bits.write(0b010, 10); // BFINAL 0, BTYPE 01, end of block (7 zero bits)
     bits.write(last ? 1 : 0, 1);
-    for (let p = 17; p < b.block.end; p++) bits.write(readBits(z, p, 1), 1);
-    bits.writeCode(b.block.codes[b.rewritten], b.block.lengths[b.rewritten]);
+    for (let p = 17; p < b.headerEnd; p++) bits.write(readBits(z, p, 1), 1);
+    bits.writeCode(b.code, b.codeLength);
     bits.copy(z, b.codeEnd, last ? (z.length - 4) * 8 : b.blockEnd);
     const raw = b.rows * (rowBytes + 1);
     adler = adler32Combine(adler, adlerWithFirstByte(z.readUInt32BE(z.length - 4), b.rewritten - b.filter, raw), raw);
@@ -202,7 +235,7 @@ function decodeSymbol(data: Uint8Array, pos: number, lookup: Map<number, number>
 }
 
 /** RFC 1951 §3.2.7: a dynamic block's header from its BFINAL bit at `pos`; its literal/length code and where its data starts. */
-function dynamicHeader(data: Uint8Array, pos: number): (HuffmanTable & { end: number }) | undefined {
+function dynamicHeader(data: Uint8Array, pos: number): (HuffmanTable & { distances: number[]; end: number }) | undefined {
   if (readBits(data, pos + 1, 2) !== 2) return undefined;
   let p = pos + 3;
   const hlit = readBits(data, p, 5) + 257;
@@ -231,7 +264,7 @@ function dynamicHeader(data: Uint8Array, pos: number): (HuffmanTable & { end: nu
     }
   }
   if (lengths.length !== hlit + hdist) return undefined;
-  return { ...huffmanTable(lengths.slice(0, hlit)), end: p };
+  return { ...huffmanTable(lengths.slice(0, hlit)), distances: lengths.slice(hlit), end: p };
 }
 
 /** Writes deflate's bit stream into `out` from byte `base`; bytes past the current bit are not read. */

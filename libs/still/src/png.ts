@@ -25,7 +25,23 @@ export async function encodeFramePng(rgba: Buffer, width: number, height: number
   checkSize(rgba, width, height);
   if (width * height < BAND_MIN_PIXELS || height < 2) return writePng(rgba, width, height);
   const split = height >> 1;
-  return (await joinedBands(rgba, width, height, [{ from: 0, to: split }, { from: split, to: height }])) ?? writePng(rgba, width, height);
+  const joined = await joinedBands(rgba, width, height, [{ from: 0, to: split }, { from: split, to: height }]);
+  count(joined);
+  return joined ?? writePng(rgba, width, height);
+}
+
+/** The frame's PNG in one piece on one thread (what a frame whose bands could not be joined gets). */
+export function encodeFramePngWhole(rgba: Buffer, width: number, height: number): Promise<Buffer> {
+  checkSize(rgba, width, height);
+  return writePng(rgba, width, height);
+}
+
+/** Frames of this process written in bands and joined, and those whose bands could not be joined. */
+export const PNG_BAND_FRAMES = { joined: 0, whole: 0 };
+
+function count(joined: Buffer | undefined): void {
+  if (joined) PNG_BAND_FRAMES.joined++;
+  else PNG_BAND_FRAMES.whole++;
 }
 
 /** Rows [from, to) of a frame; `key`, when set, names their pixels (same key, same pixels). */
@@ -82,7 +98,7 @@ export class FramePngWriter {
     const plan = this.plan(width, height, rows);
     if (!plan) return encodeFramePng(rgba, width, height);
     for (const piece of plan.toWrite) plan.write(piece, rgba);
-    return (await plan.finish()) ?? encodeFramePng(rgba, width, height);
+    return (await plan.finish()) ?? writePng(rgba, width, height);
   }
 }
 
@@ -117,7 +133,9 @@ export class FramePlan {
   /** The frame's PNG once every piece is written; undefined when the bands cannot be joined (write it whole). */
   async finish(): Promise<Buffer | undefined> {
     const bands = await Promise.all(this.pieces.map((p) => p.band ?? this.writing.get(p) ?? Promise.reject(new Error(`rows ${p.from}-${p.to} were not written`))));
-    return bands.every((b): b is PngBand => b !== undefined) ? joinPngBands(bands, this.height) : undefined;
+    const joined = bands.every((b): b is PngBand => b !== undefined) ? joinPngBands(bands, this.height) : undefined;
+    count(joined);
+    return joined;
   }
 }
 
