@@ -107,10 +107,15 @@ export function releaseFrame(buffer: Buffer): void {
   if (free.length < 4) free.push(buffer);
 }
 
+/** One RGBA pixel of the colour (alpha 0..1 as 0..255). */
+export function solidPixel(colour: Background): Buffer {
+  return Buffer.from([colour.r, colour.g, colour.b, Math.round(colour.alpha * 255)]);
+}
+
 /** A width × height raster of one colour (alpha 0..1 as 0..255), in `into` when given. */
 export function solidRaster(width: number, height: number, colour: Background, into?: Buffer): Raster {
   const data = into ?? Buffer.allocUnsafe(width * height * 4);
-  data.fill(Buffer.from([colour.r, colour.g, colour.b, Math.round(colour.alpha * 255)]));
+  data.fill(solidPixel(colour));
   return { data, width, height };
 }
 

@@ -6,7 +6,7 @@ import { aspectMismatch, assertTiming, type Clip, clipsAt, clipVisualAt, type Du
 import { FontFileError, MediaFetchError, RenderMediaCache, type FetchedMedia, type MediaFetcher } from '#libs/media';
 import { requestedFamily, richTextBlock, shapeGeometry, shapeSvg, svgSize, textAssetBlock, titleBlock, type FontChoice, type ShapeGeometry } from './assets.js';
 import { ByteLru } from './cache.js';
-import { clipToCanvas, paintOver, paintOverInBands, releaseFrame, solidRaster, takeFrame, type Background, type Placed } from './compose.js';
+import { clipToCanvas, paintOver, paintOverInBands, releaseFrame, solidPixel, solidRaster, takeFrame, type Background, type Placed } from './compose.js';
 import { type FontCatalog, RenderFonts, type RenderFont } from './fonts.js';
 import { PixelGate } from './gate.js';
 import { PdfLayers, type PdfImageSource, type PdfPlacement, type PdfText } from './pdf.js';
@@ -901,7 +901,7 @@ function paintRows(canvas: Raster, base: Placed | undefined, layers: readonly Pl
   const start = rows.from * canvas.width * 4;
   const end = rows.to * canvas.width * 4;
   if (base) base.raster.data.copy(canvas.data, start, start, end);
-  else canvas.data.fill(Buffer.from([background.r, background.g, background.b, Math.round(background.alpha * 255)]), start, end);
+  else canvas.data.fill(solidPixel(background), start, end);
   for (const l of layers) paintOver(canvas, l.raster, Math.round(l.left), Math.round(l.top), rows);
 }
 

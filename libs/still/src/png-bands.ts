@@ -99,17 +99,19 @@ function join(bands: PngBand[], frameHeight: number): Buffer | undefined {
   const dataAt = idatAt + 8;
   const out = Buffer.allocUnsafe(dataAt + bands.reduce((n, b) => n + b.zlib.length + 16, 0) + 4 + 12);
   PNG_SIGNATURE.copy(out, 0);
-  writeChunk(out, ihdrAt, 'IHDR', head.ihdr);
-  out.writeUInt32BE(frameHeight, ihdrAt + 12);
-  out.writeUInt32BE(crc32(out.subarray(ihdrAt + 4, ihdrAt + 8 + 13)), ihdrAt + 8 + 13);
+  const ihdr = Buffer.from(head.ihdr);
+  ihdr.writeUInt32BE(frameHeight, 4);
+  writeChunk(out, ihdrAt, 'IHDR', ihdr);
 
   const bits = new BitWriter(out, dataAt);
   let adler = 1;
   bands.forEach((b, i) => {
     const last = i === bands.length - 1;
     const z = b.zlib;
+    // The last block is copied to its stream's end (its padding is the output's); the others to their end-of-block code.
+    const end = last ? (z.length - 4) * 8 : b.blockEnd;
     if (i === 0) {
-      bits.copy(z, 0, last ? (z.length - 4) * 8 : b.blockEnd);
+      bits.copy(z, 0, end);
       if (!last) out[dataAt + 2] &= ~1; // BFINAL
       adler = z.readUInt32BE(z.length - 4);
       return;
@@ -125,7 +127,7 @@ function join(bands: PngBand[], frameHeight: number): Buffer | undefined {
     bits.write(last ? 1 : 0, 1);
     for (let p = 17; p < b.headerEnd; p++) bits.write(readBits(z, p, 1), 1);
     bits.writeCode(b.code, b.codeLength);
-    bits.copy(z, b.codeEnd, last ? (z.length - 4) * 8 : b.blockEnd);
+    bits.copy(z, b.codeEnd, end);
     const raw = b.rows * (rowBytes + 1);
     adler = adler32Combine(adler, adlerWithFirstByte(z.readUInt32BE(z.length - 4), b.rewritten - b.filter, raw), raw);
   });
@@ -133,9 +135,7 @@ function join(bands: PngBand[], frameHeight: number): Buffer | undefined {
   let at = dataAt + (bits.pos >> 3);
   out.writeUInt32BE(adler, at);
   at += 4;
-  out.writeUInt32BE(at - dataAt, idatAt);
-  out.write('IDAT', idatAt + 4, 'latin1');
-  out.writeUInt32BE(crc32(out.subarray(idatAt + 4, at)), at);
+  closeChunk(out, idatAt, 'IDAT', at - dataAt);
   at += 4;
   writeChunk(out, at, 'IEND', EMPTY);
   return out.subarray(0, at + 12);
@@ -181,10 +181,15 @@ function zlibHeaderOk(z: Buffer): boolean {
 }
 
 function writeChunk(out: Buffer, at: number, type: string, data: Buffer): void {
-  out.writeUInt32BE(data.length, at);
-  out.write(type, at + 4, 'latin1');
   data.copy(out, at + 8);
-  out.writeUInt32BE(crc32(out.subarray(at + 4, at + 8 + data.length)), at + 8 + data.length);
+  closeChunk(out, at, type, data.length);
+}
+
+/** A chunk around the `length` bytes of data already at `at + 8`: its length, type and CRC. */
+function closeChunk(out: Buffer, at: number, type: string, length: number): void {
+  out.writeUInt32BE(length, at);
+  out.write(type, at + 4, 'latin1');
+  out.writeUInt32BE(crc32(out.subarray(at + 4, at + 8 + length)), at + 8 + length);
 }
 
 /** `n` bits from bit `pos`, least significant first (how deflate packs header fields). */

@@ -25,9 +25,7 @@ export async function encodeFramePng(rgba: Buffer, width: number, height: number
   checkSize(rgba, width, height);
   if (width * height < BAND_MIN_PIXELS || height < 2) return writePng(rgba, width, height);
   const split = height >> 1;
-  const joined = await joinedBands(rgba, width, height, [{ from: 0, to: split }, { from: split, to: height }]);
-  count(joined);
-  return joined ?? writePng(rgba, width, height);
+  return writeAll(new FramePlan(undefined, width, height, [{ from: 0, to: split }, { from: split, to: height }]), rgba);
 }
 
 /** The frame's PNG in one piece on one thread (what a frame whose bands could not be joined gets). */
@@ -96,9 +94,7 @@ export class FramePngWriter {
   async write(rgba: Buffer, width: number, height: number, rows: FrameRows[]): Promise<Buffer> {
     checkSize(rgba, width, height);
     const plan = this.plan(width, height, rows);
-    if (!plan) return encodeFramePng(rgba, width, height);
-    for (const piece of plan.toWrite) plan.write(piece, rgba);
-    return (await plan.finish()) ?? writePng(rgba, width, height);
+    return plan ? writeAll(plan, rgba) : encodeFramePng(rgba, width, height);
   }
 }
 
@@ -109,7 +105,8 @@ export class FramePlan {
   private readonly writing = new Map<BandPiece, Promise<PngBand | undefined>>();
 
   constructor(
-    private readonly kept: ByteLru<PngBand>,
+    /** Where bands of named pieces are kept (none for a frame written once). */
+    private readonly kept: ByteLru<PngBand> | undefined,
     readonly width: number,
     readonly height: number,
     readonly pieces: BandPiece[],
@@ -123,7 +120,7 @@ export class FramePlan {
     const png = writePng(rgba.subarray(piece.from * this.width * 4, piece.to * this.width * 4), this.width, piece.to - piece.from);
     const band = png.then((bytes) => {
       const parsed = parsePngBand(bytes);
-      if (parsed && piece.key) this.kept.set(piece.key, parsed, parsed.bytes);
+      if (parsed && piece.key) this.kept?.set(piece.key, parsed, parsed.bytes);
       return parsed;
     });
     band.catch(() => undefined); // finish() reports it; a frame given up on before then must not leave it unhandled
@@ -143,9 +140,10 @@ function covers(rows: FrameRows[], height: number): boolean {
   return rows.every((r, i) => r.to > r.from && r.from === (i === 0 ? 0 : rows[i - 1]!.to)) && rows.at(-1)?.to === height;
 }
 
-async function joinedBands(rgba: Buffer, width: number, height: number, rows: FrameRows[]): Promise<Buffer | undefined> {
-  const bands = await Promise.all(rows.map(async (r) => parsePngBand(await writePng(rgba.subarray(r.from * width * 4, r.to * width * 4), width, r.to - r.from))));
-  return bands.every((b): b is PngBand => b !== undefined) ? joinPngBands(bands, height) : undefined;
+/** Every piece of the plan written from `rgba` and joined; the frame written whole when they cannot be joined. */
+async function writeAll(plan: FramePlan, rgba: Buffer): Promise<Buffer> {
+  for (const piece of plan.toWrite) plan.write(piece, rgba);
+  return (await plan.finish()) ?? writePng(rgba, plan.width, plan.height);
 }
 
 function checkSize(rgba: Buffer, width: number, height: number): void {

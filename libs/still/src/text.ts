@@ -57,10 +57,13 @@ export const NO_PADDING: Sides = { top: 0, right: 0, bottom: 0, left: 0 };
 const shapes = new ByteLru<Raster>(64 * 1024 * 1024);
 const cachedSvg = (svg: string) => shapes.through(svg, () => svgRaster(svg), (r) => r.data.length);
 
+/** What a glyph's alpha, drawn at `drawnAlpha`, is multiplied by to be its coverage in `colour`. */
+const tintScale = (colour: Rgba, drawnAlpha: number) => colour.a / Math.max(drawnAlpha, 1 / 255);
+
 /** The glyph coverage of `r` (drawn with alpha `drawnAlpha`) in another colour. */
 export function tint(r: Raster, colour: Rgba, drawnAlpha: number): Raster {
   const data = Buffer.allocUnsafe(r.data.length);
-  const k = colour.a / Math.max(drawnAlpha, 1 / 255);
+  const k = tintScale(colour, drawnAlpha);
   for (let i = 0; i < data.length; i += 4) {
     data[i] = colour.r;
     data[i + 1] = colour.g;
@@ -79,7 +82,7 @@ export async function blurredShadow(r: Raster, colour: Rgba, drawnAlpha: number,
   const width = r.width + 2 * margin;
   const height = r.height + 2 * margin;
   const coverage = Buffer.alloc(width * height);
-  const k = colour.a / Math.max(drawnAlpha, 1 / 255);
+  const k = tintScale(colour, drawnAlpha);
   for (let y = 0; y < r.height; y++) {
     for (let x = 0, i = (y + margin) * width + margin, j = y * r.width * 4 + 3; x < r.width; x++, i++, j += 4) coverage[i] = Math.min(255, Math.round(r.data[j]! * k));
   }
