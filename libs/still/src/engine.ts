@@ -10,7 +10,7 @@ import { clipToCanvas, paintOver, paintOverInBands, releaseFrame, solidPixel, so
 import { type FontCatalog, RenderFonts, type RenderFont } from './fonts.js';
 import { PixelGate } from './gate.js';
 import { PdfLayers, type PdfImageSource, type PdfPlacement, type PdfText } from './pdf.js';
-import { encodeFramePng, encodeFramePngWhole, FramePngWriter, type FrameRows } from './png.js';
+import { encodeFramePng, encodeFramePngWhole, FramePngWriter, writtenInBands, type FrameRows } from './png.js';
 import { applyFilter, blank, cropRaster, fromRaster, OWN_SVG, padRaster, PIXELS_PER_TURN, RAW, toRaster, fadeInPlace, type Raster } from './raster.js';
 import { ellipsize, renderTextBlock, type TextBlock } from './text.js';
 import { watermarkLayer } from './watermark.js';
@@ -837,7 +837,7 @@ export class StillEngine {
     const inJs = painted <= size.width * size.height * JS_PAINT_MAX_FRAMES;
     // A PNG in bands (png.ts): rows drawn only from cached layers come from an earlier frame's PNG; the
     // rest is painted a band at a time, each band written on a pool thread while the next is painted.
-    const plan = format === 'png' && inJs ? this.png.plan(size.width, size.height, frameRows(layers, size.height, `${background.r},${background.g},${background.b},${background.alpha}`)) : undefined;
+    const plan = format === 'png' && inJs && writtenInBands(size.width, size.height) ? this.png.plan(size.width, size.height, frameRows(layers, size.height, `${background.r},${background.g},${background.b},${background.alpha}`)) : undefined;
     if (plan) {
       const canvas: Raster = { data: takeFrame(size.width * size.height * 4), width: size.width, height: size.height };
       try {

@@ -4,6 +4,9 @@ import { joinPngBands, parsePngBand, type PngBand } from './png-bands.js';
 
 /** Frames of fewer pixels are written in one piece: bands' setup would cost what they save. */
 const BAND_MIN_PIXELS = 256 * 256;
+/** Whether a frame this size is written in bands (FramePngWriter.plan: its rows are worth naming). */
+export const writtenInBands = (width: number, height: number) => width * height >= BAND_MIN_PIXELS && height >= 2;
+
 /** A frame planned in more bands than this is written in two. */
 const MAX_BANDS = 32;
 /** Bands are cut into pieces of at most this many rows, written side by side on the pool's threads. */
@@ -23,7 +26,7 @@ const PIECE_ROWS = 128;
  */
 export async function encodeFramePng(rgba: Buffer, width: number, height: number): Promise<Buffer> {
   checkSize(rgba, width, height);
-  if (width * height < BAND_MIN_PIXELS || height < 2) return writePng(rgba, width, height);
+  if (!writtenInBands(width, height)) return writePng(rgba, width, height);
   const split = height >> 1;
   return writeAll(new FramePlan(undefined, width, height, [{ from: 0, to: split }, { from: split, to: height }]), rgba);
 }
@@ -76,7 +79,7 @@ export class FramePngWriter {
    * is found again): kept ones, and the rest to write. Undefined for a frame written otherwise.
    */
   plan(width: number, height: number, rows: FrameRows[]): FramePlan | undefined {
-    if (width * height < BAND_MIN_PIXELS || !covers(rows, height)) return undefined;
+    if (!writtenInBands(width, height) || !covers(rows, height)) return undefined;
     const pieces: BandPiece[] = rows.flatMap((r) => {
       const n = Math.ceil((r.to - r.from) / PIECE_ROWS);
       return Array.from({ length: n }, (_, i) => {
