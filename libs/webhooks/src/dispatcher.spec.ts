@@ -22,9 +22,9 @@ describe('the stale sweep\'s jobs', () => {
 });
 
 describe('first-attempts jobs of a dispatch batch', () => {
-  /** `n` delivery rows of an event, pending unless `skipped` of them. */
-  const event = (eventId: string, n: number, skipped = 0) =>
-    Array.from({ length: n }, (_, i) => ({ id: `dlv_${eventId}_${i}`, eventId, state: i < skipped ? 'skipped' : 'pending', jobId: null as string | null }));
+  /** `n` delivery rows of an event (of workspace `ws`), pending unless `skipped` of them. */
+  const event = (eventId: string, n: number, skipped = 0, ws = 'org_a') =>
+    Array.from({ length: n }, (_, i) => ({ id: `dlv_${eventId}_${i}`, workspaceId: ws, eventId, state: i < skipped ? 'skipped' : 'pending', jobId: null as string | null }));
   const jobsOf = (rows: ReturnType<typeof event>) => {
     const out = new Map<string, string[]>();
     for (const r of rows) if (r.jobId) out.set(r.jobId, [...(out.get(r.jobId) ?? []), r.id]);
@@ -41,6 +41,12 @@ describe('first-attempts jobs of a dispatch batch', () => {
     expect(rows.filter((r) => r.eventId === 'f').map((r) => r.jobId)).toEqual([null, null, null]);
     // Every pending delivery has exactly one job, and an event's deliveries never straddle two.
     for (const id of 'abcdeg') expect(new Set(rows.filter((r) => r.eventId === id).map((r) => r.jobId)).size).toBe(1);
+  });
+
+  it('never puts two workspaces\' deliveries in one job (one tenant\'s failing or slow job holds up only its own)', () => {
+    const rows = [...event('a', 4), ...event('b', 4, 0, 'org_b'), ...event('c', 4, 0, 'org_b'), ...event('d', 4, 0, 'org_c')];
+    assignJobs(rows);
+    expect(jobsOf(rows)).toEqual([['first-dlv_a_0', 4], ['first-dlv_b_0', 8], ['first-dlv_d_0', 4]]);
   });
 
   it('one event, one delivery: a job of one', () => {

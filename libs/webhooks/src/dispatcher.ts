@@ -52,25 +52,30 @@ export interface DeliveryJobs {
 export const DELIVERIES_PER_JOB = 32;
 
 /**
- * Gives each pending row its first-attempts job: consecutive events share one while it holds at most
- * `max` deliveries. The job's id is `first-` and its first delivery's id, new at every dispatch run:
- * a run after a crash (rows found, keeping the job id they were given) never names a new job like an
- * old one, and a delivery's id alone stays its retry job's. Rows of an event are consecutive.
+ * Gives each pending row its first-attempts job: consecutive events of one workspace share one while
+ * it holds at most `max` deliveries. A job never spans workspaces: one that fails (a secret that no
+ * longer opens fails the job, which is then kept an hour) or waits on slow receivers holds up only its
+ * own workspace's deliveries. The job's id is `first-` and the id of the first row it was made for,
+ * new at every dispatch run: a run after a crash (rows found keep the job id they were given) never
+ * names a new job like an old one, and a delivery's id alone stays its retry job's. Rows of an event,
+ * and of a workspace, are consecutive.
  */
-export function assignJobs(rows: { id: string; eventId: string; state: string; jobId: string | null }[], max = DELIVERIES_PER_JOB): void {
+export function assignJobs(rows: { id: string; workspaceId: string; eventId: string; state: string; jobId: string | null }[], max = DELIVERIES_PER_JOB): void {
   const pendingOf = new Map<string, number>();
   for (const r of rows) if (r.state === 'pending') pendingOf.set(r.eventId, (pendingOf.get(r.eventId) ?? 0) + 1);
   let jobId: string | null = null;
   let size = 0;
   let event: string | null = null;
+  let workspace: string | null = null;
   for (const r of rows) {
     if (r.state !== 'pending') continue;
     if (r.eventId !== event) {
       event = r.eventId;
       const n = pendingOf.get(event) as number;
-      if (jobId === null || size + n > max) {
+      if (jobId === null || r.workspaceId !== workspace || size + n > max) {
         jobId = `first-${r.id}`;
         size = 0;
+        workspace = r.workspaceId;
       }
       size += n;
     }

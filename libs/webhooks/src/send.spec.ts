@@ -1,5 +1,5 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
 import { resolveOutbound } from '#libs/outbound';
 import { buildDelivery, type DeliveryRequest } from './build.js';
 import { classifyResponse } from './retry.js';
@@ -34,6 +34,8 @@ describe('sending a delivery', () => {
           res.writeHead(302, { location: `http://127.0.0.1:${port}/status/200` }).end();
         } else if (path === '/silent') {
           // never answers
+        } else if (path === '/hints') {
+          res.writeEarlyHints({ link: '</style.css>; rel=preload; as=style' }); // 103, then nothing more
         } else if (path === '/stall') {
           res.writeHead(200, { 'content-type': 'text/plain' }).write('partial'); // the rest never comes
         } else if (path === '/big') {
@@ -190,6 +192,29 @@ describe('sending a delivery', () => {
     expect(result.durationMs).toBeGreaterThanOrEqual(190);
     expect(result.durationMs).toBeLessThan(2000);
     expect(classifyResponse(result)).toBe('retry');
+  });
+
+  it('does not take an informational answer (103 Early Hints) for the receiver\'s answer', async () => {
+    const result = await sendDelivery(build('/hints'), { ...dev, timeoutMs: 300 });
+    expect(result).toMatchObject({ error: 'timeout', responseSnippet: '' });
+    expect(result.status).toBeUndefined();
+  });
+
+  it('gives up on a receiver whose TLS handshake never completes', async () => {
+    // A TCP server that takes the connection and never says a word: the attempt waits in connecting.
+    const held: Socket[] = [];
+    const mute = createTcpServer((socket) => void held.push(socket));
+    await new Promise<void>((resolve) => mute.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `https://127.0.0.1:${(mute.address() as AddressInfo).port}/hook`;
+      const result = await sendDelivery(build('/', { url }), { ...dev, timeoutMs: 300 });
+      expect(result).toMatchObject({ error: 'timeout' });
+      expect(result.durationMs).toBeLessThan(2000);
+    } finally {
+      closeDeliveryConnections();
+      for (const socket of held) socket.destroy();
+      await new Promise((resolve) => mute.close(resolve));
+    }
   });
 
   it('reads no more of the answer than allowed', async () => {

@@ -208,7 +208,9 @@ function exchange(req: DeliveryRequest, target: ResolvedTarget, o: ExchangeOptio
         if (settled) c.abort(new Abandoned());
       },
       onResponseStart(_c, statusCode) {
-        // An informational answer (1xx) is not the receiver's answer; undici passes only the final one.
+        // An informational answer (102 Processing, 103 Early Hints) is not the receiver's answer:
+        // undici passes it here too, before the final one.
+        if (statusCode < 200) return;
         status = statusCode;
       },
       onResponseData(_c, chunk) {
