@@ -190,13 +190,15 @@ describe('webhooks speed (issue 33): one job per event, retries per delivery', (
     // The 6-delivery job's deliveries as a worker that died before sending them would leave them, more
     // than the sweep's 120 s ago, while their job still waits (a delayed copy of it under its id); and
     // their 2 events as a dispatcher that died before stamping them would (so it runs them again).
+    // The waiting job first: the sweep or the dispatcher could otherwise enqueue the six under its id
+    // before it is there, and that job would be the one to send them.
     const [jobId, lost] = [...jobs].find(([, m]) => m.length === 6)!;
-    await em.nativeUpdate(WebhookDelivery, { id: { $in: lost.map((l) => l.id) } }, { state: 'pending', attempts: 0, completedAt: null, createdAt: new Date(Date.now() - 130_000) });
-    await em.nativeUpdate(OutboxEvent, { id: { $in: [...new Set(lost.map((l) => l.eventId))] } }, { dispatchedAt: null });
     const sentBefore = all().length;
     const waitsMs = 4_000;
     await worker.get(JobQueues).add('webhooks.deliver-event', { eventId: lost[0].eventId, deliveryIds: lost.map((l) => l.id) }, { jobId, delay: waitsMs });
     const since = Date.now();
+    await em.nativeUpdate(WebhookDelivery, { id: { $in: lost.map((l) => l.id) } }, { state: 'pending', attempts: 0, completedAt: null, createdAt: new Date(Date.now() - 130_000) });
+    await em.nativeUpdate(OutboxEvent, { id: { $in: [...new Set(lost.map((l) => l.eventId))] } }, { dispatchedAt: null });
     // The sweep runs every second and the dispatcher takes the 2 events again: both find the six
     // rows and enqueue them under their job's id, so the waiting job takes them: nothing is sent
     // before it is due.
