@@ -23,7 +23,12 @@ import { eventsOf, ledgerOf, until, workerProcesses } from './render-helpers.js'
 // The worker is a real process (the built worker, as operators run it): its peak RSS is read from
 // /proc, and it is killed with SIGKILL as when a machine runs out of memory.
 
-const LOCK_MS = 1500;
+/**
+ * The job locks of the test's worker: short, so a killed worker's job is found stalled in seconds; long
+ * enough that the 8192×8192 still (event-loop blocks of ~230 ms on an idle machine, BullMQ renewing at
+ * half the lock) keeps its lock when other suites load both cores (1.5 s lost it once, WORKER_LOST).
+ */
+const LOCK_MS = 3000;
 const GB = 1024 ** 3;
 
 /** `n` text clips of 4000×4000, the first `blurred` of them blurred, on a 1080×1080 PNG; `label` starts their texts. */

@@ -81,7 +81,7 @@ const OWNED: Owned<object>[] = [
     entity: WebhookDelivery, name: 'WebhookDelivery',
     row: (workspaceId) => ({
       id: newId('delivery'), workspaceId, endpointId: newId('webhook'), eventId: newId('event'), eventType: 'render.completed', mode: 'live', sequence: 0, test: false,
-      event: {}, state: 'pending', attempts: 0, lastStatus: null, lastError: null, lastDurationMs: null, createdAt: at, completedAt: null,
+      event: {}, jobId: null, state: 'pending', attempts: 0, lastStatus: null, lastError: null, lastDurationMs: null, createdAt: at, completedAt: null,
     }),
     change: { state: 'cancelled' }, changed: (r) => r.state === 'cancelled',
   }),

@@ -2,8 +2,9 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { INestApplicationContext } from '@nestjs/common';
 import { openAppDatabase } from '#libs/app';
 import { forWorkspace, type Orm } from '#libs/db';
-import { writeEvent } from '#libs/events';
-import { WebhookDeliverer, WebhookDelivery } from '#libs/webhooks';
+import { OutboxEvent, writeEvent } from '#libs/events';
+import { JobQueues } from '#libs/queue';
+import { DELIVERIES_PER_JOB, WebhookDeliverer, WebhookDelivery } from '#libs/webhooks';
 import { createWorkerApp } from '../apps/worker/src/app.js';
 import { startApi, type TestApi } from './harness.js';
 import { startReceiver, type Hit, type Receiver } from './receiver.js';
@@ -11,7 +12,8 @@ import { until as poll } from './render-helpers.js';
 
 /*
  * Issue 33 (webhook fan-out): an event's first attempts to all its endpoints run as ONE job
- * (`webhooks.deliver-event`), and each delivery left due for a retry gets a `webhooks.deliver` job
+ * (`webhooks.deliver-event`; events fanned out together share one, up to DELIVERIES_PER_JOB
+ * deliveries), and each delivery left due for a retry gets a `webhooks.deliver` job
  * that carries the attempts already made. What a receiver notices must not change: each endpoint
  * gets its own request signed with its own secret, once; a failing one gets §6's numbered retries
  * on §6's schedule, counted from the event job's attempt; a rerun of the event job (a worker that
@@ -148,5 +150,68 @@ describe('webhooks speed (issue 33): one job per event, retries per delivery', (
     expect((await deliveries(retry.id))[0]).toMatchObject({ attempts: 2 });
     await new Promise((r) => setTimeout(r, 1500));
     expect([hitsOf('/lost-first', eventId).length, hitsOf('/lost-retry', eventId).length]).toEqual([2, 2]);
+  });
+
+  it('events fanned out together share first-attempts jobs of at most DELIVERIES_PER_JOB deliveries, each sent once; a sweep or a dispatcher run again while such a job waits leaves the sending to it', async () => {
+    // A workspace of its own: 3 endpoints, 12 events written at once (one dispatch batch): 36 deliveries.
+    const ws = (await api.cli('workspace:create', '--name', 'Batches')).json as { workspaceId: string; liveKey: string };
+    const paths = ['/batch-a', '/batch-b', '/batch-c'];
+    const secrets: string[] = [];
+    for (const path of paths) {
+      const res = await api.app.inject({ method: 'POST', url: '/api/v1/webhooks', headers: { 'x-api-key': ws.liveKey }, payload: { url: `${base}${path}`, events: ['render.completed'] } });
+      expect(res.statusCode).toBe(201);
+      secrets.push(res.json().data.secret);
+    }
+    const eventIds = await orm.em.fork().transactional(async (em) => {
+      const ids: string[] = [];
+      for (let i = 0; i < 12; i++) ids.push(await writeEvent(em, ws.workspaceId, 'render.completed', { id: `rnd_batch${i}`, status: 'done' }, { mode: 'live' }));
+      return ids;
+    });
+    const all = () => receiver.hits.filter((h) => paths.includes(h.path) && eventIds.includes(JSON.parse(h.body.toString()).id));
+    await until(() => all().length >= 36, 'the 36 first attempts');
+
+    // Each (endpoint, event) once, signed with its endpoint's secret.
+    const hits = all();
+    expect(new Set(hits.map((h) => `${h.path} ${JSON.parse(h.body.toString()).id}`)).size).toBe(36);
+    expect(hits.every((h) => signedBy(secrets[paths.indexOf(h.path)], h))).toBe(true);
+    // Two jobs: the first 10 events (30 deliveries; an 11th would pass 32), then the last 2.
+    const em = forWorkspace(orm, ws.workspaceId);
+    const rows = await em.fork().find(WebhookDelivery, { eventId: { $in: eventIds } }, { orderBy: { eventId: 'asc', id: 'asc' } });
+    const jobs = new Map<string, WebhookDelivery[]>();
+    for (const r of rows) jobs.set(r.jobId as string, [...(jobs.get(r.jobId as string) ?? []), r]);
+    expect(DELIVERIES_PER_JOB).toBe(32);
+    expect([...jobs.values()].map((j) => j.length).sort((a, b) => a - b)).toEqual([6, 30]);
+    for (const [jobId, members] of jobs) {
+      expect(members.some((m) => jobId === `first-${m.id}`)).toBe(true);
+      // An event's deliveries are in one job.
+      for (const m of members) expect(rows.filter((r) => r.eventId === m.eventId).every((r) => r.jobId === jobId)).toBe(true);
+    }
+
+    // The 6-delivery job's deliveries as a worker that died before sending them would leave them, more
+    // than the sweep's 120 s ago, while their job still waits (a delayed copy of it under its id); and
+    // their 2 events as a dispatcher that died before stamping them would (so it runs them again).
+    // The waiting job first: the sweep or the dispatcher could otherwise enqueue the six under its id
+    // before it is there, and that job would be the one to send them.
+    const [jobId, lost] = [...jobs].find(([, m]) => m.length === 6)!;
+    const sentBefore = all().length;
+    const waitsMs = 4_000;
+    await worker.get(JobQueues).add('webhooks.deliver-event', { eventId: lost[0].eventId, deliveryIds: lost.map((l) => l.id) }, { jobId, delay: waitsMs });
+    const since = Date.now();
+    await em.nativeUpdate(WebhookDelivery, { id: { $in: lost.map((l) => l.id) } }, { state: 'pending', attempts: 0, completedAt: null, createdAt: new Date(Date.now() - 130_000) });
+    await em.nativeUpdate(OutboxEvent, { id: { $in: [...new Set(lost.map((l) => l.eventId))] } }, { dispatchedAt: null });
+    // The sweep runs every second and the dispatcher takes the 2 events again: both find the six
+    // rows and enqueue them under their job's id, so the waiting job takes them: nothing is sent
+    // before it is due.
+    await new Promise((r) => setTimeout(r, waitsMs - 1_500));
+    expect(all().length).toBe(sentBefore);
+    await until(() => all().length >= sentBefore + 6, 'the waiting job to send the six');
+    expect(Date.now() - since).toBeGreaterThanOrEqual(waitsMs - 100);
+    await new Promise((r) => setTimeout(r, 1500));
+    const again = all().slice(sentBefore);
+    expect(again).toHaveLength(6);
+    expect(new Set(again.map((h) => `${h.path} ${JSON.parse(h.body.toString()).id}`)).size).toBe(6);
+    expect(again.map((h) => h.headers['x-service-attempt'])).toEqual(Array(6).fill('1'));
+    expect(await em.count(OutboxEvent, { id: { $in: eventIds }, dispatchedAt: null })).toBe(0);
+    expect(await em.count(WebhookDelivery, { eventId: { $in: eventIds } })).toBe(36);
   });
 });

@@ -50,8 +50,9 @@ export interface JobPayloads {
   /** Fans undispatched outbox events out into deliveries. */
   'webhooks.dispatch': Record<string, never>;
   /**
-   * The first attempts of one event's deliveries (one job per event, its id the event's): the
-   * deliveries it leaves due for a retry each get a `webhooks.deliver` job.
+   * The first attempts of the deliveries of one or more consecutive events (`eventId`: the first;
+   * the job's id is stored on each delivery, libs/webhooks `assignJobs`): the deliveries it leaves
+   * due for a retry each get a `webhooks.deliver` job.
    */
   'webhooks.deliver-event': { eventId: string; deliveryIds: string[] };
   /**

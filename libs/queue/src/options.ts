@@ -67,8 +67,9 @@ export const JOB_OPTIONS: { readonly [N in JobName]: Readonly<JobsOptions> } = {
   // A runner that failed on our side (the database, Redis) runs again; recipients it claimed are settled by the rule of docs/decisions.md.
   'campaign.send': { ...KEEP, attempts: 5, backoff: { type: 'fixed', delay: 2000 } },
   'webhooks.dispatch': KEEP,
-  // An event's first attempts. Not kept once finished: its id is the event's, and a kept job would
-  // keep the dispatcher's safety net (stale pending deliveries) from enqueueing the event again. A
+  // First attempts of one or more events of a workspace. Not kept once finished: its id is stored on
+  // its deliveries, and a kept job would keep the dispatcher's safety net (stale pending deliveries)
+  // from enqueueing them again under it. A
   // run that failed on our side (the database) runs again; the attempts it recorded are not repeated.
   // One that failed three times is kept an hour: the safety net tries a delivery that always fails
   // (a secret that no longer opens) once an hour, not every two minutes.

@@ -34,34 +34,78 @@ const DISPATCH_POLL_MS = 50;
 const STALE_PENDING_MS = 120_000;
 
 /**
- * What the dispatcher hands to the queue: the first attempts of each event's deliveries (one job per
- * event, whose id is the event's), and deliveries whose retry job was lost (one job each, whose id is
- * the delivery's), with the attempts they have had.
+ * What the dispatcher hands to the queue: the first attempts of events' deliveries (`jobId`: the id
+ * stored on each of its deliveries; `eventId`: its first event), and deliveries whose retry job was
+ * lost (one job each, whose id is the delivery's), with the attempts they have had.
  */
 export interface DeliveryJobs {
-  events: { eventId: string; deliveryIds: string[] }[];
+  events: { jobId: string; eventId: string; deliveryIds: string[] }[];
   retries: { deliveryId: string; after: number }[];
 }
 
-/** One first-attempts job per event of the deliveries, in their order. */
-function eventJobs(deliveries: readonly { id: string; eventId: string }[]): DeliveryJobs['events'] {
-  const byEvent = new Map<string, string[]>();
-  for (const d of deliveries) {
-    const ids = byEvent.get(d.eventId);
-    if (ids) ids.push(d.id);
-    else byEvent.set(d.eventId, [d.id]);
+/**
+ * Deliveries one first-attempts job carries at most: the deliveries of consecutive events of a
+ * dispatch batch, each event whole (one with more deliveries is a job of its own). A job per event
+ * cost a BullMQ fetch and completion per event, ~10 % of the worker's CPU per delivery at four
+ * endpoints an event (docs/benchmarks.md, webhook fan-out).
+ */
+export const DELIVERIES_PER_JOB = 32;
+
+/**
+ * Gives each pending row its first-attempts job: consecutive events of one workspace share one while
+ * it holds at most `max` deliveries. A job never spans workspaces: one that fails (a secret that no
+ * longer opens fails the job, which is then kept an hour) or waits on slow receivers holds up only its
+ * own workspace's deliveries. The job's id is `first-` and the id of the first row it was made for,
+ * new at every dispatch run: a run after a crash (rows found keep the job id they were given) never
+ * names a new job like an old one, and a delivery's id alone stays its retry job's. Rows of an event,
+ * and of a workspace, are consecutive.
+ */
+export function assignJobs(rows: { id: string; workspaceId: string; eventId: string; state: string; jobId: string | null }[], max = DELIVERIES_PER_JOB): void {
+  const pendingOf = new Map<string, number>();
+  for (const r of rows) if (r.state === 'pending') pendingOf.set(r.eventId, (pendingOf.get(r.eventId) ?? 0) + 1);
+  let jobId: string | null = null;
+  let size = 0;
+  let event: string | null = null;
+  let workspace: string | null = null;
+  for (const r of rows) {
+    if (r.state !== 'pending') continue;
+    if (r.eventId !== event) {
+      event = r.eventId;
+      const n = pendingOf.get(event) as number;
+      if (jobId === null || r.workspaceId !== workspace || size + n > max) {
+        jobId = `first-${r.id}`;
+        size = 0;
+        workspace = r.workspaceId;
+      }
+      size += n;
+    }
+    r.jobId = jobId;
   }
-  return [...byEvent].map(([eventId, deliveryIds]) => ({ eventId, deliveryIds }));
+}
+
+/**
+ * The first-attempts jobs of the deliveries, in their order: by the job id each was given (a row
+ * without one, made before jobs carried several events, by its event's id, that job's id then).
+ */
+function firstAttemptJobs(deliveries: readonly { id: string; eventId: string; jobId: string | null }[]): DeliveryJobs['events'] {
+  const byJob = new Map<string, DeliveryJobs['events'][number]>();
+  for (const d of deliveries) {
+    const jobId = d.jobId ?? d.eventId;
+    const job = byJob.get(jobId);
+    if (job) job.deliveryIds.push(d.id);
+    else byJob.set(jobId, { jobId, eventId: d.eventId, deliveryIds: [d.id] });
+  }
+  return [...byJob.values()];
 }
 
 /**
  * A stale sweep's jobs, under the ids of the jobs they may still have: the dispatcher's deliveries
- * never attempted go back to their event's job; the others (attempted, or a redelivery) to their own.
+ * never attempted go back to their first-attempts job; the others (attempted, or a redelivery) to their own.
  */
 export function staleJobs(stale: readonly StaleDelivery[]): DeliveryJobs {
   const first = (d: StaleDelivery) => d.attempts === 0 && d.sequence === 0;
   return {
-    events: eventJobs(stale.filter(first)),
+    events: firstAttemptJobs(stale.filter(first)),
     retries: stale.filter((d) => !first(d)).map((d) => ({ deliveryId: d.id, after: d.attempts })),
   };
 }
@@ -120,10 +164,11 @@ export class WebhookDispatcher {
    * Fans a batch of undispatched outbox events out to every active endpoint subscribed to them and
    * to their mode (`modes`; a render's callback takes its own settle event whatever its mode):
    * one delivery row per (event, endpoint), all inserted in one transaction; then the batch's
-   * pending deliveries are handed to `enqueue`, one job per event, and only then are the events
-   * stamped. Safe to run twice or crash half-way: the unique (endpoint, event, sequence) keeps the
-   * rows made before and they are enqueued again (the job id is the event id, and an event job
-   * leaves alone what was already attempted), so a crash never strands a delivery without its job.
+   * pending deliveries are handed to `enqueue`, up to DELIVERIES_PER_JOB (whole events) a job, and
+   * only then are the events stamped. Safe to run twice or crash half-way: the unique (endpoint,
+   * event, sequence) keeps the rows made before, with the job id stored on them, and they are
+   * enqueued again under it (a job still waiting takes them; a first-attempts job leaves alone what
+   * was already attempted), so a crash never strands a delivery without its job nor sends it twice.
    * The monthly allowance is taken per workspace in one Redis call for the batch.
    */
   async dispatch(enqueue: (jobs: DeliveryJobs) => Promise<void>, opts: { batch?: number } = {}): Promise<{ events: number; deliveries: number }> {
@@ -158,16 +203,17 @@ export class WebhookDispatcher {
         const eventJson = JSON.stringify(envelope);
         for (const endpoint of targets) {
           rows.push({
-            id: newId('delivery'), workspaceId, endpointId: endpoint.id, eventId: ev.id, eventType: ev.type, mode: ev.mode, eventJson,
+            id: newId('delivery'), workspaceId, endpointId: endpoint.id, eventId: ev.id, eventType: ev.type, mode: ev.mode, eventJson, jobId: null,
             state: fits[i] ? 'pending' : 'skipped', lastError: fits[i] ? null : SKIPPED_ERROR,
           });
         }
       });
     }
+    assignJobs(rows);
     const stored = await store.insertDeliveries(rows, now);
-    // `stored` answers `rows` row by row.
+    // `stored` answers `rows` row by row (a row found keeps the job id it was given).
     const pending = stored.map((d, i) => ({ ...d, eventId: rows[i].eventId })).filter((d) => d.state === 'pending');
-    if (pending.length) await enqueue({ events: eventJobs(pending), retries: [] });
+    if (pending.length) await enqueue({ events: firstAttemptJobs(pending), retries: [] });
     await store.stampDispatched(events.map((e) => e.id), new Date());
     // After the stamp: a stream resuming from the outbox (Last-Event-ID) reads only dispatched events, so none falls between.
     await this.feed?.announce(events).catch(() => undefined);

@@ -13,6 +13,6 @@ export * from './entities.js';
 export { DeliveryAllowance } from './allowance.js';
 export { WebhookStore } from './store.js';
 export { DISABLE_AFTER_FAILURES, EVENT_SENDS_AT_ONCE, LAST_SUCCESS_GRANULARITY_MS, WebhookDeliverer, type DelivererOptions, type EventAttempt } from './deliverer.js';
-export { CALLBACK_EVENTS, WebhookDispatcher, staleJobs, type DeliveryJobs } from './dispatcher.js';
+export { CALLBACK_EVENTS, DELIVERIES_PER_JOB, WebhookDispatcher, staleJobs, type DeliveryJobs } from './dispatcher.js';
 export { WebhookEndpoints, type EndpointView } from './endpoints.js';
 export { eventDeliveries, type EventDelivery } from './event-deliveries.js';

@@ -1,5 +1,5 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
 import { resolveOutbound } from '#libs/outbound';
 import { buildDelivery, type DeliveryRequest } from './build.js';
 import { classifyResponse } from './retry.js';
@@ -34,6 +34,10 @@ describe('sending a delivery', () => {
           res.writeHead(302, { location: `http://127.0.0.1:${port}/status/200` }).end();
         } else if (path === '/silent') {
           // never answers
+        } else if (path === '/hints') {
+          res.writeEarlyHints({ link: '</style.css>; rel=preload; as=style' }); // 103, then nothing more
+        } else if (path === '/stall') {
+          res.writeHead(200, { 'content-type': 'text/plain' }).write('partial'); // the rest never comes
         } else if (path === '/big') {
           res.writeHead(200, { 'content-type': 'text/plain' });
           const block = Buffer.alloc(16 * 1024, 'a');
@@ -100,12 +104,14 @@ describe('sending a delivery', () => {
     const count = (socket: unknown) => sockets.add(socket);
     server.on('connection', count);
     try {
-      for (let i = 0; i < 3; i++) expect((await sendDelivery(build('/status/200'), dev)).status).toBe(200);
+      for (let i = 0; i < 10; i++) expect((await sendDelivery(build('/status/200'), dev)).status).toBe(200);
     } finally {
       server.off('connection', count);
     }
-    expect(seen).toHaveLength(3);
-    expect(sockets.size).toBe(1);
+    expect(seen).toHaveLength(10);
+    // undici's pool connects a second client while its first is still connecting (it keeps one
+    // spare for the next request), so a new pool may open two; then it reuses them.
+    expect(sockets.size).toBeLessThanOrEqual(2);
   });
 
   it('opens a new connection when the host is checked to another address (no reuse across a DNS change)', async () => {
@@ -188,12 +194,53 @@ describe('sending a delivery', () => {
     expect(classifyResponse(result)).toBe('retry');
   });
 
+  it('does not take an informational answer (103 Early Hints) for the receiver\'s answer', async () => {
+    const result = await sendDelivery(build('/hints'), { ...dev, timeoutMs: 300 });
+    expect(result).toMatchObject({ error: 'timeout', responseSnippet: '' });
+    expect(result.status).toBeUndefined();
+  });
+
+  it('gives up on a receiver whose TLS handshake never completes', async () => {
+    // A TCP server that takes the connection and never says a word: the attempt waits in connecting.
+    const held: Socket[] = [];
+    const mute = createTcpServer((socket) => void held.push(socket));
+    await new Promise<void>((resolve) => mute.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `https://127.0.0.1:${(mute.address() as AddressInfo).port}/hook`;
+      const result = await sendDelivery(build('/', { url }), { ...dev, timeoutMs: 300 });
+      expect(result).toMatchObject({ error: 'timeout' });
+      expect(result.durationMs).toBeLessThan(2000);
+    } finally {
+      closeDeliveryConnections();
+      for (const socket of held) socket.destroy();
+      await new Promise((resolve) => mute.close(resolve));
+    }
+  });
+
   it('reads no more of the answer than allowed', async () => {
     const result = await sendDelivery(build('/big'), { ...dev, maxResponseBytes: 1000, timeoutMs: 5000 });
     expect(result.status).toBe(200);
     expect(result.truncated).toBe(true);
     expect(result.responseSnippet).toBe('a'.repeat(1000));
     expect(result.durationMs).toBeLessThan(4000);
+  });
+
+  it('counts a status as the answer when the body then stalls, and the next delivery gets a sound connection', async () => {
+    const stalled = await sendDelivery(build('/stall'), { ...dev, timeoutMs: 300 });
+    expect(stalled).toMatchObject({ status: 200, responseSnippet: 'partial', truncated: false });
+    expect(classifyResponse(stalled)).toBe('success');
+    const capped = await sendDelivery(build('/big'), { ...dev, maxResponseBytes: 10 });
+    expect(capped).toMatchObject({ status: 200, truncated: true });
+    // Both connections above were cut mid-answer: the next delivery must not read their leftovers.
+    for (let i = 0; i < 3; i++) expect(await sendDelivery(build('/status/201'), dev)).toMatchObject({ status: 201, responseSnippet: 'answer 201' });
+  });
+
+  it('refuses, without sending, a request whose header value cannot be sent', async () => {
+    const req = build('/status/200');
+    const result = await sendDelivery({ ...req, headers: { ...req.headers, 'X-Note': 'one\r\nX-Injected: two' } }, dev);
+    expect(result.error).toBe('refused');
+    expect(classifyResponse(result)).toBe('fail');
+    expect(seen).toHaveLength(0);
   });
 
   it('sends GET without a body', async () => {

@@ -1,7 +1,6 @@
 import type { LookupAddress, LookupOptions } from 'node:dns';
 import { lookup as dnsLookup } from 'node:dns/promises';
-import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { Pool, type Dispatcher } from 'undici';
 import { OutboundRefused, resolveOutbound, type OutboundPolicy, type ResolvedTarget } from '#libs/outbound';
 import type { DeliveryRequest } from './build.js';
 import { RESPONSE_TIMEOUT_MS, type DeliveryErrorKind } from './retry.js';
@@ -111,138 +110,141 @@ interface ExchangeOptions {
  * it always opens a fresh connection (`agent: false`, no option to pass one), and keep-alive is
  * a large part of the delivery speed (docs/benchmarks.md, webhook fan-out); it also rejects a
  * timeout or a broken body after the status has arrived, where a delivery counts that as an answer
- * (§6: the status decides), and lets Node's synchronous refusal of a header value escape as a plain
- * error instead of a non-retryable `refused`. Merging them means giving `PinnedRequest` an `agent`
- * and an "answered" result in libs/core; until then this file keeps its own exchange. Both use the
- * one SSRF check (`resolveOutbound`) and pin the connection the same way (a lookup that answers
- * the checked address).
+ * (§6: the status decides), and lets a synchronous refusal of a header value escape as a plain
+ * error instead of a non-retryable `refused`. Both use the one SSRF check (`resolveOutbound`) and
+ * pin the connection the same way (a lookup that answers the checked address).
+ *
+ * Why undici's `Pool` and not `node:http` with a keep-alive agent: per delivery, Node's client
+ * (a `ClientRequest`, an `IncomingMessage` stream, the agent's socket bookkeeping) cost ~60–90 µs
+ * more CPU than undici's dispatcher on this 2-core machine, at the webhook fan-out's ~450 µs a
+ * delivery (decisions.md "Speed (issue 33): webhook deliveries on undici").
  */
 
-/** Idle keep-alive connections are closed after this (Node shortens it to a server's `Keep-Alive: timeout` hint). */
+/** Idle keep-alive connections are closed after this (undici shortens it to a server's `Keep-Alive: timeout` hint). */
 const IDLE_SOCKET_MS = 4000;
-/**
- * Idle connections kept per pinned target: a worker has up to WEBHOOK_CONCURRENCY jobs of up to
- * EVENT_SENDS_AT_ONCE sends each (800 by default) in flight. Fewer than that closes and reopens
- * connections between two waves of deliveries to one receiver; they still close after IDLE_SOCKET_MS.
- */
-const MAX_FREE_SOCKETS = 256;
-/** Pinned origins whose connections are kept; the least recently used one is dropped beyond this. */
-const MAX_AGENTS = 256;
-const agents = new Map<string, HttpAgent>();
+/** Pinned origins whose connections are kept; the least recently used one is closed beyond this. */
+const MAX_POOLS = 256;
+const pools = new Map<string, Pool>();
 
 /**
  * The keep-alive pool of one pinned target: the URL's origin AND the address its host was checked
  * to (`resolveOutbound`, before every attempt). A socket is therefore only reused for a request
  * whose own check chose that same address; when DNS moves the host, the next request gets a new
  * pool and a new connection to the newly checked address, through the pinned lookup. Connecting
- * (and TLS, with SNI and certificate checks for the URL's host) happens once per socket instead
- * of once per delivery.
+ * (and TLS, with SNI and certificate checks for the URL's host, which the pool keeps as its
+ * origin) happens once per socket instead of once per delivery. No limit on connections: a worker
+ * has at most WEBHOOK_CONCURRENCY × EVENT_SENDS_AT_ONCE requests in flight.
  */
-function agentFor(target: ResolvedTarget): HttpAgent {
-  const key = `${target.url.protocol}//${target.url.host} ${target.address}`;
-  let agent = agents.get(key);
-  if (agent) {
-    agents.delete(key);
+function poolFor(target: ResolvedTarget): Pool {
+  const key = `${target.url.origin} ${target.address}`;
+  let pool = pools.get(key);
+  if (pool) {
+    pools.delete(key);
   } else {
-    const options = { keepAlive: true, timeout: IDLE_SOCKET_MS, maxFreeSockets: MAX_FREE_SOCKETS, scheduling: 'lifo' as const };
-    agent = target.url.protocol === 'https:' ? new HttpsAgent(options) : new HttpAgent(options);
-    // Forgetting the least recently used pool is enough: its requests in flight finish, and its
-    // idle sockets close on their own after IDLE_SOCKET_MS.
-    if (agents.size >= MAX_AGENTS) agents.delete(agents.keys().next().value as string);
+    pool = new Pool(target.url.origin, {
+      connect: { lookup: pinnedLookup(target), timeout: RESPONSE_TIMEOUT_MS },
+      keepAliveTimeout: IDLE_SOCKET_MS,
+      keepAliveMaxTimeout: IDLE_SOCKET_MS,
+    });
+    // The least recently used pool finishes its requests in flight, then closes its connections.
+    if (pools.size >= MAX_POOLS) {
+      const [oldest, old] = pools.entries().next().value as [string, Pool];
+      pools.delete(oldest);
+      old.close().catch(() => undefined);
+    }
   }
-  agents.set(key, agent);
-  return agent;
+  pools.set(key, pool);
+  return pool;
 }
 
 /** Closes every kept connection (tests, shutdown). */
 export function closeDeliveryConnections(): void {
-  for (const agent of agents.values()) agent.destroy();
-  agents.clear();
+  for (const pool of pools.values()) pool.destroy().catch(() => undefined);
+  pools.clear();
 }
+
+/** Why an exchange was cut short by us (the deadline or the answer's cap), not by the network. */
+class Abandoned extends Error {}
 
 /**
  * The HTTP exchange itself, on a kept connection to the checked address when one is free. A
  * response read to its end leaves the socket to the pool; anything else (timeout, cap reached,
- * error) destroys it.
+ * error) aborts the request, which closes its socket.
  */
 function exchange(req: DeliveryRequest, target: ResolvedTarget, o: ExchangeOptions): Promise<DeliveryResult> {
   const { url } = target;
-  const secure = url.protocol === 'https:';
-  const hostname = url.hostname.replace(/^\[|\]$/g, '');
-  const headers: Record<string, string> = { ...req.headers };
-  if (req.body) headers['Content-Length'] = String(req.body.length);
-  else if (req.method !== 'GET') headers['Content-Length'] = '0';
-
   return new Promise((done) => {
     let settled = false;
-    let response: IncomingMessage | undefined;
-    let outgoing: ClientRequest | undefined;
+    let status: number | undefined;
+    let controller: Dispatcher.DispatchController | undefined;
     const chunks: Buffer[] = [];
     let size = 0;
     let truncated = false;
 
-    const settle = (result: DeliveryResult, keep = false) => {
+    const settle = (result: DeliveryResult, complete = false) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      if (!keep) outgoing?.destroy();
+      if (!complete && controller && !controller.aborted) controller.abort(new Abandoned());
       done(result);
     };
     // Once a status has arrived the receiver has answered; whatever happens to the body afterwards
     // (cap reached, too slow, cut off) only shortens the snippet.
-    const answered = (res: IncomingMessage, complete = false) => settle({
-      status: res.statusCode ?? 0,
+    const answered = (complete = false) => settle({
+      status: status as number,
       durationMs: o.elapsed(),
       responseSnippet: Buffer.concat(chunks).toString('utf8'),
       truncated,
     }, complete);
     const timer = setTimeout(() => {
-      if (response) answered(response);
+      if (status !== undefined) answered();
       else settle(o.failed('timeout', `No answer within ${o.timeoutMs} ms`));
     }, o.remainingMs);
 
-    try {
-      outgoing = (secure ? httpsRequest : httpRequest)(
-        {
-          protocol: url.protocol,
-          hostname,
-          port: url.port || (secure ? 443 : 80),
-          path: `${url.pathname}${url.search}`,
-          method: req.method,
-          headers,
-          lookup: pinnedLookup(target),
-          agent: agentFor(target),
-        },
-        (res) => {
-          response = res;
-          res.on('data', (chunk: Buffer) => {
-            if (settled) return;
-            const room = o.maxBytes - size;
-            if (chunk.length > room) {
-              chunks.push(chunk.subarray(0, room));
-              size = o.maxBytes;
-              truncated = true;
-              answered(res);
-              return;
-            }
-            chunks.push(chunk);
-            size += chunk.length;
-          });
-          res.on('end', () => answered(res, true));
-          res.on('error', () => answered(res));
-          res.on('close', () => answered(res));
-        },
-      );
-    } catch (err) {
-      // Node refuses the request before sending (an invalid header value or method): the same
-      // request would be refused again.
-      settle(o.failed('refused', err instanceof Error ? err.message : String(err)));
-      return;
-    }
-    outgoing.on('error', (err: NodeJS.ErrnoException) => {
-      if (response) answered(response);
-      else settle(o.failed('connection', err.code ? `${err.code}: ${err.message}` : err.message));
-    });
-    outgoing.end(req.body ?? undefined);
+    const handler: Dispatcher.DispatchHandler = {
+      onRequestStart(c) {
+        controller = c;
+        // Abandoned while still waiting for a connection: nothing of it is sent.
+        if (settled) c.abort(new Abandoned());
+      },
+      onResponseStart(_c, statusCode) {
+        // An informational answer (102 Processing, 103 Early Hints) is not the receiver's answer:
+        // undici passes it here too, before the final one.
+        if (statusCode < 200) return;
+        status = statusCode;
+      },
+      onResponseData(_c, chunk) {
+        if (settled) return;
+        const room = o.maxBytes - size;
+        if (chunk.length > room) {
+          chunks.push(chunk.subarray(0, room));
+          size = o.maxBytes;
+          truncated = true;
+          answered();
+          return;
+        }
+        chunks.push(chunk);
+        size += chunk.length;
+      },
+      onResponseEnd() {
+        answered(true);
+      },
+      onResponseError(_c, err: Error & { code?: string }) {
+        if (settled) return;
+        if (status !== undefined) answered();
+        // undici refuses a request it cannot send as asked (an invalid header value or method)
+        // before sending anything: the same request would be refused again.
+        else if (err.code === 'UND_ERR_INVALID_ARG') settle(o.failed('refused', err.message));
+        else settle(o.failed('connection', err.code && !err.code.startsWith('UND_ERR') ? `${err.code}: ${err.message}` : err.message));
+      },
+    };
+    poolFor(target).dispatch({
+      path: `${url.pathname}${url.search}`,
+      method: req.method as Dispatcher.HttpMethod,
+      headers: req.headers,
+      body: req.body ?? null,
+      headersTimeout: o.timeoutMs,
+      bodyTimeout: o.timeoutMs,
+    }, handler);
   });
 }

@@ -83,6 +83,8 @@ export interface StaleDelivery {
   /** 0: the dispatcher's; above: a redelivery (its job, enqueued by the API, has the delivery's id). */
   sequence: number;
   attempts: number;
+  /** Its first-attempts job's id; null: its event's (see WebhookDelivery.jobId). */
+  jobId: string | null;
 }
 
 export interface SubscriberRow {
@@ -101,6 +103,8 @@ export interface NewDelivery {
   mode: KeyMode;
   /** The envelope as JSON text (written once per event, shared by its endpoints). */
   eventJson: string;
+  /** The first-attempts job that carries it (its first event's id); null for a skipped delivery. */
+  jobId: string | null;
   state: 'pending' | 'skipped';
   lastError: string | null;
 }
@@ -187,12 +191,12 @@ const SUBSCRIBERS = webhooks.prepare((db, p: { workspaceId: string }) => db
   .where('workspace_id', '=', p.workspaceId).where('is_active', '=', true).where('kind', '=', 'endpoint').orderBy('id'));
 
 const EXISTING = webhooks.prepare((db, p: { workspaceId: string; endpointId: string; eventId: string }) => db
-  .selectFrom('webhook_delivery').select(['id', 'state'])
+  .selectFrom('webhook_delivery').select(['id', 'state', 'job_id'])
   .where('endpoint_id', '=', p.endpointId).where('event_id', '=', p.eventId).where('sequence', '=', 0).where('workspace_id', '=', p.workspaceId));
 
 /** The dispatcher's safety net: every workspace's pending deliveries left behind. */
 const STALE_PENDING = webhooks.prepare((db, p: { before: Date; limit: number }) => db
-  .selectFrom('webhook_delivery').select(['id', 'event_id', 'sequence', 'attempts'])
+  .selectFrom('webhook_delivery').select(['id', 'event_id', 'sequence', 'attempts', 'job_id'])
   .where('state', '=', 'pending').where('created_at', '<', p.before).where('test', '=', false).orderBy('id').limit(p.limit), { allWorkspaces: true });
 
 const COUNT_USED = webhooks.prepare((db, p: { workspaceId: string; since: Date }) => db
@@ -205,24 +209,24 @@ const INSERT_DELIVERY = webhooks.prepare((db, p: NewDelivery & { at: Date; compl
   .values({
     id: p.id, workspace_id: p.workspaceId, endpoint_id: p.endpointId, event_id: p.eventId, event_type: p.eventType, mode: p.mode, sequence: 0, test: false,
     // The envelope's JSON text as it is (the column's value, written once per event).
-    event: sql<Record<string, unknown>>`${p.eventJson}`, state: p.state, attempts: 0, last_status: null, last_error: p.lastError,
+    event: sql<Record<string, unknown>>`${p.eventJson}`, job_id: p.jobId, state: p.state, attempts: 0, last_status: null, last_error: p.lastError,
     last_duration_ms: null, created_at: p.at, completed_at: p.completedAt,
   })
   .onConflict((oc) => oc.columns(['endpoint_id', 'event_id', 'sequence']).doNothing()));
 
 /** PostgreSQL: a whole batch in one statement (one round trip), each column as one array parameter. */
-type DeliveryColumns = 'ids' | 'workspaceIds' | 'endpointIds' | 'eventIds' | 'eventTypes' | 'modes' | 'events' | 'states' | 'lastErrors' | 'completedAts';
+type DeliveryColumns = 'ids' | 'workspaceIds' | 'endpointIds' | 'eventIds' | 'eventTypes' | 'modes' | 'events' | 'jobIds' | 'states' | 'lastErrors' | 'completedAts';
 const INSERT_DELIVERIES = webhooks.prepare((db, p: Record<DeliveryColumns, DbArray> & { at: Date }) => db
   .insertInto('webhook_delivery')
   .columns([
-    'id', 'workspace_id', 'endpoint_id', 'event_id', 'event_type', 'mode', 'sequence', 'test', 'event', 'state', 'attempts', 'last_status', 'last_error',
-    'last_duration_ms', 'created_at', 'completed_at',
+    'id', 'workspace_id', 'endpoint_id', 'event_id', 'event_type', 'mode', 'sequence', 'test', 'event', 'job_id', 'state', 'attempts', 'last_status',
+    'last_error', 'last_duration_ms', 'created_at', 'completed_at',
   ])
-  .expression(sql`select t.id, t.workspace_id, t.endpoint_id, t.event_id, t.event_type, t.mode, 0, false, t.event, t.state, 0, null, t.last_error, null,
-      ${p.at}::timestamptz, t.completed_at
+  .expression(sql`select t.id, t.workspace_id, t.endpoint_id, t.event_id, t.event_type, t.mode, 0, false, t.event, t.job_id, t.state, 0, null,
+      t.last_error, null, ${p.at}::timestamptz, t.completed_at
     from unnest(${p.ids}::text[], ${p.workspaceIds}::text[], ${p.endpointIds}::text[], ${p.eventIds}::text[], ${p.eventTypes}::text[],
-      ${p.modes}::text[], ${p.events}::jsonb[], ${p.states}::text[], ${p.lastErrors}::text[], ${p.completedAts}::timestamptz[])
-      as t(id, workspace_id, endpoint_id, event_id, event_type, mode, event, state, last_error, completed_at)`)
+      ${p.modes}::text[], ${p.events}::jsonb[], ${p.jobIds}::text[], ${p.states}::text[], ${p.lastErrors}::text[], ${p.completedAts}::timestamptz[])
+      as t(id, workspace_id, endpoint_id, event_id, event_type, mode, event, job_id, state, last_error, completed_at)`)
   .onConflict((oc) => oc.columns(['endpoint_id', 'event_id', 'sequence']).doNothing())
   .returning('id'));
 
@@ -298,10 +302,10 @@ export class WebhookStore {
 
   /**
    * Inserts the rows, keeping any that already exist for the same (endpoint, event, sequence 0);
-   * answers, row by row, the delivery that stands (the new one or the one found). SQLite: one
-   * transaction of single-row inserts; PostgreSQL: one statement.
+   * answers, row by row, the delivery that stands (the new one or the one found, with the job id it
+   * was given). SQLite: one transaction of single-row inserts; PostgreSQL: one statement.
    */
-  async insertDeliveries(rows: NewDelivery[], at: Date): Promise<{ id: string; state: DeliveryState }[]> {
+  async insertDeliveries(rows: NewDelivery[], at: Date): Promise<{ id: string; state: DeliveryState; jobId: string | null }[]> {
     if (!rows.length) return [];
     const completedAt = (r: NewDelivery) => (r.state === 'pending' ? null : at);
     let inserted: Set<string>;
@@ -309,18 +313,22 @@ export class WebhookStore {
       const column = <K extends keyof NewDelivery>(k: K) => dbArray(rows.map((r) => r[k]));
       inserted = new Set((await INSERT_DELIVERIES.all(this.em, {
         ids: column('id'), workspaceIds: column('workspaceId'), endpointIds: column('endpointId'), eventIds: column('eventId'),
-        eventTypes: column('eventType'), modes: column('mode'), events: column('eventJson'), states: column('state'),
+        eventTypes: column('eventType'), modes: column('mode'), events: column('eventJson'), jobIds: column('jobId'), states: column('state'),
         lastErrors: column('lastError'), completedAts: dbArray(rows.map(completedAt)), at,
       })).map((r) => r.id));
     } else {
       const changed = await writeTogether(this.em, rows.map((r) => INSERT_DELIVERY.with({ ...r, at, completedAt: completedAt(r) })));
       inserted = new Set(rows.filter((_, i) => changed[i] === 1).map((r) => r.id));
     }
-    const out: { id: string; state: DeliveryState }[] = [];
+    const out: { id: string; state: DeliveryState; jobId: string | null }[] = [];
     for (const r of rows) {
-      if (inserted.has(r.id)) out.push({ id: r.id, state: r.state });
-      // Made by an earlier run that stopped before stamping its events (rare: look each up).
-      else out.push((await EXISTING.one(this.em, { workspaceId: r.workspaceId, endpointId: r.endpointId, eventId: r.eventId }))!);
+      if (inserted.has(r.id)) {
+        out.push({ id: r.id, state: r.state, jobId: r.jobId });
+      } else {
+        // Made by an earlier run that stopped before stamping its events (rare: look each up).
+        const found = (await EXISTING.one(this.em, { workspaceId: r.workspaceId, endpointId: r.endpointId, eventId: r.eventId }))!;
+        out.push({ id: found.id, state: found.state, jobId: found.job_id ?? null });
+      }
     }
     return out;
   }
@@ -330,7 +338,7 @@ export class WebhookStore {
   }
 
   async stalePending(before: Date, limit: number): Promise<StaleDelivery[]> {
-    return (await STALE_PENDING.all(this.em, { before, limit })).map((r) => ({ id: r.id, eventId: r.event_id, sequence: r.sequence, attempts: r.attempts }));
+    return (await STALE_PENDING.all(this.em, { before, limit })).map((r) => ({ id: r.id, eventId: r.event_id, sequence: r.sequence, attempts: r.attempts, jobId: r.job_id ?? null }));
   }
 
   /** Deliveries of a workspace since `since` that count toward the allowance (all but skipped). */

@@ -7,8 +7,8 @@ import { WORKER_CONFIG } from '../tokens.js';
 import { QueueProcessor, RunAgain, type QueueHandlers } from './queue-processor.js';
 
 /**
- * The `webhooks` queue (§6): the outbox dispatcher, the first attempts of an event's deliveries (one
- * job per event), and one attempt of one delivery (its retries, a redelivery, a test).
+ * The `webhooks` queue (§6): the outbox dispatcher, the first attempts of events' deliveries (up to
+ * DELIVERIES_PER_JOB a job, whole events), and one attempt of one delivery (its retries, a redelivery, a test).
  */
 @Processor('webhooks')
 export class WebhooksProcessor extends QueueProcessor<'webhooks'> {
@@ -27,10 +27,10 @@ export class WebhooksProcessor extends QueueProcessor<'webhooks'> {
   }
 
   protected readonly handlers: QueueHandlers<'webhooks'> = {
-    /** Outbox → deliveries → one job per event (its id is the event's) and, for lost retries, one per delivery. */
+    /** Outbox → deliveries → first-attempts jobs of up to DELIVERIES_PER_JOB (whole events) and, for lost retries, one per delivery. */
     'webhooks.dispatch': () => this.dispatcher.drain((jobs) => this.enqueue(jobs)),
 
-    /** An event's first attempts; each delivery due for a retry gets its own job, on the §6 schedule from there. */
+    /** First attempts of one or more events' deliveries; each delivery due for a retry gets its own job, on the §6 schedule from there. */
     'webhooks.deliver-event': async (data) => {
       const outcomes = await this.deliverer.firstAttempts(data.deliveryIds);
       const retries = outcomes.filter((o) => o.outcome === 'retry' && o.after < DELIVERY_ATTEMPTS);
@@ -48,9 +48,9 @@ export class WebhooksProcessor extends QueueProcessor<'webhooks'> {
     },
   };
 
-  /** Job ids are the event's and the delivery's, so whatever is enqueued twice runs once. */
+  /** Job ids are the ones stored on the deliveries and the delivery's, so whatever is enqueued twice runs once. */
   private async enqueue(jobs: DeliveryJobs): Promise<void> {
-    await this.queues.addBulk('webhooks.deliver-event', jobs.events.map((e) => ({ data: e, jobId: e.eventId })));
+    await this.queues.addBulk('webhooks.deliver-event', jobs.events.map((e) => ({ data: { eventId: e.eventId, deliveryIds: e.deliveryIds }, jobId: e.jobId })));
     await this.queues.addBulk('webhooks.deliver', jobs.retries.map((r) => ({ data: r, jobId: r.deliveryId, delay: this.retryWait(r.after) })));
   }
 }
