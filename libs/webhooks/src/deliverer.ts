@@ -25,6 +25,13 @@ export const LAST_SUCCESS_GRANULARITY_MS = 1000;
  */
 export const EVENT_SENDS_AT_ONCE = 16;
 
+/**
+ * A first-attempts job reads its deliveries once, at its start (one statement on PostgreSQL); a send
+ * that starts later than this after that read (a wave behind slow receivers) reads its delivery again,
+ * so a pause, a deletion or a cancel is seen within this long.
+ */
+export const JOB_READ_FRESH_MS = 1000;
+
 /** Decrypted secrets and header values kept per process, by their sealed text (a new secret is a new sealed text). */
 const MAX_CACHED_SECRETS = 1000;
 
@@ -78,10 +85,14 @@ export class WebhookDeliverer {
    * EVENT_SENDS_AT_ONCE at a time. A rerun of the job sends only what it had not recorded: a
    * delivery settled meanwhile is left alone, and one with attempts recorded is answered `retry`
    * with those attempts (`after`), so that its retry is enqueued even when the run that recorded it
-   * died before enqueueing it (the retry's job id is the delivery's: enqueued once).
+   * died before enqueueing it (the retry's job id is the delivery's: enqueued once). The deliveries
+   * are read together at the start, and again one by one once that read is JOB_READ_FRESH_MS old.
    */
   async firstAttempts(deliveryIds: readonly string[]): Promise<EventAttempt[]> {
     const out: EventAttempt[] = [];
+    const readAt = performance.now();
+    const read = await this.store.loadAttempts(deliveryIds);
+    const rowOf = (id: string) => (performance.now() - readAt < JOB_READ_FRESH_MS ? read.get(id) : this.store.loadAttempt(id));
     let next = 0;
     // A lane that fails (the database) stops the others taking new deliveries, and the job fails only
     // once every lane has settled: a rerun never finds a first attempt still being sent by this run.
@@ -90,7 +101,7 @@ export class WebhookDeliverer {
       try {
         while (!stop && next < deliveryIds.length) {
           const deliveryId = deliveryIds[next++];
-          const row = await this.store.loadAttempt(deliveryId);
+          const row = await rowOf(deliveryId);
           if (!row || row.state !== 'pending') out.push({ deliveryId, outcome: 'cancelled', after: row?.attempts ?? 0 });
           else if (row.attempts > 0) out.push({ deliveryId, outcome: 'retry', after: row.attempts });
           else out.push({ deliveryId, outcome: await this.attemptLoaded(deliveryId, row, 1), after: 1 });
