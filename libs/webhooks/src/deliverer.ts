@@ -27,8 +27,9 @@ export const EVENT_SENDS_AT_ONCE = 16;
 
 /**
  * A first-attempts job reads its deliveries once, at its start (one statement on PostgreSQL); a send
- * that starts later than this after that read (a wave behind slow receivers) reads its delivery again,
- * so a pause, a deletion or a cancel is seen within this long.
+ * that starts this long or more after that read (a wave behind slow receivers) reads its delivery
+ * again, so a pause, a deletion or a cancel (and an edit, a rotated secret, the endpoint's own
+ * auto-disable) is seen within this long (decisions.md "Speed (issue 33): webhooks-speed").
  */
 export const JOB_READ_FRESH_MS = 1000;
 
