@@ -69,8 +69,8 @@ export const JOB_OPTIONS: { readonly [N in JobName]: Readonly<JobsOptions> } = {
   'webhooks.dispatch': KEEP,
   // First attempts of one or more events of a workspace. Not kept once finished: its id is stored on
   // its deliveries, and a kept job would keep the dispatcher's safety net (stale pending deliveries)
-  // from enqueueing them again under it. A
-  // run that failed on our side (the database) runs again; the attempts it recorded are not repeated.
+  // from enqueueing them again under it. A run that failed on our side (the database) runs again;
+  // the attempts it recorded are not repeated.
   // One that failed three times is kept an hour: the safety net tries a delivery that always fails
   // (a secret that no longer opens) once an hour, not every two minutes.
   'webhooks.deliver-event': { removeOnComplete: true, removeOnFail: { age: 3600 }, attempts: 3, backoff: { type: 'fixed', delay: 1000 } },

@@ -83,8 +83,8 @@ export const WebhookDelivery = defineEntity({
     /** The envelope sent (so a redelivery and a test send the same event). */
     event: p.json<Record<string, unknown>>(),
     /**
-     * The id of the first-attempts job that carries it (`webhooks.deliver-event`): the first event of
-     * the job's events. A re-enqueue of a never-attempted delivery (a dispatcher run again, the stale
+     * The id of the first-attempts job that carries it (`webhooks.deliver-event`): `first-` and the id
+     * of the first delivery it was made for (dispatcher.ts `assignJobs`). A re-enqueue of a never-attempted delivery (a dispatcher run again, the stale
      * sweep) uses it, so a job still waiting takes it instead of a second job sending it too. Null:
      * its own event's id (rows made before jobs carried several events, tests and redeliveries).
      */

@@ -117,7 +117,7 @@ interface ExchangeOptions {
  * Why undici's `Pool` and not `node:http` with a keep-alive agent: per delivery, Node's client
  * (a `ClientRequest`, an `IncomingMessage` stream, the agent's socket bookkeeping) cost ~60–90 µs
  * more CPU than undici's dispatcher on this 2-core machine, at the webhook fan-out's ~450 µs a
- * delivery (decisions.md "Speed (issue 33): webhook deliveries on undici").
+ * delivery (decisions.md "Speed (issue 33): webhooks-speed").
  */
 
 /** Idle keep-alive connections are closed after this (undici shortens it to a server's `Keep-Alive: timeout` hint). */

@@ -103,7 +103,7 @@ export interface NewDelivery {
   mode: KeyMode;
   /** The envelope as JSON text (written once per event, shared by its endpoints). */
   eventJson: string;
-  /** The first-attempts job that carries it (its first event's id); null for a skipped delivery. */
+  /** The first-attempts job that carries it (dispatcher.ts `assignJobs`); null for a skipped delivery. */
   jobId: string | null;
   state: 'pending' | 'skipped';
   lastError: string | null;
