@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, rm, stat } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
+import sharp from 'sharp';
 import {
   combineChunks, makeCancelSignal, openBrowser, renderFrames, renderMedia, renderStill,
   type CancelSignal, type HeadlessBrowser, type RenderMediaOptions, type X264Preset,
@@ -22,7 +23,8 @@ import type { TextFetcher } from './fetch-text.js';
 import { prepareRender } from './inputs.js';
 import { printHtml } from './print.js';
 import { renderSoundtrackPart, soundtrackAlone } from './soundtrack.js';
-import { frameSpans, type FrameSpan } from './spans.js';
+import { decodeFrames, FrameCompositor, placeLayer, probeVideoFrames, type VideoFrames } from './composite.js';
+import { frameSpans, overlayRuns, videoLayerAt, type FrameSpan } from './spans.js';
 import { textDocument } from './text-document.js';
 import { MediaServer } from './media-server.js';
 import { BrowserGone, isBrowserFault, onDisconnect, TabLedger, TabLost } from './recovery.js';
@@ -56,6 +58,13 @@ export interface VideoEngineOptions {
    * (h264 mp4 renders); default true. false draws every frame (the reference the tests compare with).
    */
   staticSpans?: boolean;
+  /**
+   * Played frames whose one moving layer is a plain video at the bottom (spans.ts videoLayerAt) are
+   * composed outside the browser (composite.ts): the page draws only the clips over the video, once
+   * per run of frames where they look the same. Default true; false draws them in the page, as
+   * Remotion does (with `staticSpans: false`, every frame is drawn in the page anyway).
+   */
+  composeVideo?: boolean;
   /** Decoded video frames each browser tab keeps (@remotion/media); default 240 MiB, Remotion's minimum (its own default is half the machine's memory per tab). */
   mediaCacheSizeInBytes?: number;
   /** Remotion's log level; default `error`. */
@@ -396,7 +405,7 @@ export class VideoEngine {
         const parallelism = this.opts.parallelism ?? availableParallelism();
         let drawnFrames = frames;
         const spans = encoding.codec === 'h264' && (opts.scale ?? 1) === 1 && this.opts.staticSpans !== false ? frameSpans(props, range) : [];
-        if (spans.some((s) => s.kind === 'held')) {
+        if (spans.some((s) => s.kind === 'held' || (s.kind === 'played' && this.opts.composeVideo !== false && videoLayerAt(props, s.from) !== undefined))) {
           const progress = throttled(opts.onProgress, (p: number) => p);
           drawnFrames = await this.renderSpans(props, encoding, spans, file, { dir: prepared.dir, run, stopAll, parallelism, onProgress: (p) => progress?.(p * 0.97) });
         } else if (encoding.codec !== 'gif' && parallelism > 1 && frames >= SPLIT_MIN_FRAMES && (opts.scale ?? 1) === 1) {
@@ -554,6 +563,7 @@ export class VideoEngine {
     const base = join(opts.dir, `spans-${randomUUID().slice(0, 8)}`);
     const segments = videoSegments(spans, parallelism);
     const files = segments.map((seg, i) => `${base}-${i}.ts`);
+    const composed = this.opts.composeVideo === false ? new Map<number, ComposedPiece>() : await composedPieces(props, segments, opts.dir, opts.run.stop);
     // Pictures the page draws, in output order (a held span's one picture stands for all its frames),
     // each handed to its part's x264 as soon as it and those before it are drawn.
     const pictures: number[] = [];
@@ -576,6 +586,8 @@ export class VideoEngine {
     const sound = !props.muted && hasAudio(props) ? planChunks(frames, Math.max(5, Math.ceil(frames / parallelism))).map(([a, b]): [number, number] => [range[0] + a, range[0] + b]) : [];
     const soundFiles = sound.map((r) => `${base}-sound-${r[0]}.aac`);
     let drawn = 0;
+    // Pictures the page drew for the composed pieces (the clips over their video).
+    let drawnByPage = 0;
     const report = () => opts.onProgress(Math.min(1, drawn / Math.max(1, frames)) * 0.9);
     const feeds = new Map<number, BinaryFeed>();
     const tasks: { cost: number; run: () => Promise<void> }[] = [];
@@ -630,6 +642,22 @@ export class VideoEngine {
     segments.forEach((seg, i) => {
       if (seg.kind !== 'played') return;
       const count = seg.to - seg.from + 1;
+      const piece = composed.get(i);
+      if (piece) {
+        tasks.push({
+          cost: count,
+          run: async () => {
+            drawnByPage += await this.composePiece(props, encoding, seg, piece, files[i]!, {
+              run: opts.run,
+              onFrame: () => {
+                drawn++;
+                report();
+              },
+            });
+          },
+        });
+        return;
+      }
       let seen = 0;
       tasks.push({
         cost: count * 1.5,
@@ -688,10 +716,92 @@ export class VideoEngine {
         logLevel: this.opts.logLevel ?? 'error',
         onProgress: (p: { totalProgress: number }) => opts.onProgress(0.9 + p.totalProgress * 0.1),
       });
-      return pictures.length + segments.reduce((n, seg) => n + (seg.kind === 'played' ? seg.to - seg.from + 1 : 0), 0);
+      return pictures.length + drawnByPage + segments.reduce((n, seg, i) => n + (seg.kind === 'played' && !composed.has(i) ? seg.to - seg.from + 1 : 0), 0);
     } finally {
       for (const feed of feeds.values()) feed.kill();
       await Promise.all([...files, ...soundFiles].map((f) => rm(f, { force: true })));
+    }
+  }
+
+  /**
+   * A played piece composed outside the browser (composite.ts): the page draws the clips over the
+   * video layer on a transparent background (PNG), one picture per run of frames where they look the
+   * same (spans.ts overlayRuns); each output frame is the background, the layer's video frame placed
+   * as the page would place it, and that picture, handed to x264 as the page's pictures are. Returns
+   * the pictures the page drew.
+   */
+  private async composePiece(
+    props: EditProps,
+    encoding: Encoding,
+    seg: { from: number; to: number },
+    piece: ComposedPiece,
+    file: string,
+    opts: { run: Run; onFrame: () => void },
+  ): Promise<number> {
+    const runs = overlayRuns(props, seg.from, seg.to, piece.layer);
+    const firsts = runs.map((r) => r.from);
+    const { [piece.layer]: _layer, ...over } = props.clips;
+    const shots = firsts.map(() => deferred<Buffer>());
+    const drawing = this.inTabs(opts.run, `clips over the video of frames ${seg.from}-${seg.to}`, (cancelSignal) => renderFrames({
+      ...withoutJpeg(this.mediaOptions({ ...props, clips: over, background: '#00000000', muted: true, frames: firsts, durationInFrames: firsts.length }, encoding)),
+      imageFormat: 'png',
+      concurrency: 1,
+      outputDir: null,
+      frameRange: [0, firsts.length - 1],
+      onStart: () => undefined,
+      onFrameUpdate: () => undefined,
+      // A call tried again after a browser fault (inTabs) draws from the start: a picture already had is kept.
+      onFrameBuffer: (buffer: Buffer, index: number) => shots[index]?.resolve(buffer),
+      cancelSignal,
+    } as unknown as Parameters<typeof renderFrames>[0]));
+    drawing.catch((err: unknown) => {
+      for (const shot of shots) shot.reject(err);
+    });
+    const count = seg.to - seg.from + 1;
+    const feed = feedBinary('ffmpeg', pictureArgs(count, props, encoding, this.opts.x264Preset ?? 'veryfast', file, 'png'), { signal: opts.run.stop });
+    const frames = decodeFrames(piece.file, piece.video, opts.run.stop);
+    try {
+      const compositor = new FrameCompositor(props.width, props.height, props.background);
+      const raw = { raw: { width: props.width, height: props.height, channels: 3 as const } };
+      let decoded = -1;
+      let current: Buffer | undefined;
+      let overlay: Buffer | undefined;
+      let k = -1;
+      // The previous frame's PNG is written while this one is composed.
+      let writing: Promise<void> = Promise.resolve();
+      for (let f = seg.from; f <= seg.to; f++) {
+        if (k < 0 || f > runs[k]!.to) {
+          k++;
+          const png = await shots[k]!.promise;
+          const { data, info } = await sharp(png).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+          if (info.width !== props.width || info.height !== props.height) throw new Error(`the page drew ${info.width}×${info.height}, not ${props.width}×${props.height}`);
+          overlay = data;
+        }
+        const at = placeLayer(props, piece.layer, f, piece.video);
+        if (at) {
+          while (decoded < at.frame) {
+            const next = await frames.next();
+            if (next.done) break;
+            current = next.value;
+            decoded++;
+          }
+        }
+        const rgb = Buffer.from(compositor.compose(at ? current : undefined, piece.video, at, overlay));
+        const encoded = sharp(rgb, raw).png({ compressionLevel: 0, adaptiveFiltering: false }).toBuffer();
+        await writing;
+        writing = encoded.then((png) => feed.write(png)).then(opts.onFrame);
+        writing.catch(() => undefined);
+      }
+      await writing;
+      await feed.end();
+      await drawing;
+      return firsts.length;
+    } catch (err) {
+      feed.kill();
+      throw err;
+    } finally {
+      await frames.return(undefined);
+      await drawing.catch(() => undefined);
     }
   }
 
@@ -938,10 +1048,10 @@ export class VideoEngine {
  * the fps, the zscale conversion to limited-range BT.709 and its tags, yuv420p, the preset and CRF, the
  * 90 kHz timescale), so the parts join without re-encoding and look as frames drawn one by one.
  */
-export function pictureArgs(frames: number, props: Pick<EditProps, 'fps' | 'width' | 'height'>, encoding: Encoding, preset: X264Preset, output: string): string[] {
+export function pictureArgs(frames: number, props: Pick<EditProps, 'fps' | 'width' | 'height'>, encoding: Encoding, preset: X264Preset, output: string, pictures: 'mjpeg' | 'png' = 'mjpeg'): string[] {
   return [
     '-v', 'error',
-    '-framerate', String(props.fps), '-f', 'image2pipe', '-c:v', 'mjpeg', '-i', 'pipe:0',
+    '-framerate', String(props.fps), '-f', 'image2pipe', '-c:v', pictures, '-i', 'pipe:0',
     '-frames:v', String(frames),
     '-an',
     '-c:v', 'libx264', '-f', 'mpegts',
@@ -951,6 +1061,55 @@ export function pictureArgs(frames: number, props: Pick<EditProps, 'fps' | 'widt
     ...(encoding.crf !== undefined ? ['-crf', String(encoding.crf)] : []),
     '-map_metadata', '-1', '-y', output,
   ];
+}
+
+/** A played piece composed outside the browser: its video layer (key `track:index`), the layer's file and its frames. */
+interface ComposedPiece {
+  layer: string;
+  file: string;
+  video: VideoFrames;
+}
+
+/**
+ * The played pieces of `segments` (by index) whose frames all show one plain video at the bottom
+ * (spans.ts videoLayerAt) of a local file ffprobe reads: composed outside the browser. A file it
+ * cannot read (or with non-square pixels) leaves its pieces to the page.
+ */
+async function composedPieces(props: EditProps, segments: readonly Segment[], dir: string, signal?: AbortSignal): Promise<Map<number, ComposedPiece>> {
+  const out = new Map<number, ComposedPiece>();
+  const probed = new Map<string, Promise<VideoFrames | undefined>>();
+  for (const [i, seg] of segments.entries()) {
+    if (seg.kind !== 'played') continue;
+    const layer = videoLayerAt(props, seg.from);
+    if (layer === undefined) continue;
+    let same = true;
+    for (let f = seg.from + 1; f <= seg.to && same; f++) same = videoLayerAt(props, f) === layer;
+    const url = props.clips[layer]?.media?.url;
+    if (!same || !url) continue;
+    const file = join(dir, decodeURIComponent(basename(new URL(url).pathname)));
+    if (!probed.has(file)) probed.set(file, existsSync(file) ? probeVideoFrames(file, signal).catch(() => undefined) : Promise.resolve(undefined));
+    const video = await probed.get(file);
+    if (video) out.set(i, { layer, file, video });
+  }
+  return out;
+}
+
+/** A promise with its settlers, settled once. */
+function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void; reject: (err: unknown) => void } {
+  let resolve!: (value: T) => void;
+  let reject!: (err: unknown) => void;
+  const promise = new Promise<T>((a, b) => {
+    resolve = a;
+    reject = b;
+  });
+  promise.catch(() => undefined);
+  return { promise, resolve, reject };
+}
+
+/** Options without JPEG's quality (Remotion refuses it with PNG pictures). */
+function withoutJpeg<T extends object>(options: T): Omit<T, 'jpegQuality' | 'imageFormat'> {
+  const { jpegQuality: _quality, imageFormat: _format, ...rest } = options as T & { jpegQuality?: number; imageFormat?: string };
+  return rest;
 }
 
 /** renderMedia's options for a sound-only render: the picture's settings (CRF, preset, pixels, colour) left out, as Remotion refuses them with an audio codec. */

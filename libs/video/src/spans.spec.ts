@@ -21,7 +21,7 @@ function props(tracks: JsonValue[][], inputs: Record<string, ClipInputs> = {}, o
     clips[clipKey(t, i)] = { source: { width: 320, height: 180 }, ...(type === 'image' || type === 'video' ? { media: { url: 'http://127.0.0.1/x', kind: type, width: 320, height: 180 } } : {}) };
   }));
   for (const [key, extra] of Object.entries(inputs)) clips[key] = { ...clips[key], ...extra };
-  return { timing, clips, fps: FPS, windowStart: timing.window.start, viewport: { width: 320, height: 180 }, still: false };
+  return { timing, clips, fps: FPS, windowStart: timing.window.start, viewport: { width: 320, height: 180 }, still: false, background: '#000000' };
 }
 
 const all = (p: SpanProps): FrameSpan[] => frameSpans(p, [0, Math.round(p.timing.tracks.flat().reduce((end, c) => Math.max(end, c.end), 0) * FPS) - 1]);

@@ -1,4 +1,4 @@
-import { clipsAt, clipVisualAt, type TimedClip, type Timing } from '#libs/edit-spec';
+import { clipsAt, clipVisualAt, parseColor, type TimedClip, type Timing } from '#libs/edit-spec';
 import { clipKey, type ClipInputs, type EditProps } from './props.js';
 
 /**
@@ -16,7 +16,7 @@ export interface FrameSpan {
 }
 
 /** What the span analysis reads of a render's props (all of it known before the browser starts). */
-export type SpanProps = Pick<EditProps, 'timing' | 'clips' | 'fps' | 'windowStart' | 'viewport' | 'still'>;
+export type SpanProps = Pick<EditProps, 'timing' | 'clips' | 'fps' | 'windowStart' | 'viewport' | 'still' | 'background'>;
 
 /**
  * A static span shorter than this is drawn frame by frame: a span costs a tab of its own and an
@@ -115,15 +115,17 @@ function clipState(c: TimedClip, inputs: ClipInputs, props: SpanProps, time: num
 /**
  * The picture of output frame `frame` as a string, or undefined when some clip on it changes by
  * itself: the clips showing (clipsAt and their Sequence windows, as Edit.tsx draws them) and each
- * one's state. Two frames with the same string look the same.
+ * one's state, leaving out the clip `skip` (a composed video layer: overlayRuns). Two frames with the
+ * same string look the same.
  */
-function frameState(props: SpanProps, frame: number): { state: string | undefined; plays: boolean } {
+function frameState(props: SpanProps, frame: number, skip?: string): { state: string | undefined; plays: boolean } {
   const time = props.windowStart + frame / props.fps;
   const parts: string[] = [];
   let changing = false;
   let plays = false;
   for (const c of clipsAt(props.timing as Timing, time)) {
     const key = clipKey(c.track, c.index);
+    if (key === skip) continue;
     const from = frameOf(c.start, props);
     const inSequence = frame >= from && frame < from + Math.max(1, frameOf(c.end, props) - from);
     if (!inSequence) {
@@ -166,4 +168,56 @@ export function frameSpans(props: SpanProps, range: readonly [number, number], m
     i = j;
   }
   return spans;
+}
+
+/** Whether output frame `frame` is inside clip `c`'s Sequence, where Edit.tsx draws it. */
+function inSequence(c: TimedClip, props: SpanProps, frame: number): boolean {
+  const from = frameOf(c.start, props);
+  return frame >= from && frame < from + Math.max(1, frameOf(c.end, props) - from);
+}
+
+/**
+ * The clip (key `track:index`) whose moving picture a played frame can be composed from outside the
+ * browser (composite.ts), or undefined: exactly one clip plays on the frame, a video asset, and it is
+ * the lowest clip drawn (nothing but the background under it), in a track without a luma; it shows
+ * its media as a plain picture (no chroma key, filter, turn, skew, flip or reveal/wipe inset) of a
+ * known size over an opaque background. Everything else on the frame is drawn by the page above it.
+ */
+export function videoLayerAt(props: SpanProps, frame: number): string | undefined {
+  if (props.still || parseColor(props.background).a < 1) return undefined;
+  const time = props.windowStart + frame / props.fps;
+  const drawn = clipsAt(props.timing as Timing, time).filter((c) => c.clip.asset.type !== 'audio' && inSequence(c, props, frame));
+  const lowest = drawn[0];
+  if (!lowest || lowest.clip.asset.type !== 'video') return undefined;
+  const key = clipKey(lowest.track, lowest.index);
+  const inputs = props.clips[key];
+  const media = inputs?.media;
+  if (media?.kind !== 'video' || !media.width || !media.height || lowest.clip.asset.chromaKey) return undefined;
+  for (const c of drawn.slice(1)) {
+    const type = c.clip.asset.type;
+    if (type === 'video' || (type === 'luma' && (c.track === lowest.track || props.clips[clipKey(c.track, c.index)]?.media?.kind !== 'image'))) return undefined;
+  }
+  const source = inputs.source ?? props.viewport;
+  const v = clipVisualAt(lowest.clip, time - lowest.start, lowest.length, { viewport: props.viewport, source, still: false });
+  const inset = v.clip.top || v.clip.right || v.clip.bottom || v.clip.left;
+  if (v.rotate || v.skew.x || v.skew.y || v.flip.horizontal || v.flip.vertical || v.filter || inset) return undefined;
+  return key;
+}
+
+/**
+ * The frames `from`..`to` (a played piece composed from video layer `layer`) grouped by what the page
+ * draws over the video: consecutive frames whose other clips look the same share one picture
+ * (`state` set); a frame where one of them changes by itself is a run of its own.
+ */
+export function overlayRuns(props: SpanProps, from: number, to: number, layer: string): { from: number; to: number; held: boolean }[] {
+  const runs: { from: number; to: number; held: boolean; state: string | undefined }[] = [];
+  for (let f = from; f <= to; f++) {
+    const { state } = frameState(props, f, layer);
+    const prev = runs[runs.length - 1];
+    if (prev && state !== undefined && prev.state === state) {
+      prev.to = f;
+      prev.held = true;
+    } else runs.push({ from: f, to: f, held: false, state });
+  }
+  return runs.map(({ from: a, to: b, held }) => ({ from: a, to: b, held }));
 }
