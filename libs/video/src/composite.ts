@@ -20,7 +20,18 @@ export interface VideoFrames {
   height: number;
   /** Presentation time of each decoded frame, seconds, ascending. */
   times: number[];
+  /** The file's start time (ffmpeg's `-ss` counts from it). */
+  start: number;
+  /**
+   * The zscale filter that brings its pictures to the output's colours (limited-range BT.709), or
+   * none: a file tagged BT.709 or untagged is shown by Chromium as BT.709 (measured: its Y′CbCr
+   * comes through unchanged), a BT.601 one is converted, as Chromium converts it.
+   */
+  convert?: string;
 }
+
+/** Matrices a layer's file may be tagged with, as zscale names them (others: left to the page). */
+const MATRICES: Readonly<Record<string, string | undefined>> = { unknown: undefined, bt709: undefined, smpte170m: '170m', bt470bg: '470bg' };
 
 /** Largest number of frames a layer's file may have (a 10-minute 60 fps clip: 36,000). */
 const MAX_LAYER_FRAMES = 100_000;
@@ -32,21 +43,29 @@ const MAX_LAYER_FRAMES = 100_000;
 export async function probeVideoFrames(file: string, signal?: AbortSignal): Promise<VideoFrames> {
   const { stdout } = await runBinary('ffprobe', [
     '-v', 'error', '-select_streams', 'v:0',
-    '-show_entries', 'stream=width,height,sample_aspect_ratio:stream_side_data=rotation:packet=pts_time',
+    '-show_entries', 'stream=width,height,sample_aspect_ratio,color_space,color_range:stream_side_data=rotation:packet=pts_time:format=start_time',
     '-of', 'json', file,
   ], { ...(signal ? { signal } : {}), timeoutMs: 60_000, maxBuffer: 64 * 1024 * 1024 });
   const info = JSON.parse(stdout) as {
-    streams?: { width?: number; height?: number; sample_aspect_ratio?: string; side_data_list?: { rotation?: number }[] }[];
+    streams?: { width?: number; height?: number; sample_aspect_ratio?: string; color_space?: string; color_range?: string; side_data_list?: { rotation?: number }[] }[];
     packets?: { pts_time?: string }[];
+    format?: { start_time?: string };
   };
+  const start = Number(info.format?.start_time ?? 0) || 0;
   const stream = info.streams?.[0];
   if (!stream?.width || !stream.height) throw new Error('no video stream');
   const sar = stream.sample_aspect_ratio;
   if (sar && sar !== '1:1' && sar !== '0:1') throw new Error(`non-square pixels (${sar})`);
+  const space = stream.color_space ?? 'unknown';
+  if (!(space in MATRICES)) throw new Error(`colour matrix ${space}`);
+  const matrix = MATRICES[space];
+  const full = stream.color_range === 'pc';
+  const convert = matrix || full ? `zscale=matrixin=${matrix ?? '709'}:rangein=${full ? 'full' : 'limited'}:matrix=709:range=limited` : undefined;
   const rotation = Math.abs(stream.side_data_list?.find((d) => d.rotation !== undefined)?.rotation ?? 0) % 180;
   const times = (info.packets ?? []).map((p) => Number(p.pts_time)).filter((t) => Number.isFinite(t)).sort((a, b) => a - b);
   if (times.length === 0 || times.length > MAX_LAYER_FRAMES) throw new Error(`${times.length} frames`);
-  return rotation === 90 ? { width: stream.height, height: stream.width, times } : { width: stream.width, height: stream.height, times };
+  const size = rotation === 90 ? { width: stream.height, height: stream.width } : { width: stream.width, height: stream.height };
+  return { ...size, times, start, ...(convert ? { convert } : {}) };
 }
 
 /** Where one output frame shows the video layer, in output pixels: source pixel (u, v) → (x, y) = (u·sx + tx, v·sy + ty), inside `clip`. */
@@ -128,16 +147,21 @@ export function frameIndexAt(times: readonly number[], t: number): number {
 }
 
 /**
- * Decoded frames of a video file, in order, as RGBA pictures of `width`×`height` (the shipped ffmpeg,
- * every frame as it is stored: no rate conversion). Reading pauses the decoder (the pipe's
- * back-pressure), so at most a few frames are held. The child is killed on abort and when the
- * reader stops early.
+ * Decoded frames of a video file from frame `from` (VideoFrames.times) on, in order, as yuv420p
+ * pictures of `width`×`height` in the output's colours (`convert`; the shipped ffmpeg, every frame as it is stored: no rate conversion; a later
+ * start is an exact seek to halfway between that frame's time and the one before). Reading pauses the
+ * decoder (the pipe's back-pressure), so at most a few frames are held. The child is killed on abort
+ * and when the reader stops early.
  */
-export async function* decodeFrames(file: string, video: Pick<VideoFrames, 'width' | 'height'>, signal?: AbortSignal): AsyncGenerator<Buffer> {
+export async function* decodeFrames(file: string, video: VideoFrames, opts: { from?: number; signal?: AbortSignal } = {}): AsyncGenerator<Buffer> {
   const dir = compositorDir();
+  const signal = opts.signal;
+  const from = opts.from ?? 0;
+  const seek = from > 0 && from < video.times.length ? ['-ss', ((video.times[from - 1]! + video.times[from]!) / 2 - video.start).toFixed(6)] : [];
   const child = spawn(join(dir, 'ffmpeg'), [
-    '-v', 'error', '-nostdin', '-i', file, '-map', '0:v:0', '-an', '-sn', '-dn',
-    '-fps_mode', 'passthrough', '-c:v', 'rawvideo', '-pix_fmt', 'rgba', '-f', 'image2pipe', 'pipe:1',
+    '-v', 'error', '-nostdin', ...seek, '-i', file, '-map', '0:v:0', '-an', '-sn', '-dn',
+    ...(video.convert ? ['-vf', `${video.convert},format=yuv420p`] : []),
+    '-fps_mode', 'passthrough', '-c:v', 'rawvideo', '-pix_fmt', 'yuv420p', '-f', 'image2pipe', 'pipe:1',
   ], {
     cwd: dir,
     env: { ...process.env, LD_LIBRARY_PATH: [dir, process.env.LD_LIBRARY_PATH].filter(Boolean).join(':') },
@@ -151,7 +175,7 @@ export async function* decodeFrames(file: string, video: Pick<VideoFrames, 'widt
   });
   child.on('error', () => undefined);
   const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-  const size = video.width * video.height * 4;
+  const size = yuv420Size(video.width, video.height);
   let frame = Buffer.allocUnsafe(size);
   let filled = 0;
   try {
@@ -181,104 +205,278 @@ export async function* decodeFrames(file: string, video: Pick<VideoFrames, 'widt
 /** Coverage of pixel [i, i + 1) by the span [a, b): 0..1. */
 const coverage = (i: number, a: number, b: number) => Math.max(0, Math.min(i + 1, b) - Math.max(i, a));
 
+/** BT.709's luma weights: the output's matrix (limited range), as the page's frames are encoded. */
+const KR = 0.2126;
+const KB = 0.0722;
+
+/** An sRGB colour (0–255) as limited-range BT.709 Y′CbCr. */
+export function yuv709(r: number, g: number, b: number): [number, number, number] {
+  const y = KR * r + (1 - KR - KB) * g + KB * b;
+  return [16 + (219 * y) / 255, 128 + (224 * (b - y)) / (2 * (1 - KB)) / 255, 128 + (224 * (r - y)) / (2 * (1 - KR)) / 255];
+}
+
+/** Bytes of a yuv420p picture (ffmpeg's layout, no padding: chroma planes of ⌈w/2⌉×⌈h/2⌉). */
+export const yuv420Size = (width: number, height: number) => width * height + 2 * Math.ceil(width / 2) * Math.ceil(height / 2);
+
 /**
- * Paints output frames: the background, the video layer scaled with bilinear filtering (as the
- * browser draws a scaled picture) and faded by its opacity, then the page's picture of the clips
- * over it (straight RGBA, as Chromium writes a PNG) blended on top. RGB out, for x264's input.
+ * The page's picture of the clips over the video (straight RGBA, as Chromium writes a PNG) in the
+ * output's colours: premultiplied limited-range BT.709 planes and their opacity (of 256), the chroma
+ * planes averaged over each 2×2 block; per row, the span with any opacity, so the rest is skipped.
+ */
+interface OverlayPlanes {
+  y: Uint16Array;
+  ya: Uint16Array;
+  u: Uint16Array;
+  v: Uint16Array;
+  ca: Uint16Array;
+  rows: Int32Array;
+  chromaRows: Int32Array;
+}
+
+/**
+ * Paints output frames as yuv420p in the output's colours (limited-range BT.709, what x264 is handed
+ * for the page's frames): the background, the video layer (its decoded yuv420p frame, in the same
+ * colours) scaled with bilinear filtering, as the browser draws a scaled picture, and faded by its
+ * opacity and its edges' coverage; then the page's picture of the clips over it. Blending Y′CbCr
+ * linearly is blending the page's R′G′B′ linearly (the matrix is linear), as Chromium does.
  */
 export class FrameCompositor {
-  private readonly rgb: Buffer;
+  private readonly out: Buffer;
+  private readonly cw: number;
+  private readonly ch: number;
   private readonly bg: [number, number, number];
-  private readonly x0: Int32Array;
-  private readonly wx: Int32Array;
-  private readonly covX: Float32Array;
+  private overlay: OverlayPlanes | undefined;
 
   constructor(readonly width: number, readonly height: number, background: string) {
-    this.rgb = Buffer.alloc(width * height * 3);
+    this.cw = Math.ceil(width / 2);
+    this.ch = Math.ceil(height / 2);
+    this.out = Buffer.alloc(yuv420Size(width, height));
     const c = parseColor(background);
-    this.bg = [c.r, c.g, c.b];
-    this.x0 = new Int32Array(width);
-    this.wx = new Int32Array(width);
-    this.covX = new Float32Array(width);
+    this.bg = yuv709(c.r, c.g, c.b);
+  }
+
+  /** Sets the picture drawn over every following frame (RGBA of the output size), or none. */
+  setOverlay(rgba: Buffer | undefined): void {
+    if (!rgba) {
+      this.overlay = undefined;
+      return;
+    }
+    const { width: W, height: H, cw, ch } = this;
+    const y = new Uint16Array(W * H);
+    const ya = new Uint16Array(W * H);
+    const u = new Uint16Array(cw * ch);
+    const v = new Uint16Array(cw * ch);
+    const ca = new Uint16Array(cw * ch);
+    const rows = new Int32Array(H * 2);
+    const chromaRows = new Int32Array(ch * 2).fill(0);
+    for (let r = 0; r < ch; r++) chromaRows[r * 2] = cw;
+    const usum = new Float64Array(cw * ch);
+    const vsum = new Float64Array(cw * ch);
+    const asum = new Float64Array(cw * ch);
+    for (let j = 0; j < H; j++) {
+      let first = W;
+      let last = 0;
+      for (let i = 0; i < W; i++) {
+        const p = (j * W + i) * 4;
+        const a = rgba[p + 3]! / 255;
+        if (a === 0) continue;
+        if (first === W) first = i;
+        last = i + 1;
+        const [yy, uu, vv] = yuv709(rgba[p]!, rgba[p + 1]!, rgba[p + 2]!);
+        y[j * W + i] = Math.round(yy * a * 256);
+        ya[j * W + i] = Math.round(a * 256);
+        const c = (j >> 1) * cw + (i >> 1);
+        usum[c] += uu * a;
+        vsum[c] += vv * a;
+        asum[c] += a;
+      }
+      rows[j * 2] = Math.min(first, last);
+      rows[j * 2 + 1] = last;
+      const r = j >> 1;
+      if (last > first) {
+        chromaRows[r * 2] = Math.min(chromaRows[r * 2]!, first >> 1);
+        chromaRows[r * 2 + 1] = Math.max(chromaRows[r * 2 + 1]!, (last + 1) >> 1);
+      }
+    }
+    for (let c = 0; c < cw * ch; c++) {
+      // The block's pixels (4; fewer on an odd edge) averaged, as JPEG's 4:2:0 and zscale average them.
+      const r = Math.floor(c / cw);
+      const i = c % cw;
+      const n = (Math.min(2, W - i * 2)) * (Math.min(2, H - r * 2));
+      u[c] = Math.round((usum[c]! / n) * 256);
+      v[c] = Math.round((vsum[c]! / n) * 256);
+      ca[c] = Math.round((asum[c]! / n) * 256);
+    }
+    this.overlay = { y, ya, u, v, ca, rows, chromaRows };
   }
 
   /**
-   * One frame: `video` (RGBA of `source` size) placed by `at`, under `overlay` (RGBA of the output
-   * size, or none). The returned buffer is reused by the next call.
+   * One frame: `video` (yuv420p of `source` size) placed by `at`, under the overlay. The returned
+   * buffer is reused by the next call.
    */
-  compose(video: Buffer | undefined, source: { width: number; height: number }, at: LayerPlacement | undefined, overlay: Buffer | undefined): Buffer {
-    const { width: W, height: H, rgb } = this;
-    const [br, bgG, bb] = this.bg;
-    for (let i = 0; i < W * H * 3; i += 3) {
-      rgb[i] = br;
-      rgb[i + 1] = bgG;
-      rgb[i + 2] = bb;
+  compose(video: Buffer | undefined, source: { width: number; height: number }, at: LayerPlacement | undefined): Buffer {
+    const { width: W, height: H, cw, ch, out } = this;
+    const covers = video && at && at.opacity >= 1 && at.clip.left <= 0 && at.clip.top <= 0 && at.clip.right >= W && at.clip.bottom >= H;
+    if (!covers) {
+      out.fill(Math.round(this.bg[0]), 0, W * H);
+      out.fill(Math.round(this.bg[1]), W * H, W * H + cw * ch);
+      out.fill(Math.round(this.bg[2]), W * H + cw * ch);
     }
-    if (video && at) this.paintVideo(video, source, at);
-    if (overlay) this.blend(overlay);
-    return rgb;
+    if (video && at) {
+      const sw = source.width;
+      const sh = source.height;
+      const scw = Math.ceil(sw / 2);
+      const sch = Math.ceil(sh / 2);
+      paintPlane(out, 0, W, H, video, 0, sw, sh, at, 1);
+      paintPlane(out, W * H, cw, ch, video, sw * sh, scw, sch, at, 2);
+      paintPlane(out, W * H + cw * ch, cw, ch, video, sw * sh + scw * sch, scw, sch, at, 2);
+    }
+    const o = this.overlay;
+    if (o) {
+      blendPlane(out, 0, W, H, o.y, o.ya, o.rows);
+      blendPlane(out, W * H, cw, ch, o.u, o.ca, o.chromaRows);
+      blendPlane(out, W * H + cw * ch, cw, ch, o.v, o.ca, o.chromaRows);
+    }
+    return out;
   }
+}
 
-  private paintVideo(src: Buffer, source: { width: number; height: number }, at: LayerPlacement): void {
-    const { width: W, height: H, rgb, x0, wx, covX } = this;
-    const sw = source.width;
-    const sh = source.height;
-    const { left, top, right, bottom } = at.clip;
-    const xa = Math.max(0, Math.floor(left));
-    const xb = Math.min(W, Math.ceil(right));
-    const ya = Math.max(0, Math.floor(top));
-    const yb = Math.min(H, Math.ceil(bottom));
-    // Per column: the source column left of the sample, its weight (of 256), the clip's coverage.
-    for (let x = xa; x < xb; x++) {
-      const u = (x + 0.5 - at.tx) / at.sx - 0.5;
-      const f = Math.floor(u);
-      const w = Math.round((u - f) * 256);
-      x0[x] = f;
-      wx[x] = w;
-      covX[x] = coverage(x, left, right) * at.opacity;
+/**
+ * One plane of the video placed by `at` (in luma pixels; `sub` 2 for a chroma plane, whose samples
+ * sit at the centres of 2×2 luma blocks), sampled bilinearly (each source row filtered across once,
+ * kept for the next output row), over what the plane holds where the clip covers a pixel partly or
+ * the layer is faded.
+ */
+function paintPlane(out: Buffer, base: number, W: number, H: number, src: Buffer, srcBase: number, sw: number, sh: number, at: LayerPlacement, sub: number): void {
+  const left = at.clip.left / sub;
+  const right = at.clip.right / sub;
+  const top = at.clip.top / sub;
+  const bottom = at.clip.bottom / sub;
+  const xa = Math.max(0, Math.floor(left));
+  const xb = Math.min(W, Math.ceil(right));
+  const ya = Math.max(0, Math.floor(top));
+  const yb = Math.min(H, Math.ceil(bottom));
+  if (xb <= xa || yb <= ya) return;
+  const n = xb - xa;
+  const x0 = new Int32Array(n);
+  const x1 = new Int32Array(n);
+  const wx = new Int32Array(n);
+  const cov = new Float64Array(n);
+  // Columns the clip covers wholly at full opacity: [whole0, whole1).
+  let whole0 = n;
+  let whole1 = 0;
+  // Output sample centre (x + 0.5)·sub luma pixels → source luma → source sample of this plane.
+  for (let k = 0; k < n; k++) {
+    const x = xa + k;
+    const u = ((x + 0.5) * sub - at.tx) / at.sx / sub - 0.5;
+    const f = Math.floor(u);
+    x0[k] = Math.min(sw - 1, Math.max(0, f));
+    x1[k] = Math.min(sw - 1, Math.max(0, f + 1));
+    wx[k] = Math.round((u - f) * 256);
+    cov[k] = coverage(x, left, right) * at.opacity;
+    if (cov[k]! >= 1) {
+      whole0 = Math.min(whole0, k);
+      whole1 = k + 1;
     }
-    for (let y = ya; y < yb; y++) {
-      const covY = coverage(y, top, bottom);
-      const v = (y + 0.5 - at.ty) / at.sy - 0.5;
-      const fy = Math.floor(v);
-      const wy = Math.round((v - fy) * 256);
-      const r0 = Math.min(sh - 1, Math.max(0, fy)) * sw * 4;
-      const r1 = Math.min(sh - 1, Math.max(0, fy + 1)) * sw * 4;
-      let o = (y * W + xa) * 3;
-      for (let x = xa; x < xb; x++, o += 3) {
-        const alpha = covX[x]! * covY;
-        if (alpha <= 0) continue;
-        const f = x0[x]!;
-        const c0 = Math.min(sw - 1, Math.max(0, f)) * 4;
-        const c1 = Math.min(sw - 1, Math.max(0, f + 1)) * 4;
-        const w1 = wx[x]!;
-        const w0 = 256 - w1;
-        for (let ch = 0; ch < 3; ch++) {
-          const top = src[r0 + c0 + ch]! * w0 + src[r0 + c1 + ch]! * w1;
-          const bot = src[r1 + c0 + ch]! * w0 + src[r1 + c1 + ch]! * w1;
-          const value = (top * (256 - wy) + bot * wy + 32768) >> 16;
-          rgb[o + ch] = alpha >= 1 ? value : Math.round(value * alpha + rgb[o + ch]! * (1 - alpha));
-        }
+  }
+  // Two source rows filtered across (×256), swapped as the output moves down.
+  let upper = new Int32Array(n);
+  let lower = new Int32Array(n);
+  let upperRow = -1;
+  let lowerRow = -1;
+  const across = (into: Int32Array, row: number) => {
+    const at0 = srcBase + row * sw;
+    for (let k = 0; k < n; k++) {
+      const h1 = wx[k]!;
+      into[k] = src[at0 + x0[k]!]! * (256 - h1) + src[at0 + x1[k]!]! * h1;
+    }
+  };
+  for (let y = ya; y < yb; y++) {
+    const v = ((y + 0.5) * sub - at.ty) / at.sy / sub - 0.5;
+    const f = Math.floor(v);
+    const w1 = Math.round((v - f) * 256);
+    const w0 = 256 - w1;
+    const r0 = Math.min(sh - 1, Math.max(0, f));
+    const r1 = Math.min(sh - 1, Math.max(0, f + 1));
+    if (r0 !== upperRow) {
+      if (r0 === lowerRow) {
+        [upper, lower] = [lower, upper];
+        upperRow = lowerRow;
+        lowerRow = -1;
+      } else {
+        across(upper, r0);
+        upperRow = r0;
       }
     }
+    if (r1 !== lowerRow) {
+      across(lower, r1);
+      lowerRow = r1;
+    }
+    const covY = coverage(y, top, bottom);
+    const row = base + y * W + xa;
+    let k = 0;
+    if (covY >= 1) {
+      for (; k < whole0; k++) mix(out, row + k, (upper[k]! * w0 + lower[k]! * w1 + 32768) >> 16, cov[k]!);
+      for (; k < whole1; k++) out[row + k] = (upper[k]! * w0 + lower[k]! * w1 + 32768) >> 16;
+    }
+    for (; k < n; k++) mix(out, row + k, (upper[k]! * w0 + lower[k]! * w1 + 32768) >> 16, cov[k]! * covY);
   }
+}
 
-  private blend(overlay: Buffer): void {
-    const { rgb } = this;
-    const n = this.width * this.height;
-    for (let p = 0, o = 0, i = 0; p < n; p++, o += 3, i += 4) {
-      const a = overlay[i + 3]!;
+/** `value` over what `out` holds at `i`, at opacity `alpha` (0..1). */
+function mix(out: Buffer, i: number, value: number, alpha: number): void {
+  if (alpha >= 1) out[i] = value;
+  else if (alpha > 0) out[i] = value * alpha + out[i]! * (1 - alpha) + 0.5;
+}
+
+/** A premultiplied plane (×256) and its opacity (of 256) over `out`'s plane, row spans only. */
+function blendPlane(out: Buffer, base: number, W: number, H: number, over: Uint16Array, alpha: Uint16Array, rows: Int32Array): void {
+  for (let y = 0; y < H; y++) {
+    const end = y * W + rows[y * 2 + 1]!;
+    for (let i = y * W + rows[y * 2]!; i < end; i++) {
+      const a = alpha[i]!;
       if (a === 0) continue;
-      if (a === 255) {
-        rgb[o] = overlay[i]!;
-        rgb[o + 1] = overlay[i + 1]!;
-        rgb[o + 2] = overlay[i + 2]!;
-        continue;
-      }
-      const ia = 255 - a;
-      rgb[o] = (overlay[i]! * a + rgb[o]! * ia + 127) / 255;
-      rgb[o + 1] = (overlay[i + 1]! * a + rgb[o + 1]! * ia + 127) / 255;
-      rgb[o + 2] = (overlay[i + 2]! * a + rgb[o + 2]! * ia + 127) / 255;
+      out[base + i] = (over[i]! + out[base + i]! * (256 - a) + 128) >>> 8;
     }
   }
+}
+
+/**
+ * The start of an AVI stream of uncompressed yuv420p pictures ('I420') of `width`×`height` at `fps`,
+ * of unknown length (the shipped ffmpeg has no raw-video demuxer; its AVI demuxer reads a pipe):
+ * follow it with aviFrame() for each picture.
+ */
+export function aviHeader(width: number, height: number, fps: number): Buffer {
+  const frame = yuv420Size(width, height);
+  const u32 = (n: number) => {
+    const b = Buffer.alloc(4);
+    b.writeUInt32LE(n >>> 0);
+    return b;
+  };
+  const u16 = (n: number) => {
+    const b = Buffer.alloc(2);
+    b.writeUInt16LE(n);
+    return b;
+  };
+  const chunk = (id: string, data: Buffer) => Buffer.concat([Buffer.from(id, 'latin1'), u32(data.length), data]);
+  const list = (type: string, parts: Buffer[]) => {
+    const data = Buffer.concat([Buffer.from(type, 'latin1'), ...parts]);
+    return Buffer.concat([Buffer.from('LIST', 'latin1'), u32(data.length), data]);
+  };
+  // The rate as rate/scale: 1000ths of a frame per second.
+  const scale = 1000;
+  const rate = Math.round(fps * scale);
+  const avih = Buffer.concat([u32(Math.round(1e6 / fps)), u32(0), u32(0), u32(0), u32(0), u32(0), u32(1), u32(frame), u32(width), u32(height), Buffer.alloc(16)]);
+  const strh = Buffer.concat([Buffer.from('vidsI420', 'latin1'), u32(0), u16(0), u16(0), u32(0), u32(scale), u32(rate), u32(0), u32(0), u32(frame), u32(0xffffffff), u32(0), u16(0), u16(0), u16(width), u16(height)]);
+  const strf = Buffer.concat([u32(40), u32(width), u32(height), u16(1), u16(12), Buffer.from('I420', 'latin1'), u32(frame), u32(0), u32(0), u32(0), u32(0)]);
+  const hdrl = list('hdrl', [chunk('avih', avih), list('strl', [chunk('strh', strh), chunk('strf', strf)])]);
+  return Buffer.concat([Buffer.from('RIFF', 'latin1'), u32(0xffffffff), Buffer.from('AVI ', 'latin1'), hdrl, Buffer.from('LIST', 'latin1'), u32(0xffffffff), Buffer.from('movi', 'latin1')]);
+}
+
+/** One picture's chunk header in aviHeader's stream (the picture follows it; its size is even). */
+export function aviFrameHeader(bytes: number): Buffer {
+  const b = Buffer.alloc(8);
+  b.write('00dc', 0, 'latin1');
+  b.writeUInt32LE(bytes, 4);
+  return b;
 }

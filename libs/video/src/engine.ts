@@ -23,8 +23,8 @@ import type { TextFetcher } from './fetch-text.js';
 import { prepareRender } from './inputs.js';
 import { printHtml } from './print.js';
 import { renderSoundtrackPart, soundtrackAlone } from './soundtrack.js';
-import { decodeFrames, FrameCompositor, placeLayer, probeVideoFrames, type VideoFrames } from './composite.js';
-import { frameSpans, overlayRuns, videoLayerAt, type FrameSpan } from './spans.js';
+import { aviFrameHeader, aviHeader, decodeFrames, FrameCompositor, placeLayer, probeVideoFrames, yuv420Size, type VideoFrames } from './composite.js';
+import { composedSpans, frameSpans, type FrameSpan } from './spans.js';
 import { textDocument } from './text-document.js';
 import { MediaServer } from './media-server.js';
 import { BrowserGone, isBrowserFault, onDisconnect, TabLedger, TabLost } from './recovery.js';
@@ -59,10 +59,10 @@ export interface VideoEngineOptions {
    */
   staticSpans?: boolean;
   /**
-   * Played frames whose one moving layer is a plain video at the bottom (spans.ts videoLayerAt) are
-   * composed outside the browser (composite.ts): the page draws only the clips over the video, once
-   * per run of frames where they look the same. Default true; false draws them in the page, as
-   * Remotion does (with `staticSpans: false`, every frame is drawn in the page anyway).
+   * Runs of played frames whose one moving part is a plain video at the bottom, under clips that
+   * hold still (spans.ts composedSpans), are composed outside the browser (composite.ts): the page
+   * draws those clips once, and each frame places the video under them. Default true; false draws
+   * them in the page, as Remotion does (with `staticSpans: false`, every frame is drawn in the page).
    */
   composeVideo?: boolean;
   /** Decoded video frames each browser tab keeps (@remotion/media); default 240 MiB, Remotion's minimum (its own default is half the machine's memory per tab). */
@@ -404,8 +404,9 @@ export class VideoEngine {
         const frames = range[1] - range[0] + 1;
         const parallelism = this.opts.parallelism ?? availableParallelism();
         let drawnFrames = frames;
-        const spans = encoding.codec === 'h264' && (opts.scale ?? 1) === 1 && this.opts.staticSpans !== false ? frameSpans(props, range) : [];
-        if (spans.some((s) => s.kind === 'held' || (s.kind === 'played' && this.opts.composeVideo !== false && videoLayerAt(props, s.from) !== undefined))) {
+        const drawnSpans = encoding.codec === 'h264' && (opts.scale ?? 1) === 1 && this.opts.staticSpans !== false ? frameSpans(props, range) : [];
+        const spans = this.opts.composeVideo === false ? drawnSpans : composedSpans(props, drawnSpans);
+        if (spans.some((s) => s.kind === 'held' || s.kind === 'composed')) {
           const progress = throttled(opts.onProgress, (p: number) => p);
           drawnFrames = await this.renderSpans(props, encoding, spans, file, { dir: prepared.dir, run, stopAll, parallelism, onProgress: (p) => progress?.(p * 0.97) });
         } else if (encoding.codec !== 'gif' && parallelism > 1 && frames >= SPLIT_MIN_FRAMES && (opts.scale ?? 1) === 1) {
@@ -563,7 +564,14 @@ export class VideoEngine {
     const base = join(opts.dir, `spans-${randomUUID().slice(0, 8)}`);
     const segments = videoSegments(spans, parallelism);
     const files = segments.map((seg, i) => `${base}-${i}.ts`);
-    const composed = this.opts.composeVideo === false ? new Map<number, ComposedPiece>() : await composedPieces(props, segments, opts.dir, opts.run.stop);
+    const composed = await composedPieces(props, segments, opts.dir, opts.run.stop);
+    // The pictures of the clips over each composed piece's video: one page, a picture each.
+    const layers = [...composed.values()];
+    const overlays = layers.map(() => deferred<Buffer>());
+    const overlaysDrawn = layers.length === 0 ? Promise.resolve() : this.drawOverlays(props, encoding, layers, overlays, opts.run);
+    overlaysDrawn.catch((err: unknown) => {
+      for (const o of overlays) o.reject(err);
+    });
     // Pictures the page draws, in output order (a held span's one picture stands for all its frames),
     // each handed to its part's x264 as soon as it and those before it are drawn.
     const pictures: number[] = [];
@@ -586,8 +594,6 @@ export class VideoEngine {
     const sound = !props.muted && hasAudio(props) ? planChunks(frames, Math.max(5, Math.ceil(frames / parallelism))).map(([a, b]): [number, number] => [range[0] + a, range[0] + b]) : [];
     const soundFiles = sound.map((r) => `${base}-sound-${r[0]}.aac`);
     let drawn = 0;
-    // Pictures the page drew for the composed pieces (the clips over their video).
-    let drawnByPage = 0;
     const report = () => opts.onProgress(Math.min(1, drawn / Math.max(1, frames)) * 0.9);
     const feeds = new Map<number, BinaryFeed>();
     const tasks: { cost: number; run: () => Promise<void> }[] = [];
@@ -640,21 +646,20 @@ export class VideoEngine {
       });
     }
     segments.forEach((seg, i) => {
-      if (seg.kind !== 'played') return;
+      if (seg.kind === 'pictures') return;
       const count = seg.to - seg.from + 1;
       const piece = composed.get(i);
       if (piece) {
+        const overlay = overlays[layers.indexOf(piece)]!.promise;
         tasks.push({
-          cost: count,
-          run: async () => {
-            drawnByPage += await this.composePiece(props, encoding, seg, piece, files[i]!, {
-              run: opts.run,
-              onFrame: () => {
-                drawn++;
-                report();
-              },
-            });
-          },
+          cost: count / 2,
+          run: () => this.composePiece(props, encoding, seg, piece, overlay, files[i]!, {
+            run: opts.run,
+            onFrame: () => {
+              drawn++;
+              report();
+            },
+          }),
         });
         return;
       }
@@ -700,6 +705,7 @@ export class VideoEngine {
     try {
       // The costliest first: the page's pictures and the played pieces, then the sound.
       await pool(tasks.sort((a, b) => b.cost - a.cost).map((t) => t.run), parallelism, opts);
+      await overlaysDrawn;
       opts.run.stop.throwIfAborted();
       await combineChunks({
         outputLocation: file,
@@ -716,68 +722,66 @@ export class VideoEngine {
         logLevel: this.opts.logLevel ?? 'error',
         onProgress: (p: { totalProgress: number }) => opts.onProgress(0.9 + p.totalProgress * 0.1),
       });
-      return pictures.length + drawnByPage + segments.reduce((n, seg, i) => n + (seg.kind === 'played' && !composed.has(i) ? seg.to - seg.from + 1 : 0), 0);
+      return pictures.length + layers.length + segments.reduce((n, seg) => n + (seg.kind === 'played' ? seg.to - seg.from + 1 : 0), 0);
     } finally {
+      await overlaysDrawn.catch(() => undefined);
       for (const feed of feeds.values()) feed.kill();
       await Promise.all([...files, ...soundFiles].map((f) => rm(f, { force: true })));
     }
   }
 
   /**
-   * A played piece composed outside the browser (composite.ts): the page draws the clips over the
-   * video layer on a transparent background (PNG), one picture per run of frames where they look the
-   * same (spans.ts overlayRuns); each output frame is the background, the layer's video frame placed
-   * as the page would place it, and that picture, handed to x264 as the page's pictures are. Returns
-   * the pictures the page drew.
+   * The clips over each composed piece's video (composite.ts), drawn by one page on a transparent
+   * background (PNG): the piece's first frame without the video layers of the pieces, a picture each,
+   * handed to `into` in order.
    */
-  private async composePiece(
-    props: EditProps,
-    encoding: Encoding,
-    seg: { from: number; to: number },
-    piece: ComposedPiece,
-    file: string,
-    opts: { run: Run; onFrame: () => void },
-  ): Promise<number> {
-    const runs = overlayRuns(props, seg.from, seg.to, piece.layer);
-    const firsts = runs.map((r) => r.from);
-    const { [piece.layer]: _layer, ...over } = props.clips;
-    const shots = firsts.map(() => deferred<Buffer>());
-    const drawing = this.inTabs(opts.run, `clips over the video of frames ${seg.from}-${seg.to}`, (cancelSignal) => renderFrames({
-      ...withoutJpeg(this.mediaOptions({ ...props, clips: over, background: '#00000000', muted: true, frames: firsts, durationInFrames: firsts.length }, encoding)),
+  private drawOverlays(props: EditProps, encoding: Encoding, pieces: readonly ComposedPiece[], into: readonly ReturnType<typeof deferred<Buffer>>[], run: Run): Promise<void> {
+    const drop = new Set(pieces.map((p) => p.layer));
+    const clips = Object.fromEntries(Object.entries(props.clips).filter(([key]) => !drop.has(key)));
+    const firsts = pieces.map((p) => p.from);
+    return this.inTabs(run, `clips over the video of ${firsts.length} composed pieces`, (cancelSignal) => renderFrames({
+      ...withoutJpeg(this.mediaOptions({ ...props, clips, background: '#00000000', muted: true, frames: firsts, durationInFrames: firsts.length }, encoding)),
       imageFormat: 'png',
       concurrency: 1,
       outputDir: null,
       frameRange: [0, firsts.length - 1],
       onStart: () => undefined,
       onFrameUpdate: () => undefined,
-      // A call tried again after a browser fault (inTabs) draws from the start: a picture already had is kept.
-      onFrameBuffer: (buffer: Buffer, index: number) => shots[index]?.resolve(buffer),
+      // A call tried again after a browser fault (inTabs) draws from the start: a picture had is kept.
+      onFrameBuffer: (buffer: Buffer, index: number) => into[index]?.resolve(buffer),
       cancelSignal,
-    } as unknown as Parameters<typeof renderFrames>[0]));
-    drawing.catch((err: unknown) => {
-      for (const shot of shots) shot.reject(err);
-    });
+    } as unknown as Parameters<typeof renderFrames>[0])).then(() => undefined);
+  }
+
+  /**
+   * A composed piece (spans.ts composedSpans, composite.ts): each output frame is the background, the
+   * layer's video frame placed as the page places it, and the page's picture of the clips over it
+   * (`overlay`, PNG), handed to x264 as the page's pictures are (pictureArgs).
+   */
+  private async composePiece(
+    props: EditProps,
+    encoding: Encoding,
+    seg: { from: number; to: number },
+    piece: ComposedPiece,
+    overlay: Promise<Buffer>,
+    file: string,
+    opts: { run: Run; onFrame: () => void },
+  ): Promise<void> {
     const count = seg.to - seg.from + 1;
-    const feed = feedBinary('ffmpeg', pictureArgs(count, props, encoding, this.opts.x264Preset ?? 'veryfast', file, 'png'), { signal: opts.run.stop });
-    const frames = decodeFrames(piece.file, piece.video, opts.run.stop);
+    const placements = Array.from({ length: count }, (_, k) => placeLayer(props, piece.layer, seg.from + k, piece.video));
+    const first = placements.find((at) => at !== undefined)?.frame ?? 0;
+    const feed = feedBinary('ffmpeg', pictureArgs(count, props, encoding, this.opts.x264Preset ?? 'veryfast', file, 'yuv'), { signal: opts.run.stop });
+    const frames = decodeFrames(piece.file, piece.video, { from: first, signal: opts.run.stop });
     try {
+      const { data: over, info } = await sharp(await overlay).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+      if (info.width !== props.width || info.height !== props.height) throw new Error(`the page drew ${info.width}×${info.height}, not ${props.width}×${props.height}`);
       const compositor = new FrameCompositor(props.width, props.height, props.background);
-      const raw = { raw: { width: props.width, height: props.height, channels: 3 as const } };
-      let decoded = -1;
+      compositor.setOverlay(over);
+      const size = yuv420Size(props.width, props.height);
+      await feed.write(aviHeader(props.width, props.height, props.fps));
+      let decoded = first - 1;
       let current: Buffer | undefined;
-      let overlay: Buffer | undefined;
-      let k = -1;
-      // The previous frame's PNG is written while this one is composed.
-      let writing: Promise<void> = Promise.resolve();
-      for (let f = seg.from; f <= seg.to; f++) {
-        if (k < 0 || f > runs[k]!.to) {
-          k++;
-          const png = await shots[k]!.promise;
-          const { data, info } = await sharp(png).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
-          if (info.width !== props.width || info.height !== props.height) throw new Error(`the page drew ${info.width}×${info.height}, not ${props.width}×${props.height}`);
-          overlay = data;
-        }
-        const at = placeLayer(props, piece.layer, f, piece.video);
+      for (const at of placements) {
         if (at) {
           while (decoded < at.frame) {
             const next = await frames.next();
@@ -786,22 +790,17 @@ export class VideoEngine {
             decoded++;
           }
         }
-        const rgb = Buffer.from(compositor.compose(at ? current : undefined, piece.video, at, overlay));
-        const encoded = sharp(rgb, raw).png({ compressionLevel: 0, adaptiveFiltering: false }).toBuffer();
-        await writing;
-        writing = encoded.then((png) => feed.write(png)).then(opts.onFrame);
-        writing.catch(() => undefined);
+        // Copied: the pipe may hold a written buffer until it drains, and the compositor reuses its own.
+        const picture = Buffer.concat([aviFrameHeader(size), compositor.compose(at ? current : undefined, piece.video, at), Buffer.alloc(size % 2)]);
+        await feed.write(picture);
+        opts.onFrame();
       }
-      await writing;
       await feed.end();
-      await drawing;
-      return firsts.length;
     } catch (err) {
       feed.kill();
       throw err;
     } finally {
       await frames.return(undefined);
-      await drawing.catch(() => undefined);
     }
   }
 
@@ -1048,48 +1047,48 @@ export class VideoEngine {
  * the fps, the zscale conversion to limited-range BT.709 and its tags, yuv420p, the preset and CRF, the
  * 90 kHz timescale), so the parts join without re-encoding and look as frames drawn one by one.
  */
-export function pictureArgs(frames: number, props: Pick<EditProps, 'fps' | 'width' | 'height'>, encoding: Encoding, preset: X264Preset, output: string, pictures: 'mjpeg' | 'png' = 'mjpeg'): string[] {
+export function pictureArgs(frames: number, props: Pick<EditProps, 'fps' | 'width' | 'height'>, encoding: Encoding, preset: X264Preset, output: string, pictures: 'mjpeg' | 'yuv' = 'mjpeg'): string[] {
   return [
     '-v', 'error',
-    '-framerate', String(props.fps), '-f', 'image2pipe', '-c:v', pictures, '-i', 'pipe:0',
+    // Composed frames (composite.ts) come as yuv420p already in the output's colours, in an AVI stream;
+    // tagged so, or ffmpeg converts them to BT.709 from what it takes an untagged picture to be.
+    ...(pictures === 'yuv' ? ['-r', String(props.fps), '-colorspace', 'bt709', '-color_primaries', 'bt709', '-color_trc', 'bt709', '-color_range', 'tv', '-f', 'avi', '-i', 'pipe:0'] : ['-framerate', String(props.fps), '-f', 'image2pipe', '-c:v', 'mjpeg', '-i', 'pipe:0']),
     '-frames:v', String(frames),
     '-an',
     '-c:v', 'libx264', '-f', 'mpegts',
     '-colorspace:v', 'bt709', '-color_primaries:v', 'bt709', '-color_trc:v', 'bt709', '-color_range', 'tv',
-    '-vf', 'zscale=matrix=709:range=limited:primariesin=709:primaries=709:transferin=709:transfer=709',
+    ...(pictures === 'yuv' ? [] : ['-vf', 'zscale=matrix=709:range=limited:primariesin=709:primaries=709:transferin=709:transfer=709']),
     '-pix_fmt', 'yuv420p', '-preset', preset, '-video_track_timescale', '90000',
     ...(encoding.crf !== undefined ? ['-crf', String(encoding.crf)] : []),
     '-map_metadata', '-1', '-y', output,
   ];
 }
 
-/** A played piece composed outside the browser: its video layer (key `track:index`), the layer's file and its frames. */
+/** A composed piece (spans.ts composedSpans): its frames, its video layer (key `track:index`), the layer's file and its frames' times. */
 interface ComposedPiece {
+  from: number;
+  to: number;
   layer: string;
   file: string;
   video: VideoFrames;
 }
 
 /**
- * The played pieces of `segments` (by index) whose frames all show one plain video at the bottom
- * (spans.ts videoLayerAt) of a local file ffprobe reads: composed outside the browser. A file it
- * cannot read (or with non-square pixels) leaves its pieces to the page.
+ * The composed pieces of `segments` (by index) whose video is a local file ffprobe reads (square
+ * pixels, at most MAX_LAYER_FRAMES frames); a piece whose file it cannot read is played by the page
+ * instead (its segment becomes `played`).
  */
-async function composedPieces(props: EditProps, segments: readonly Segment[], dir: string, signal?: AbortSignal): Promise<Map<number, ComposedPiece>> {
+async function composedPieces(props: EditProps, segments: Segment[], dir: string, signal?: AbortSignal): Promise<Map<number, ComposedPiece>> {
   const out = new Map<number, ComposedPiece>();
   const probed = new Map<string, Promise<VideoFrames | undefined>>();
   for (const [i, seg] of segments.entries()) {
-    if (seg.kind !== 'played') continue;
-    const layer = videoLayerAt(props, seg.from);
-    if (layer === undefined) continue;
-    let same = true;
-    for (let f = seg.from + 1; f <= seg.to && same; f++) same = videoLayerAt(props, f) === layer;
-    const url = props.clips[layer]?.media?.url;
-    if (!same || !url) continue;
-    const file = join(dir, decodeURIComponent(basename(new URL(url).pathname)));
-    if (!probed.has(file)) probed.set(file, existsSync(file) ? probeVideoFrames(file, signal).catch(() => undefined) : Promise.resolve(undefined));
-    const video = await probed.get(file);
-    if (video) out.set(i, { layer, file, video });
+    if (seg.kind !== 'composed') continue;
+    const url = props.clips[seg.layer]?.media?.url;
+    const file = url ? join(dir, decodeURIComponent(basename(new URL(url).pathname))) : undefined;
+    if (file && !probed.has(file)) probed.set(file, existsSync(file) ? probeVideoFrames(file, signal).catch(() => undefined) : Promise.resolve(undefined));
+    const video = file ? await probed.get(file) : undefined;
+    if (file && video) out.set(i, { from: seg.from, to: seg.to, layer: seg.layer, file, video });
+    else segments[i] = { kind: 'played', from: seg.from, to: seg.to };
   }
   return out;
 }
@@ -1119,7 +1118,7 @@ function soundOnly(options: Omit<RenderMediaOptions, 'codec'>): Omit<RenderMedia
 }
 
 /** One MPEG-TS part of a render drawn span by span: pictures of a page (held and drawn spans) or frames a video plays. */
-type Segment = { kind: 'pictures'; from: number; to: number; spans: FrameSpan[] } | { kind: 'played'; from: number; to: number };
+type Segment = { kind: 'pictures'; from: number; to: number; spans: FrameSpan[] } | { kind: 'played'; from: number; to: number } | { kind: 'composed'; from: number; to: number; layer: string };
 
 /**
  * The parts of a render drawn span by span, in order: each run of held and drawn spans one part of
@@ -1131,6 +1130,10 @@ export function videoSegments(spans: readonly FrameSpan[], parallelism: number):
   const share = Math.max(SPLIT_MIN_FRAMES / 2, Math.ceil(played / Math.max(1, parallelism)));
   const out: Segment[] = [];
   for (const s of spans) {
+    if (s.kind === 'composed') {
+      out.push({ kind: 'composed', from: s.from, to: s.to, layer: s.layer! });
+      continue;
+    }
     if (s.kind === 'played') {
       const n = s.to - s.from + 1;
       const pieces = Math.ceil(n / share);

@@ -7,12 +7,17 @@ import { clipKey, type ClipInputs, type EditProps } from './props.js';
  * - `drawn`: frames that differ, but whose picture depends on the page's time alone (fades, moves,
  *   text animations, captions): drawn one by one, in any order, on a page told which frame to show;
  * - `played`: frames that play a video (a video clip, a luma video): drawn in order by Remotion's own
- *   timeline, which its video elements follow.
+ *   timeline, which its video elements follow;
+ * - `composed` (composedSpans): played frames whose only moving part is one plain video at the bottom
+ *   (`layer`, videoLayerAt) under clips that hold still: the page draws those clips once, over no
+ *   video, and each frame is composed outside the browser (composite.ts).
  */
 export interface FrameSpan {
   from: number;
   to: number;
-  kind: 'held' | 'drawn' | 'played';
+  kind: 'held' | 'drawn' | 'played' | 'composed';
+  /** The video clip (key `track:index`) of a `composed` span. */
+  layer?: string;
 }
 
 /** What the span analysis reads of a render's props (all of it known before the browser starts). */
@@ -205,19 +210,38 @@ export function videoLayerAt(props: SpanProps, frame: number): string | undefine
 }
 
 /**
- * The frames `from`..`to` (a played piece composed from video layer `layer`) grouped by what the page
- * draws over the video: consecutive frames whose other clips look the same share one picture
- * (`state` set); a frame where one of them changes by itself is a run of its own.
+ * `spans` with each run of at least `minFrames` played frames that show one plain video at the bottom
+ * (videoLayerAt) under clips that all look the same (frameState without the video) made `composed`,
+ * its `layer` that video: the page draws its other clips once, and the video is placed outside the
+ * browser. The rest of a played span stays played; nothing else changes.
  */
-export function overlayRuns(props: SpanProps, from: number, to: number, layer: string): { from: number; to: number; held: boolean }[] {
-  const runs: { from: number; to: number; held: boolean; state: string | undefined }[] = [];
-  for (let f = from; f <= to; f++) {
-    const { state } = frameState(props, f, layer);
-    const prev = runs[runs.length - 1];
-    if (prev && state !== undefined && prev.state === state) {
-      prev.to = f;
-      prev.held = true;
-    } else runs.push({ from: f, to: f, held: false, state });
+export function composedSpans(props: SpanProps, spans: readonly FrameSpan[], minFrames = MIN_STATIC_FRAMES): FrameSpan[] {
+  const out: FrameSpan[] = [];
+  const push = (span: FrameSpan) => {
+    const prev = out[out.length - 1];
+    if (span.kind === 'played' && prev?.kind === 'played' && prev.to + 1 === span.from) prev.to = span.to;
+    else out.push(span);
+  };
+  for (const span of spans) {
+    if (span.kind !== 'played') {
+      out.push({ ...span });
+      continue;
+    }
+    for (let f = span.from; f <= span.to; ) {
+      const layer = videoLayerAt(props, f);
+      const state = layer === undefined ? undefined : frameState(props, f, layer);
+      let g = f + 1;
+      if (layer !== undefined && state?.state !== undefined && !state.plays) {
+        while (g <= span.to && videoLayerAt(props, g) === layer) {
+          const next = frameState(props, g, layer);
+          if (next.plays || next.state !== state.state) break;
+          g++;
+        }
+      }
+      if (layer !== undefined && g - f >= Math.max(2, minFrames)) out.push({ from: f, to: g - 1, kind: 'composed', layer });
+      else push({ from: f, to: g - 1, kind: 'played' });
+      f = g;
+    }
   }
-  return runs.map(({ from: a, to: b, held }) => ({ from: a, to: b, held }));
+  return out;
 }
