@@ -65,6 +65,8 @@ export interface VideoEngineOptions {
    * them in the page, as Remotion does (with `staticSpans: false`, every frame is drawn in the page).
    */
   composeVideo?: boolean;
+  /** Told when a composed piece failed and the page played it instead (the render goes on). */
+  onComposeFailure?: (failure: { renderId?: string | undefined; frames: [number, number]; reason: string }) => void;
   /** Decoded video frames each browser tab keeps (@remotion/media); default 240 MiB, Remotion's minimum (its own default is half the machine's memory per tab). */
   mediaCacheSizeInBytes?: number;
   /** Remotion's log level; default `error`. */
@@ -120,7 +122,10 @@ export interface VideoOutput {
   frames: number;
   fileSizeBytes: number;
   renderMs: number;
-  /** Frames the browser drew; the others repeat a held picture (spans.ts: spans where nothing on screen changes). */
+  /**
+   * Pictures the browser drew: the others repeat a held picture (spans.ts: spans where nothing on
+   * screen changes) or are composed from a video and one picture of what is over it (composite.ts).
+   */
   drawnFrames?: number;
   /** JPEG of `output.poster.capture` (default: the first frame). */
   posterFile: string;
@@ -645,41 +650,58 @@ export class VideoEngine {
         },
       });
     }
+    // Played pieces drawn by the page, in frames (a composed piece that failed is one of them).
+    let playedInPage = 0;
+    const playInPage = (seg: Segment, i: number) => {
+      let seen = 0;
+      playedInPage += seg.to - seg.from + 1;
+      return this.inTabs(opts.run, `frames ${seg.from}-${seg.to}`, (cancelSignal) => renderMedia({
+        ...this.mediaOptions(props, encoding),
+        concurrency: 1,
+        codec: 'h264-ts',
+        muted: true,
+        outputLocation: files[i]!,
+        frameRange: [seg.from, seg.to],
+        cancelSignal,
+        onProgress: (p: { renderedFrames: number }) => {
+          drawn += p.renderedFrames - seen;
+          seen = p.renderedFrames;
+          report();
+        },
+      })).then(() => undefined);
+    };
     segments.forEach((seg, i) => {
       if (seg.kind === 'pictures') return;
       const count = seg.to - seg.from + 1;
       const piece = composed.get(i);
-      if (piece) {
-        const overlay = overlays[layers.indexOf(piece)]!.promise;
-        tasks.push({
-          cost: count / 2,
-          run: () => this.composePiece(props, encoding, seg, piece, overlay, files[i]!, {
-            run: opts.run,
-            onFrame: () => {
-              drawn++;
-              report();
-            },
-          }),
-        });
+      if (!piece) {
+        tasks.push({ cost: count * 1.5, run: () => playInPage(seg, i) });
         return;
       }
-      let seen = 0;
+      const overlay = overlays[layers.indexOf(piece)]!.promise;
       tasks.push({
-        cost: count * 1.5,
-        run: () => this.inTabs(opts.run, `frames ${seg.from}-${seg.to}`, (cancelSignal) => renderMedia({
-          ...this.mediaOptions(props, encoding),
-          concurrency: 1,
-          codec: 'h264-ts',
-          muted: true,
-          outputLocation: files[i]!,
-          frameRange: [seg.from, seg.to],
-          cancelSignal,
-          onProgress: (p: { renderedFrames: number }) => {
-            drawn += p.renderedFrames - seen;
-            seen = p.renderedFrames;
-            report();
-          },
-        })).then(() => undefined),
+        cost: count / 2,
+        run: async () => {
+          let done = 0;
+          try {
+            await this.composePiece(props, encoding, seg, piece, overlay, files[i]!, {
+              run: opts.run,
+              onFrame: () => {
+                done++;
+                drawn++;
+                report();
+              },
+            });
+          } catch (err) {
+            // A file ffmpeg cannot decode after all (or the page's picture missing): the page plays
+            // the piece, as it would have without composing; a cancel or a sibling's failure is not retried.
+            if (opts.run.stop.aborted) throw err;
+            this.opts.onComposeFailure?.({ renderId: opts.run.renderId, frames: [seg.from, seg.to], reason: (err as Error).message });
+            drawn -= done;
+            await rm(files[i]!, { force: true });
+            await playInPage(seg, i);
+          }
+        },
       });
     });
     // An edit whose only sound is its soundtrack needs no page for it (soundtrack.ts): the same parts, made from the props.
@@ -722,7 +744,7 @@ export class VideoEngine {
         logLevel: this.opts.logLevel ?? 'error',
         onProgress: (p: { totalProgress: number }) => opts.onProgress(0.9 + p.totalProgress * 0.1),
       });
-      return pictures.length + layers.length + segments.reduce((n, seg) => n + (seg.kind === 'played' ? seg.to - seg.from + 1 : 0), 0);
+      return pictures.length + layers.length + playedInPage;
     } finally {
       await overlaysDrawn.catch(() => undefined);
       for (const feed of feeds.values()) feed.kill();
