@@ -1,8 +1,9 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { assertEdit, type JsonValue } from '#libs/edit-spec';
+import { runBinary } from '#libs/media';
 import { framesOf, makeTestVideo, mapFetcher, MP4_COLOUR, probeColour, probeStreams } from '#testing/video';
 // The still engine's perceptual comparison (test helper of libs/still).
 import { compareImages } from '#testing/still';
@@ -28,6 +29,7 @@ let out: string;
 beforeAll(async () => {
   out = await mkdtemp(join(tmpdir(), 'video-compose-test-'));
   files.set(`${CDN}/clip.mp4`, await makeTestVideo({ width: 320, height: 180, seconds: 5, fps: 24 }));
+  files.set(`${CDN}/alpha.webm`, await alphaWebm());
   files.set(`${CDN}/logo.png`, await sharp({ create: { width: 80, height: 40, channels: 4, background: { r: 240, g: 200, b: 40, alpha: 0.85 } } }).png().toBuffer());
   [composing, frameByFrame] = await Promise.all([
     VideoEngine.start({ fetch: mapFetcher(files) }),
@@ -39,6 +41,15 @@ afterAll(async () => {
   await Promise.all([composing?.close(), frameByFrame?.close()]);
   await rm(out, { recursive: true, force: true });
 });
+
+/** A 1 s VP9 webm with an alpha channel (half-transparent red), as the shipped ffmpeg writes it. */
+async function alphaWebm(): Promise<Buffer> {
+  const png = join(out, 'alpha.png');
+  const webm = join(out, 'alpha.webm');
+  await sharp({ create: { width: 160, height: 90, channels: 4, background: { r: 200, g: 50, b: 50, alpha: 0.5 } } }).png().toFile(png);
+  await runBinary('ffmpeg', ['-v', 'error', '-loop', '1', '-framerate', '12', '-t', '4', '-i', png, '-c:v', 'libvpx-vp9', '-pix_fmt', 'yuva420p', '-y', webm]);
+  return readFile(webm);
+}
 
 /** Output at 12 fps, CRF 18 (two x264 runs over grainy pictures differ by SSIM ~0.98 at CRF 23: the comparison is of the drawing). */
 const output = { format: 'mp4', size: { width: 320, height: 180 }, fps: 12, quality: 'veryhigh' } as const;
@@ -101,4 +112,12 @@ describe('Played frames composed outside the browser (issue 33: only what moves 
       expect(below).toEqual([]);
     });
   });
+
+  it('the page plays what composing would not draw as it does: a video shown under half its size, a video with an alpha channel', async () => {
+    const small = await composing.render(overVideo({ scale: 0.2 }), { outputDir: out });
+    const alpha = await composing.render(overVideo({ asset: { type: 'video', src: `${CDN}/alpha.webm` }, fit: 'none' }), { outputDir: out });
+    // Every frame played by the page with its video (the title's rise included), none composed.
+    expect(small).toMatchObject({ frames: 48, drawnFrames: 48 });
+    expect(alpha).toMatchObject({ frames: 48, drawnFrames: 48 });
+  }, 120_000);
 });

@@ -43,17 +43,20 @@ const MAX_LAYER_FRAMES = 100_000;
 export async function probeVideoFrames(file: string, signal?: AbortSignal): Promise<VideoFrames> {
   const { stdout } = await runBinary('ffprobe', [
     '-v', 'error', '-select_streams', 'v:0',
-    '-show_entries', 'stream=width,height,sample_aspect_ratio,color_space,color_range:stream_side_data=rotation:packet=pts_time:format=start_time',
+    '-show_entries', 'stream=width,height,pix_fmt,sample_aspect_ratio,color_space,color_range:stream_tags=alpha_mode:stream_side_data=rotation:packet=pts_time:format=start_time',
     '-of', 'json', file,
   ], { ...(signal ? { signal } : {}), timeoutMs: 60_000, maxBuffer: 64 * 1024 * 1024 });
   const info = JSON.parse(stdout) as {
-    streams?: { width?: number; height?: number; sample_aspect_ratio?: string; color_space?: string; color_range?: string; side_data_list?: { rotation?: number }[] }[];
+    streams?: { width?: number; height?: number; pix_fmt?: string; sample_aspect_ratio?: string; color_space?: string; color_range?: string; tags?: { alpha_mode?: string; ALPHA_MODE?: string }; side_data_list?: { rotation?: number }[] }[];
     packets?: { pts_time?: string }[];
     format?: { start_time?: string };
   };
   const start = Number(info.format?.start_time ?? 0) || 0;
   const stream = info.streams?.[0];
   if (!stream?.width || !stream.height) throw new Error('no video stream');
+  // A picture with an alpha channel shows what is under it: not a plain picture (the page plays it).
+  // VP9's alpha is a side stream ffprobe names in a tag, its pixels yuv420p.
+  if (/^(yuva|rgba|argb|bgra|abgr|gbrap|ya)/.test(stream.pix_fmt ?? '') || (stream.tags?.alpha_mode ?? stream.tags?.ALPHA_MODE) === '1') throw new Error(`pixels with alpha (${stream.pix_fmt})`);
   const sar = stream.sample_aspect_ratio;
   if (sar && sar !== '1:1' && sar !== '0:1') throw new Error(`non-square pixels (${sar})`);
   const space = stream.color_space ?? 'unknown';

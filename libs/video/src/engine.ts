@@ -1109,11 +1109,27 @@ async function composedPieces(props: EditProps, segments: Segment[], dir: string
     const file = url ? join(dir, decodeURIComponent(basename(new URL(url).pathname))) : undefined;
     if (file && !probed.has(file)) probed.set(file, existsSync(file) ? probeVideoFrames(file, signal).catch(() => undefined) : Promise.resolve(undefined));
     const video = file ? await probed.get(file) : undefined;
-    if (file && video) out.set(i, { from: seg.from, to: seg.to, layer: seg.layer, file, video });
+    if (file && video && drawableScale(props, seg, video)) out.set(i, { from: seg.from, to: seg.to, layer: seg.layer, file, video });
     else segments[i] = { kind: 'played', from: seg.from, to: seg.to };
   }
   return out;
 }
+
+/**
+ * Whether every frame of a composed piece shows its video at half its size or more: bilinear
+ * filtering (composite.ts) matches the page there (compose-render.spec.ts, at half size); a smaller
+ * picture would need the page's own filtering down, so the page plays it.
+ */
+function drawableScale(props: EditProps, seg: { from: number; to: number; layer: string }, video: VideoFrames): boolean {
+  for (let f = seg.from; f <= seg.to; f++) {
+    const at = placeLayer(props, seg.layer, f, video);
+    if (at && (at.sx < MIN_COMPOSED_SCALE || at.sy < MIN_COMPOSED_SCALE)) return false;
+  }
+  return true;
+}
+
+/** The smallest scale a composed video is drawn at (drawableScale). */
+const MIN_COMPOSED_SCALE = 0.5 - 1e-9;
 
 /** A promise with its settlers, settled once. */
 function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void; reject: (err: unknown) => void } {
