@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
@@ -23,6 +23,7 @@ import { VideoEngine, type VideoOutput } from './engine.js';
 const CDN = 'https://cdn.example.com';
 const files = new Map<string, Buffer>();
 let composing: VideoEngine;
+const failures: { frames: [number, number]; reason: string }[] = [];
 let frameByFrame: VideoEngine;
 let out: string;
 
@@ -30,9 +31,10 @@ beforeAll(async () => {
   out = await mkdtemp(join(tmpdir(), 'video-compose-test-'));
   files.set(`${CDN}/clip.mp4`, await makeTestVideo({ width: 320, height: 180, seconds: 5, fps: 24 }));
   files.set(`${CDN}/alpha.webm`, await alphaWebm());
+  files.set(`${CDN}/clip-601.mp4`, await bt601(files.get(`${CDN}/clip.mp4`)!));
   files.set(`${CDN}/logo.png`, await sharp({ create: { width: 80, height: 40, channels: 4, background: { r: 240, g: 200, b: 40, alpha: 0.85 } } }).png().toBuffer());
   [composing, frameByFrame] = await Promise.all([
-    VideoEngine.start({ fetch: mapFetcher(files) }),
+    VideoEngine.start({ fetch: mapFetcher(files), onComposeFailure: (f) => failures.push(f) }),
     VideoEngine.start({ fetch: mapFetcher(files), staticSpans: false, jpegQuality: 100, workDir: join(tmpdir(), 'video-engine-compose-frame-by-frame') }),
   ]);
 }, 120_000);
@@ -51,6 +53,15 @@ async function alphaWebm(): Promise<Buffer> {
   return readFile(webm);
 }
 
+/** The same pictures stored with the BT.601 matrix and tagged so (Chromium converts them to show them; so must the compositor). */
+async function bt601(mp4: Buffer): Promise<Buffer> {
+  const input = join(out, 'in.mp4');
+  const output = join(out, 'clip-601.mp4');
+  await writeFile(input, mp4);
+  await runBinary('ffmpeg', ['-v', 'error', '-i', input, '-vf', 'zscale=matrixin=709:matrix=170m,format=yuv420p', '-colorspace', 'smpte170m', '-c:v', 'libx264', '-preset', 'ultrafast', '-y', output]);
+  return readFile(output);
+}
+
 /** Output at 12 fps, CRF 18 (two x264 runs over grainy pictures differ by SSIM ~0.98 at CRF 23: the comparison is of the drawing). */
 const output = { format: 'mp4', size: { width: 320, height: 180 }, fps: 12, quality: 'veryhigh' } as const;
 
@@ -67,12 +78,15 @@ const overVideo = (video: Record<string, JsonValue>, background = '#000000') => 
   output,
 });
 
-/** The SSIM of every frame pair, and those under 0.99. */
-async function compare(a: VideoOutput, b: VideoOutput): Promise<{ frames: number; below: { frame: number; ssim: number }[] }> {
+/** Frame pairs whose SSIM is under 0.99 or whose luma differs by more than 2 (of 255) on average: a shift of colour matrix moves it by ~10. */
+async function compare(a: VideoOutput, b: VideoOutput): Promise<{ frames: number; below: { frame: number; ssim: number; meanAbsDiff: number }[] }> {
   const [x, y] = await Promise.all([framesOf(a.file), framesOf(b.file)]);
   expect(x).toHaveLength(y.length);
-  const ssim = await Promise.all(x.map(async (frame, k) => (await compareImages(frame, y[k]!)).ssim));
-  return { frames: x.length, below: ssim.map((v, k) => ({ frame: k, ssim: Math.round(v * 1e4) / 1e4 })).filter((f) => f.ssim < 0.99) };
+  const similar = await Promise.all(x.map((frame, k) => compareImages(frame, y[k]!)));
+  return {
+    frames: x.length,
+    below: similar.map((v, k) => ({ frame: k, ssim: Math.round(v.ssim * 1e4) / 1e4, meanAbsDiff: Math.round(v.meanAbsDiff * 100) / 100 })).filter((f) => f.ssim < 0.99 || f.meanAbsDiff > 2),
+  };
 }
 
 describe('Played frames composed outside the browser (issue 33: only what moves is drawn)', () => {
@@ -81,6 +95,8 @@ describe('Played frames composed outside the browser (issue 33: only what moves 
     ['a full-frame video zooming in', { effect: 'zoomInSlow' }, '#000000'],
     // Half the frame, on the left, three quarters opaque over a coloured background, trimmed and faster than life (frames picked by time, 24 fps into 12).
     ['a smaller, faded, trimmed and sped-up video', { scale: 0.5, position: 'left', offset: { x: 0.05 }, opacity: 0.75, asset: { type: 'video', src: `${CDN}/clip.mp4`, trim: 0.4, speed: 1.25 } }, '#204060'],
+    // Stored in BT.601 and tagged so: converted to the output's BT.709 as Chromium converts it to show it.
+    ['a video tagged BT.601', { asset: { type: 'video', src: `${CDN}/clip-601.mp4` } }, '#000000'],
   ] as const)('%s', (_name, video, background) => {
     let composed: VideoOutput;
     let reference: VideoOutput;
@@ -106,7 +122,7 @@ describe('Played frames composed outside the browser (issue 33: only what moves 
       expect(await probeColour(composed.file)).toEqual(MP4_COLOUR);
     });
 
-    it('every frame matches the frame-by-frame render: SSIM >= 0.99 on each of the 48 frames', async () => {
+    it('every frame matches the frame-by-frame render: SSIM >= 0.99 and luma within 2 on average, on each of the 48 frames', async () => {
       const { frames, below } = await compare(composed, reference);
       expect(frames).toBe(48);
       expect(below).toEqual([]);
@@ -119,5 +135,22 @@ describe('Played frames composed outside the browser (issue 33: only what moves 
     // Every frame played by the page with its video (the title's rise included), none composed.
     expect(small).toMatchObject({ frames: 48, drawnFrames: 48 });
     expect(alpha).toMatchObject({ frames: 48, drawnFrames: 48 });
+  }, 120_000);
+
+  it('a composed piece that fails is played by the page: the render goes on, the failure reported with its frames', async () => {
+    // The page that draws the clips over the video fails (a fault injected where the engine asks for it).
+    const engine = composing as unknown as { drawOverlays: (...args: unknown[]) => Promise<void> };
+    const drawOverlays = engine.drawOverlays;
+    engine.drawOverlays = () => Promise.reject(new Error('the page is gone'));
+    failures.length = 0;
+    try {
+      const done = await composing.render(overVideo({ effect: 'zoomInSlow' }), { outputDir: out });
+      expect(done).toMatchObject({ frames: 48, drawnFrames: 48, durationSec: 4 });
+      expect(failures.map((f) => f.frames).sort((a, b) => a[0] - b[0])).toEqual([[6, 23], [36, 47]]);
+      expect(failures.every((f) => f.reason === 'the page is gone')).toBe(true);
+      expect((await probeStreams(done.file)).frames).toBe(48);
+    } finally {
+      engine.drawOverlays = drawOverlays;
+    }
   }, 120_000);
 });

@@ -24,8 +24,13 @@ describe('frameIndexAt: the frame @remotion/media shows at a time (the last at o
     const times = [0, 0.04, 0.08, 0.12];
     expect([frameIndexAt(times, 0), frameIndexAt(times, 0.039), frameIndexAt(times, 0.04), frameIndexAt(times, 0.1), frameIndexAt(times, 5)]).toEqual([0, 0, 1, 2, 3]);
     expect(frameIndexAt([0.05, 0.1], 0)).toBe(0);
-    // A time a float's rounding below a frame's (2/24 computed as 1/12) is that frame.
-    expect(frameIndexAt(video.times, (1 / FPS) * 1)).toBe(2);
+  });
+
+  it('a frame up to a millisecond after t is shown at t: a 29.97 fps file in a 30 fps output shows frame k at k/30 s', () => {
+    const ntsc = Array.from({ length: 120 }, (_, i) => (i * 1001) / 30000);
+    expect(Array.from({ length: 30 }, (_, k) => frameIndexAt(ntsc, k / 30))).toEqual(Array.from({ length: 30 }, (_, k) => k));
+    // 1.5 ms after: the frame before.
+    expect(frameIndexAt([0, 0.0345], 0.033)).toBe(0);
   });
 });
 
@@ -53,6 +58,11 @@ describe('placeLayer: where an output frame shows the video (the composition\'s 
     const at = placeLayer(props({ scale: 0.5, position: 'left', opacity: 0.5 }), '0:0', 0, video)!;
     expect(at).toMatchObject({ sx: 0.5, sy: 0.5, opacity: 0.5 });
     expect(at.clip).toEqual({ left: 0, top: 45, right: 160, bottom: 135 });
+  });
+
+  it('counts the file\'s time from the clip\'s own first frame: a clip starting at 1 s shows the file\'s first frame at output frame 12', () => {
+    const p = props({ start: 1, length: 3 });
+    expect([12, 13, 18].map((k) => placeLayer(p, '0:0', k, video)!.frame)).toEqual([0, 2, 12]);
   });
 
   it('shows nothing past the file\'s playable frames or outside the clip', () => {

@@ -136,14 +136,20 @@ export function placeLayer(props: EditProps, layer: string, frame: number, video
   return { frame: frameIndexAt(video.times, t), sx, sy, tx: left * ox, ty: top * oy, clip, opacity: v.opacity };
 }
 
-/** The last frame whose time is at or before `t` (the first when `t` is before them all). */
+/**
+ * The frame @remotion/media shows at time `t` (its keyframe bank's getFrameFromTimestamp): the last
+ * whose time, rounded to the millisecond, is at or before `t`'s, or within a millisecond of `t` (so
+ * a 29.97 fps file's frame 1.001/30 s is shown at 1/30 s); the first when `t` is before them all.
+ */
 export function frameIndexAt(times: readonly number[], t: number): number {
+  const ms = (x: number) => Math.round(x * 1000) / 1000;
+  const shown = (i: number) => ms(times[i]!) <= ms(t) || Math.abs(times[i]! - t) <= 0.001;
+  if (times.length === 0 || !shown(0)) return 0;
   let lo = 0;
   let hi = times.length - 1;
-  if (!(times[0]! <= t + 1e-6)) return 0;
   while (lo < hi) {
     const mid = (lo + hi + 1) >> 1;
-    if (times[mid]! <= t + 1e-6) lo = mid;
+    if (shown(mid)) lo = mid;
     else hi = mid - 1;
   }
   return lo;

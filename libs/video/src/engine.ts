@@ -652,6 +652,7 @@ export class VideoEngine {
     }
     // Played pieces drawn by the page, in frames (a composed piece that failed is one of them).
     let playedInPage = 0;
+    let fellBack = 0;
     const playInPage = (seg: Segment, i: number) => {
       let seen = 0;
       playedInPage += seg.to - seg.from + 1;
@@ -697,6 +698,7 @@ export class VideoEngine {
             // the piece, as it would have without composing; a cancel or a sibling's failure is not retried.
             if (opts.run.stop.aborted) throw err;
             this.opts.onComposeFailure?.({ renderId: opts.run.renderId, frames: [seg.from, seg.to], reason: (err as Error).message });
+            fellBack++;
             drawn -= done;
             await rm(files[i]!, { force: true });
             await playInPage(seg, i);
@@ -727,7 +729,6 @@ export class VideoEngine {
     try {
       // The costliest first: the page's pictures and the played pieces, then the sound.
       await pool(tasks.sort((a, b) => b.cost - a.cost).map((t) => t.run), parallelism, opts);
-      await overlaysDrawn;
       opts.run.stop.throwIfAborted();
       await combineChunks({
         outputLocation: file,
@@ -744,7 +745,7 @@ export class VideoEngine {
         logLevel: this.opts.logLevel ?? 'error',
         onProgress: (p: { totalProgress: number }) => opts.onProgress(0.9 + p.totalProgress * 0.1),
       });
-      return pictures.length + layers.length + playedInPage;
+      return pictures.length + layers.length - fellBack + playedInPage;
     } finally {
       await overlaysDrawn.catch(() => undefined);
       for (const feed of feeds.values()) feed.kill();
@@ -772,7 +773,10 @@ export class VideoEngine {
       // A call tried again after a browser fault (inTabs) draws from the start: a picture had is kept.
       onFrameBuffer: (buffer: Buffer, index: number) => into[index]?.resolve(buffer),
       cancelSignal,
-    } as unknown as Parameters<typeof renderFrames>[0])).then(() => undefined);
+    } as unknown as Parameters<typeof renderFrames>[0])).then(() => {
+      // A picture the page never handed over fails its piece (played by the page then), never waits.
+      for (const d of into) d.reject(new Error('the page drew no picture of the clips over the video'));
+    });
   }
 
   /**
@@ -807,7 +811,8 @@ export class VideoEngine {
         if (at) {
           while (decoded < at.frame) {
             const next = await frames.next();
-            if (next.done) break;
+            // Fewer frames than ffprobe listed: not what the page would show; the page plays the piece.
+            if (next.done) throw new Error(`the video's frame ${at.frame} was not decoded (${decoded + 1} were)`);
             current = next.value;
             decoded++;
           }
@@ -1155,27 +1160,26 @@ function soundOnly(options: Omit<RenderMediaOptions, 'codec'>): Omit<RenderMedia
   return rest;
 }
 
-/** One MPEG-TS part of a render drawn span by span: pictures of a page (held and drawn spans) or frames a video plays. */
+/** One MPEG-TS part of a render drawn span by span: pictures of a page (held and drawn spans), frames a video plays, or frames composed from a video (composite.ts). */
 type Segment = { kind: 'pictures'; from: number; to: number; spans: FrameSpan[] } | { kind: 'played'; from: number; to: number } | { kind: 'composed'; from: number; to: number; layer: string };
 
 /**
  * The parts of a render drawn span by span, in order: each run of held and drawn spans one part of
- * pictures; each run of played frames cut in pieces of at most its share of them (`parallelism` tabs
- * play them at once, as the split render's parts).
+ * pictures; each run of played or composed frames cut in pieces of at most its share of them
+ * (`parallelism` tabs play them at once, as the split render's parts; pieces are composed at once too).
  */
 export function videoSegments(spans: readonly FrameSpan[], parallelism: number): Segment[] {
-  const played = spans.filter((s) => s.kind === 'played').reduce((n, s) => n + s.to - s.from + 1, 0);
+  const played = spans.filter((s) => s.kind === 'played' || s.kind === 'composed').reduce((n, s) => n + s.to - s.from + 1, 0);
   const share = Math.max(SPLIT_MIN_FRAMES / 2, Math.ceil(played / Math.max(1, parallelism)));
   const out: Segment[] = [];
   for (const s of spans) {
-    if (s.kind === 'composed') {
-      out.push({ kind: 'composed', from: s.from, to: s.to, layer: s.layer! });
-      continue;
-    }
-    if (s.kind === 'played') {
+    if (s.kind === 'played' || s.kind === 'composed') {
+      // A composed run is cut as a played one: it is played in the page if composing it is refused.
       const n = s.to - s.from + 1;
       const pieces = Math.ceil(n / share);
-      for (const [a, b] of planChunks(n, Math.max(5, Math.ceil(n / pieces)))) out.push({ kind: 'played', from: s.from + a, to: s.from + b });
+      for (const [a, b] of planChunks(n, Math.max(5, Math.ceil(n / pieces)))) {
+        out.push(s.kind === 'composed' ? { kind: 'composed', from: s.from + a, to: s.from + b, layer: s.layer! } : { kind: 'played', from: s.from + a, to: s.from + b });
+      }
       continue;
     }
     const prev = out[out.length - 1];

@@ -98,6 +98,12 @@ describe('frameSpans (issue 33: draw each distinct frame once)', () => {
     ], 2);
     expect(segments.map((s) => `${s.kind} ${s.from}-${s.to}`)).toEqual(['pictures 0-59', 'played 60-109', 'played 110-159', 'pictures 160-199']);
   });
+
+  it('videoSegments: composed runs are cut into the same shares as played ones (a refused piece is played by a tab of its own)', () => {
+    const segments = videoSegments([{ from: 0, to: 9, kind: 'played' }, { from: 10, to: 209, kind: 'composed', layer: '1:0' }], 2);
+    expect(segments.map((s) => `${s.kind} ${s.from}-${s.to}`)).toEqual(['played 0-9', 'composed 10-109', 'composed 110-209']);
+    expect(segments.filter((s) => s.kind === 'composed').every((s) => 'layer' in s && s.layer === '1:0')).toBe(true);
+  });
 });
 
 describe('composedSpans and videoLayerAt (issue 33: a video at the bottom composed outside the browser)', () => {
@@ -142,6 +148,13 @@ describe('composedSpans and videoLayerAt (issue 33: a video at the bottom compos
     const wiped = props([[video({ transition: { in: 'wipeRight' } })]]);
     expect(videoLayerAt(wiped, 0)).toBeUndefined();
     expect(videoLayerAt(wiped, 35)).toBe('0:0');
+  });
+
+  it('a luma picture in the video\'s own track masks it: not composed; in another track it is drawn over the video by the page', () => {
+    const lumaImage = { media: { url: 'http://127.0.0.1/l.png', kind: 'image' as const, width: 320, height: 180 } };
+    const luma = { asset: { type: 'luma', src: 'https://cdn.example.com/l.png' }, start: 0, length: 3 };
+    expect(composed(props([[video(), luma]], { '0:1': lumaImage }))).toEqual(['played 0-35']);
+    expect(composed(props([[text('Over'), luma], [video()]], { '0:1': lumaImage }))).toEqual(['composed 0-35 1:0']);
   });
 
   it('a video placed, scaled and faded (plain placement) is composed; a video of unknown size is not', () => {
