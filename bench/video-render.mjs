@@ -10,7 +10,7 @@
 // floor), and the same scene written as a plain Remotion composition (bench/remotion-peer, bundled
 // with the pinned Remotion) rendered with renderMedia and Debian's chromium-headless-shell (the peer).
 // Runs dist/ (npm run -s build first). Usage:
-//   node bench/video-render.mjs [--runs 2] [--scene both|footage|template] [--peer-runs 1] [--parallelism N] [--browser PATH] [--concurrency N] [--preset veryfast] [--seconds 10] [--frame-by-frame] [--json]
+//   node bench/video-render.mjs [--runs 2] [--scene both|footage|template] [--peer-runs 1] [--parallelism N] [--browser PATH] [--concurrency N] [--preset veryfast] [--seconds 10] [--frame-by-frame] [--no-compose] [--json]
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -132,11 +132,11 @@ async function run(args) {
   // --- the engine -----------------------------------------------------------------------------------
   const work = tempDir('bench-video');
   t = performance.now();
-  const engineOptions = { fetch: mapFetcher(files), concurrency: CONCURRENCY, ...(args.parallelism ? { parallelism: args.parallelism } : {}), ...(args.browser ? { browserExecutable: args.browser } : {}), x264Preset: args.preset, jpegQuality: args.jpeg, workDir: join(tmpdir(), 'video-engine'), ...(args['frame-by-frame'] ? { staticSpans: false } : {}) };
+  const engineOptions = { fetch: mapFetcher(files), concurrency: CONCURRENCY, ...(args.parallelism ? { parallelism: args.parallelism } : {}), ...(args.browser ? { browserExecutable: args.browser } : {}), x264Preset: args.preset, jpegQuality: args.jpeg, workDir: join(tmpdir(), 'video-engine'), ...(args['frame-by-frame'] ? { staticSpans: false } : {}), ...(args['no-compose'] ? { composeVideo: false } : {}) };
   const engine = await VideoEngine.start(engineOptions);
   onCleanup(() => engine.close());
   const startMs = performance.now() - t;
-  log(`engine started in ${(startMs / 1000).toFixed(1)} s (bundle + browser)${args['frame-by-frame'] ? ', every frame drawn (--frame-by-frame)' : ''}`);
+  log(`engine started in ${(startMs / 1000).toFixed(1)} s (bundle + browser)${args['frame-by-frame'] ? ', every frame drawn (--frame-by-frame)' : args['no-compose'] ? ', no video composed (--no-compose)' : ''}`);
 
   const results = {};
   for (const name of chosen) {
@@ -150,8 +150,8 @@ async function run(args) {
       const cpu = cpuSeconds() - cpuBefore;
       lastFile = out.file;
       const probed = await probeStreams(out.file);
-      renders.push({ ms: out.renderMs, cpu, bytes: out.fileSizeBytes, frames: probed.frames, duration: probed.duration });
-      log(`${name} render ${i + 1}: ${(out.renderMs / 1000).toFixed(2)} s (${cpu.toFixed(1)} CPU-s), ${(out.fileSizeBytes / 1e6).toFixed(2)} MB, ${probed.frames} frames, ${probed.codec} ${probed.width}×${probed.height} + ${probed.audio}`);
+      renders.push({ ms: out.renderMs, cpu, bytes: out.fileSizeBytes, frames: probed.frames, drawnFrames: out.drawnFrames, duration: probed.duration });
+      log(`${name} render ${i + 1}: ${(out.renderMs / 1000).toFixed(2)} s (${cpu.toFixed(1)} CPU-s), ${(out.fileSizeBytes / 1e6).toFixed(2)} MB, ${probed.frames} frames (${out.drawnFrames ?? probed.frames} pictures drawn by the browser), ${probed.codec} ${probed.width}×${probed.height} + ${probed.audio}`);
     }
     results[name] = { renders, lastFile };
   }
@@ -227,6 +227,7 @@ async function run(args) {
     x264Preset: args.preset,
     parallelism: args.parallelism ?? availableParallelism(),
     staticSpans: !args['frame-by-frame'],
+    composeVideo: !args['frame-by-frame'] && !args['no-compose'],
     browser: engine.browserExecutable,
     startMs: Math.round(startMs),
     scenes: scenesOut,
@@ -250,6 +251,7 @@ if (!rerunWithNodeFlags(WORKER_NODE_FLAGS, startedWithWorkerFlags())) await runB
     'peer-runs': { arg: 'N', default: 1, parse: integer(0), help: 'renders of each scene by plain Remotion (the peer); 0 skips it (default 1)' },
     silent: { help: 'scenes without their soundtrack (the engine then renders no sound; the peer keeps its own)' },
     'frame-by-frame': { help: 'the engine draws every frame (staticSpans: false), as before issue 33' },
+    'no-compose': { help: 'the page plays every played frame (composeVideo: false): no video composed outside the browser' },
     concurrency: { arg: 'N', parse: integer(1), help: "the engine's concurrency, browser tabs (default: this machine's available parallelism)" },
     parallelism: { arg: 'N', parse: integer(1), help: "parts rendered at once by the engine (default: this machine's available parallelism)" },
     browser: { arg: 'PATH', help: 'the browser executable (default: the engine\'s, Debian\'s chromium-headless-shell)' },

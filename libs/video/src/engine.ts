@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, rm, stat } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
+import sharp from 'sharp';
 import {
   combineChunks, makeCancelSignal, openBrowser, renderFrames, renderMedia, renderStill,
   type CancelSignal, type HeadlessBrowser, type RenderMediaOptions, type X264Preset,
@@ -22,7 +23,8 @@ import type { TextFetcher } from './fetch-text.js';
 import { prepareRender } from './inputs.js';
 import { printHtml } from './print.js';
 import { renderSoundtrackPart, soundtrackAlone } from './soundtrack.js';
-import { frameSpans, type FrameSpan } from './spans.js';
+import { aviFrameHeader, aviHeader, decodeFrames, FrameCompositor, placeLayer, probeVideoFrames, yuv420Size, type VideoFrames } from './composite.js';
+import { composedSpans, frameSpans, type FrameSpan } from './spans.js';
 import { textDocument } from './text-document.js';
 import { MediaServer } from './media-server.js';
 import { BrowserGone, isBrowserFault, onDisconnect, TabLedger, TabLost } from './recovery.js';
@@ -56,6 +58,15 @@ export interface VideoEngineOptions {
    * (h264 mp4 renders); default true. false draws every frame (the reference the tests compare with).
    */
   staticSpans?: boolean;
+  /**
+   * Runs of played frames whose one moving part is a plain video at the bottom, under clips that
+   * hold still (spans.ts composedSpans), are composed outside the browser (composite.ts): the page
+   * draws those clips once, and each frame places the video under them. Default true; false draws
+   * them in the page, as Remotion does (with `staticSpans: false`, every frame is drawn in the page).
+   */
+  composeVideo?: boolean;
+  /** Told when a composed piece failed and the page played it instead (the render goes on). */
+  onComposeFailure?: (failure: { renderId?: string | undefined; frames: [number, number]; reason: string }) => void;
   /** Decoded video frames each browser tab keeps (@remotion/media); default 240 MiB, Remotion's minimum (its own default is half the machine's memory per tab). */
   mediaCacheSizeInBytes?: number;
   /** Remotion's log level; default `error`. */
@@ -111,7 +122,10 @@ export interface VideoOutput {
   frames: number;
   fileSizeBytes: number;
   renderMs: number;
-  /** Frames the browser drew; the others repeat a held picture (spans.ts: spans where nothing on screen changes). */
+  /**
+   * Pictures the browser drew: the others repeat a held picture (spans.ts: spans where nothing on
+   * screen changes) or are composed from a video and one picture of what is over it (composite.ts).
+   */
   drawnFrames?: number;
   /** JPEG of `output.poster.capture` (default: the first frame). */
   posterFile: string;
@@ -395,8 +409,9 @@ export class VideoEngine {
         const frames = range[1] - range[0] + 1;
         const parallelism = this.opts.parallelism ?? availableParallelism();
         let drawnFrames = frames;
-        const spans = encoding.codec === 'h264' && (opts.scale ?? 1) === 1 && this.opts.staticSpans !== false ? frameSpans(props, range) : [];
-        if (spans.some((s) => s.kind === 'held')) {
+        const drawnSpans = encoding.codec === 'h264' && (opts.scale ?? 1) === 1 && this.opts.staticSpans !== false ? frameSpans(props, range) : [];
+        const spans = this.opts.composeVideo === false ? drawnSpans : composedSpans(props, drawnSpans);
+        if (spans.some((s) => s.kind === 'held' || s.kind === 'composed')) {
           const progress = throttled(opts.onProgress, (p: number) => p);
           drawnFrames = await this.renderSpans(props, encoding, spans, file, { dir: prepared.dir, run, stopAll, parallelism, onProgress: (p) => progress?.(p * 0.97) });
         } else if (encoding.codec !== 'gif' && parallelism > 1 && frames >= SPLIT_MIN_FRAMES && (opts.scale ?? 1) === 1) {
@@ -554,6 +569,14 @@ export class VideoEngine {
     const base = join(opts.dir, `spans-${randomUUID().slice(0, 8)}`);
     const segments = videoSegments(spans, parallelism);
     const files = segments.map((seg, i) => `${base}-${i}.ts`);
+    const composed = await composedPieces(props, segments, opts.dir, opts.run.stop);
+    // The pictures of the clips over each composed piece's video: one page, a picture each.
+    const layers = [...composed.values()];
+    const overlays = layers.map(() => deferred<Buffer>());
+    const overlaysDrawn = layers.length === 0 ? Promise.resolve() : this.drawOverlays(props, encoding, layers, overlays, opts.run);
+    overlaysDrawn.catch((err: unknown) => {
+      for (const o of overlays) o.reject(err);
+    });
     // Pictures the page draws, in output order (a held span's one picture stands for all its frames),
     // each handed to its part's x264 as soon as it and those before it are drawn.
     const pictures: number[] = [];
@@ -627,26 +650,60 @@ export class VideoEngine {
         },
       });
     }
-    segments.forEach((seg, i) => {
-      if (seg.kind !== 'played') return;
-      const count = seg.to - seg.from + 1;
+    // Played pieces drawn by the page, in frames (a composed piece that failed is one of them).
+    let playedInPage = 0;
+    let fellBack = 0;
+    const playInPage = (seg: Segment, i: number) => {
       let seen = 0;
+      playedInPage += seg.to - seg.from + 1;
+      return this.inTabs(opts.run, `frames ${seg.from}-${seg.to}`, (cancelSignal) => renderMedia({
+        ...this.mediaOptions(props, encoding),
+        concurrency: 1,
+        codec: 'h264-ts',
+        muted: true,
+        outputLocation: files[i]!,
+        frameRange: [seg.from, seg.to],
+        cancelSignal,
+        onProgress: (p: { renderedFrames: number }) => {
+          drawn += p.renderedFrames - seen;
+          seen = p.renderedFrames;
+          report();
+        },
+      })).then(() => undefined);
+    };
+    segments.forEach((seg, i) => {
+      if (seg.kind === 'pictures') return;
+      const count = seg.to - seg.from + 1;
+      const piece = composed.get(i);
+      if (!piece) {
+        tasks.push({ cost: count * 1.5, run: () => playInPage(seg, i) });
+        return;
+      }
+      const overlay = overlays[layers.indexOf(piece)]!.promise;
       tasks.push({
-        cost: count * 1.5,
-        run: () => this.inTabs(opts.run, `frames ${seg.from}-${seg.to}`, (cancelSignal) => renderMedia({
-          ...this.mediaOptions(props, encoding),
-          concurrency: 1,
-          codec: 'h264-ts',
-          muted: true,
-          outputLocation: files[i]!,
-          frameRange: [seg.from, seg.to],
-          cancelSignal,
-          onProgress: (p: { renderedFrames: number }) => {
-            drawn += p.renderedFrames - seen;
-            seen = p.renderedFrames;
-            report();
-          },
-        })).then(() => undefined),
+        cost: count / 2,
+        run: async () => {
+          let done = 0;
+          try {
+            await this.composePiece(props, encoding, seg, piece, overlay, files[i]!, {
+              run: opts.run,
+              onFrame: () => {
+                done++;
+                drawn++;
+                report();
+              },
+            });
+          } catch (err) {
+            // A file ffmpeg cannot decode after all (or the page's picture missing): the page plays
+            // the piece, as it would have without composing; a cancel or a sibling's failure is not retried.
+            if (opts.run.stop.aborted) throw err;
+            this.opts.onComposeFailure?.({ renderId: opts.run.renderId, frames: [seg.from, seg.to], reason: (err as Error).message });
+            fellBack++;
+            drawn -= done;
+            await rm(files[i]!, { force: true });
+            await playInPage(seg, i);
+          }
+        },
       });
     });
     // An edit whose only sound is its soundtrack needs no page for it (soundtrack.ts): the same parts, made from the props.
@@ -688,10 +745,89 @@ export class VideoEngine {
         logLevel: this.opts.logLevel ?? 'error',
         onProgress: (p: { totalProgress: number }) => opts.onProgress(0.9 + p.totalProgress * 0.1),
       });
-      return pictures.length + segments.reduce((n, seg) => n + (seg.kind === 'played' ? seg.to - seg.from + 1 : 0), 0);
+      return pictures.length + layers.length - fellBack + playedInPage;
     } finally {
+      await overlaysDrawn.catch(() => undefined);
       for (const feed of feeds.values()) feed.kill();
       await Promise.all([...files, ...soundFiles].map((f) => rm(f, { force: true })));
+    }
+  }
+
+  /**
+   * The clips over each composed piece's video (composite.ts), drawn by one page on a transparent
+   * background (PNG): the piece's first frame without the video layers of the pieces, a picture each,
+   * handed to `into` in order.
+   */
+  private drawOverlays(props: EditProps, encoding: Encoding, pieces: readonly ComposedPiece[], into: readonly ReturnType<typeof deferred<Buffer>>[], run: Run): Promise<void> {
+    const drop = new Set(pieces.map((p) => p.layer));
+    const clips = Object.fromEntries(Object.entries(props.clips).filter(([key]) => !drop.has(key)));
+    const firsts = pieces.map((p) => p.from);
+    return this.inTabs(run, `clips over the video of ${firsts.length} composed pieces`, (cancelSignal) => renderFrames({
+      ...withoutJpeg(this.mediaOptions({ ...props, clips, background: '#00000000', muted: true, frames: firsts, durationInFrames: firsts.length }, encoding)),
+      imageFormat: 'png',
+      concurrency: 1,
+      outputDir: null,
+      frameRange: [0, firsts.length - 1],
+      onStart: () => undefined,
+      onFrameUpdate: () => undefined,
+      // A call tried again after a browser fault (inTabs) draws from the start: a picture had is kept.
+      onFrameBuffer: (buffer: Buffer, index: number) => into[index]?.resolve(buffer),
+      cancelSignal,
+    } as unknown as Parameters<typeof renderFrames>[0])).then(() => {
+      // A picture the page never handed over fails its piece (played by the page then), never waits.
+      for (const d of into) d.reject(new Error('the page drew no picture of the clips over the video'));
+    });
+  }
+
+  /**
+   * A composed piece (spans.ts composedSpans, composite.ts): each output frame is the background, the
+   * layer's video frame placed as the page places it, and the page's picture of the clips over it
+   * (`overlay`, PNG), handed to x264 as the page's pictures are (pictureArgs).
+   */
+  private async composePiece(
+    props: EditProps,
+    encoding: Encoding,
+    seg: { from: number; to: number },
+    piece: ComposedPiece,
+    overlay: Promise<Buffer>,
+    file: string,
+    opts: { run: Run; onFrame: () => void },
+  ): Promise<void> {
+    const count = seg.to - seg.from + 1;
+    const placements = Array.from({ length: count }, (_, k) => placeLayer(props, piece.layer, seg.from + k, piece.video));
+    const first = placements.find((at) => at !== undefined)?.frame ?? 0;
+    const feed = feedBinary('ffmpeg', pictureArgs(count, props, encoding, this.opts.x264Preset ?? 'veryfast', file, 'yuv'), { signal: opts.run.stop });
+    const frames = decodeFrames(piece.file, piece.video, { from: first, signal: opts.run.stop });
+    try {
+      const { data: over, info } = await sharp(await overlay).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+      if (info.width !== props.width || info.height !== props.height) throw new Error(`the page drew ${info.width}×${info.height}, not ${props.width}×${props.height}`);
+      const compositor = new FrameCompositor(props.width, props.height, props.background);
+      compositor.setOverlay(over);
+      const size = yuv420Size(props.width, props.height);
+      await feed.write(aviHeader(props.width, props.height, props.fps));
+      let decoded = first - 1;
+      let current: Buffer | undefined;
+      for (const at of placements) {
+        if (at) {
+          while (decoded < at.frame) {
+            const next = await frames.next();
+            // Fewer frames than ffprobe listed: not what the page would show; the page plays the piece.
+            if (next.done) throw new Error(`the video's frame ${at.frame} was not decoded (${decoded + 1} were)`);
+            current = next.value;
+            decoded++;
+          }
+        }
+        // Copied: the pipe may hold a written buffer until it drains, and the compositor reuses its own.
+        const picture = Buffer.concat([aviFrameHeader(size), compositor.compose(at ? current : undefined, piece.video, at), Buffer.alloc(size % 2)]);
+        await feed.write(picture);
+        opts.onFrame();
+      }
+      await feed.end();
+    } catch (err) {
+      feed.kill();
+      throw err;
+    } finally {
+      await frames.return(undefined);
     }
   }
 
@@ -938,19 +1074,84 @@ export class VideoEngine {
  * the fps, the zscale conversion to limited-range BT.709 and its tags, yuv420p, the preset and CRF, the
  * 90 kHz timescale), so the parts join without re-encoding and look as frames drawn one by one.
  */
-export function pictureArgs(frames: number, props: Pick<EditProps, 'fps' | 'width' | 'height'>, encoding: Encoding, preset: X264Preset, output: string): string[] {
+export function pictureArgs(frames: number, props: Pick<EditProps, 'fps' | 'width' | 'height'>, encoding: Encoding, preset: X264Preset, output: string, pictures: 'mjpeg' | 'yuv' = 'mjpeg'): string[] {
   return [
     '-v', 'error',
-    '-framerate', String(props.fps), '-f', 'image2pipe', '-c:v', 'mjpeg', '-i', 'pipe:0',
+    // Composed frames (composite.ts) come as yuv420p already in the output's colours, in an AVI stream;
+    // tagged so, or ffmpeg converts them to BT.709 from what it takes an untagged picture to be.
+    ...(pictures === 'yuv' ? ['-r', String(props.fps), '-colorspace', 'bt709', '-color_primaries', 'bt709', '-color_trc', 'bt709', '-color_range', 'tv', '-f', 'avi', '-i', 'pipe:0'] : ['-framerate', String(props.fps), '-f', 'image2pipe', '-c:v', 'mjpeg', '-i', 'pipe:0']),
     '-frames:v', String(frames),
     '-an',
     '-c:v', 'libx264', '-f', 'mpegts',
     '-colorspace:v', 'bt709', '-color_primaries:v', 'bt709', '-color_trc:v', 'bt709', '-color_range', 'tv',
-    '-vf', 'zscale=matrix=709:range=limited:primariesin=709:primaries=709:transferin=709:transfer=709',
+    ...(pictures === 'yuv' ? [] : ['-vf', 'zscale=matrix=709:range=limited:primariesin=709:primaries=709:transferin=709:transfer=709']),
     '-pix_fmt', 'yuv420p', '-preset', preset, '-video_track_timescale', '90000',
     ...(encoding.crf !== undefined ? ['-crf', String(encoding.crf)] : []),
     '-map_metadata', '-1', '-y', output,
   ];
+}
+
+/** A composed piece (spans.ts composedSpans): its frames, its video layer (key `track:index`), the layer's file and its frames' times. */
+interface ComposedPiece {
+  from: number;
+  to: number;
+  layer: string;
+  file: string;
+  video: VideoFrames;
+}
+
+/**
+ * The composed pieces of `segments` (by index) whose video is a local file ffprobe reads (square
+ * pixels, at most MAX_LAYER_FRAMES frames); a piece whose file it cannot read is played by the page
+ * instead (its segment becomes `played`).
+ */
+async function composedPieces(props: EditProps, segments: Segment[], dir: string, signal?: AbortSignal): Promise<Map<number, ComposedPiece>> {
+  const out = new Map<number, ComposedPiece>();
+  const probed = new Map<string, Promise<VideoFrames | undefined>>();
+  for (const [i, seg] of segments.entries()) {
+    if (seg.kind !== 'composed') continue;
+    const url = props.clips[seg.layer]?.media?.url;
+    const file = url ? join(dir, decodeURIComponent(basename(new URL(url).pathname))) : undefined;
+    if (file && !probed.has(file)) probed.set(file, existsSync(file) ? probeVideoFrames(file, signal).catch(() => undefined) : Promise.resolve(undefined));
+    const video = file ? await probed.get(file) : undefined;
+    if (file && video && drawableScale(props, seg, video)) out.set(i, { from: seg.from, to: seg.to, layer: seg.layer, file, video });
+    else segments[i] = { kind: 'played', from: seg.from, to: seg.to };
+  }
+  return out;
+}
+
+/**
+ * Whether every frame of a composed piece shows its video at half its size or more: bilinear
+ * filtering (composite.ts) matches the page there (compose-render.spec.ts, at half size); a smaller
+ * picture would need the page's own filtering down, so the page plays it.
+ */
+function drawableScale(props: EditProps, seg: { from: number; to: number; layer: string }, video: VideoFrames): boolean {
+  for (let f = seg.from; f <= seg.to; f++) {
+    const at = placeLayer(props, seg.layer, f, video);
+    if (at && (at.sx < MIN_COMPOSED_SCALE || at.sy < MIN_COMPOSED_SCALE)) return false;
+  }
+  return true;
+}
+
+/** The smallest scale a composed video is drawn at (drawableScale). */
+const MIN_COMPOSED_SCALE = 0.5 - 1e-9;
+
+/** A promise with its settlers, settled once. */
+function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void; reject: (err: unknown) => void } {
+  let resolve!: (value: T) => void;
+  let reject!: (err: unknown) => void;
+  const promise = new Promise<T>((a, b) => {
+    resolve = a;
+    reject = b;
+  });
+  promise.catch(() => undefined);
+  return { promise, resolve, reject };
+}
+
+/** Options without JPEG's quality (Remotion refuses it with PNG pictures). */
+function withoutJpeg<T extends object>(options: T): Omit<T, 'jpegQuality' | 'imageFormat'> {
+  const { jpegQuality: _quality, imageFormat: _format, ...rest } = options as T & { jpegQuality?: number; imageFormat?: string };
+  return rest;
 }
 
 /** renderMedia's options for a sound-only render: the picture's settings (CRF, preset, pixels, colour) left out, as Remotion refuses them with an audio codec. */
@@ -959,23 +1160,26 @@ function soundOnly(options: Omit<RenderMediaOptions, 'codec'>): Omit<RenderMedia
   return rest;
 }
 
-/** One MPEG-TS part of a render drawn span by span: pictures of a page (held and drawn spans) or frames a video plays. */
-type Segment = { kind: 'pictures'; from: number; to: number; spans: FrameSpan[] } | { kind: 'played'; from: number; to: number };
+/** One MPEG-TS part of a render drawn span by span: pictures of a page (held and drawn spans), frames a video plays, or frames composed from a video (composite.ts). */
+type Segment = { kind: 'pictures'; from: number; to: number; spans: FrameSpan[] } | { kind: 'played'; from: number; to: number } | { kind: 'composed'; from: number; to: number; layer: string };
 
 /**
  * The parts of a render drawn span by span, in order: each run of held and drawn spans one part of
- * pictures; each run of played frames cut in pieces of at most its share of them (`parallelism` tabs
- * play them at once, as the split render's parts).
+ * pictures; each run of played or composed frames cut in pieces of at most its share of them
+ * (`parallelism` tabs play them at once, as the split render's parts; pieces are composed at once too).
  */
 export function videoSegments(spans: readonly FrameSpan[], parallelism: number): Segment[] {
-  const played = spans.filter((s) => s.kind === 'played').reduce((n, s) => n + s.to - s.from + 1, 0);
+  const played = spans.filter((s) => s.kind === 'played' || s.kind === 'composed').reduce((n, s) => n + s.to - s.from + 1, 0);
   const share = Math.max(SPLIT_MIN_FRAMES / 2, Math.ceil(played / Math.max(1, parallelism)));
   const out: Segment[] = [];
   for (const s of spans) {
-    if (s.kind === 'played') {
+    if (s.kind === 'played' || s.kind === 'composed') {
+      // A composed run is cut as a played one: it is played in the page if composing it is refused.
       const n = s.to - s.from + 1;
       const pieces = Math.ceil(n / share);
-      for (const [a, b] of planChunks(n, Math.max(5, Math.ceil(n / pieces)))) out.push({ kind: 'played', from: s.from + a, to: s.from + b });
+      for (const [a, b] of planChunks(n, Math.max(5, Math.ceil(n / pieces)))) {
+        out.push(s.kind === 'composed' ? { kind: 'composed', from: s.from + a, to: s.from + b, layer: s.layer! } : { kind: 'played', from: s.from + a, to: s.from + b });
+      }
       continue;
     }
     const prev = out[out.length - 1];

@@ -1,6 +1,6 @@
 import { assertEdit, assertTiming, type JsonValue } from '#libs/edit-spec';
 import { clipKey, type ClipInputs } from './props.js';
-import { frameSpans, MIN_STATIC_FRAMES, svgMayAnimate, type FrameSpan, type SpanProps } from './spans.js';
+import { composedSpans, frameSpans, MIN_STATIC_FRAMES, svgMayAnimate, videoLayerAt, type FrameSpan, type SpanProps } from './spans.js';
 import { videoSegments } from './engine.js';
 
 /**
@@ -21,7 +21,7 @@ function props(tracks: JsonValue[][], inputs: Record<string, ClipInputs> = {}, o
     clips[clipKey(t, i)] = { source: { width: 320, height: 180 }, ...(type === 'image' || type === 'video' ? { media: { url: 'http://127.0.0.1/x', kind: type, width: 320, height: 180 } } : {}) };
   }));
   for (const [key, extra] of Object.entries(inputs)) clips[key] = { ...clips[key], ...extra };
-  return { timing, clips, fps: FPS, windowStart: timing.window.start, viewport: { width: 320, height: 180 }, still: false };
+  return { timing, clips, fps: FPS, windowStart: timing.window.start, viewport: { width: 320, height: 180 }, still: false, background: '#000000' };
 }
 
 const all = (p: SpanProps): FrameSpan[] => frameSpans(p, [0, Math.round(p.timing.tracks.flat().reduce((end, c) => Math.max(end, c.end), 0) * FPS) - 1]);
@@ -98,4 +98,69 @@ describe('frameSpans (issue 33: draw each distinct frame once)', () => {
     ], 2);
     expect(segments.map((s) => `${s.kind} ${s.from}-${s.to}`)).toEqual(['pictures 0-59', 'played 60-109', 'played 110-159', 'pictures 160-199']);
   });
+
+  it('videoSegments: composed runs are cut into the same shares as played ones (a refused piece is played by a tab of its own)', () => {
+    const segments = videoSegments([{ from: 0, to: 9, kind: 'played' }, { from: 10, to: 209, kind: 'composed', layer: '1:0' }], 2);
+    expect(segments.map((s) => `${s.kind} ${s.from}-${s.to}`)).toEqual(['played 0-9', 'composed 10-109', 'composed 110-209']);
+    expect(segments.filter((s) => s.kind === 'composed').every((s) => 'layer' in s && s.layer === '1:0')).toBe(true);
+  });
 });
+
+describe('composedSpans and videoLayerAt (issue 33: a video at the bottom composed outside the browser)', () => {
+  const video = (extra: Record<string, JsonValue> = {}): JsonValue => ({ asset: { type: 'video', src: 'https://cdn.example.com/v.mp4' }, start: 0, length: 3, ...extra });
+  const composed = (p: SpanProps) => composedSpans(p, all(p)).map((s) => `${s.kind} ${s.from}-${s.to}${s.layer ? ` ${s.layer}` : ''}`);
+
+  it('a video at the bottom under clips that hold still: its played frames are one composed span, the video its layer', () => {
+    const p = props([[text('Title')], [video({ effect: 'zoomInSlow' })]]);
+    expect(kinds(all(p))).toEqual(['played 0-35']);
+    expect(composed(p)).toEqual(['composed 0-35 1:0']);
+  });
+
+  it('while a clip over the video moves the page plays the frames; where it holds again they are composed', () => {
+    const p = props([[{ asset: { type: 'rich-text', text: 'Rise', animation: { preset: 'ascend', duration: 1 } }, start: 0, length: 3 }], [video()]]);
+    expect(composed(p)).toEqual(['played 0-11', 'composed 12-35 1:0']);
+    // A photo fading in over the video at 1 s (fade: 1 s) is drawn with it by the page while it fades.
+    const late = props([[photo({ start: 1, length: 2, transition: { in: 'fade' } })], [video()]]);
+    expect(composed(late)).toEqual(['composed 0-11 1:0', 'played 12-23', 'composed 24-35 1:0']);
+  });
+
+  it(`a run of held frames over the video shorter than ${MIN_STATIC_FRAMES} frames is played by the page`, () => {
+    const p = props([[text('A', { start: 0, length: 0.5 }), text('B', { start: 0.5, length: 2.5 })], [video()]]);
+    expect(composed(p)).toEqual(['played 0-5', 'composed 6-35 1:0']);
+  });
+
+  it('never composed: a clip under the video, a second video, a luma, a turned, skewed, flipped, filtered or chroma-keyed video, a transparent background; a wiped one while it wipes', () => {
+    const cases: SpanProps[] = [
+      props([[video()], [photo()]]),
+      props([[video()], [video()]]),
+      props([[video(), { asset: { type: 'luma', src: 'https://cdn.example.com/l.mp4' }, start: 0, length: 3 }]], { '0:1': { media: { url: 'http://127.0.0.1/l', kind: 'video', width: 320, height: 180 } } }),
+      props([[video({ transform: { rotate: { angle: 5 } } })]]),
+      props([[video({ transform: { skew: { x: 0.1 } } })]]),
+      props([[video({ transform: { flip: { horizontal: true } } })]]),
+      props([[video({ filter: 'greyscale' })]]),
+      props([[{ asset: { type: 'video', src: 'https://cdn.example.com/v.mp4', chromaKey: { color: '#00ff00' } }, start: 0, length: 3 }]]),
+      { ...props([[video()]]), background: '#00000000' },
+    ];
+    for (const [i, p] of cases.entries()) {
+      expect({ i, composed: kinds(composedSpans(p, all(p))).filter((k) => k.startsWith('composed')) }).toEqual({ i, composed: [] });
+    }
+    // The wipe: only while it runs; at rest the video is composed again.
+    const wiped = props([[video({ transition: { in: 'wipeRight' } })]]);
+    expect(videoLayerAt(wiped, 0)).toBeUndefined();
+    expect(videoLayerAt(wiped, 35)).toBe('0:0');
+  });
+
+  it('a luma picture in the video\'s own track masks it: not composed; in another track it is drawn over the video by the page', () => {
+    const lumaImage = { media: { url: 'http://127.0.0.1/l.png', kind: 'image' as const, width: 320, height: 180 } };
+    const luma = { asset: { type: 'luma', src: 'https://cdn.example.com/l.png' }, start: 0, length: 3 };
+    expect(composed(props([[video(), luma]], { '0:1': lumaImage }))).toEqual(['played 0-35']);
+    expect(composed(props([[text('Over'), luma], [video()]], { '0:1': lumaImage }))).toEqual(['composed 0-35 1:0']);
+  });
+
+  it('a video placed, scaled and faded (plain placement) is composed; a video of unknown size is not', () => {
+    expect(composed(props([[video({ scale: 0.5, position: 'left', opacity: 0.7 })]]))).toEqual(['composed 0-35 0:0']);
+    const unknown = props([[video()]], { '0:0': { media: { url: 'http://127.0.0.1/x', kind: 'video' } } });
+    expect(composed(unknown)).toEqual(['played 0-35']);
+  });
+});
+

@@ -1,4 +1,4 @@
-import { clipsAt, clipVisualAt, type TimedClip, type Timing } from '#libs/edit-spec';
+import { clipsAt, clipVisualAt, parseColor, type TimedClip, type Timing } from '#libs/edit-spec';
 import { clipKey, type ClipInputs, type EditProps } from './props.js';
 
 /**
@@ -7,16 +7,21 @@ import { clipKey, type ClipInputs, type EditProps } from './props.js';
  * - `drawn`: frames that differ, but whose picture depends on the page's time alone (fades, moves,
  *   text animations, captions): drawn one by one, in any order, on a page told which frame to show;
  * - `played`: frames that play a video (a video clip, a luma video): drawn in order by Remotion's own
- *   timeline, which its video elements follow.
+ *   timeline, which its video elements follow;
+ * - `composed` (composedSpans): played frames whose only moving part is one plain video at the bottom
+ *   (`layer`, videoLayerAt) under clips that hold still: the page draws those clips once, over no
+ *   video, and each frame is composed outside the browser (composite.ts).
  */
 export interface FrameSpan {
   from: number;
   to: number;
-  kind: 'held' | 'drawn' | 'played';
+  kind: 'held' | 'drawn' | 'played' | 'composed';
+  /** The video clip (key `track:index`) of a `composed` span. */
+  layer?: string;
 }
 
 /** What the span analysis reads of a render's props (all of it known before the browser starts). */
-export type SpanProps = Pick<EditProps, 'timing' | 'clips' | 'fps' | 'windowStart' | 'viewport' | 'still'>;
+export type SpanProps = Pick<EditProps, 'timing' | 'clips' | 'fps' | 'windowStart' | 'viewport' | 'still' | 'background'>;
 
 /**
  * A static span shorter than this is drawn frame by frame: a span costs a tab of its own and an
@@ -115,15 +120,17 @@ function clipState(c: TimedClip, inputs: ClipInputs, props: SpanProps, time: num
 /**
  * The picture of output frame `frame` as a string, or undefined when some clip on it changes by
  * itself: the clips showing (clipsAt and their Sequence windows, as Edit.tsx draws them) and each
- * one's state. Two frames with the same string look the same.
+ * one's state, leaving out the clip `skip` (a composed video layer: overlayRuns). Two frames with the
+ * same string look the same.
  */
-function frameState(props: SpanProps, frame: number): { state: string | undefined; plays: boolean } {
+function frameState(props: SpanProps, frame: number, skip?: string): { state: string | undefined; plays: boolean } {
   const time = props.windowStart + frame / props.fps;
   const parts: string[] = [];
   let changing = false;
   let plays = false;
   for (const c of clipsAt(props.timing as Timing, time)) {
     const key = clipKey(c.track, c.index);
+    if (key === skip) continue;
     const from = frameOf(c.start, props);
     const inSequence = frame >= from && frame < from + Math.max(1, frameOf(c.end, props) - from);
     if (!inSequence) {
@@ -166,4 +173,75 @@ export function frameSpans(props: SpanProps, range: readonly [number, number], m
     i = j;
   }
   return spans;
+}
+
+/** Whether output frame `frame` is inside clip `c`'s Sequence, where Edit.tsx draws it. */
+function inSequence(c: TimedClip, props: SpanProps, frame: number): boolean {
+  const from = frameOf(c.start, props);
+  return frame >= from && frame < from + Math.max(1, frameOf(c.end, props) - from);
+}
+
+/**
+ * The clip (key `track:index`) whose moving picture a played frame can be composed from outside the
+ * browser (composite.ts), or undefined: exactly one clip plays on the frame, a video asset, and it is
+ * the lowest clip drawn (nothing but the background under it), in a track without a luma; it shows
+ * its media as a plain picture (no chroma key, filter, turn, skew, flip or reveal/wipe inset) of a
+ * known size over an opaque background. Everything else on the frame is drawn by the page above it.
+ */
+export function videoLayerAt(props: SpanProps, frame: number): string | undefined {
+  if (props.still || parseColor(props.background).a < 1) return undefined;
+  const time = props.windowStart + frame / props.fps;
+  const drawn = clipsAt(props.timing as Timing, time).filter((c) => c.clip.asset.type !== 'audio' && inSequence(c, props, frame));
+  const lowest = drawn[0];
+  if (!lowest || lowest.clip.asset.type !== 'video') return undefined;
+  const key = clipKey(lowest.track, lowest.index);
+  const inputs = props.clips[key];
+  const media = inputs?.media;
+  if (media?.kind !== 'video' || !media.width || !media.height || lowest.clip.asset.chromaKey) return undefined;
+  for (const c of drawn.slice(1)) {
+    const type = c.clip.asset.type;
+    if (type === 'video' || (type === 'luma' && (c.track === lowest.track || props.clips[clipKey(c.track, c.index)]?.media?.kind !== 'image'))) return undefined;
+  }
+  const source = inputs.source ?? props.viewport;
+  const v = clipVisualAt(lowest.clip, time - lowest.start, lowest.length, { viewport: props.viewport, source, still: false });
+  const inset = v.clip.top || v.clip.right || v.clip.bottom || v.clip.left;
+  if (v.rotate || v.skew.x || v.skew.y || v.flip.horizontal || v.flip.vertical || v.filter || inset) return undefined;
+  return key;
+}
+
+/**
+ * `spans` with each run of at least `minFrames` played frames that show one plain video at the bottom
+ * (videoLayerAt) under clips that all look the same (frameState without the video) made `composed`,
+ * its `layer` that video: the page draws its other clips once, and the video is placed outside the
+ * browser. The rest of a played span stays played; nothing else changes.
+ */
+export function composedSpans(props: SpanProps, spans: readonly FrameSpan[], minFrames = MIN_STATIC_FRAMES): FrameSpan[] {
+  const out: FrameSpan[] = [];
+  const push = (span: FrameSpan) => {
+    const prev = out[out.length - 1];
+    if (span.kind === 'played' && prev?.kind === 'played' && prev.to + 1 === span.from) prev.to = span.to;
+    else out.push(span);
+  };
+  for (const span of spans) {
+    if (span.kind !== 'played') {
+      out.push({ ...span });
+      continue;
+    }
+    for (let f = span.from; f <= span.to; ) {
+      const layer = videoLayerAt(props, f);
+      const state = layer === undefined ? undefined : frameState(props, f, layer);
+      let g = f + 1;
+      if (layer !== undefined && state?.state !== undefined && !state.plays) {
+        while (g <= span.to && videoLayerAt(props, g) === layer) {
+          const next = frameState(props, g, layer);
+          if (next.plays || next.state !== state.state) break;
+          g++;
+        }
+      }
+      if (layer !== undefined && g - f >= Math.max(2, minFrames)) out.push({ from: f, to: g - 1, kind: 'composed', layer });
+      else push({ from: f, to: g - 1, kind: 'played' });
+      f = g;
+    }
+  }
+  return out;
 }

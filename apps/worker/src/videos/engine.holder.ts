@@ -64,6 +64,7 @@ export class VideoEngineHolder {
         ...(this.config.video.licenseKey ? { licenseKey: this.config.video.licenseKey } : {}),
         onUsageError: (err) => this.logger.warn(`Remotion usage event not sent: ${err.message}`),
         // A browser or extractor fault, tried once more in fresh tabs (or a new browser): counted on the engine (`recoveries`).
+        onComposeFailure: (f) => this.logger.warn(`render ${f.renderId ?? '(unknown)'}: frames ${f.frames[0]}-${f.frames[1]} played in the page after composing them failed: "${f.reason}"`),
         onRecovery: (r) => this.logger.warn(
           `render ${r.renderId ?? '(still)'}: ${r.call} tried again in a fresh ${r.fresh === 'browser' ? 'browser' : 'tab'} after "${r.reason}"`
           + `${r.straysClosed ? ` (${r.straysClosed} stray tabs closed)` : ''}; recoveries on this worker: ${this.engine?.recoveries ?? 0}`,
