@@ -109,6 +109,16 @@ describe('FrameCompositor: a frame in limited-range BT.709 yuv420p', () => {
     expect([half[0], half[W * H]]).toEqual([126, 128]);
   });
 
+  it('at scale 1 a whole-pixel offset copies the rows (the background where the video is not); half a pixel blends neighbours', () => {
+    const src = Buffer.from(Array.from({ length: yuv420Size(W, H) }, (_, i) => 20 + (i % W) * 10));
+    const c = new FrameCompositor(W, H, '#000000');
+    const moved = c.compose(src, { width: W, height: H }, { ...whole, tx: 2, clip: { left: 2, top: 0, right: W + 2, bottom: H } });
+    expect([...moved.subarray(W, 2 * W)]).toEqual([16, 16, 20, 30, 40, 50, 60, 70]);
+    const half = c.compose(src, { width: W, height: H }, { ...whole, tx: 0.5, clip: { left: 0.5, top: 0, right: W + 0.5, bottom: H } });
+    // Column 0 half covered over black (16), the others halfway between two source columns.
+    expect([...half.subarray(W, W + 4)]).toEqual([18, 25, 35, 45]);
+  });
+
   it('a scaled video is sampled bilinearly: a 2×2 source (black | white columns) stretched over the frame ramps across', () => {
     const out = new FrameCompositor(W, 2, '#000000').compose(Buffer.concat([Buffer.from([16, 235, 16, 235]), Buffer.from([128, 128])]), { width: 2, height: 2 }, { frame: 0, sx: W / 2, sy: 1, tx: 0, ty: 0, clip: { left: 0, top: 0, right: W, bottom: 2 }, opacity: 1 });
     const row = [...out.subarray(0, W)];

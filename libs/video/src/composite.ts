@@ -388,6 +388,10 @@ function paintPlane(out: Buffer, base: number, W: number, H: number, src: Buffer
       whole1 = k + 1;
     }
   }
+  // One source pixel per output pixel on whole columns (scale 1, a whole-pixel offset: a background
+  // video as it is): a row of the plane is a copy of the source's.
+  let straight = whole1 > whole0;
+  for (let k = whole0; straight && k < whole1; k++) straight = wx[k] === 0 && (k === whole0 || x0[k] === x0[k - 1]! + 1);
   // Two source rows filtered across (×256), swapped as the output moves down.
   let upper = new Int32Array(n);
   let lower = new Int32Array(n);
@@ -407,6 +411,14 @@ function paintPlane(out: Buffer, base: number, W: number, H: number, src: Buffer
     const w0 = 256 - w1;
     const r0 = Math.min(sh - 1, Math.max(0, f));
     const r1 = Math.min(sh - 1, Math.max(0, f + 1));
+    if (straight && w1 === 0 && coverage(y, top, bottom) >= 1) {
+      const row = base + y * W + xa;
+      const at0 = srcBase + r0 * sw;
+      for (let k = 0; k < whole0; k++) mix(out, row + k, src[at0 + x0[k]!]!, cov[k]!);
+      out.set(src.subarray(at0 + x0[whole0]!, at0 + x0[whole0]! + whole1 - whole0), row + whole0);
+      for (let k = whole1; k < n; k++) mix(out, row + k, src[at0 + x0[k]!]!, cov[k]!);
+      continue;
+    }
     if (r0 !== upperRow) {
       if (r0 === lowerRow) {
         [upper, lower] = [lower, upper];
