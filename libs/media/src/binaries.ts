@@ -128,6 +128,31 @@ function spawnBinary(bin: 'ffmpeg' | 'ffprobe', args: readonly string[], pipe: '
   return { child, stderr: () => stderr };
 }
 
+/**
+ * Runs ffmpeg or ffprobe and yields its output as it comes, with back-pressure: the child waits while
+ * the reader does (streamBinary pushes instead). Killed (SIGKILL) on abort, after `timeoutMs`, or
+ * when the reader stops early; a non-zero exit throws with its stderr, like runBinary.
+ */
+export async function* readBinary(bin: 'ffmpeg' | 'ffprobe', args: readonly string[], opts: BinaryOptions = {}): AsyncGenerator<Buffer> {
+  const { child, stderr } = spawnBinary(bin, args, 'stdout', opts);
+  let failed: Error | undefined;
+  const closed = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.on('error', (err) => {
+      failed ??= err;
+      if (child.pid === undefined) resolve({ code: null, signal: null }); // it never started: no 'close' to wait for
+    });
+    child.on('close', (code, signal) => resolve({ code, signal }));
+  });
+  try {
+    for await (const chunk of child.stdout as AsyncIterable<Buffer>) yield chunk;
+    const { code, signal } = await closed;
+    if (failed) throw failed;
+    if (code !== 0) throw failure(bin, stderr(), { code, signal }, signal ? `killed by ${signal}` : `exit code ${code}`);
+  } finally {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  }
+}
+
 /** streamBinary's output collected, refused past `maxBytes`. */
 export async function runBinaryToBuffer(
   bin: 'ffmpeg' | 'ffprobe',

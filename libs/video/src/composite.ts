@@ -1,14 +1,13 @@
-import { spawn } from 'node:child_process';
 import { clipVisualAt, parseColor, type TimedClip, type Timing } from '#libs/edit-spec';
-import { compositorDir, runBinary } from '#libs/media';
-import { join } from 'node:path';
+import { readBinary, runBinary } from '#libs/media';
 import { clipKey, type EditProps } from './props.js';
+import { frameOf, inSequence } from './spans.js';
 
 /**
  * A played piece composed outside the browser (issue 33, "only what moves"): its one video layer
  * (spans.ts videoLayerAt) is decoded by the shipped ffmpeg and placed by this module, the page draws
- * only the clips over it (on a transparent background, a picture per run of frames that look the
- * same: spans.ts overlayRuns), and each output frame is the background, the video and that picture.
+ * the clips over it once (on a transparent background: they hold still through the piece, spans.ts
+ * composedSpans), and each output frame is the background, the video and that picture.
  * The geometry is the composition's own (clipVisualAt, ClipView, assets.tsx mediaStyle); the video's
  * frame for an output frame is the one @remotion/media shows (the last whose time is at or before
  * `trim + clip time × speed`; none past the file's playable frames).
@@ -90,9 +89,6 @@ function playableFrames(duration: number | undefined, trim: number, speed: numbe
   return Math.max(1, Math.floor(((duration - trim) / (speed > 0 ? speed : 1)) * fps));
 }
 
-/** Output frames from timeline seconds (Edit.tsx frameAt). */
-const frameAt = (seconds: number, props: Pick<EditProps, 'windowStart' | 'fps'>) => Math.ceil((seconds - props.windowStart) * props.fps - 1e-6);
-
 /**
  * Where output frame `frame` shows the video clip `layer` (key `track:index`), or undefined when it
  * shows none of it (outside its Sequence, past the file's playable frames, wholly clipped away).
@@ -103,9 +99,8 @@ export function placeLayer(props: EditProps, layer: string, frame: number, video
   const media = inputs?.media;
   if (!c || !media || c.clip.asset.type !== 'video') return undefined;
   const asset = c.clip.asset;
-  const from = frameAt(c.start, props);
-  const own = frame - from;
-  if (own < 0 || own >= Math.max(1, frameAt(c.end, props) - from)) return undefined;
+  if (!inSequence(c, props, frame)) return undefined;
+  const own = frame - frameOf(c.start, props);
   if (own >= playableFrames(media.duration, asset.trim, asset.speed, props.fps)) return undefined;
   const time = props.windowStart + frame / props.fps;
   const source = inputs.source ?? props.viewport;
@@ -157,58 +152,35 @@ export function frameIndexAt(times: readonly number[], t: number): number {
 
 /**
  * Decoded frames of a video file from frame `from` (VideoFrames.times) on, in order, as yuv420p
- * pictures of `width`×`height` in the output's colours (`convert`; the shipped ffmpeg, every frame as it is stored: no rate conversion; a later
- * start is an exact seek to halfway between that frame's time and the one before). Reading pauses the
- * decoder (the pipe's back-pressure), so at most a few frames are held. The child is killed on abort
- * and when the reader stops early.
+ * pictures of `width`×`height` in the output's colours (`convert`). The shipped ffmpeg decodes every
+ * frame as it is stored (no rate conversion); a later start is an exact seek to halfway between that
+ * frame's time and the one before. Reading pauses the decoder (readBinary's back-pressure), so at
+ * most a few frames are held; the child is killed on abort and when the reader stops early.
  */
 export async function* decodeFrames(file: string, video: VideoFrames, opts: { from?: number; signal?: AbortSignal } = {}): AsyncGenerator<Buffer> {
-  const dir = compositorDir();
-  const signal = opts.signal;
   const from = opts.from ?? 0;
   const seek = from > 0 && from < video.times.length ? ['-ss', ((video.times[from - 1]! + video.times[from]!) / 2 - video.start).toFixed(6)] : [];
-  const child = spawn(join(dir, 'ffmpeg'), [
-    '-v', 'error', '-nostdin', ...seek, '-i', file, '-map', '0:v:0', '-an', '-sn', '-dn',
-    ...(video.convert ? ['-vf', `${video.convert},format=yuv420p`] : []),
-    '-fps_mode', 'passthrough', '-c:v', 'rawvideo', '-pix_fmt', 'yuv420p', '-f', 'image2pipe', 'pipe:1',
-  ], {
-    cwd: dir,
-    env: { ...process.env, LD_LIBRARY_PATH: [dir, process.env.LD_LIBRARY_PATH].filter(Boolean).join(':') },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    killSignal: 'SIGKILL',
-    ...(signal ? { signal } : {}),
-  });
-  let stderr = '';
-  child.stderr.on('data', (chunk: Buffer) => {
-    stderr = (stderr + chunk.toString()).slice(-2048);
-  });
-  child.on('error', () => undefined);
-  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
   const size = yuv420Size(video.width, video.height);
   let frame = Buffer.allocUnsafe(size);
   let filled = 0;
-  try {
-    for await (const chunk of child.stdout as AsyncIterable<Buffer>) {
-      let at = 0;
-      while (at < chunk.length) {
-        const n = Math.min(size - filled, chunk.length - at);
-        chunk.copy(frame, filled, at, at + n);
-        filled += n;
-        at += n;
-        if (filled === size) {
-          yield frame;
-          frame = Buffer.allocUnsafe(size);
-          filled = 0;
-        }
+  for await (const chunk of readBinary('ffmpeg', [
+    '-v', 'error', '-nostdin', ...seek, '-i', file, '-map', '0:v:0', '-an', '-sn', '-dn',
+    ...(video.convert ? ['-vf', `${video.convert},format=yuv420p`] : []),
+    '-fps_mode', 'passthrough', '-c:v', 'rawvideo', '-pix_fmt', 'yuv420p', '-f', 'image2pipe', 'pipe:1',
+  ], opts.signal ? { signal: opts.signal } : {})) {
+    for (let at = 0; at < chunk.length; ) {
+      const n = Math.min(size - filled, chunk.length - at);
+      chunk.copy(frame, filled, at, at + n);
+      filled += n;
+      at += n;
+      if (filled === size) {
+        yield frame;
+        frame = Buffer.allocUnsafe(size);
+        filled = 0;
       }
     }
-    const code = await exited;
-    signal?.throwIfAborted();
-    if (code !== 0) throw new Error(`ffmpeg failed decoding a video layer: ${stderr.trim().split('\n').slice(-2).join(' ') || `exit code ${code}`}`);
-    if (filled !== 0) throw new Error('ffmpeg wrote a partial frame of a video layer');
-  } finally {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   }
+  if (filled !== 0) throw new Error('ffmpeg wrote a partial frame of a video layer');
 }
 
 /** Coverage of pixel [i, i + 1) by the span [a, b): 0..1. */
@@ -277,7 +249,7 @@ export class FrameCompositor {
     const v = new Uint16Array(cw * ch);
     const ca = new Uint16Array(cw * ch);
     const rows = new Int32Array(H * 2);
-    const chromaRows = new Int32Array(ch * 2).fill(0);
+    const chromaRows = new Int32Array(ch * 2);
     for (let r = 0; r < ch; r++) chromaRows[r * 2] = cw;
     const usum = new Float64Array(cw * ch);
     const vsum = new Float64Array(cw * ch);
@@ -465,7 +437,7 @@ function blendPlane(out: Buffer, base: number, W: number, H: number, over: Uint1
 /**
  * The start of an AVI stream of uncompressed yuv420p pictures ('I420') of `width`×`height` at `fps`,
  * of unknown length (the shipped ffmpeg has no raw-video demuxer; its AVI demuxer reads a pipe):
- * follow it with aviFrame() for each picture.
+ * follow it with aviFrameHeader() and the bytes of each picture.
  */
 export function aviHeader(width: number, height: number, fps: number): Buffer {
   const frame = yuv420Size(width, height);

@@ -23,7 +23,7 @@ import type { TextFetcher } from './fetch-text.js';
 import { prepareRender } from './inputs.js';
 import { printHtml } from './print.js';
 import { renderSoundtrackPart, soundtrackAlone } from './soundtrack.js';
-import { aviFrameHeader, aviHeader, decodeFrames, FrameCompositor, placeLayer, probeVideoFrames, yuv420Size, type VideoFrames } from './composite.js';
+import { aviFrameHeader, aviHeader, decodeFrames, FrameCompositor, placeLayer, probeVideoFrames, yuv420Size, type LayerPlacement, type VideoFrames } from './composite.js';
 import { composedSpans, frameSpans, type FrameSpan } from './spans.js';
 import { textDocument } from './text-document.js';
 import { MediaServer } from './media-server.js';
@@ -685,7 +685,7 @@ export class VideoEngine {
         run: async () => {
           let done = 0;
           try {
-            await this.composePiece(props, encoding, seg, piece, overlay, files[i]!, {
+            await this.composePiece(props, encoding, piece, overlay, files[i]!, {
               run: opts.run,
               onFrame: () => {
                 done++;
@@ -787,14 +787,13 @@ export class VideoEngine {
   private async composePiece(
     props: EditProps,
     encoding: Encoding,
-    seg: { from: number; to: number },
     piece: ComposedPiece,
     overlay: Promise<Buffer>,
     file: string,
     opts: { run: Run; onFrame: () => void },
   ): Promise<void> {
-    const count = seg.to - seg.from + 1;
-    const placements = Array.from({ length: count }, (_, k) => placeLayer(props, piece.layer, seg.from + k, piece.video));
+    const count = piece.to - piece.from + 1;
+    const placements = piece.placements;
     const first = placements.find((at) => at !== undefined)?.frame ?? 0;
     const feed = feedBinary('ffmpeg', pictureArgs(count, props, encoding, this.opts.x264Preset ?? 'veryfast', file, 'yuv'), { signal: opts.run.stop });
     const frames = decodeFrames(piece.file, piece.video, { from: first, signal: opts.run.stop });
@@ -1091,19 +1090,21 @@ export function pictureArgs(frames: number, props: Pick<EditProps, 'fps' | 'widt
   ];
 }
 
-/** A composed piece (spans.ts composedSpans): its frames, its video layer (key `track:index`), the layer's file and its frames' times. */
+/** A composed piece (spans.ts composedSpans): its frames, its video layer (key `track:index`), the layer's file and its frames' times, where each frame shows it. */
 interface ComposedPiece {
   from: number;
   to: number;
   layer: string;
   file: string;
   video: VideoFrames;
+  /** Per frame of the piece, in order: where it shows the video (placeLayer), or undefined. */
+  placements: (LayerPlacement | undefined)[];
 }
 
 /**
  * The composed pieces of `segments` (by index) whose video is a local file ffprobe reads (square
- * pixels, at most MAX_LAYER_FRAMES frames); a piece whose file it cannot read is played by the page
- * instead (its segment becomes `played`).
+ * pixels, no alpha, a known matrix, at most MAX_LAYER_FRAMES frames) shown at half its size or more;
+ * any other is played by the page instead (its segment becomes `played`).
  */
 async function composedPieces(props: EditProps, segments: Segment[], dir: string, signal?: AbortSignal): Promise<Map<number, ComposedPiece>> {
   const out = new Map<number, ComposedPiece>();
@@ -1114,26 +1115,17 @@ async function composedPieces(props: EditProps, segments: Segment[], dir: string
     const file = url ? join(dir, decodeURIComponent(basename(new URL(url).pathname))) : undefined;
     if (file && !probed.has(file)) probed.set(file, existsSync(file) ? probeVideoFrames(file, signal).catch(() => undefined) : Promise.resolve(undefined));
     const video = file ? await probed.get(file) : undefined;
-    if (file && video && drawableScale(props, seg, video)) out.set(i, { from: seg.from, to: seg.to, layer: seg.layer, file, video });
+    const placements = video ? Array.from({ length: seg.to - seg.from + 1 }, (_, k) => placeLayer(props, seg.layer, seg.from + k, video)) : [];
+    // Bilinear filtering (composite.ts) matches the page at half the video's size or more
+    // (compose-render.spec.ts, at half size); smaller needs the page's own filtering down.
+    const drawable = placements.every((at) => !at || (at.sx >= MIN_COMPOSED_SCALE && at.sy >= MIN_COMPOSED_SCALE));
+    if (file && video && drawable) out.set(i, { from: seg.from, to: seg.to, layer: seg.layer, file, video, placements });
     else segments[i] = { kind: 'played', from: seg.from, to: seg.to };
   }
   return out;
 }
 
-/**
- * Whether every frame of a composed piece shows its video at half its size or more: bilinear
- * filtering (composite.ts) matches the page there (compose-render.spec.ts, at half size); a smaller
- * picture would need the page's own filtering down, so the page plays it.
- */
-function drawableScale(props: EditProps, seg: { from: number; to: number; layer: string }, video: VideoFrames): boolean {
-  for (let f = seg.from; f <= seg.to; f++) {
-    const at = placeLayer(props, seg.layer, f, video);
-    if (at && (at.sx < MIN_COMPOSED_SCALE || at.sy < MIN_COMPOSED_SCALE)) return false;
-  }
-  return true;
-}
-
-/** The smallest scale a composed video is drawn at (drawableScale). */
+/** The smallest scale a composed video is drawn at (composedPieces). */
 const MIN_COMPOSED_SCALE = 0.5 - 1e-9;
 
 /** A promise with its settlers, settled once. */

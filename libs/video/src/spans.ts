@@ -55,7 +55,13 @@ function svgMarkup(url: string): string | undefined {
 }
 
 /** Frames of the output from timeline seconds, as the composition (Edit.tsx `frameAt`) counts them. */
-const frameOf = (seconds: number, props: SpanProps) => Math.ceil((seconds - props.windowStart) * props.fps - 1e-6);
+export const frameOf = (seconds: number, props: Pick<SpanProps, 'windowStart' | 'fps'>) => Math.ceil((seconds - props.windowStart) * props.fps - 1e-6);
+
+/** Whether output frame `frame` is inside clip `c`'s Sequence, where Edit.tsx draws it. */
+export function inSequence(c: TimedClip, props: Pick<SpanProps, 'windowStart' | 'fps'>, frame: number): boolean {
+  const from = frameOf(c.start, props);
+  return frame >= from && frame < from + Math.max(1, frameOf(c.end, props) - from);
+}
 
 /**
  * What one clip contributes to the picture at `time` (timeline seconds), as a string two frames share
@@ -120,8 +126,8 @@ function clipState(c: TimedClip, inputs: ClipInputs, props: SpanProps, time: num
 /**
  * The picture of output frame `frame` as a string, or undefined when some clip on it changes by
  * itself: the clips showing (clipsAt and their Sequence windows, as Edit.tsx draws them) and each
- * one's state, leaving out the clip `skip` (a composed video layer: overlayRuns). Two frames with the
- * same string look the same.
+ * one's state, leaving out the clip `skip` (a composed video layer: composedSpans). Two frames with
+ * the same string look the same.
  */
 function frameState(props: SpanProps, frame: number, skip?: string): { state: string | undefined; plays: boolean } {
   const time = props.windowStart + frame / props.fps;
@@ -131,9 +137,7 @@ function frameState(props: SpanProps, frame: number, skip?: string): { state: st
   for (const c of clipsAt(props.timing as Timing, time)) {
     const key = clipKey(c.track, c.index);
     if (key === skip) continue;
-    const from = frameOf(c.start, props);
-    const inSequence = frame >= from && frame < from + Math.max(1, frameOf(c.end, props) - from);
-    if (!inSequence) {
+    if (!inSequence(c, props, frame)) {
       parts.push(`${key}:out`);
       continue;
     }
@@ -173,12 +177,6 @@ export function frameSpans(props: SpanProps, range: readonly [number, number], m
     i = j;
   }
   return spans;
-}
-
-/** Whether output frame `frame` is inside clip `c`'s Sequence, where Edit.tsx draws it. */
-function inSequence(c: TimedClip, props: SpanProps, frame: number): boolean {
-  const from = frameOf(c.start, props);
-  return frame >= from && frame < from + Math.max(1, frameOf(c.end, props) - from);
 }
 
 /**
