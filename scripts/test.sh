@@ -31,11 +31,24 @@ fi
 # Two worker processes, each restarted after a file once it holds over 1.5 GB: one in-band process
 # (jest's choice for one worker) gathered what ~160 files leave behind and ran out of heap (2026-11-27).
 # scripts/project-times.js writes each project's time (span and summed file durations) for the lines below.
-PROJECT_TIMES_FILE="$work/times.txt" node --experimental-vm-modules node_modules/jest/bin/jest.js --ci --maxWorkers=2 --workerIdleMemoryLimit=1536MB \
-  --reporters=default --reporters=./scripts/project-times.js --json --outputFile="$work/jest.json" "$@" || status=1
+run_jest() {
+  local name=$1; shift
+  PROJECT_TIMES_FILE="$work/times-$name.txt" node --experimental-vm-modules node_modules/jest/bin/jest.js --ci --workerIdleMemoryLimit=1536MB \
+    --reporters=default --reporters=./scripts/project-times.js --json --outputFile="$work/jest-$name.json" "$@" || status=1
+}
+if [ $# -eq 0 ]; then
+  # The whole run: four projects side by side, then the `alone` project (the soak, which judges latency
+  # over time) with the machine to itself (jest.config.js ALONE).
+  run_jest main --maxWorkers=2 --selectProjects unit sqlite postgres s3
+  run_jest alone --maxWorkers=1 --selectProjects alone
+else
+  run_jest main --maxWorkers=2 "$@"
+fi
 # The time per project, then one plain closing line for CI readers: "tests: N passed, N failed".
-[ -f "$work/times.txt" ] && cat "$work/times.txt"
-[ -f "$work/jest.json" ] && node -e '
-  const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
-  console.log(`tests: ${r.numPassedTests} passed, ${r.numFailedTests} failed`);' "$work/jest.json"
+cat "$work"/times-*.txt 2>/dev/null || true
+node -e '
+  const fs = require("fs");
+  const runs = process.argv.slice(1).filter((f) => fs.existsSync(f)).map((f) => JSON.parse(fs.readFileSync(f, "utf8")));
+  const sum = (key) => runs.reduce((n, r) => n + r[key], 0);
+  if (runs.length) console.log(`tests: ${sum("numPassedTests")} passed, ${sum("numFailedTests")} failed`);' "$work/jest-main.json" "$work/jest-alone.json"
 exit $status
