@@ -12,8 +12,9 @@ import { VideoEngine, type VideoOutput } from './engine.js';
 /**
  * Issue 33, "where only one layer changes, the static layers … drawn once and composited, so the
  * browser draws only what moves": played frames whose only moving part is a plain video at the
- * bottom, under clips that hold still, are composed outside the browser (spans.ts composedSpans,
- * composite.ts). Each render here is compared with the same edit drawn frame by frame in the page
+ * bottom, under clips that hold still or only fade or move (a picture of each such clip, faded and
+ * moved outside the browser), are composed outside the browser (spans.ts composedSpans,
+ * overlayGroups, composite.ts). Each render here is compared with the same edit drawn frame by frame in the page
  * (`staticSpans: false`), on real Chromium and ffmpeg: every frame must match (SSIM ≥ 0.99), and so
  * must the frame count, the duration and the colour tags. What is compared is the drawing: both
  * engines take the page's frames as JPEGs of quality 100 and encode at CRF 1 (the engine's `crf`),

@@ -1,5 +1,5 @@
 import { assertEdit, assertTiming, type JsonValue } from '#libs/edit-spec';
-import { FrameCompositor, frameIndexAt, placeLayer, yuv420Size, yuv709, type LayerPlacement, type VideoFrames } from './composite.js';
+import { FrameCompositor, frameIndexAt, IN_PLACE, placeLayer, yuv420Size, yuv709, type LayerPlacement, type VideoFrames } from './composite.js';
 import { clipKey, type ClipInputs, type EditProps } from './props.js';
 
 /**
@@ -84,7 +84,6 @@ describe('FrameCompositor: a frame in limited-range BT.709 yuv420p', () => {
     b.fill(v, w * h + (w / 2) * (h / 2));
     return b;
   };
-  const IN_PLACE_FOR_TEST = { opacity: 1, dx: 0, dy: 0 };
   const whole: LayerPlacement = { frame: 0, sx: 1, sy: 1, tx: 0, ty: 0, clip: { left: 0, top: 0, right: W, bottom: H }, opacity: 1 };
   const rgba = (pixel: [number, number, number, number], where: (x: number, y: number) => boolean) => {
     const b = Buffer.alloc(W * H * 4);
@@ -158,8 +157,10 @@ describe('FrameCompositor: a frame in limited-range BT.709 yuv420p', () => {
     const a = Buffer.from(moved.compose(under, { width: W, height: H }, whole, [{ opacity: 1, dx: 0, dy: 0 }, { opacity: 0.6, dx: 3, dy: 1 }]));
     const b = Buffer.from(there.compose(under, { width: W, height: H }, whole));
     expect(Math.max(...[...a].map((v, i) => Math.abs(v - b[i]!)))).toBeLessThanOrEqual(1);
-    // The square did move: in place it would cover another pixel.
-    expect(a[1 * W + 1]).not.toBe(a[2 * W + 4]);
+    // The square did move: set in place it makes another frame.
+    const still = new FrameCompositor(W, H, '#000000');
+    still.setOverlays([{ rgba: green }, { rgba: square(1, 1) }]);
+    expect(Buffer.from(still.compose(under, { width: W, height: H }, whole))).not.toEqual(a);
     // Every offset, odd or even, partly off the frame too: the picture shifted by hand and set in place.
     const shifted = (src: Buffer, dx: number, dy: number) => {
       const b = Buffer.alloc(W * H * 4);
@@ -167,19 +168,19 @@ describe('FrameCompositor: a frame in limited-range BT.709 yuv420p', () => {
       return b;
     };
     for (const [dx, dy] of [[-2, -1], [1, -1], [5, 3], [-1, 2], [6, 0]] as const) {
-      const got = Buffer.from(moved.compose(under, { width: W, height: H }, whole, [IN_PLACE_FOR_TEST, { opacity: 1, dx, dy }]));
+      const got = Buffer.from(moved.compose(under, { width: W, height: H }, whole, [IN_PLACE, { opacity: 1, dx, dy }]));
       there.setOverlays([{ rgba: green }, { rgba: shifted(square(1, 1), dx, dy) }]);
       const want = Buffer.from(there.compose(under, { width: W, height: H }, whole));
       expect({ dx, dy, most: Math.max(...[...got].map((v, i) => Math.abs(v - want[i]!))) <= 1 }).toEqual({ dx, dy, most: true });
     }
     // An even offset (the chroma blocks' own) is exact, and a picture moved off the frame leaves nothing.
-    const even = Buffer.from(moved.compose(under, { width: W, height: H }, whole, [IN_PLACE_FOR_TEST, { opacity: 1, dx: 2, dy: 0 }]));
+    const even = Buffer.from(moved.compose(under, { width: W, height: H }, whole, [IN_PLACE, { opacity: 1, dx: 2, dy: 0 }]));
     there.setOverlays([{ rgba: green }, { rgba: square(3, 1) }]);
     expect(even).toEqual(Buffer.from(there.compose(under, { width: W, height: H }, whole)));
-    const off = Buffer.from(moved.compose(under, { width: W, height: H }, whole, [IN_PLACE_FOR_TEST, { opacity: 1, dx: -3, dy: -3 }]));
+    const off = Buffer.from(moved.compose(under, { width: W, height: H }, whole, [IN_PLACE, { opacity: 1, dx: -3, dy: -3 }]));
     there.setOverlays([{ rgba: green }]);
     expect(off).toEqual(Buffer.from(there.compose(under, { width: W, height: H }, whole)));
     // Opacity 0 leaves the frame as it is without the picture.
-    expect(Buffer.from(moved.compose(under, { width: W, height: H }, whole, [IN_PLACE_FOR_TEST, { opacity: 0, dx: 1, dy: 1 }]))).toEqual(off);
+    expect(Buffer.from(moved.compose(under, { width: W, height: H }, whole, [IN_PLACE, { opacity: 0, dx: 1, dy: 1 }]))).toEqual(off);
   });
 });

@@ -6,8 +6,9 @@ import { frameOf, inSequence } from './spans.js';
 /**
  * A played piece composed outside the browser (issue 33, "only what moves"): its one video layer
  * (spans.ts videoLayerAt) is decoded by the shipped ffmpeg and placed by this module, the page draws
- * the clips over it once (on a transparent background: they hold still through the piece, spans.ts
- * composedSpans), and each output frame is the background, the video and that picture.
+ * pictures of the clips over it once (on a transparent background: the clips that hold still through
+ * the piece together, each that fades or moves alone: spans.ts overlayGroups), and each output frame
+ * is the background, the video and those pictures, each faded and moved as the frame places it.
  * The geometry is the composition's own (clipVisualAt, ClipView, assets.tsx mediaStyle); the video's
  * frame for an output frame is the one @remotion/media shows (the last whose time is at or before
  * `trim + clip time × speed`; none past the file's playable frames).
@@ -204,7 +205,8 @@ export const yuv420Size = (width: number, height: number) => width * height + 2 
  * colours: premultiplied limited-range BT.709 planes and their opacity (of 256), the chroma planes
  * averaged over each 2×2 block; per row, the span with any opacity, so the rest is skipped. A picture
  * that moves by an odd number of pixels straddles the chroma blocks: `full` keeps its chroma and
- * opacity per pixel (premultiplied, 0..1 opacity) to average the blocks it lands on.
+ * opacity per pixel (premultiplied, ×256; opacity of 256) to average the blocks it lands on. At 720p
+ * a picture takes ~5 MB of planes, ~10.5 MB with `full`.
  */
 interface OverlayPlanes {
   y: Uint16Array;
@@ -214,7 +216,7 @@ interface OverlayPlanes {
   ca: Uint16Array;
   rows: Int32Array;
   chromaRows: Int32Array;
-  full?: { u: Float32Array; v: Float32Array; a: Float32Array };
+  full?: { u: Uint16Array; v: Uint16Array; a: Uint16Array };
 }
 
 /** Where a picture of clips over the video lies on one frame: its opacity, and its offset in whole pixels. */
@@ -224,7 +226,7 @@ export interface OverlayPlace {
   dy: number;
 }
 
-const IN_PLACE: OverlayPlace = { opacity: 1, dx: 0, dy: 0 };
+export const IN_PLACE: OverlayPlace = { opacity: 1, dx: 0, dy: 0 };
 
 /**
  * Paints output frames as yuv420p in the output's colours (limited-range BT.709, what x264 is handed
@@ -243,6 +245,9 @@ export class FrameCompositor {
   private overlays: OverlayPlanes[] = [];
 
   constructor(readonly width: number, readonly height: number, background: string) {
+    // yuv420p output (x264 refuses odd sizes; the spec's mp4 sizes are even): a picture moved by an
+    // even offset moves by whole chroma blocks only then.
+    if (width % 2 !== 0 || height % 2 !== 0) throw new Error(`an odd frame size (${width}×${height})`);
     this.cw = Math.ceil(width / 2);
     this.ch = Math.ceil(height / 2);
     this.out = Buffer.alloc(yuv420Size(width, height));
@@ -276,7 +281,7 @@ export class FrameCompositor {
     const usum = new Float64Array(cw * ch);
     const vsum = new Float64Array(cw * ch);
     const asum = new Float64Array(cw * ch);
-    const full = moves ? { u: new Float32Array(W * H), v: new Float32Array(W * H), a: new Float32Array(W * H) } : undefined;
+    const full = moves ? { u: new Uint16Array(W * H), v: new Uint16Array(W * H), a: new Uint16Array(W * H) } : undefined;
     for (let j = 0; j < H; j++) {
       let first = W;
       let last = 0;
@@ -294,9 +299,9 @@ export class FrameCompositor {
         vsum[c] += vv * a;
         asum[c] += a;
         if (full) {
-          full.u[j * W + i] = uu * a;
-          full.v[j * W + i] = vv * a;
-          full.a[j * W + i] = a;
+          full.u[j * W + i] = Math.round(uu * a * 256);
+          full.v[j * W + i] = Math.round(vv * a * 256);
+          full.a[j * W + i] = Math.round(a * 256);
         }
       }
       rows[j * 2] = Math.min(first, last);
@@ -536,10 +541,11 @@ function blendChromaAt(out: Buffer, W: number, H: number, cw: number, ch: number
         }
       }
       if (as === 0) continue;
-      const a = (as / n) * opacity;
+      const k = opacity / (n * 256);
+      const a = as * k;
       const c = cy * cw + cx;
-      out[uBase + c] = (us / n) * opacity + out[uBase + c]! * (1 - a) + 0.5;
-      out[vBase + c] = (vs / n) * opacity + out[vBase + c]! * (1 - a) + 0.5;
+      out[uBase + c] = us * k + out[uBase + c]! * (1 - a) + 0.5;
+      out[vBase + c] = vs * k + out[vBase + c]! * (1 - a) + 0.5;
     }
   }
 }

@@ -54,8 +54,9 @@ export interface VideoEngineOptions {
   /** JPEG quality of the frames handed to the encoder; default 80. */
   jpegQuality?: number;
   /**
-   * x264's CRF for every mp4, whatever the output's quality: the fidelity tests encode at 1 (nearly
-   * lossless; Remotion's least), so that what they compare is the drawing, not two encoders' noise.
+   * The encoder's CRF (x264's or x265's scale) for every mp4, whatever the output's quality: the
+   * fidelity tests encode at 1 (nearly lossless; Remotion's least), so that what they compare is the
+   * drawing, not two encoders' noise.
    */
   crf?: number;
   /**
@@ -65,8 +66,9 @@ export interface VideoEngineOptions {
   staticSpans?: boolean;
   /**
    * Runs of played frames whose one moving part is a plain video at the bottom, under clips that
-   * hold still (spans.ts composedSpans), are composed outside the browser (composite.ts): the page
-   * draws those clips once, and each frame places the video under them. Default true; false draws
+   * hold still or only fade or move (spans.ts composedSpans), are composed outside the browser
+   * (composite.ts): the page draws pictures of those clips once, and each frame places the video
+   * under them and them over it. Default true; false draws
    * them in the page, as Remotion does (with `staticSpans: false`, every frame is drawn in the page).
    */
   composeVideo?: boolean;
@@ -804,14 +806,13 @@ export class VideoEngine {
     const feed = feedBinary('ffmpeg', pictureArgs(count, props, encoding, this.opts.x264Preset ?? 'veryfast', file, 'yuv'), { signal: opts.run.stop });
     const frames = decodeFrames(piece.file, piece.video, { from: first, signal: opts.run.stop });
     try {
-      const overlays = await Promise.all(pictures.map(async (picture, k) => {
+      const compositor = new FrameCompositor(props.width, props.height, props.background);
+      // The decoded pictures are not kept: the compositor holds their planes.
+      compositor.setOverlays(await Promise.all(pictures.map(async (picture, k) => {
         const { data: rgba, info } = await sharp(await picture).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
         if (info.width !== props.width || info.height !== props.height) throw new Error(`the page drew ${info.width}×${info.height}, not ${props.width}×${props.height}`);
-        const group = piece.groups[k]!;
-        return { rgba, moves: group.place.some((q) => q.dx % 2 !== 0 || q.dy % 2 !== 0) };
-      }));
-      const compositor = new FrameCompositor(props.width, props.height, props.background);
-      compositor.setOverlays(overlays);
+        return { rgba, moves: piece.groups[k]!.place.some((q) => q.dx % 2 !== 0 || q.dy % 2 !== 0) };
+      })));
       const size = yuv420Size(props.width, props.height);
       await feed.write(aviHeader(props.width, props.height, props.fps));
       let decoded = first - 1;
@@ -1005,13 +1006,13 @@ export class VideoEngine {
     }
   }
 
-  /** Options every renderMedia call shares. */
   /** The output's encoding (encode.ts), its CRF replaced by the engine's `crf` when given. */
   private encodingOf(edit: EditSpec): Encoding {
     const encoding = encodingFor(edit.output);
     return this.opts.crf !== undefined && encoding.crf !== undefined ? { ...encoding, crf: this.opts.crf } : encoding;
   }
 
+  /** Options every renderMedia call shares. */
   private mediaOptions(props: EditProps, encoding: Encoding, scale?: number): Omit<RenderMediaOptions, 'codec'> {
     return {
       composition: composition(props),

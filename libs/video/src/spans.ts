@@ -9,8 +9,9 @@ import { clipKey, type ClipInputs, type EditProps } from './props.js';
  * - `played`: frames that play a video (a video clip, a luma video): drawn in order by Remotion's own
  *   timeline, which its video elements follow;
  * - `composed` (composedSpans): played frames whose only moving part is one plain video at the bottom
- *   (`layer`, videoLayerAt) under clips that hold still: the page draws those clips once, over no
- *   video, and each frame is composed outside the browser (composite.ts).
+ *   (`layer`, videoLayerAt) under clips that hold still or only fade or move: the page draws pictures
+ *   of those clips once (overlayGroups), over no video, and each frame is composed outside the
+ *   browser (composite.ts).
  */
 export interface FrameSpan {
   from: number;
@@ -29,18 +30,6 @@ export type SpanProps = Pick<EditProps, 'timing' | 'clips' | 'fps' | 'windowStar
  * spans"), so below ~10 frames a span saves nothing.
  */
 export const MIN_STATIC_FRAMES = 12;
-
-/** An audio clip's stand-in visual: it draws nothing, and its state never changes. */
-const AUDIO_VISUAL: ClipVisual = {
-  box: { x: 0, y: 0, width: 0, height: 0 },
-  content: { x: 0, y: 0, width: 0, height: 0 },
-  crop: { x: 0, y: 0, width: 0, height: 0 },
-  opacity: 0,
-  rotate: 0,
-  skew: { x: 0, y: 0 },
-  flip: { horizontal: false, vertical: false },
-  clip: { top: 0, right: 0, bottom: 0, left: 0, feather: 0 },
-};
 
 /** Default seconds of a text animation when the asset gives none (libs/video/remotion/text.tsx). */
 const DEFAULT_ANIMATION_SECONDS = 1;
@@ -83,19 +72,18 @@ export function inSequence(c: TimedClip, props: Pick<SpanProps, 'windowStart' | 
  * transitions), so whatever moves a clip there makes its frames differ here.
  */
 function clipState(c: TimedClip, inputs: ClipInputs, props: SpanProps, time: number): string | undefined {
+  // Not drawn; its sound is rendered for the whole output apart from the pictures.
+  if (c.clip.asset.type === 'audio') return 'audio';
   const look = clipLook(c, inputs, props, time);
   return look === undefined ? undefined : JSON.stringify([look.visual, look.content]);
 }
 
-/** clipState's parts: the clip's visual (clipVisualAt) and what else it shows (text animation done, caption cue). */
+/** clipState's parts for a clip that is drawn: its visual (clipVisualAt) and what else it shows (text animation done, caption cue). */
 function clipLook(c: TimedClip, inputs: ClipInputs, props: SpanProps, time: number): { visual: ClipVisual; content: unknown } | undefined {
   const asset = c.clip.asset;
   const clipTime = time - c.start;
   let content: unknown = null;
   switch (asset.type) {
-    case 'audio':
-      // Not drawn; its sound is rendered for the whole output apart from the pictures.
-      return { visual: AUDIO_VISUAL, content: 'audio' };
     case 'video':
     case 'html':
       return undefined;
@@ -242,8 +230,10 @@ interface OverlayClip {
    * luma (drawn with its mask); or turned, skewed or filtered, where it paints outside its content box.
    */
   pinned: boolean;
-  /** Turned, skewed or filtered: may fade, never move (its picture may spill past its content box). */
+  /** Turned, skewed, flipped or filtered: may fade, never move (its picture may spill past its content box). */
   spills: boolean;
+  /** A luma: it masks its track's clips wherever it is, so it is in their picture even outside its Sequence. */
+  luma: boolean;
 }
 
 /**
@@ -254,9 +244,12 @@ function overlayFrame(props: SpanProps, frame: number, layer: string): { clips: 
   const time = props.windowStart + frame / props.fps;
   const ox = props.width / props.viewport.width;
   const oy = props.height / props.viewport.height;
-  // At the output's own scale a clip that only moves is its picture moved; scaled, Chromium draws it
-  // anew at each place (no pixel snapping under a transform), so there its place is part of its look.
+  // At the output's own scale a clip drawn at its media's own size and of a whole size is its picture
+  // moved when only its place changes: Chromium snaps its edges to pixels. Scaled (the output's
+  // transform, an image drawn larger or smaller, a fractional size), Chromium draws it anew at each
+  // place (resampled, or one pixel wider as it moves), so there its exact place is part of its look.
   const unscaled = ox === 1 && oy === 1;
+  const whole = (n: number) => Math.abs(n - Math.round(n)) < 1e-6;
   const all = clipsAt(props.timing as Timing, time);
   const lumaTracks = new Set(all.filter((c) => c.clip.asset.type === 'luma').map((c) => c.track));
   const clips: OverlayClip[] = [];
@@ -265,8 +258,9 @@ function overlayFrame(props: SpanProps, frame: number, layer: string): { clips: 
     const key = clipKey(c.track, c.index);
     if (key === layer || c.clip.asset.type === 'audio') continue;
     const pinned = lumaTracks.has(c.track);
+    const luma = c.clip.asset.type === 'luma';
     if (!inSequence(c, props, frame)) {
-      clips.push({ key, look: 'out', opacity: 0, rect: { x: 0, y: 0, width: 0, height: 0 }, pinned, spills: false });
+      clips.push({ key, look: 'out', opacity: 0, rect: { x: 0, y: 0, width: 0, height: 0 }, pinned, spills: false, luma });
       continue;
     }
     const inputs = props.clips[key] ?? {};
@@ -275,14 +269,18 @@ function overlayFrame(props: SpanProps, frame: number, layer: string): { clips: 
     const look = clipLook(c, inputs, props, time);
     if (look === undefined) return undefined;
     const { opacity, box, content, ...rest } = look.visual;
-    const place = unscaled ? null : [box.x, box.y];
+    const kx = rest.crop.width > 0 ? content.width / rest.crop.width : 0;
+    const ky = rest.crop.height > 0 ? content.height / rest.crop.height : 0;
+    const rigid = unscaled && whole(kx - 1) && whole(ky - 1) && Math.round(kx) === 1 && Math.round(ky) === 1 && whole(content.width) && whole(content.height) && whole(rest.crop.x) && whole(rest.crop.y);
+    const place = rigid ? null : [content.x, content.y];
     clips.push({
       key,
       look: JSON.stringify([rest, box.width, box.height, content.x - box.x, content.y - box.y, content.width, content.height, place, look.content]),
       opacity,
       rect: { x: content.x * ox, y: content.y * oy, width: content.width * ox, height: content.height * oy },
       pinned,
-      spills: rest.rotate !== 0 || rest.skew.x !== 0 || rest.skew.y !== 0 || rest.filter !== undefined,
+      spills: rest.rotate !== 0 || rest.skew.x !== 0 || rest.skew.y !== 0 || rest.flip.horizontal || rest.flip.vertical || rest.filter !== undefined,
+      luma,
     });
   }
   return { clips, plays };
@@ -325,7 +323,7 @@ export function overlayGroups(props: SpanProps, layer: string, from: number, to:
   let open: OverlayGroup | undefined;
   for (let i = 0; i < frames[0]!.clips.length; i++) {
     const first = frames[0]!.clips[i]!;
-    if (first.look === 'out') continue;
+    if (first.look === 'out' && !first.luma) continue;
     const states = frames.map((f) => f.clips[i]!);
     const px = (c: OverlayClip) => [Math.round(c.rect.x), Math.round(c.rect.y)] as const;
     const [x0, y0] = px(first);
@@ -354,14 +352,28 @@ export function overlayGroups(props: SpanProps, layer: string, from: number, to:
  * (videoLayerAt) under clips that keep their look, each of them holding still or only fading or moving
  * (overlayGroups), made `composed`, its `layer` that video: the page draws a picture of those clips
  * (one for the clips that hold still, one for each that fades or moves), and the video is placed
- * outside the browser. The rest of a played span stays played; nothing else changes.
+ * outside the browser. A run whose clips cannot be pictured so (overlayGroups refuses it: a turned clip
+ * that moves, a faded clip in a luma's track, …) is composed where all its clips hold still. The rest
+ * of a played span stays played; nothing else changes.
  */
 export function composedSpans(props: SpanProps, spans: readonly FrameSpan[], minFrames = MIN_STATIC_FRAMES): FrameSpan[] {
+  const least = Math.max(2, minFrames);
   const out: FrameSpan[] = [];
   const push = (span: FrameSpan) => {
     const prev = out[out.length - 1];
     if (span.kind === 'played' && prev?.kind === 'played' && prev.to + 1 === span.from) prev.to = span.to;
     else out.push(span);
+  };
+  /** Frames `from`..`to` (one look) composed in runs where every clip holds still, the rest played. */
+  const stillRuns = (layer: string, states: readonly { clips: OverlayClip[] }[], from: number) => {
+    const still = (f: { clips: OverlayClip[] }) => f.clips.map((c) => `${c.key}:${c.look}:${c.opacity}:${Math.round(c.rect.x)}:${Math.round(c.rect.y)}`).join('|');
+    for (let i = 0; i < states.length; ) {
+      let j = i + 1;
+      while (j < states.length && still(states[j]!) === still(states[i]!)) j++;
+      if (j - i >= least && overlayGroups(props, layer, from + i, from + j - 1)) out.push({ from: from + i, to: from + j - 1, kind: 'composed', layer });
+      else push({ from: from + i, to: from + j - 1, kind: 'played' });
+      i = j;
+    }
   };
   for (const span of spans) {
     if (span.kind !== 'played') {
@@ -370,18 +382,21 @@ export function composedSpans(props: SpanProps, spans: readonly FrameSpan[], min
     }
     for (let f = span.from; f <= span.to; ) {
       const layer = videoLayerAt(props, f);
-      const state = layer === undefined ? undefined : overlayFrame(props, f, layer);
+      const first = layer === undefined ? undefined : overlayFrame(props, f, layer);
+      const states = first && !first.plays ? [first] : [];
       let g = f + 1;
-      if (layer !== undefined && state && !state.plays) {
-        const signature = overlaySignature(state);
+      if (states.length) {
+        const signature = overlaySignature(first!);
         while (g <= span.to && videoLayerAt(props, g) === layer) {
-          const next = overlayFrame(props, g, layer);
+          const next = overlayFrame(props, g, layer!);
           if (!next || next.plays || overlaySignature(next) !== signature) break;
+          states.push(next);
           g++;
         }
       }
-      if (layer !== undefined && g - f >= Math.max(2, minFrames) && overlayGroups(props, layer, f, g - 1)) out.push({ from: f, to: g - 1, kind: 'composed', layer });
-      else push({ from: f, to: g - 1, kind: 'played' });
+      if (layer === undefined || g - f < least) push({ from: f, to: g - 1, kind: 'played' });
+      else if (overlayGroups(props, layer, f, g - 1)) out.push({ from: f, to: g - 1, kind: 'composed', layer });
+      else stillRuns(layer, states, f);
       f = g;
     }
   }
