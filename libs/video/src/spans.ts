@@ -212,8 +212,8 @@ export function videoLayerAt(props: SpanProps, frame: number): string | undefine
 
 /**
  * Most pictures of the clips over a composed video a piece may take (overlayGroups): each costs the
- * page a picture (~55–75 ms) and the compositor its planes (~10 MB at 720p); past this many clips
- * that move apart the page draws the frames itself.
+ * page a picture (~55–75 ms) and the compositor its planes (at 720p ~5 MB, ~10.5 MB for one that
+ * moves: composite.ts); past this many clips that move apart the page draws the frames itself.
  */
 export const MAX_OVERLAY_PICTURES = 8;
 
