@@ -103,15 +103,18 @@ interface ClipProps {
   props: EditProps;
   /** Timeline seconds of the current frame. */
   time: number;
+  /** Drawn at opacity 1 whatever its own (EditProps.pictureClips). */
+  fullOpacity?: boolean;
 }
 
 /** One clip in one frame: clipVisualAt places it (fit, scale, position, offset, motion, transitions). */
-function ClipView({ c, inputs, props, time }: ClipProps) {
+function ClipView({ c, inputs, props, time, fullOpacity }: ClipProps) {
   const asset = c.clip.asset;
   const clipTime = time - c.start;
   if (asset.type === 'audio') return <AssetView c={c} inputs={inputs} props={props} clipTime={clipTime} />;
   const source = inputs.source ?? props.viewport;
-  const v = clipVisualAt(c.clip, clipTime, c.length, { viewport: props.viewport, source, still: props.still });
+  const at = clipVisualAt(c.clip, clipTime, c.length, { viewport: props.viewport, source, still: props.still });
+  const v = fullOpacity ? { ...at, opacity: 1 } : at;
   const kx = v.crop.width > 0 ? v.content.width / v.crop.width : 0;
   const ky = v.crop.height > 0 ? v.content.height / v.crop.height : 0;
   const content: CSSProperties = {
@@ -143,8 +146,11 @@ export function Edit(props: EditProps) {
   const frame = props.frames ? (props.frames[ownFrame] ?? 0) : ownFrame;
   const time = props.windowStart + frame / props.fps;
   const all = clipsAt(props.timing as Timing, time);
-  // A sound-only page (engine.ts renderSpans) keeps the clips that make sound, drawn as ever.
-  const active = props.soundOnly ? all.filter((c) => makesSound(c, props)) : all;
+  // A sound-only page (engine.ts renderSpans) keeps the clips that make sound, drawn as ever; a
+  // picture of some clips (props.pictureClips) only those.
+  const only = props.pictureClips?.[ownFrame];
+  const shown = only ? new Set(only.clips) : undefined;
+  const active = props.soundOnly ? all.filter((c) => makesSound(c, props)) : shown ? all.filter((c) => shown.has(clipKey(c.track, c.index))) : all;
   const scale = `scale(${props.width / props.viewport.width}, ${props.height / props.viewport.height})`;
 
   // clipsAt lists each track's clips together; a luma clip masks its own track's other clips.
@@ -158,7 +164,7 @@ export function Edit(props: EditProps) {
       const key = clipKey(c.track, c.index);
       const from = frameAt(c.start, props);
       const durationInFrames = Math.max(1, frameAt(c.end, props) - from);
-      const view = <ClipView c={c} inputs={props.clips[key] ?? {}} props={props} time={time} />;
+      const view = <ClipView c={c} inputs={props.clips[key] ?? {}} props={props} time={time} fullOpacity={only?.fullOpacity} />;
       // Drawn out of order (props.frames: never a video), the clip shows where its Sequence would.
       if (props.frames) return frame >= from && frame < from + durationInFrames ? <Fragment key={key}>{view}</Fragment> : null;
       return (

@@ -1,5 +1,5 @@
 import { assertEdit, assertTiming, type JsonValue } from '#libs/edit-spec';
-import { FrameCompositor, frameIndexAt, placeLayer, yuv420Size, yuv709, type LayerPlacement, type VideoFrames } from './composite.js';
+import { FrameCompositor, frameIndexAt, IN_PLACE, placeLayer, yuv420Size, yuv709, type LayerPlacement, type VideoFrames } from './composite.js';
 import { clipKey, type ClipInputs, type EditProps } from './props.js';
 
 /**
@@ -135,5 +135,52 @@ describe('FrameCompositor: a frame in limited-range BT.709 yuv420p', () => {
     expect(c.compose(flat(W, H, [16, 128, 128]), { width: W, height: H }, whole)[0]).toBe(126);
     c.setOverlay(undefined);
     expect(c.compose(flat(W, H, [16, 128, 128]), { width: W, height: H }, whole)[0]).toBe(16);
+  });
+
+  it('pictures over the video, bottom first, each faded and moved by its place: the same frame as the picture drawn there', () => {
+    // A red square (2×2 at 1,1) with a soft edge pixel: moved by (3, 1), an odd offset that straddles
+    // the chroma blocks, and at opacity 0.6, over a green square that holds still.
+    const square = (x0: number, y0: number) => {
+      const b = Buffer.alloc(W * H * 4);
+      for (let y = y0; y < y0 + 2; y++) for (let x = x0; x < x0 + 2; x++) b.set([230, 30, 40, 255], (y * W + x) * 4);
+      b.set([230, 30, 40, 128], (y0 * W + x0 + 2) * 4);
+      return b;
+    };
+    const green = rgba([20, 200, 60, 255], (x, y) => x >= 4 && y >= 2);
+    const under = flat(W, H, [90, 110, 150]);
+    const moved = new FrameCompositor(W, H, '#000000');
+    moved.setOverlays([{ rgba: green }, { rgba: square(1, 1), moves: true }]);
+    const there = new FrameCompositor(W, H, '#000000');
+    const faded = square(4, 2);
+    for (let i = 3; i < faded.length; i += 4) faded[i] = Math.round(faded[i]! * 0.6);
+    there.setOverlays([{ rgba: green }, { rgba: faded }]);
+    const a = Buffer.from(moved.compose(under, { width: W, height: H }, whole, [{ opacity: 1, dx: 0, dy: 0 }, { opacity: 0.6, dx: 3, dy: 1 }]));
+    const b = Buffer.from(there.compose(under, { width: W, height: H }, whole));
+    expect(Math.max(...[...a].map((v, i) => Math.abs(v - b[i]!)))).toBeLessThanOrEqual(1);
+    // The square did move: set in place it makes another frame.
+    const still = new FrameCompositor(W, H, '#000000');
+    still.setOverlays([{ rgba: green }, { rgba: square(1, 1) }]);
+    expect(Buffer.from(still.compose(under, { width: W, height: H }, whole))).not.toEqual(a);
+    // Every offset, odd or even, partly off the frame too: the picture shifted by hand and set in place.
+    const shifted = (src: Buffer, dx: number, dy: number) => {
+      const b = Buffer.alloc(W * H * 4);
+      for (let y = 0; y < H; y++) for (let x = 0; x < W; x++) if (x - dx >= 0 && x - dx < W && y - dy >= 0 && y - dy < H) src.copy(b, (y * W + x) * 4, ((y - dy) * W + x - dx) * 4, ((y - dy) * W + x - dx) * 4 + 4);
+      return b;
+    };
+    for (const [dx, dy] of [[-2, -1], [1, -1], [5, 3], [-1, 2], [6, 0]] as const) {
+      const got = Buffer.from(moved.compose(under, { width: W, height: H }, whole, [IN_PLACE, { opacity: 1, dx, dy }]));
+      there.setOverlays([{ rgba: green }, { rgba: shifted(square(1, 1), dx, dy) }]);
+      const want = Buffer.from(there.compose(under, { width: W, height: H }, whole));
+      expect({ dx, dy, most: Math.max(...[...got].map((v, i) => Math.abs(v - want[i]!))) <= 1 }).toEqual({ dx, dy, most: true });
+    }
+    // An even offset (the chroma blocks' own) is exact, and a picture moved off the frame leaves nothing.
+    const even = Buffer.from(moved.compose(under, { width: W, height: H }, whole, [IN_PLACE, { opacity: 1, dx: 2, dy: 0 }]));
+    there.setOverlays([{ rgba: green }, { rgba: square(3, 1) }]);
+    expect(even).toEqual(Buffer.from(there.compose(under, { width: W, height: H }, whole)));
+    const off = Buffer.from(moved.compose(under, { width: W, height: H }, whole, [IN_PLACE, { opacity: 1, dx: -3, dy: -3 }]));
+    there.setOverlays([{ rgba: green }]);
+    expect(off).toEqual(Buffer.from(there.compose(under, { width: W, height: H }, whole)));
+    // Opacity 0 leaves the frame as it is without the picture.
+    expect(Buffer.from(moved.compose(under, { width: W, height: H }, whole, [IN_PLACE, { opacity: 0, dx: 1, dy: 1 }]))).toEqual(off);
   });
 });

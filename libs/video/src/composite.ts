@@ -6,8 +6,9 @@ import { frameOf, inSequence } from './spans.js';
 /**
  * A played piece composed outside the browser (issue 33, "only what moves"): its one video layer
  * (spans.ts videoLayerAt) is decoded by the shipped ffmpeg and placed by this module, the page draws
- * the clips over it once (on a transparent background: they hold still through the piece, spans.ts
- * composedSpans), and each output frame is the background, the video and that picture.
+ * pictures of the clips over it once (on a transparent background: the clips that hold still through
+ * the piece together, each that fades or moves alone: spans.ts overlayGroups), and each output frame
+ * is the background, the video and those pictures, each faded and moved as the frame places it.
  * The geometry is the composition's own (clipVisualAt, ClipView, assets.tsx mediaStyle); the video's
  * frame for an output frame is the one @remotion/media shows (the last whose time is at or before
  * `trim + clip time × speed`; none past the file's playable frames).
@@ -200,9 +201,12 @@ export function yuv709(r: number, g: number, b: number): [number, number, number
 export const yuv420Size = (width: number, height: number) => width * height + 2 * Math.ceil(width / 2) * Math.ceil(height / 2);
 
 /**
- * The page's picture of the clips over the video (straight RGBA, as Chromium writes a PNG) in the
- * output's colours: premultiplied limited-range BT.709 planes and their opacity (of 256), the chroma
- * planes averaged over each 2×2 block; per row, the span with any opacity, so the rest is skipped.
+ * A page's picture of clips over the video (straight RGBA, as Chromium writes a PNG) in the output's
+ * colours: premultiplied limited-range BT.709 planes and their opacity (of 256), the chroma planes
+ * averaged over each 2×2 block; per row, the span with any opacity, so the rest is skipped. A picture
+ * that moves by an odd number of pixels straddles the chroma blocks: `full` keeps its chroma and
+ * opacity per pixel (premultiplied, ×256; opacity of 256) to average the blocks it lands on. At 720p
+ * a picture takes ~5 MB of planes, ~10.5 MB with `full`.
  */
 interface OverlayPlanes {
   y: Uint16Array;
@@ -212,23 +216,38 @@ interface OverlayPlanes {
   ca: Uint16Array;
   rows: Int32Array;
   chromaRows: Int32Array;
+  full?: { u: Uint16Array; v: Uint16Array; a: Uint16Array };
 }
+
+/** Where a picture of clips over the video lies on one frame: its opacity, and its offset in whole pixels. */
+export interface OverlayPlace {
+  opacity: number;
+  dx: number;
+  dy: number;
+}
+
+export const IN_PLACE: OverlayPlace = { opacity: 1, dx: 0, dy: 0 };
 
 /**
  * Paints output frames as yuv420p in the output's colours (limited-range BT.709, what x264 is handed
  * for the page's frames): the background, the video layer (its decoded yuv420p frame, in the same
  * colours) scaled with bilinear filtering, as the browser draws a scaled picture, and faded by its
- * opacity and its edges' coverage; then the page's picture of the clips over it. Blending Y′CbCr
- * linearly is blending the page's R′G′B′ linearly (the matrix is linear), as Chromium does.
+ * opacity and its edges' coverage; then the page's pictures of the clips over it, bottom first, each
+ * faded and moved as the frame places it. Blending Y′CbCr linearly is blending the page's R′G′B′
+ * linearly (the matrix is linear), as Chromium does; a picture faded whole is Chromium's group
+ * opacity (the element's opacity applied to its drawn content).
  */
 export class FrameCompositor {
   private readonly out: Buffer;
   private readonly cw: number;
   private readonly ch: number;
   private readonly bg: [number, number, number];
-  private overlay: OverlayPlanes | undefined;
+  private overlays: OverlayPlanes[] = [];
 
   constructor(readonly width: number, readonly height: number, background: string) {
+    // yuv420p output (x264 refuses odd sizes; the spec's mp4 sizes are even): a picture moved by an
+    // even offset moves by whole chroma blocks only then.
+    if (width % 2 !== 0 || height % 2 !== 0) throw new Error(`an odd frame size (${width}×${height})`);
     this.cw = Math.ceil(width / 2);
     this.ch = Math.ceil(height / 2);
     this.out = Buffer.alloc(yuv420Size(width, height));
@@ -238,10 +257,18 @@ export class FrameCompositor {
 
   /** Sets the picture drawn over every following frame (RGBA of the output size), or none. */
   setOverlay(rgba: Buffer | undefined): void {
-    if (!rgba) {
-      this.overlay = undefined;
-      return;
-    }
+    this.setOverlays(rgba ? [{ rgba }] : []);
+  }
+
+  /**
+   * Sets the pictures (RGBA of the output size) drawn over every following frame, bottom first;
+   * `moves`: one that compose() may place at an odd offset.
+   */
+  setOverlays(pictures: readonly { rgba: Buffer; moves?: boolean }[]): void {
+    this.overlays = pictures.map((p) => this.planes(p.rgba, p.moves === true));
+  }
+
+  private planes(rgba: Buffer, moves: boolean): OverlayPlanes {
     const { width: W, height: H, cw, ch } = this;
     const y = new Uint16Array(W * H);
     const ya = new Uint16Array(W * H);
@@ -254,6 +281,7 @@ export class FrameCompositor {
     const usum = new Float64Array(cw * ch);
     const vsum = new Float64Array(cw * ch);
     const asum = new Float64Array(cw * ch);
+    const full = moves ? { u: new Uint16Array(W * H), v: new Uint16Array(W * H), a: new Uint16Array(W * H) } : undefined;
     for (let j = 0; j < H; j++) {
       let first = W;
       let last = 0;
@@ -270,6 +298,11 @@ export class FrameCompositor {
         usum[c] += uu * a;
         vsum[c] += vv * a;
         asum[c] += a;
+        if (full) {
+          full.u[j * W + i] = Math.round(uu * a * 256);
+          full.v[j * W + i] = Math.round(vv * a * 256);
+          full.a[j * W + i] = Math.round(a * 256);
+        }
       }
       rows[j * 2] = Math.min(first, last);
       rows[j * 2 + 1] = last;
@@ -288,14 +321,14 @@ export class FrameCompositor {
       v[c] = Math.round((vsum[c]! / n) * 256);
       ca[c] = Math.round((asum[c]! / n) * 256);
     }
-    this.overlay = { y, ya, u, v, ca, rows, chromaRows };
+    return { y, ya, u, v, ca, rows, chromaRows, ...(full ? { full } : {}) };
   }
 
   /**
-   * One frame: `video` (yuv420p of `source` size) placed by `at`, under the overlay. The returned
-   * buffer is reused by the next call.
+   * One frame: `video` (yuv420p of `source` size) placed by `at`, under the pictures set, each placed
+   * by `places` (same order; in place when not given). The returned buffer is reused by the next call.
    */
-  compose(video: Buffer | undefined, source: { width: number; height: number }, at: LayerPlacement | undefined): Buffer {
+  compose(video: Buffer | undefined, source: { width: number; height: number }, at: LayerPlacement | undefined, places: readonly OverlayPlace[] = []): Buffer {
     const { width: W, height: H, cw, ch, out } = this;
     const covers = video && at && at.opacity >= 1 && at.clip.left <= 0 && at.clip.top <= 0 && at.clip.right >= W && at.clip.bottom >= H;
     if (!covers) {
@@ -312,12 +345,18 @@ export class FrameCompositor {
       paintPlane(out, W * H, cw, ch, video, sw * sh, scw, sch, at, 2);
       paintPlane(out, W * H + cw * ch, cw, ch, video, sw * sh + scw * sch, scw, sch, at, 2);
     }
-    const o = this.overlay;
-    if (o) {
-      blendPlane(out, 0, W, H, o.y, o.ya, o.rows);
-      blendPlane(out, W * H, cw, ch, o.u, o.ca, o.chromaRows);
-      blendPlane(out, W * H + cw * ch, cw, ch, o.v, o.ca, o.chromaRows);
-    }
+    this.overlays.forEach((o, k) => {
+      const place = places[k] ?? IN_PLACE;
+      if (place.opacity <= 0) return;
+      blendPlane(out, 0, W, H, o.y, o.ya, o.rows, place.dx, place.dy, place.opacity);
+      if (place.dx % 2 === 0 && place.dy % 2 === 0) {
+        blendPlane(out, W * H, cw, ch, o.u, o.ca, o.chromaRows, place.dx / 2, place.dy / 2, place.opacity);
+        blendPlane(out, W * H + cw * ch, cw, ch, o.v, o.ca, o.chromaRows, place.dx / 2, place.dy / 2, place.opacity);
+      } else {
+        if (!o.full) throw new Error('a picture set in place was moved by an odd offset');
+        blendChromaAt(out, W, H, cw, ch, o, place);
+      }
+    });
     return out;
   }
 }
@@ -422,14 +461,91 @@ function mix(out: Buffer, i: number, value: number, alpha: number): void {
   else if (alpha > 0) out[i] = value * alpha + out[i]! * (1 - alpha) + 0.5;
 }
 
-/** A premultiplied plane (×256) and its opacity (of 256) over `out`'s plane, row spans only. */
-function blendPlane(out: Buffer, base: number, W: number, H: number, over: Uint16Array, alpha: Uint16Array, rows: Int32Array): void {
-  for (let y = 0; y < H; y++) {
-    const end = y * W + rows[y * 2 + 1]!;
-    for (let i = y * W + rows[y * 2]!; i < end; i++) {
-      const a = alpha[i]!;
-      if (a === 0) continue;
-      out[base + i] = (over[i]! + out[base + i]! * (256 - a) + 128) >>> 8;
+/**
+ * A premultiplied plane (×256) and its opacity (of 256) over `out`'s plane, row spans only, moved by
+ * (dx, dy) samples and faded by `opacity`.
+ */
+function blendPlane(out: Buffer, base: number, W: number, H: number, over: Uint16Array, alpha: Uint16Array, rows: Int32Array, dx = 0, dy = 0, opacity = 1): void {
+  for (let y = Math.max(0, -dy); y < Math.min(H, H - dy); y++) {
+    const a0 = Math.max(rows[y * 2]!, -dx);
+    const a1 = Math.min(rows[y * 2 + 1]!, W - dx);
+    const to = base + (y + dy) * W + dx;
+    if (opacity >= 1) {
+      for (let i = y * W + a0, end = y * W + a1; i < end; i++) {
+        const a = alpha[i]!;
+        if (a === 0) continue;
+        out[to + i - y * W] = (over[i]! + out[to + i - y * W]! * (256 - a) + 128) >>> 8;
+      }
+    } else {
+      for (let i = y * W + a0, end = y * W + a1; i < end; i++) {
+        const a = alpha[i]!;
+        if (a === 0) continue;
+        const t = to + i - y * W;
+        out[t] = (over[i]! * opacity + out[t]! * (256 - a * opacity)) / 256 + 0.5;
+      }
+    }
+  }
+}
+
+/**
+ * The chroma of a picture moved by an odd offset: each output block averages the (premultiplied)
+ * pixels of the picture that land on it, as the picture's own blocks average its pixels in place.
+ */
+function blendChromaAt(out: Buffer, W: number, H: number, cw: number, ch: number, o: OverlayPlanes, place: OverlayPlace): void {
+  const full = o.full!;
+  const { dx, dy, opacity } = place;
+  let firstRow = H;
+  let lastRow = -1;
+  for (let j = 0; j < H; j++) {
+    if (o.rows[j * 2 + 1]! > o.rows[j * 2]!) {
+      firstRow = Math.min(firstRow, j);
+      lastRow = j;
+    }
+  }
+  if (lastRow < 0) return;
+  const uBase = W * H;
+  const vBase = W * H + cw * ch;
+  const cy0 = Math.max(0, Math.floor((firstRow + dy) / 2));
+  const cy1 = Math.min(ch - 1, Math.floor((lastRow + dy) / 2));
+  for (let cy = cy0; cy <= cy1; cy++) {
+    let first = W;
+    let last = 0;
+    for (let l = 0; l < 2; l++) {
+      const py = cy * 2 + l - dy;
+      if (py < 0 || py >= H || o.rows[py * 2 + 1]! <= o.rows[py * 2]!) continue;
+      first = Math.min(first, o.rows[py * 2]!);
+      last = Math.max(last, o.rows[py * 2 + 1]!);
+    }
+    if (last <= first) continue;
+    const cx0 = Math.max(0, Math.floor((first + dx) / 2));
+    const cx1 = Math.min(cw - 1, Math.floor((last - 1 + dx) / 2));
+    for (let cx = cx0; cx <= cx1; cx++) {
+      let us = 0;
+      let vs = 0;
+      let as = 0;
+      let n = 0;
+      for (let l = 0; l < 2; l++) {
+        const oy = cy * 2 + l;
+        if (oy >= H) continue;
+        const py = oy - dy;
+        for (let k = 0; k < 2; k++) {
+          const ox = cx * 2 + k;
+          if (ox >= W) continue;
+          n++;
+          const px = ox - dx;
+          if (py < 0 || py >= H || px < 0 || px >= W) continue;
+          const i = py * W + px;
+          us += full.u[i]!;
+          vs += full.v[i]!;
+          as += full.a[i]!;
+        }
+      }
+      if (as === 0) continue;
+      const k = opacity / (n * 256);
+      const a = as * k;
+      const c = cy * cw + cx;
+      out[uBase + c] = us * k + out[uBase + c]! * (1 - a) + 0.5;
+      out[vBase + c] = vs * k + out[vBase + c]! * (1 - a) + 0.5;
     }
   }
 }

@@ -24,7 +24,7 @@ import { prepareRender } from './inputs.js';
 import { printHtml } from './print.js';
 import { renderSoundtrackPart, soundtrackAlone } from './soundtrack.js';
 import { aviFrameHeader, aviHeader, decodeFrames, FrameCompositor, placeLayer, probeVideoFrames, yuv420Size, type LayerPlacement, type VideoFrames } from './composite.js';
-import { composedSpans, frameSpans, type FrameSpan } from './spans.js';
+import { composedSpans, frameSpans, overlayGroups, type FrameSpan, type OverlayGroup } from './spans.js';
 import { textDocument } from './text-document.js';
 import { MediaServer } from './media-server.js';
 import { BrowserGone, isBrowserFault, onDisconnect, TabLedger, TabLost } from './recovery.js';
@@ -54,14 +54,21 @@ export interface VideoEngineOptions {
   /** JPEG quality of the frames handed to the encoder; default 80. */
   jpegQuality?: number;
   /**
+   * The encoder's CRF (x264's or x265's scale) for every mp4, whatever the output's quality: the
+   * fidelity tests encode at 1 (nearly lossless; Remotion's least), so that what they compare is the
+   * drawing, not two encoders' noise.
+   */
+  crf?: number;
+  /**
    * Spans where nothing on screen changes (spans.ts) are drawn once and repeated by the encoder
    * (h264 mp4 renders); default true. false draws every frame (the reference the tests compare with).
    */
   staticSpans?: boolean;
   /**
    * Runs of played frames whose one moving part is a plain video at the bottom, under clips that
-   * hold still (spans.ts composedSpans), are composed outside the browser (composite.ts): the page
-   * draws those clips once, and each frame places the video under them. Default true; false draws
+   * hold still or only fade or move (spans.ts composedSpans), are composed outside the browser
+   * (composite.ts): the page draws pictures of those clips once, and each frame places the video
+   * under them and them over it. Default true; false draws
    * them in the page, as Remotion does (with `staticSpans: false`, every frame is drawn in the page).
    */
   composeVideo?: boolean;
@@ -397,7 +404,7 @@ export class VideoEngine {
    */
   async render(edit: EditSpec, opts: VideoRenderOptions = {}): Promise<VideoOutput> {
     const started = performance.now();
-    const encoding = encodingFor(edit.output);
+    const encoding = this.encodingOf(edit);
     const file = opts.outputPath ?? join(opts.outputDir ?? join(this.scratch, 'out'), `${randomUUID()}.${encoding.extension}`);
     await mkdir(dirname(file), { recursive: true });
     return this.cancellable(opts, async (run, stopAll) => {
@@ -466,7 +473,7 @@ export class VideoEngine {
    * joining), so several workers can share one long render; `combine` joins the chunks.
    */
   async renderChunk(edit: EditSpec, opts: ChunkOptions): Promise<VideoChunk> {
-    const encoding = encodingFor(edit.output);
+    const encoding = this.encodingOf(edit);
     if (encoding.codec === 'gif') throw new Error('gif renders are not split into chunks');
     const dir = opts.outputDir ?? join(this.scratch, 'chunks');
     await mkdir(dir, { recursive: true });
@@ -491,7 +498,7 @@ export class VideoEngine {
   /** Joins chunks (in frame order, covering a stretch of the window without gaps) into the output with its poster and thumbnail. */
   async combine(edit: EditSpec, chunks: readonly VideoChunk[], opts: Omit<VideoRenderOptions, 'frameRange' | 'scale'> = {}): Promise<VideoOutput> {
     const started = performance.now();
-    const encoding = encodingFor(edit.output);
+    const encoding = this.encodingOf(edit);
     const ordered = [...chunks].sort((a, b) => a.frameRange[0] - b.frameRange[0]);
     const first = ordered[0];
     if (!first) throw new Error('no chunks to combine');
@@ -570,12 +577,12 @@ export class VideoEngine {
     const segments = videoSegments(spans, parallelism);
     const files = segments.map((seg, i) => `${base}-${i}.ts`);
     const composed = await composedPieces(props, segments, opts.dir, opts.run.stop);
-    // The pictures of the clips over each composed piece's video: one page, a picture each.
-    const layers = [...composed.values()];
-    const overlays = layers.map(() => deferred<Buffer>());
-    const overlaysDrawn = layers.length === 0 ? Promise.resolve() : this.drawOverlays(props, encoding, layers, overlays, opts.run);
+    // The pictures of the clips over each composed piece's video (spans.ts overlayGroups): one page draws them all.
+    const overlays = new Map([...composed.values()].map((piece) => [piece, piece.groups.map(() => deferred<Buffer>())] as const));
+    const all = [...overlays.values()].flat();
+    const overlaysDrawn = all.length === 0 ? Promise.resolve() : this.drawOverlays(props, encoding, [...composed.values()], all, opts.run);
     overlaysDrawn.catch((err: unknown) => {
-      for (const o of overlays) o.reject(err);
+      for (const o of all) o.reject(err);
     });
     // Pictures the page draws, in output order (a held span's one picture stands for all its frames),
     // each handed to its part's x264 as soon as it and those before it are drawn.
@@ -679,13 +686,13 @@ export class VideoEngine {
         tasks.push({ cost: count * 1.5, run: () => playInPage(seg, i) });
         return;
       }
-      const overlay = overlays[layers.indexOf(piece)]!.promise;
+      const pictures = overlays.get(piece)!.map((d) => d.promise);
       tasks.push({
         cost: count / 2,
         run: async () => {
           let done = 0;
           try {
-            await this.composePiece(props, encoding, piece, overlay, files[i]!, {
+            await this.composePiece(props, encoding, piece, pictures, files[i]!, {
               run: opts.run,
               onFrame: () => {
                 done++;
@@ -698,7 +705,7 @@ export class VideoEngine {
             // the piece, as it would have without composing; a cancel or a sibling's failure is not retried.
             if (opts.run.stop.aborted) throw err;
             this.opts.onComposeFailure?.({ renderId: opts.run.renderId, frames: [seg.from, seg.to], reason: (err as Error).message });
-            fellBack++;
+            fellBack += piece.groups.length;
             drawn -= done;
             await rm(files[i]!, { force: true });
             await playInPage(seg, i);
@@ -745,7 +752,7 @@ export class VideoEngine {
         logLevel: this.opts.logLevel ?? 'error',
         onProgress: (p: { totalProgress: number }) => opts.onProgress(0.9 + p.totalProgress * 0.1),
       });
-      return pictures.length + layers.length - fellBack + playedInPage;
+      return pictures.length + all.length - fellBack + playedInPage;
     } finally {
       await overlaysDrawn.catch(() => undefined);
       for (const feed of feeds.values()) feed.kill();
@@ -754,20 +761,20 @@ export class VideoEngine {
   }
 
   /**
-   * The clips over each composed piece's video (composite.ts), drawn by one page on a transparent
-   * background (PNG): the piece's first frame without the video layers of the pieces, a picture each,
-   * handed to `into` in order.
+   * The pictures of the clips over each composed piece's video (composite.ts, spans.ts overlayGroups),
+   * drawn by one page on a transparent background (PNG): each its clips only, at its frame, at full
+   * opacity where the picture is faded outside the browser; handed to `into` in order.
    */
   private drawOverlays(props: EditProps, encoding: Encoding, pieces: readonly ComposedPiece[], into: readonly ReturnType<typeof deferred<Buffer>>[], run: Run): Promise<void> {
-    const drop = new Set(pieces.map((p) => p.layer));
-    const clips = Object.fromEntries(Object.entries(props.clips).filter(([key]) => !drop.has(key)));
-    const firsts = pieces.map((p) => p.from);
-    return this.inTabs(run, `clips over the video of ${firsts.length} composed pieces`, (cancelSignal) => renderFrames({
-      ...withoutJpeg(this.mediaOptions({ ...props, clips, background: '#00000000', muted: true, frames: firsts, durationInFrames: firsts.length }, encoding)),
+    const groups = pieces.flatMap((p) => p.groups);
+    const frames = groups.map((g) => g.at);
+    const pictureClips = groups.map((g) => ({ clips: g.clips, fullOpacity: g.fullOpacity }));
+    return this.inTabs(run, `clips over the video of ${pieces.length} composed pieces`, (cancelSignal) => renderFrames({
+      ...withoutJpeg(this.mediaOptions({ ...props, background: '#00000000', muted: true, frames, pictureClips, durationInFrames: frames.length }, encoding)),
       imageFormat: 'png',
       concurrency: 1,
       outputDir: null,
-      frameRange: [0, firsts.length - 1],
+      frameRange: [0, frames.length - 1],
       onStart: () => undefined,
       onFrameUpdate: () => undefined,
       // A call tried again after a browser fault (inTabs) draws from the start: a picture had is kept.
@@ -781,14 +788,15 @@ export class VideoEngine {
 
   /**
    * A composed piece (spans.ts composedSpans, composite.ts): each output frame is the background, the
-   * layer's video frame placed as the page places it, and the page's picture of the clips over it
-   * (`overlay`, PNG), handed to x264 as the page's pictures are (pictureArgs).
+   * layer's video frame placed as the page places it, and the page's pictures of the clips over it
+   * (`pictures`, PNG, one per overlay group) each faded and moved as the frame places it, handed to
+   * x264 as the page's pictures are (pictureArgs).
    */
   private async composePiece(
     props: EditProps,
     encoding: Encoding,
     piece: ComposedPiece,
-    overlay: Promise<Buffer>,
+    pictures: readonly Promise<Buffer>[],
     file: string,
     opts: { run: Run; onFrame: () => void },
   ): Promise<void> {
@@ -798,15 +806,18 @@ export class VideoEngine {
     const feed = feedBinary('ffmpeg', pictureArgs(count, props, encoding, this.opts.x264Preset ?? 'veryfast', file, 'yuv'), { signal: opts.run.stop });
     const frames = decodeFrames(piece.file, piece.video, { from: first, signal: opts.run.stop });
     try {
-      const { data: over, info } = await sharp(await overlay).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
-      if (info.width !== props.width || info.height !== props.height) throw new Error(`the page drew ${info.width}×${info.height}, not ${props.width}×${props.height}`);
       const compositor = new FrameCompositor(props.width, props.height, props.background);
-      compositor.setOverlay(over);
+      // The decoded pictures are not kept: the compositor holds their planes.
+      compositor.setOverlays(await Promise.all(pictures.map(async (picture, k) => {
+        const { data: rgba, info } = await sharp(await picture).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+        if (info.width !== props.width || info.height !== props.height) throw new Error(`the page drew ${info.width}×${info.height}, not ${props.width}×${props.height}`);
+        return { rgba, moves: piece.groups[k]!.place.some((q) => q.dx % 2 !== 0 || q.dy % 2 !== 0) };
+      })));
       const size = yuv420Size(props.width, props.height);
       await feed.write(aviHeader(props.width, props.height, props.fps));
       let decoded = first - 1;
       let current: Buffer | undefined;
-      for (const at of placements) {
+      for (const [k, at] of placements.entries()) {
         if (at) {
           while (decoded < at.frame) {
             const next = await frames.next();
@@ -817,7 +828,7 @@ export class VideoEngine {
           }
         }
         // Copied: the pipe may hold a written buffer until it drains, and the compositor reuses its own.
-        const picture = Buffer.concat([aviFrameHeader(size), compositor.compose(at ? current : undefined, piece.video, at), Buffer.alloc(size % 2)]);
+        const picture = Buffer.concat([aviFrameHeader(size), compositor.compose(at ? current : undefined, piece.video, at, piece.groups.map((g) => g.place[k]!)), Buffer.alloc(size % 2)]);
         await feed.write(picture);
         opts.onFrame();
       }
@@ -995,6 +1006,12 @@ export class VideoEngine {
     }
   }
 
+  /** The output's encoding (encode.ts), its CRF replaced by the engine's `crf` when given. */
+  private encodingOf(edit: EditSpec): Encoding {
+    const encoding = encodingFor(edit.output);
+    return this.opts.crf !== undefined && encoding.crf !== undefined ? { ...encoding, crf: this.opts.crf } : encoding;
+  }
+
   /** Options every renderMedia call shares. */
   private mediaOptions(props: EditProps, encoding: Encoding, scale?: number): Omit<RenderMediaOptions, 'codec'> {
     return {
@@ -1099,12 +1116,15 @@ interface ComposedPiece {
   video: VideoFrames;
   /** Per frame of the piece, in order: where it shows the video (placeLayer), or undefined. */
   placements: (LayerPlacement | undefined)[];
+  /** The pictures of the clips over the video, bottom first, and where each frame lays them (spans.ts overlayGroups). */
+  groups: OverlayGroup[];
 }
 
 /**
  * The composed pieces of `segments` (by index) whose video is a local file ffprobe reads (square
- * pixels, no alpha, a known matrix, at most MAX_LAYER_FRAMES frames) shown at half its size or more;
- * any other is played by the page instead (its segment becomes `played`).
+ * pixels, no alpha, a known matrix, at most MAX_LAYER_FRAMES frames) shown at half its size or more,
+ * and whose clips over the video make pictures (overlayGroups); any other is played by the page
+ * instead (its segment becomes `played`).
  */
 async function composedPieces(props: EditProps, segments: Segment[], dir: string, signal?: AbortSignal): Promise<Map<number, ComposedPiece>> {
   const out = new Map<number, ComposedPiece>();
@@ -1119,7 +1139,10 @@ async function composedPieces(props: EditProps, segments: Segment[], dir: string
     // Bilinear filtering (composite.ts) matches the page at half the video's size or more
     // (compose-render.spec.ts, at half size); smaller needs the page's own filtering down.
     const drawable = placements.every((at) => !at || (at.sx >= MIN_COMPOSED_SCALE && at.sy >= MIN_COMPOSED_SCALE));
-    if (file && video && drawable) out.set(i, { from: seg.from, to: seg.to, layer: seg.layer, file, video, placements });
+    // A share of a composed run: the clips over it may need a picture drawn inside the share (a clip
+    // that moves is drawn where it is wholly in the frame), which this share may lack.
+    const groups = drawable ? overlayGroups(props, seg.layer, seg.from, seg.to) : undefined;
+    if (file && video && groups) out.set(i, { from: seg.from, to: seg.to, layer: seg.layer, file, video, placements, groups });
     else segments[i] = { kind: 'played', from: seg.from, to: seg.to };
   }
   return out;

@@ -43,6 +43,12 @@ export type EditProps = {
    * that play no video, drawn out of order and muted; each clip shows where its Sequence would.
    */
   frames?: number[];
+  /**
+   * With `frames`: per picture, the only clips it shows (keys `track:index`), and whether they show at
+   * full opacity (their own fades left out): the pictures of the clips over a composed video, faded and
+   * moved outside the browser (spans.ts overlayGroups, composite.ts).
+   */
+  pictureClips?: { clips: string[]; fullOpacity: boolean }[];
 };
 
 export interface MediaInput {

@@ -1,6 +1,6 @@
 import { assertEdit, assertTiming, type JsonValue } from '#libs/edit-spec';
 import { clipKey, type ClipInputs } from './props.js';
-import { composedSpans, frameSpans, MIN_STATIC_FRAMES, svgMayAnimate, videoLayerAt, type FrameSpan, type SpanProps } from './spans.js';
+import { composedSpans, frameSpans, MAX_OVERLAY_PICTURES, MIN_STATIC_FRAMES, overlayGroups, svgMayAnimate, videoLayerAt, type FrameSpan, type SpanProps } from './spans.js';
 import { videoSegments } from './engine.js';
 
 /**
@@ -18,10 +18,12 @@ function props(tracks: JsonValue[][], inputs: Record<string, ClipInputs> = {}, o
   const clips: Record<string, ClipInputs> = {};
   timing.tracks.forEach((track, t) => track.forEach((c, i) => {
     const type = c.clip.asset.type;
-    clips[clipKey(t, i)] = { source: { width: 320, height: 180 }, ...(type === 'image' || type === 'video' ? { media: { url: 'http://127.0.0.1/x', kind: type, width: 320, height: 180 } } : {}) };
+    // A text's source is its box (inputs.ts), a picture's its own size.
+    const box = type === 'text' && c.clip.width && c.clip.height ? { width: c.clip.width, height: c.clip.height } : { width: 320, height: 180 };
+    clips[clipKey(t, i)] = { source: box, ...(type === 'image' || type === 'video' ? { media: { url: 'http://127.0.0.1/x', kind: type, width: 320, height: 180 } } : {}) };
   }));
   for (const [key, extra] of Object.entries(inputs)) clips[key] = { ...clips[key], ...extra };
-  return { timing, clips, fps: FPS, windowStart: timing.window.start, viewport: { width: 320, height: 180 }, still: false, background: '#000000' };
+  return { timing, clips, fps: FPS, windowStart: timing.window.start, viewport: { width: 320, height: 180 }, width: 320, height: 180, still: false, background: '#000000' };
 }
 
 const all = (p: SpanProps): FrameSpan[] => frameSpans(p, [0, Math.round(p.timing.tracks.flat().reduce((end, c) => Math.max(end, c.end), 0) * FPS) - 1]);
@@ -119,9 +121,93 @@ describe('composedSpans and videoLayerAt (issue 33: a video at the bottom compos
   it('while a clip over the video moves the page plays the frames; where it holds again they are composed', () => {
     const p = props([[{ asset: { type: 'rich-text', text: 'Rise', animation: { preset: 'ascend', duration: 1 } }, start: 0, length: 3 }], [video()]]);
     expect(composed(p)).toEqual(['played 0-11', 'composed 12-35 1:0']);
-    // A photo fading in over the video at 1 s (fade: 1 s) is drawn with it by the page while it fades.
+    // A photo fading in over the video at 1 s: composed too (a picture of its own, faded frame by
+    // frame), in a run of its own from the frame it appears.
     const late = props([[photo({ start: 1, length: 2, transition: { in: 'fade' } })], [video()]]);
-    expect(composed(late)).toEqual(['composed 0-11 1:0', 'played 12-23', 'composed 24-35 1:0']);
+    expect(composed(late)).toEqual(['composed 0-11 1:0', 'composed 12-35 1:0']);
+    // Zooming in changes its look (its size): played while it zooms.
+    const zoom = props([[photo({ start: 1, length: 2, scale: 0.5, transition: { in: 'zoom' } })], [video()]]);
+    expect(composed(zoom)[1]).toMatch(/^played 12-/);
+  });
+
+  it('overlayGroups: clips that hold still share one picture; each clip that fades or moves has its own, drawn where it is wholly inside the frame, placed by whole pixels', () => {
+    // Bottom to top: a video, a photo holding, a title sliding up from below the frame over the first
+    // second, a logo fading in over the first second, a caption holding.
+    const p = props([
+      [text('Caption', { width: 200, height: 40, position: 'top' })],
+      [photo({ scale: 0.2, position: 'topRight', opacity: [{ from: 0, to: 1, start: 0, length: 1 }] })],
+      [text('Title', { width: 200, height: 40, position: 'bottom', offset: { y: [{ from: -0.5, to: 0, start: 0, length: 1 }] } })],
+      [photo({ scale: 0.3, position: 'left' })],
+      [video()],
+    ]);
+    expect(composed(p)).toEqual(['composed 0-35 4:0']);
+    const groups = overlayGroups(p, '4:0', 0, 35)!;
+    expect(groups.map((g) => ({ clips: g.clips, fullOpacity: g.fullOpacity }))).toEqual([
+      { clips: ['3:0'], fullOpacity: false },
+      { clips: ['2:0'], fullOpacity: true },
+      { clips: ['1:0'], fullOpacity: true },
+      { clips: ['0:0'], fullOpacity: false },
+    ]);
+    const [still, title, logo] = groups;
+    expect(still!.at).toBe(0);
+    expect(still!.place.every((q) => q.opacity === 1 && q.dx === 0 && q.dy === 0)).toBe(true);
+    // The title (40 px high at the bottom of 180) starts 90 px lower: its bottom below the frame until
+    // its box is wholly inside, which is the frame its picture is drawn at; from there up, whole pixels.
+    expect(title!.at).toBe(12);
+    expect(title!.place[11]!.dy).toBeGreaterThan(0);
+    expect(title!.place[0]!.dy).toBe(90);
+    expect(title!.place.slice(12).every((q) => q.dy === 0)).toBe(true);
+    expect(title!.place.every((q) => Number.isInteger(q.dy) && q.dx === 0 && q.opacity === 1)).toBe(true);
+    // The logo holds its place and fades: its opacity per frame, from 0.
+    expect(logo!.at).toBe(0);
+    expect(logo!.place[0]!.opacity).toBe(0);
+    expect(logo!.place[12]!.opacity).toBe(1);
+    expect(logo!.place.every((q) => q.dx === 0 && q.dy === 0)).toBe(true);
+  });
+
+  it('overlayGroups refuses: a clip that moves and is never wholly inside the frame, a masked clip (a luma\'s track) that fades, a blurred or turned clip that moves, a scaled output where a clip moves', () => {
+    // A banner wider than the frame, panning: never wholly inside it.
+    const outside = props([[text('Wide', { width: 400, height: 40, offset: { x: [{ from: -0.1, to: 0.1, start: 0, length: 3 }] } })], [video()]]);
+    expect(overlayGroups(outside, '1:0', 0, 35)).toBeUndefined();
+    expect(composed(outside)).toEqual(['played 0-35']);
+    const lumaImage = { media: { url: 'http://127.0.0.1/l.png', kind: 'image' as const, width: 320, height: 180 } };
+    const masked = props([[text('Over', { opacity: [{ from: 0, to: 1, start: 0, length: 3 }] }), { asset: { type: 'luma', src: 'https://cdn.example.com/l.png' }, start: 0, length: 3 }], [video()]], { '0:1': lumaImage });
+    expect(composed(masked)).toEqual(['played 0-35']);
+    // A blurred, turned or flipped clip paints past its content box (or about a centre between
+    // pixels): it may fade, not move. The same clip plain moves.
+    const slide = { offset: { x: [{ from: 0, to: 0.2, start: 0, length: 3 }] } };
+    const fade = { opacity: [{ from: 0, to: 1, start: 0, length: 3 }] };
+    const tag = (extra: Record<string, JsonValue>) => text('Tag', { width: 100, height: 40, ...extra });
+    expect(composed(props([[tag(slide)], [video()]]))).toEqual(['composed 0-35 1:0']);
+    expect(composed(props([[tag({ filter: 'blur', ...slide })], [video()]]))).toEqual(['played 0-35']);
+    expect(composed(props([[tag({ transform: { rotate: { angle: 10 } }, ...slide })], [video()]]))).toEqual(['played 0-35']);
+    expect(composed(props([[tag({ transform: { flip: { horizontal: true } }, ...slide })], [video()]]))).toEqual(['played 0-35']);
+    expect(composed(props([[tag({ filter: 'blur', ...fade })], [video()]]))).toEqual(['composed 0-35 1:0']);
+    // Refused while it moves, such a clip is still composed where it holds: a turned tag sliding in
+    // over the first second, then holding; a faded clip in a luma's track likewise.
+    const slideIn = { offset: { x: [{ from: 0.2, to: 0, start: 0, length: 1 }] } };
+    expect(composed(props([[tag({ transform: { rotate: { angle: 10 } }, ...slideIn })], [video()]]))).toEqual(['played 0-11', 'composed 12-35 1:0']);
+    const fadeIn = { opacity: [{ from: 0, to: 1, start: 0, length: 1 }] };
+    const maskedFade = props([[tag(fadeIn), { asset: { type: 'luma', src: 'https://cdn.example.com/l.png' }, start: 0, length: 3 }], [video()]], { '0:1': lumaImage });
+    expect(composed(maskedFade)).toEqual(['played 0-11', 'composed 12-35 1:0']);
+    // A picture drawn at 0.3 of its size: resampled at each place by Chromium, so moving it changes
+    // its look; fading it does not.
+    expect(composed(props([[photo({ scale: 0.3, ...slide })], [video()]]))).toEqual(['played 0-35']);
+    expect(composed(props([[photo({ scale: 0.3, ...fade })], [video()]]))).toEqual(['composed 0-35 1:0']);
+    // An edit designed at 320×180 drawn at 640×360: a clip that moves changes its look there.
+    const sliding = text('Slide', { width: 100, height: 40, offset: { x: [{ from: 0, to: 0.2, start: 0, length: 3 }] } });
+    const scaled = { ...props([[sliding], [video()]]), width: 640, height: 360 };
+    expect(kinds(composedSpans(scaled, all(scaled)))).toEqual(['played 0-35']);
+    const unscaled = props([[sliding], [video()]]);
+    expect(kinds(composedSpans(unscaled, all(unscaled)))).toEqual(['composed 0-35']);
+  });
+
+  it(`overlayGroups refuses more than ${MAX_OVERLAY_PICTURES} pictures`, () => {
+    const fading = (i: number) => [text(`T${i}`, { width: 40, height: 20, position: 'top', offset: { x: (i - 5) / 12 }, opacity: [{ from: 0, to: 1, start: 0, length: 3 }] })];
+    const many = props([...Array.from({ length: MAX_OVERLAY_PICTURES + 1 }, (_, i) => fading(i)), [video()]]);
+    expect(overlayGroups(many, `${MAX_OVERLAY_PICTURES + 1}:0`, 0, 35)).toBeUndefined();
+    const enough = props([...Array.from({ length: MAX_OVERLAY_PICTURES }, (_, i) => fading(i)), [video()]]);
+    expect(overlayGroups(enough, `${MAX_OVERLAY_PICTURES}:0`, 0, 35)).toHaveLength(MAX_OVERLAY_PICTURES);
   });
 
   it(`a run of held frames over the video shorter than ${MIN_STATIC_FRAMES} frames is played by the page`, () => {
