@@ -128,6 +128,7 @@ async function probe(file: string) {
 beforeAll(async () => {
   out = await mkdtemp(join(tmpdir(), 'video-recovery-test-'));
   files.set(`${CDN}/clip.mp4`, await makeTestVideo({ width: 320, height: 180, seconds: 2, fps: 24, audio: true }));
+  files.set(`${CDN}/long.mp4`, await makeTestVideo({ width: 320, height: 180, seconds: 4, fps: 24, audio: true }));
   files.set(`${CDN}/tone.wav`, sineWav(2));
   // The page plays every frame (composeVideo false): these tests are of the browser's faults, and a
   // lone video would otherwise be composed outside it (composite.ts).
@@ -156,9 +157,11 @@ describe('A long-lived worker does not degrade (issue 32)', () => {
   }, 30_000);
 
   it('a stray main tab on the render\'s origin ("Invalid message" from the extractor) is closed and the render tried once more', async () => {
-    const done = await engine.render(edit(12, `${CDN}/clip.mp4`, 2), { outputDir: out, renderId: 'rnd_stray', onProgress: (p) => { if (p > 0) strayed ??= strayMainTab(); } });
+    // 42 frames (under SPLIT_MIN_FRAMES: one tab): on a loaded machine 24 were drawn before the stray
+    // tab had loaded, which then answered the next render instead (2026-11-29).
+    const done = await engine.render(edit(12, `${CDN}/long.mp4`, 3.5), { outputDir: out, renderId: 'rnd_stray', onProgress: (p) => { if (p > 0) strayed ??= strayMainTab(); } });
     await strayed;
-    expect(done.frames).toBe(24);
+    expect(done.frames).toBe(42);
     expect(recoveries).toEqual([expect.objectContaining({ renderId: 'rnd_stray', call: 'render', fresh: 'tabs', straysClosed: 1 })]);
     expect(recoveries[0]!.reason).toMatch(/^Invalid message: \{"type":"response-/);
     expect(await remotionTabs()).toEqual([]);

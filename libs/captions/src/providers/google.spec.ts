@@ -221,7 +221,9 @@ describe('Google Speech-to-Text v1 adapter (speech-gamma)', () => {
       const aborted = Date.now();
       controller.abort(reason);
       await expect(pending).rejects.toBe(reason);
-      expect(Date.now() - aborted).toBeLessThan(500);
+      // At once: without the abort reaching them the three parts hang with the fake. 1.1 s once on a
+      // loaded machine (2026-11-29), 500 ms before that.
+      expect(Date.now() - aborted).toBeLessThan(3_000);
       await sleep(100);
       expect(fake.requests).toHaveLength(3);
     });
