@@ -128,12 +128,12 @@ describe('FrameCompositor: a frame in limited-range BT.709 yuv420p', () => {
 
   it('the picture over the video: opaque pixels replace it, half-transparent ones blend, transparent ones leave it', () => {
     const c = new FrameCompositor(W, H, '#000000');
-    c.setOverlay(Buffer.concat([rgba([255, 255, 255, 255], (x) => x < 2).subarray(0, W * H * 4)]));
+    c.setOverlays([{ rgba: Buffer.concat([rgba([255, 255, 255, 255], (x) => x < 2).subarray(0, W * H * 4)]) }]);
     const out = c.compose(flat(W, H, [16, 128, 128]), { width: W, height: H }, whole);
     expect([out[0], out[1], out[2], out[W + 7]]).toEqual([235, 235, 16, 16]);
-    c.setOverlay(rgba([255, 255, 255, 128], () => true));
+    c.setOverlays([{ rgba: rgba([255, 255, 255, 128], () => true) }]);
     expect(c.compose(flat(W, H, [16, 128, 128]), { width: W, height: H }, whole)[0]).toBe(126);
-    c.setOverlay(undefined);
+    c.setOverlays([]);
     expect(c.compose(flat(W, H, [16, 128, 128]), { width: W, height: H }, whole)[0]).toBe(16);
   });
 

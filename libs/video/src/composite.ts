@@ -255,11 +255,6 @@ export class FrameCompositor {
     this.bg = yuv709(c.r, c.g, c.b);
   }
 
-  /** Sets the picture drawn over every following frame (RGBA of the output size), or none. */
-  setOverlay(rgba: Buffer | undefined): void {
-    this.setOverlays(rgba ? [{ rgba }] : []);
-  }
-
   /**
    * Sets the pictures (RGBA of the output size) drawn over every following frame, bottom first;
    * `moves`: one that compose() may place at an odd offset.

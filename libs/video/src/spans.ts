@@ -225,10 +225,7 @@ interface OverlayClip {
   opacity: number;
   /** Where it paints (its content box, whose overflow is hidden), output pixels. */
   rect: Rect;
-  /**
-   * Never faded or moved apart from the rest (it holds still or the page draws it): in a track with a
-   * luma (drawn with its mask); or turned, skewed or filtered, where it paints outside its content box.
-   */
+  /** In a track with a luma (drawn with its mask): never faded or moved apart from the rest. */
   pinned: boolean;
   /** Turned, skewed, flipped or filtered: may fade, never move (its picture may spill past its content box). */
   spills: boolean;
@@ -250,6 +247,7 @@ function overlayFrame(props: SpanProps, frame: number, layer: string): { clips: 
   // place (resampled, or one pixel wider as it moves), so there its exact place is part of its look.
   const unscaled = ox === 1 && oy === 1;
   const whole = (n: number) => Math.abs(n - Math.round(n)) < 1e-6;
+  const one = (k: number) => Math.abs(k - 1) < 1e-6;
   const all = clipsAt(props.timing as Timing, time);
   const lumaTracks = new Set(all.filter((c) => c.clip.asset.type === 'luma').map((c) => c.track));
   const clips: OverlayClip[] = [];
@@ -271,7 +269,7 @@ function overlayFrame(props: SpanProps, frame: number, layer: string): { clips: 
     const { opacity, box, content, ...rest } = look.visual;
     const kx = rest.crop.width > 0 ? content.width / rest.crop.width : 0;
     const ky = rest.crop.height > 0 ? content.height / rest.crop.height : 0;
-    const rigid = unscaled && whole(kx - 1) && whole(ky - 1) && Math.round(kx) === 1 && Math.round(ky) === 1 && whole(content.width) && whole(content.height) && whole(rest.crop.x) && whole(rest.crop.y);
+    const rigid = unscaled && one(kx) && one(ky) && whole(content.width) && whole(content.height) && whole(rest.crop.x) && whole(rest.crop.y);
     const place = rigid ? null : [content.x, content.y];
     clips.push({
       key,
@@ -307,9 +305,9 @@ export interface OverlayGroup {
 /**
  * The pictures (OverlayGroup) that compose frames `from`..`to` over the video `layer`, or undefined
  * when they cannot: a clip changes by itself or changes its look (more than its opacity and place),
- * one plays, a clip in a luma's track fades or moves, a turned, skewed or filtered clip moves (its
- * picture spills past its content box), or a clip that moves is never wholly inside the frame (its
- * picture would lack what a later frame shows).
+ * one plays, a clip in a luma's track fades or moves, a turned, skewed, flipped or filtered clip
+ * moves (its picture spills past its content box), or a clip that moves is never wholly inside the
+ * frame (its picture would lack what a later frame shows).
  */
 export function overlayGroups(props: SpanProps, layer: string, from: number, to: number): OverlayGroup[] | undefined {
   const frames: { clips: OverlayClip[] }[] = [];
@@ -318,6 +316,12 @@ export function overlayGroups(props: SpanProps, layer: string, from: number, to:
     if (!state || state.plays || (frames.length && overlaySignature(state) !== overlaySignature(frames[0]!))) return undefined;
     frames.push(state);
   }
+  return groupsOf(props, from, frames);
+}
+
+/** overlayGroups for frames from `from` on whose states (overlayFrame: none plays, one look) are known. */
+function groupsOf(props: SpanProps, from: number, frames: readonly { clips: OverlayClip[] }[]): OverlayGroup[] | undefined {
+  const px = (c: OverlayClip) => [Math.round(c.rect.x), Math.round(c.rect.y)] as const;
   const groups: OverlayGroup[] = [];
   const still = (): OverlayGroup => ({ clips: [], at: from, fullOpacity: false, place: frames.map(() => ({ opacity: 1, dx: 0, dy: 0 })) });
   let open: OverlayGroup | undefined;
@@ -325,7 +329,6 @@ export function overlayGroups(props: SpanProps, layer: string, from: number, to:
     const first = frames[0]!.clips[i]!;
     if (first.look === 'out' && !first.luma) continue;
     const states = frames.map((f) => f.clips[i]!);
-    const px = (c: OverlayClip) => [Math.round(c.rect.x), Math.round(c.rect.y)] as const;
     const [x0, y0] = px(first);
     const moves = states.some((c) => px(c)[0] !== x0 || px(c)[1] !== y0);
     if (!moves && states.every((c) => c.opacity === first.opacity)) {
@@ -370,7 +373,7 @@ export function composedSpans(props: SpanProps, spans: readonly FrameSpan[], min
     for (let i = 0; i < states.length; ) {
       let j = i + 1;
       while (j < states.length && still(states[j]!) === still(states[i]!)) j++;
-      if (j - i >= least && overlayGroups(props, layer, from + i, from + j - 1)) out.push({ from: from + i, to: from + j - 1, kind: 'composed', layer });
+      if (j - i >= least && groupsOf(props, from + i, states.slice(i, j))) out.push({ from: from + i, to: from + j - 1, kind: 'composed', layer });
       else push({ from: from + i, to: from + j - 1, kind: 'played' });
       i = j;
     }
@@ -395,7 +398,7 @@ export function composedSpans(props: SpanProps, spans: readonly FrameSpan[], min
         }
       }
       if (layer === undefined || g - f < least) push({ from: f, to: g - 1, kind: 'played' });
-      else if (overlayGroups(props, layer, f, g - 1)) out.push({ from: f, to: g - 1, kind: 'composed', layer });
+      else if (groupsOf(props, f, states)) out.push({ from: f, to: g - 1, kind: 'composed', layer });
       else stillRuns(layer, states, f);
       f = g;
     }
