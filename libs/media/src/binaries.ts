@@ -173,6 +173,8 @@ export async function runBinaryToBuffer(
 export interface BinaryFeed {
   /** Resolves when the pipe takes more (back-pressure); rejects once the child has failed. */
   write(chunk: Buffer): Promise<void>;
+  /** As write, and resolves only once the pipe has every byte of `chunk`: the caller may then change it. */
+  lend(chunk: Buffer): Promise<void>;
   /** Closes the input and resolves on a zero exit; rejects with its stderr like runBinary. */
   end(): Promise<void>;
   /** Kills the child (SIGKILL); `end` then rejects. */
@@ -213,6 +215,10 @@ export function feedBinary(bin: 'ffmpeg' | 'ffprobe', args: readonly string[], o
           if (drained) child.stdin.off('drain', drained);
         }
       }
+    },
+    lend: async (chunk) => {
+      if (failed || child.exitCode !== null || child.signalCode !== null) return exited;
+      await Promise.race([new Promise<void>((resolve) => child.stdin.write(chunk, () => resolve())), exited]);
     },
     end: () => {
       child.stdin.end();

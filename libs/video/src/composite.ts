@@ -1,5 +1,6 @@
 import { clipVisualAt, parseColor, type TimedClip, type Timing } from '#libs/edit-spec';
 import { readBinary, runBinary } from '#libs/media';
+import { BilinearRows } from './bilinear.js';
 import { clipKey, type EditProps } from './props.js';
 import { frameOf, inSequence } from './spans.js';
 
@@ -156,13 +157,15 @@ export function frameIndexAt(times: readonly number[], t: number): number {
  * pictures of `width`×`height` in the output's colours (`convert`). The shipped ffmpeg decodes every
  * frame as it is stored (no rate conversion); a later start is an exact seek to halfway between that
  * frame's time and the one before. Reading pauses the decoder (readBinary's back-pressure), so at
- * most a few frames are held; the child is killed on abort and when the reader stops early.
+ * most a few frames are held; the child is killed on abort and when the reader stops early. Every
+ * frame is yielded in the same buffer: one is valid until the next is asked for (a 720p frame a
+ * frame is 1.4 MB of garbage otherwise).
  */
 export async function* decodeFrames(file: string, video: VideoFrames, opts: { from?: number; signal?: AbortSignal } = {}): AsyncGenerator<Buffer> {
   const from = opts.from ?? 0;
   const seek = from > 0 && from < video.times.length ? ['-ss', ((video.times[from - 1]! + video.times[from]!) / 2 - video.start).toFixed(6)] : [];
   const size = yuv420Size(video.width, video.height);
-  let frame = Buffer.allocUnsafe(size);
+  const frame = Buffer.allocUnsafe(size);
   let filled = 0;
   for await (const chunk of readBinary('ffmpeg', [
     '-v', 'error', '-nostdin', ...seek, '-i', file, '-map', '0:v:0', '-an', '-sn', '-dn',
@@ -176,7 +179,6 @@ export async function* decodeFrames(file: string, video: VideoFrames, opts: { fr
       at += n;
       if (filled === size) {
         yield frame;
-        frame = Buffer.allocUnsafe(size);
         filled = 0;
       }
     }
@@ -243,6 +245,7 @@ export class FrameCompositor {
   private readonly ch: number;
   private readonly bg: [number, number, number];
   private overlays: OverlayPlanes[] = [];
+  private readonly rows = new BilinearRows();
 
   constructor(readonly width: number, readonly height: number, background: string) {
     // yuv420p output (x264 refuses odd sizes; the spec's mp4 sizes are even): a picture moved by an
@@ -336,9 +339,10 @@ export class FrameCompositor {
       const sh = source.height;
       const scw = Math.ceil(sw / 2);
       const sch = Math.ceil(sh / 2);
-      paintPlane(out, 0, W, H, video, 0, sw, sh, at, 1);
-      paintPlane(out, W * H, cw, ch, video, sw * sh, scw, sch, at, 2);
-      paintPlane(out, W * H + cw * ch, cw, ch, video, sw * sh + scw * sch, scw, sch, at, 2);
+      this.rows.setSource(video);
+      paintPlane(out, 0, W, H, video, 0, sw, sh, at, 1, this.rows);
+      paintPlane(out, W * H, cw, ch, video, sw * sh, scw, sch, at, 2, this.rows);
+      paintPlane(out, W * H + cw * ch, cw, ch, video, sw * sh + scw * sch, scw, sch, at, 2, this.rows);
     }
     this.overlays.forEach((o, k) => {
       const place = places[k] ?? IN_PLACE;
@@ -359,10 +363,10 @@ export class FrameCompositor {
 /**
  * One plane of the video placed by `at` (in luma pixels; `sub` 2 for a chroma plane, whose samples
  * sit at the centres of 2×2 luma blocks), sampled bilinearly (each source row filtered across once,
- * kept for the next output row), over what the plane holds where the clip covers a pixel partly or
- * the layer is faded.
+ * kept for the next output row; bilinear.wat), over what the plane holds where the clip covers a pixel
+ * partly or the layer is faded. The weights are whole 256ths, so the result is exact integers.
  */
-function paintPlane(out: Buffer, base: number, W: number, H: number, src: Buffer, srcBase: number, sw: number, sh: number, at: LayerPlacement, sub: number): void {
+function paintPlane(out: Buffer, base: number, W: number, H: number, src: Buffer, srcBase: number, sw: number, sh: number, at: LayerPlacement, sub: number, rows: BilinearRows): void {
   const left = at.clip.left / sub;
   const right = at.clip.right / sub;
   const top = at.clip.top / sub;
@@ -373,9 +377,8 @@ function paintPlane(out: Buffer, base: number, W: number, H: number, src: Buffer
   const yb = Math.min(H, Math.ceil(bottom));
   if (xb <= xa || yb <= ya) return;
   const n = xb - xa;
-  const x0 = new Int32Array(n);
-  const x1 = new Int32Array(n);
-  const wx = new Int32Array(n);
+  rows.reserve(n);
+  const { x0, x1, wx } = rows;
   const cov = new Float64Array(n);
   // Columns the clip covers wholly at full opacity: [whole0, whole1).
   let whole0 = n;
@@ -398,18 +401,9 @@ function paintPlane(out: Buffer, base: number, W: number, H: number, src: Buffer
   // video as it is): a row of the plane is a copy of the source's.
   let straight = whole1 > whole0;
   for (let k = whole0; straight && k < whole1; k++) straight = wx[k] === 0 && (k === whole0 || x0[k] === x0[k - 1]! + 1);
-  // Two source rows filtered across (×256), swapped as the output moves down.
-  let upper = new Int32Array(n);
-  let lower = new Int32Array(n);
+  // The two source rows filtered across (rows.upper, rows.lower), swapped as the output moves down.
   let upperRow = -1;
   let lowerRow = -1;
-  const across = (into: Int32Array, row: number) => {
-    const at0 = srcBase + row * sw;
-    for (let k = 0; k < n; k++) {
-      const h1 = wx[k]!;
-      into[k] = src[at0 + x0[k]!]! * (256 - h1) + src[at0 + x1[k]!]! * h1;
-    }
-  };
   for (let y = ya; y < yb; y++) {
     const v = ((y + 0.5) * sub - at.ty) / at.sy / sub - 0.5;
     const f = Math.floor(v);
@@ -427,24 +421,26 @@ function paintPlane(out: Buffer, base: number, W: number, H: number, src: Buffer
     }
     if (r0 !== upperRow) {
       if (r0 === lowerRow) {
-        [upper, lower] = [lower, upper];
+        rows.swap();
         upperRow = lowerRow;
         lowerRow = -1;
       } else {
-        across(upper, r0);
+        rows.across('upper', srcBase + r0 * sw);
         upperRow = r0;
       }
     }
     if (r1 !== lowerRow) {
-      across(lower, r1);
+      rows.across('lower', srcBase + r1 * sw);
       lowerRow = r1;
     }
+    const { upper, lower } = rows;
     const covY = coverage(y, top, bottom);
     const row = base + y * W + xa;
     let k = 0;
     if (covY >= 1) {
       for (; k < whole0; k++) mix(out, row + k, (upper[k]! * w0 + lower[k]! * w1 + 32768) >> 16, cov[k]!);
-      for (; k < whole1; k++) out[row + k] = (upper[k]! * w0 + lower[k]! * w1 + 32768) >> 16;
+      if (whole1 > whole0) out.set(rows.vertical(w0, w1, whole0, whole1), row + whole0);
+      k = Math.max(k, whole1);
     }
     for (; k < n; k++) mix(out, row + k, (upper[k]! * w0 + lower[k]! * w1 + 32768) >> 16, cov[k]! * covY);
   }

@@ -427,7 +427,9 @@ export class VideoEngine {
           const progress = ranges.map(() => 0);
           const report = throttled(opts.onProgress, (p: number) => p);
           // All parts settle before the folder is removed. A part is tried once more by itself after a
-          // browser fault (inTabs); the first part that still fails stops the others.
+          // browser fault (inTabs); the first part that still fails stops the others, and its error is
+          // the render's (not a partner's "got cancelled", which that stop caused).
+          let first: { reason: unknown } | undefined;
           const settled = await Promise.allSettled(ranges.map((r, i) => this.renderPart(props, encoding, r, {
             dir: prepared.dir,
             concurrency: 1,
@@ -437,12 +439,12 @@ export class VideoEngine {
               report?.((progress.reduce((a, b) => a + b, 0) / frames) * 0.9);
             },
           }).catch((err: unknown) => {
+            first ??= { reason: err };
             stopAll();
             throw err;
           })));
           for (const r of settled) if (r.status === 'fulfilled') parts.push(r.value);
-          const failed = settled.find((r) => r.status === 'rejected');
-          if (failed) throw failed.reason;
+          if (first) throw first.reason;
           await this.join(parts, file, run, (p) => report?.(0.9 + p * 0.07));
         } else {
           const onProgress = throttled(opts.onProgress, (p: { progress: number }) => p.progress * 0.97);
@@ -827,9 +829,10 @@ export class VideoEngine {
             decoded++;
           }
         }
-        // Copied: the pipe may hold a written buffer until it drains, and the compositor reuses its own.
-        const picture = Buffer.concat([aviFrameHeader(size), compositor.compose(at ? current : undefined, piece.video, at, piece.groups.map((g) => g.place[k]!)), Buffer.alloc(size % 2)]);
-        await feed.write(picture);
+        // Lent, not copied: the compositor reuses its frame once the pipe has it.
+        await feed.write(aviFrameHeader(size));
+        await feed.lend(compositor.compose(at ? current : undefined, piece.video, at, piece.groups.map((g) => g.place[k]!)));
+        if (size % 2 !== 0) await feed.write(Buffer.alloc(1));
         opts.onFrame();
       }
       await feed.end();
