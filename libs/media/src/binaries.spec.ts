@@ -54,4 +54,10 @@ describe('feedBinary', () => {
       await rm(dir, { recursive: true, force: true });
     }
   });
+
+  it('lend: a child that fails fails the call that lent to it, with its stderr', async () => {
+    const feed = feedBinary('ffmpeg', ['-v', 'error', '-f', 'wav', '-i', 'pipe:0', '-f', 'null', '-']);
+    await expect(feed.lend(Buffer.alloc(4 << 20))).rejects.toThrow(/ffmpeg failed: .*Invalid data/);
+    await expect(feed.end()).rejects.toThrow(/ffmpeg failed/);
+  });
 });

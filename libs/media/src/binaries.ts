@@ -218,7 +218,8 @@ export function feedBinary(bin: 'ffmpeg' | 'ffprobe', args: readonly string[], o
     },
     lend: async (chunk) => {
       if (failed || child.exitCode !== null || child.signalCode !== null) return exited;
-      await Promise.race([new Promise<void>((resolve) => child.stdin.write(chunk, () => resolve())), exited]);
+      // A failed write is the child's failure (its exit, with its stderr), reported by this call.
+      await Promise.race([new Promise<void>((resolve) => child.stdin.write(chunk, (err) => resolve(err ? exited : undefined))), exited]);
     },
     end: () => {
       child.stdin.end();

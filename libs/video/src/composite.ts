@@ -339,7 +339,6 @@ export class FrameCompositor {
       const sh = source.height;
       const scw = Math.ceil(sw / 2);
       const sch = Math.ceil(sh / 2);
-      this.rows.setSource(video);
       paintPlane(out, 0, W, H, video, 0, sw, sh, at, 1, this.rows);
       paintPlane(out, W * H, cw, ch, video, sw * sh, scw, sch, at, 2, this.rows);
       paintPlane(out, W * H + cw * ch, cw, ch, video, sw * sh + scw * sch, scw, sch, at, 2, this.rows);
@@ -377,7 +376,7 @@ function paintPlane(out: Buffer, base: number, W: number, H: number, src: Buffer
   const yb = Math.min(H, Math.ceil(bottom));
   if (xb <= xa || yb <= ya) return;
   const n = xb - xa;
-  rows.reserve(n);
+  rows.reserve(n, src.length);
   const { x0, x1, wx } = rows;
   const cov = new Float64Array(n);
   // Columns the clip covers wholly at full opacity: [whole0, whole1).
@@ -401,23 +400,33 @@ function paintPlane(out: Buffer, base: number, W: number, H: number, src: Buffer
   // video as it is): a row of the plane is a copy of the source's.
   let straight = whole1 > whole0;
   for (let k = whole0; straight && k < whole1; k++) straight = wx[k] === 0 && (k === whole0 || x0[k] === x0[k - 1]! + 1);
-  // The two source rows filtered across (rows.upper, rows.lower), swapped as the output moves down.
+  const sourceRow = (y: number) => {
+    const v = ((y + 0.5) * sub - at.ty) / at.sy / sub - 0.5;
+    const f = Math.floor(v);
+    return { f, w1: Math.round((v - f) * 256), r0: Math.min(sh - 1, Math.max(0, f)), r1: Math.min(sh - 1, Math.max(0, f + 1)) };
+  };
+  // The source rows the plane reads, copied into the sampler's memory before the first is filtered.
+  const first = sourceRow(ya);
+  const last = sourceRow(yb - 1);
+  let loaded = false;
+  // The two source rows filtered across, swapped as the output moves down.
   let upperRow = -1;
   let lowerRow = -1;
   for (let y = ya; y < yb; y++) {
-    const v = ((y + 0.5) * sub - at.ty) / at.sy / sub - 0.5;
-    const f = Math.floor(v);
-    const w1 = Math.round((v - f) * 256);
+    const { w1, r0, r1 } = sourceRow(y);
     const w0 = 256 - w1;
-    const r0 = Math.min(sh - 1, Math.max(0, f));
-    const r1 = Math.min(sh - 1, Math.max(0, f + 1));
-    if (straight && w1 === 0 && coverage(y, top, bottom) >= 1) {
-      const row = base + y * W + xa;
+    const covY = coverage(y, top, bottom);
+    const row = base + y * W + xa;
+    if (straight && w1 === 0 && covY >= 1) {
       const at0 = srcBase + r0 * sw;
       for (let k = 0; k < whole0; k++) mix(out, row + k, src[at0 + x0[k]!]!, cov[k]!);
       out.set(src.subarray(at0 + x0[whole0]!, at0 + x0[whole0]! + whole1 - whole0), row + whole0);
       for (let k = whole1; k < n; k++) mix(out, row + k, src[at0 + x0[k]!]!, cov[k]!);
       continue;
+    }
+    if (!loaded) {
+      rows.load(src, srcBase + Math.min(first.r0, last.r0) * sw, srcBase + (Math.max(first.r1, last.r1) + 1) * sw);
+      loaded = true;
     }
     if (r0 !== upperRow) {
       if (r0 === lowerRow) {
@@ -433,16 +442,14 @@ function paintPlane(out: Buffer, base: number, W: number, H: number, src: Buffer
       rows.across('lower', srcBase + r1 * sw);
       lowerRow = r1;
     }
-    const { upper, lower } = rows;
-    const covY = coverage(y, top, bottom);
-    const row = base + y * W + xa;
-    let k = 0;
+    const values = rows.vertical(w0, w1);
     if (covY >= 1) {
-      for (; k < whole0; k++) mix(out, row + k, (upper[k]! * w0 + lower[k]! * w1 + 32768) >> 16, cov[k]!);
-      if (whole1 > whole0) out.set(rows.vertical(w0, w1, whole0, whole1), row + whole0);
-      k = Math.max(k, whole1);
+      for (let k = 0; k < whole0; k++) mix(out, row + k, values[k]!, cov[k]!);
+      if (whole1 > whole0) out.set(values.subarray(whole0, whole1), row + whole0);
+      for (let k = Math.max(whole0, whole1); k < n; k++) mix(out, row + k, values[k]!, cov[k]!);
+    } else {
+      for (let k = 0; k < n; k++) mix(out, row + k, values[k]!, cov[k]! * covY);
     }
-    for (; k < n; k++) mix(out, row + k, (upper[k]! * w0 + lower[k]! * w1 + 32768) >> 16, cov[k]! * covY);
   }
 }
 
