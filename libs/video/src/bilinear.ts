@@ -13,26 +13,31 @@ let compiled: object | undefined;
 interface Kernels {
   across(src: number, x0: number, x1: number, wx: number, out: number, n: number): void;
   vertical(up: number, lo: number, w0: number, w1: number, out: number, n: number): void;
+  blend(vals: number, dst: number, cov: number, covY: number, n: number): void;
 }
 
 const align = (n: number) => Math.ceil(n / 16) * 16;
 
 /**
- * The WebAssembly memory one compositor samples a video in (bilinear.wat): the decoded frame's rows a
- * plane reads, each output column's two source taps and weight, two source rows filtered across
- * (×256, u16) and an output row. The compositor fills the columns' arrays in place; the memory grows
- * when a larger frame or row comes, never shrinks.
+ * The WebAssembly memory one compositor samples a video in (bilinear.wat): the source rows being
+ * filtered (each copied in as it is needed, at its offset in the frame), each output column's two
+ * source taps, weight and coverage, two source rows filtered across (×256, u16), an output row and
+ * the frame's row it is blended over. The compositor fills the columns' arrays in place; the memory
+ * grows when a larger frame or row comes, never shrinks.
  */
 export class BilinearRows {
   private readonly memory = new wasm.Memory({ initial: 1 });
   private readonly kernels: Kernels;
   private sourceBytes = 0;
   private columns = 0;
-  private at = { x0: 0, x1: 0, wx: 0, upper: 0, lower: 0, row: 0 };
+  private at = { x0: 0, x1: 0, wx: 0, cov: 0, upper: 0, lower: 0, row: 0, dst: 0 };
   x0 = new Int32Array(0);
   x1 = new Int32Array(0);
   wx = new Int32Array(0);
+  /** Each column's coverage times the layer's opacity (0..1). */
+  cov = new Float64Array(0);
   private row = new Uint8Array(0);
+  private dst = new Uint8Array(0);
 
   constructor() {
     compiled ??= new wasm.Module(Buffer.from(BILINEAR_WASM, 'base64'));
@@ -46,13 +51,9 @@ export class BilinearRows {
     if (this.x0.length !== columns) this.views(columns);
   }
 
-  /** Copies bytes [from, to) of the frame in, at the same offsets (the rows a plane reads). */
-  load(frame: Buffer, from: number, to: number): void {
-    new Uint8Array(this.memory.buffer, from, to - from).set(frame.subarray(from, to));
-  }
-
-  /** Filters source row `offset` (a byte offset in the frame, loaded) across into the upper or lower row. */
-  across(into: 'upper' | 'lower', offset: number): void {
+  /** Filters the source row of `length` bytes at `offset` in `frame` across into the upper or lower row. */
+  across(into: 'upper' | 'lower', frame: Buffer, offset: number, length: number): void {
+    new Uint8Array(this.memory.buffer, offset, length).set(frame.subarray(offset, offset + length));
     const a = this.at;
     this.kernels.across(offset, a.x0, a.x1, a.wx, a[into], this.x0.length);
   }
@@ -70,17 +71,28 @@ export class BilinearRows {
     return this.row.subarray(0, n);
   }
 
+  /** Lays columns [from, to) of the last row over `out` from `start`, each at its coverage times `covY`. */
+  blend(out: Buffer, start: number, covY: number, from: number, to: number): void {
+    const a = this.at;
+    const n = to - from;
+    this.dst.set(out.subarray(start + from, start + to));
+    this.kernels.blend(a.row + from, a.dst, a.cov + from * 8, covY, n);
+    out.set(this.dst.subarray(0, n), start + from);
+  }
+
   private layout(columns: number, sourceBytes: number): void {
     const x0 = align(sourceBytes);
     const x1 = x0 + align(columns * 4);
     const wx = x1 + align(columns * 4);
-    const upper = wx + align(columns * 4);
+    const cov = wx + align(columns * 4);
+    const upper = cov + align(columns * 8);
     const lower = upper + align(columns * 2);
     const row = lower + align(columns * 2);
-    const end = row + align(columns);
+    const dst = row + align(columns);
+    const end = dst + align(columns);
     const pages = Math.ceil(end / 65536) - this.memory.buffer.byteLength / 65536;
     if (pages > 0) this.memory.grow(pages);
-    this.at = { x0, x1, wx, upper, lower, row };
+    this.at = { x0, x1, wx, cov, upper, lower, row, dst };
     this.sourceBytes = sourceBytes;
     this.columns = columns;
     this.views(this.x0.length);
@@ -92,6 +104,8 @@ export class BilinearRows {
     this.x0 = new Int32Array(buffer, a.x0, n);
     this.x1 = new Int32Array(buffer, a.x1, n);
     this.wx = new Int32Array(buffer, a.wx, n);
+    this.cov = new Float64Array(buffer, a.cov, n);
     this.row = new Uint8Array(buffer, a.row, this.columns);
+    this.dst = new Uint8Array(buffer, a.dst, this.columns);
   }
 }

@@ -1,7 +1,8 @@
 ;; The compositor's bilinear sampling of a video plane (composite.ts paintPlane), in WebAssembly:
-;; the same integer arithmetic as the JavaScript it replaced, so its output is bit for bit the same.
-;; A row is filtered across once (`across`, ×256, kept as u16 for the next output row), and each
-;; output row mixes its two filtered source rows (`vertical`, eight samples at once with SIMD).
+;; the same arithmetic as the JavaScript it replaced, so its output is bit for bit the same.
+;; A row is filtered across once (`across`, ×256, kept as u16 for the next output row), each
+;; output row mixes its two filtered source rows (`vertical`, eight samples at once with SIMD), and
+;; where the video covers a sample partly or is faded, `blend` lays it over what the frame holds.
 ;; Built into bilinear-wasm.ts by scripts/build-wasm.mjs (bilinear.spec.ts checks they agree).
 (module
   (import "env" "memory" (memory 1))
@@ -73,4 +74,28 @@
             (i32.const 16)))
         (local.set $k (i32.add (local.get $k) (i32.const 1)))
         (br $one))))
+
+  ;; dst[k] = vals[k] over dst[k] at opacity a = cov[k] * covY (f64): as it is when a >= 1, untouched
+  ;; when a <= 0, else truncated vals·a + dst·(1 − a) + 0.5, the JavaScript `mix` (same f64 steps).
+  (func (export "blend") (param $vals i32) (param $dst i32) (param $cov i32) (param $covY f64) (param $n i32)
+    (local $k i32) (local $a f64)
+    (block $done
+      (loop $next
+        (br_if $done (i32.ge_u (local.get $k) (local.get $n)))
+        (local.set $a (f64.mul (f64.load (i32.add (local.get $cov) (i32.shl (local.get $k) (i32.const 3)))) (local.get $covY)))
+        (if (f64.ge (local.get $a) (f64.const 1))
+          (then
+            (i32.store8 (i32.add (local.get $dst) (local.get $k)) (i32.load8_u (i32.add (local.get $vals) (local.get $k)))))
+          (else
+            (if (f64.gt (local.get $a) (f64.const 0))
+              (then
+                (i32.store8 (i32.add (local.get $dst) (local.get $k))
+                  (i32.trunc_f64_u
+                    (f64.add
+                      (f64.add
+                        (f64.mul (f64.convert_i32_u (i32.load8_u (i32.add (local.get $vals) (local.get $k)))) (local.get $a))
+                        (f64.mul (f64.convert_i32_u (i32.load8_u (i32.add (local.get $dst) (local.get $k)))) (f64.sub (f64.const 1) (local.get $a))))
+                      (f64.const 0.5))))))))
+        (local.set $k (i32.add (local.get $k) (i32.const 1)))
+        (br $next))))
 )

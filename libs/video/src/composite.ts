@@ -377,8 +377,7 @@ function paintPlane(out: Buffer, base: number, W: number, H: number, src: Buffer
   if (xb <= xa || yb <= ya) return;
   const n = xb - xa;
   rows.reserve(n, src.length);
-  const { x0, x1, wx } = rows;
-  const cov = new Float64Array(n);
+  const { x0, x1, wx, cov } = rows;
   // Columns the clip covers wholly at full opacity: [whole0, whole1).
   let whole0 = n;
   let whole1 = 0;
@@ -400,21 +399,17 @@ function paintPlane(out: Buffer, base: number, W: number, H: number, src: Buffer
   // video as it is): a row of the plane is a copy of the source's.
   let straight = whole1 > whole0;
   for (let k = whole0; straight && k < whole1; k++) straight = wx[k] === 0 && (k === whole0 || x0[k] === x0[k - 1]! + 1);
-  const sourceRow = (y: number) => {
-    const v = ((y + 0.5) * sub - at.ty) / at.sy / sub - 0.5;
-    const f = Math.floor(v);
-    return { f, w1: Math.round((v - f) * 256), r0: Math.min(sh - 1, Math.max(0, f)), r1: Math.min(sh - 1, Math.max(0, f + 1)) };
-  };
-  // The source rows the plane reads, copied into the sampler's memory before the first is filtered.
-  const first = sourceRow(ya);
-  const last = sourceRow(yb - 1);
-  let loaded = false;
-  // The two source rows filtered across, swapped as the output moves down.
+  // The two source rows filtered across (each copied into the sampler's memory then), swapped as the
+  // output moves down.
   let upperRow = -1;
   let lowerRow = -1;
   for (let y = ya; y < yb; y++) {
-    const { w1, r0, r1 } = sourceRow(y);
+    const v = ((y + 0.5) * sub - at.ty) / at.sy / sub - 0.5;
+    const f = Math.floor(v);
+    const w1 = Math.round((v - f) * 256);
     const w0 = 256 - w1;
+    const r0 = Math.min(sh - 1, Math.max(0, f));
+    const r1 = Math.min(sh - 1, Math.max(0, f + 1));
     const covY = coverage(y, top, bottom);
     const row = base + y * W + xa;
     if (straight && w1 === 0 && covY >= 1) {
@@ -424,31 +419,28 @@ function paintPlane(out: Buffer, base: number, W: number, H: number, src: Buffer
       for (let k = whole1; k < n; k++) mix(out, row + k, src[at0 + x0[k]!]!, cov[k]!);
       continue;
     }
-    if (!loaded) {
-      rows.load(src, srcBase + Math.min(first.r0, last.r0) * sw, srcBase + (Math.max(first.r1, last.r1) + 1) * sw);
-      loaded = true;
-    }
     if (r0 !== upperRow) {
       if (r0 === lowerRow) {
         rows.swap();
         upperRow = lowerRow;
         lowerRow = -1;
       } else {
-        rows.across('upper', srcBase + r0 * sw);
+        rows.across('upper', src, srcBase + r0 * sw, sw);
         upperRow = r0;
       }
     }
     if (r1 !== lowerRow) {
-      rows.across('lower', srcBase + r1 * sw);
+      rows.across('lower', src, srcBase + r1 * sw, sw);
       lowerRow = r1;
     }
     const values = rows.vertical(w0, w1);
-    if (covY >= 1) {
-      for (let k = 0; k < whole0; k++) mix(out, row + k, values[k]!, cov[k]!);
-      if (whole1 > whole0) out.set(values.subarray(whole0, whole1), row + whole0);
-      for (let k = Math.max(whole0, whole1); k < n; k++) mix(out, row + k, values[k]!, cov[k]!);
+    if (covY >= 1 && whole1 > whole0) {
+      // Whole columns copied; the partly covered ones at each side blended.
+      if (whole0 > 0) rows.blend(out, row, 1, 0, whole0);
+      out.set(values.subarray(whole0, whole1), row + whole0);
+      if (whole1 < n) rows.blend(out, row, 1, whole1, n);
     } else {
-      for (let k = 0; k < n; k++) mix(out, row + k, values[k]!, cov[k]! * covY);
+      rows.blend(out, row, covY, 0, n);
     }
   }
 }
