@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { BilinearRows } from './bilinear.js';
 import { FrameCompositor, yuv420Size, type LayerPlacement } from './composite.js';
 
 /**
@@ -77,6 +78,44 @@ describe('bilinear.wat: the shipped module is its source', () => {
   it('bilinear-wasm.ts holds exactly what scripts/build-wasm.mjs assembles from bilinear.wat', async () => {
     const { bilinearModuleSource } = await import('../../../scripts/build-wasm.mjs');
     expect(await readFile(new URL('./bilinear-wasm.ts', import.meta.url), 'utf8')).toBe(await bilinearModuleSource());
+  });
+});
+
+describe('BilinearRows.blend: a row laid over the frame as JavaScript\'s mix lays it, bit for bit', () => {
+  it('over a frame of noise, any span of a row, at coverages and opacities from none through tiny to whole (and NaN: untouched)', () => {
+    const rnd = random(11);
+    const rows = new BilinearRows();
+    const n = 300;
+    rows.reserve(n, 64);
+    const alphas = [0, -0, 1, 1 - 2 ** -53, 5e-324, 1e-12, Number.NaN, 1.5];
+    for (let t = 0; t < 200; t++) {
+      // The row to lay: the two filtered rows (one source row of noise across, weights 0) mixed.
+      for (let k = 0; k < n; k++) {
+        rows.x0[k] = k % 64;
+        rows.x1[k] = k % 64;
+        rows.wx[k] = 0;
+        rows.cov[k] = t % 4 === 0 ? alphas[k % alphas.length]! : rnd();
+      }
+      const source = noise(64, rnd);
+      rows.across('upper', source, 0, 64);
+      rows.across('lower', source, 0, 64);
+      const values = Buffer.from(rows.vertical(256, 0));
+      expect([...values.subarray(0, 64)]).toEqual([...source]);
+      const out = noise(1000, rnd);
+      const want = Buffer.from(out);
+      const start = Math.floor(rnd() * 600);
+      const from = Math.floor(rnd() * n);
+      const to = from + Math.floor(rnd() * (n - from + 1));
+      const covY = t % 5 === 0 ? 1 : rnd();
+      for (let k = from; k < to; k++) {
+        const alpha = rows.cov[k]! * covY;
+        const i = start + k;
+        if (alpha >= 1) want[i] = values[k]!;
+        else if (alpha > 0) want[i] = values[k]! * alpha + want[i]! * (1 - alpha) + 0.5;
+      }
+      rows.blend(out, start, covY, from, to);
+      expect(out.equals(want)).toBe(true);
+    }
   });
 });
 

@@ -38,6 +38,8 @@ export class BilinearRows {
   cov = new Float64Array(0);
   private row = new Uint8Array(0);
   private dst = new Uint8Array(0);
+  /** The whole memory, bytes. */
+  private bytes = new Uint8Array(0);
 
   constructor() {
     compiled ??= new wasm.Module(Buffer.from(BILINEAR_WASM, 'base64'));
@@ -51,9 +53,12 @@ export class BilinearRows {
     if (this.x0.length !== columns) this.views(columns);
   }
 
-  /** Filters the source row of `length` bytes at `offset` in `frame` across into the upper or lower row. */
+  /**
+   * Filters the source row of `length` bytes at `offset` in `frame` across into the upper or lower
+   * row. `frame` is the one `reserve` was sized for: the row lands inside the frame's area.
+   */
   across(into: 'upper' | 'lower', frame: Buffer, offset: number, length: number): void {
-    new Uint8Array(this.memory.buffer, offset, length).set(frame.subarray(offset, offset + length));
+    this.bytes.set(frame.subarray(offset, offset + length), offset);
     const a = this.at;
     this.kernels.across(offset, a.x0, a.x1, a.wx, a[into], this.x0.length);
   }
@@ -107,5 +112,6 @@ export class BilinearRows {
     this.cov = new Float64Array(buffer, a.cov, n);
     this.row = new Uint8Array(buffer, a.row, this.columns);
     this.dst = new Uint8Array(buffer, a.dst, this.columns);
+    this.bytes = new Uint8Array(buffer);
   }
 }

@@ -76,7 +76,8 @@
         (br $one))))
 
   ;; dst[k] = vals[k] over dst[k] at opacity a = cov[k] * covY (f64): as it is when a >= 1, untouched
-  ;; when a <= 0, else truncated vals·a + dst·(1 − a) + 0.5, the JavaScript `mix` (same f64 steps).
+  ;; when a <= 0 or NaN, else truncated vals·a + dst·(1 − a) + 0.5 (in [0.5, 255.5]: the truncation
+  ;; cannot trap), the JavaScript `mix` (same f64 steps).
   (func (export "blend") (param $vals i32) (param $dst i32) (param $cov i32) (param $covY f64) (param $n i32)
     (local $k i32) (local $a f64)
     (block $done
