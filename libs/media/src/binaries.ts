@@ -203,9 +203,11 @@ export function feedBinary(bin: 'ffmpeg' | 'ffprobe', args: readonly string[], o
     });
   });
   exited.catch(() => undefined);
+  /** The child failed or exited: a write's answer is its exit. */
+  const over = () => failed !== undefined || child.exitCode !== null || child.signalCode !== null;
   return {
     write: async (chunk) => {
-      if (failed || child.exitCode !== null || child.signalCode !== null) return exited;
+      if (over()) return exited;
       if (!child.stdin.write(chunk)) {
         // Until the pipe drains or the child exits; the other's listener does not outlive the wait.
         let drained: (() => void) | undefined;
@@ -217,7 +219,7 @@ export function feedBinary(bin: 'ffmpeg' | 'ffprobe', args: readonly string[], o
       }
     },
     lend: async (chunk) => {
-      if (failed || child.exitCode !== null || child.signalCode !== null) return exited;
+      if (over()) return exited;
       // A failed write is the child's failure (its exit, with its stderr), reported by this call.
       await Promise.race([new Promise<void>((resolve) => child.stdin.write(chunk, (err) => resolve(err ? exited : undefined))), exited]);
     },

@@ -829,10 +829,10 @@ export class VideoEngine {
             decoded++;
           }
         }
-        // Lent, not copied: the compositor reuses its frame once the pipe has it.
+        // Lent, not copied: the compositor reuses its frame once the pipe has it. No AVI pad byte: the
+        // compositor refuses odd frame sizes, so a yuv420p frame's size is even.
         await feed.write(aviFrameHeader(size));
         await feed.lend(compositor.compose(at ? current : undefined, piece.video, at, piece.groups.map((g) => g.place[k]!)));
-        if (size % 2 !== 0) await feed.write(Buffer.alloc(1));
         opts.onFrame();
       }
       await feed.end();

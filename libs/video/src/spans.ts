@@ -319,9 +319,11 @@ export function overlayGroups(props: SpanProps, layer: string, from: number, to:
   return groupsOf(props, from, frames);
 }
 
+/** Where a clip over the video paints, to the whole pixel (its content box's rounded corner). */
+const px = (c: OverlayClip) => [Math.round(c.rect.x), Math.round(c.rect.y)] as const;
+
 /** overlayGroups for frames from `from` on whose states (overlayFrame: none plays, one look) are known. */
 function groupsOf(props: SpanProps, from: number, frames: readonly { clips: OverlayClip[] }[]): OverlayGroup[] | undefined {
-  const px = (c: OverlayClip) => [Math.round(c.rect.x), Math.round(c.rect.y)] as const;
   const groups: OverlayGroup[] = [];
   const still = (): OverlayGroup => ({ clips: [], at: from, fullOpacity: false, place: frames.map(() => ({ opacity: 1, dx: 0, dy: 0 })) });
   let open: OverlayGroup | undefined;
@@ -369,7 +371,7 @@ export function composedSpans(props: SpanProps, spans: readonly FrameSpan[], min
   };
   /** Frames `from`..`to` (one look) composed in runs where every clip holds still, the rest played. */
   const stillRuns = (layer: string, states: readonly { clips: OverlayClip[] }[], from: number) => {
-    const still = (f: { clips: OverlayClip[] }) => f.clips.map((c) => `${c.key}:${c.look}:${c.opacity}:${Math.round(c.rect.x)}:${Math.round(c.rect.y)}`).join('|');
+    const still = (f: { clips: OverlayClip[] }) => f.clips.map((c) => `${c.key}:${c.look}:${c.opacity}:${px(c).join(':')}`).join('|');
     for (let i = 0; i < states.length; ) {
       let j = i + 1;
       while (j < states.length && still(states[j]!) === still(states[i]!)) j++;
