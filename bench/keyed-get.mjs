@@ -10,21 +10,10 @@
  * Self-contained: its own redis-server (unless REDIS_URL is set), a temp DATA_DIR (SQLite), the API
  * from dist/ (bench/lib: flags, the stack, cleanup on exit, error or Ctrl-C, the output).
  */
-import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import {
-  busyBeforeLoad, cannon, cli, combineRuns, cpuTimes, floored, freePort, log, machine, median, number, oneOf, runBench, startChild, startStack, stealPct, waitFor,
+  busyBeforeLoad, cannon, cli, combineRuns, cpuTimes, floored, freePort, log, machine, median, number, oneOf, procCpuTicks, runBench, startChild, startStack, stealPct, waitFor,
 } from './lib/harness.mjs';
-
-/** The kernel's clock ticks a second (/proc/<pid>/stat counts CPU time in them). */
-const CLOCK_TICKS = (() => {
-  try {
-    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-  } catch {
-    return 100;
-  }
-})();
 
 /** Issue 33's target (issue 13 set 30 %). */
 const TARGET_RATIO = 0.5;
@@ -66,27 +55,16 @@ function summarize(r) {
   };
 }
 
-/** CPU seconds (user + system) a process has used so far, from /proc/<pid>/stat; null off Linux. */
-function processCpuSeconds(pid) {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
-  } catch {
-    return null;
-  }
-}
-
 async function measure(target, opts) {
   const load = { url: target.url, headers: target.headers, connections: opts.connections };
   if (opts.warmup > 0) await cannon({ ...load, duration: opts.warmup });
   const before = cpuTimes();
-  const cpuBefore = processCpuSeconds(target.pid);
+  const cpuBefore = procCpuTicks(target.pid);
   const r = summarize(await cannon({ ...load, duration: opts.duration }));
-  const cpuAfter = processCpuSeconds(target.pid);
+  const cpuAfter = procCpuTicks(target.pid);
   // The server's own CPU per answered request: its work, less moved by what else the machine runs
   // than req/s (a server waiting for a core answers fewer requests but spends no more on each).
-  r.cpuUsPerReq = cpuBefore === null || cpuAfter === null || r.total === 0 ? null : ((cpuAfter - cpuBefore) * 1e6) / r.total;
+  r.cpuUsPerReq = cpuBefore === null || cpuAfter === null || r.total === 0 ? null : ((cpuAfter - cpuBefore) * 1e4) / r.total; // ticks of 10 ms
   r.stealPct = stealPct(before, cpuTimes());
   if (r.non2xx || r.errors || r.timeouts) {
     throw new Error(
