@@ -4,6 +4,18 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { MediaFetchError, pcmWav, runBinary, sniff, type FetchedMedia } from '#libs/media';
 
+/** A seeded uniform generator in [0, 1) (mulberry32): the same numbers every run for the same seed. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
 /**
  * Grey grain (mean 128, σ 12) from a seeded generator: every run gets the same picture, so a
  * comparison that depends on the grain (a cell's SSIM, still against frame) is the same from run to
@@ -11,15 +23,8 @@ import { MediaFetchError, pcmWav, runBinary, sniff, type FetchedMedia } from '#l
  * measured anywhere from 0.963 to 0.985 on the same code.
  */
 function seededGrain(width: number, height: number, seed = 0x5eed): Buffer {
-  let a = seed >>> 0;
-  // mulberry32, and Box-Muller for the normal distribution.
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  // Box-Muller over seededRandom for the normal distribution.
+  const next = seededRandom(seed);
   const out = Buffer.alloc(width * height * 3);
   for (let i = 0; i < out.length; i++) {
     const gauss = Math.sqrt(-2 * Math.log(1 - next())) * Math.cos(2 * Math.PI * next());

@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { seededRandom as random } from '#testing/video';
 import { BilinearRows } from './bilinear.js';
 import { FrameCompositor, yuv420Size, type LayerPlacement } from './composite.js';
 
@@ -10,19 +11,6 @@ import { FrameCompositor, yuv420Size, type LayerPlacement } from './composite.js
  * definition (two taps across, two down, weights in 256ths, rounded; partial coverage and opacity
  * blended) bit for bit, for scales, offsets, clips and sizes that exercise every path.
  */
-
-/** xorshift32: the same cases every run. */
-function random(seed: number) {
-  let s = seed >>> 0 || 1;
-  return () => {
-    s ^= s << 13;
-    s >>>= 0;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    s >>>= 0;
-    return s / 2 ** 32;
-  };
-}
 
 const coverage = (i: number, a: number, b: number) => Math.max(0, Math.min(i + 1, b) - Math.max(i, a));
 
