@@ -20,7 +20,7 @@ const common = {
     '^#testing/(.*)$': '<rootDir>/test/fakes/$1.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
-  testEnvironment: 'node',
+  testEnvironment: '<rootDir>/test/setup/node-environment.mjs',
 };
 
 // The e2e files run again on the S3 storage driver (project `s3`): not all of them (the suite's time),
