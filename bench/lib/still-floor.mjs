@@ -75,7 +75,7 @@ export async function startFloor({ port, redisUrl, prefix, dir }) {
       const write = performance.now() - t;
 
       t = performance.now();
-      const job = await q.add('hop', {}, { removeOnComplete: true, removeOnFail: true });
+      const job = await q.add('hop', {}, { removeOnComplete: 1000, removeOnFail: 1000 });
       await job.waitUntilFinished(events, 10_000);
       const hop = performance.now() - t;
       return { bytes, write, hop };
