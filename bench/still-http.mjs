@@ -2,16 +2,19 @@
 // End-to-end still latency (issue 5): POST /v1/render?format=binary for a published template with 4
 // fields, through the API, Redis, a worker and storage, against the still engine alone (same edit,
 // same process-local caches warmed) measured in the same run. Runs dist/ (npm run -s build first).
-//   node bench/still-http.mjs [--requests 60] [--seconds 10] [--concurrency 4] [--api-cpus 0 --worker-cpus 1] [--json]
+//   node bench/still-http.mjs [--requests 60] [--seconds 10] [--concurrency 4] [--api-cpus 0 --worker-cpus 1] [--profile DIR] [--json]
 // The sequential stills and the engine alone alternate, request by request (issue 33).
 // --api-cpus / --worker-cpus pin the API and the worker (taskset CPU lists; the engine alone then runs
 // on the worker's cores too), to tell the hop's cost from the two processes sharing the cores.
 import { execFileSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { loadConfig } from '../dist/libs/core/src/index.js';
 import { applyMerge, assertEdit } from '../dist/libs/edit-spec/src/index.js';
 import { FontCatalog, StillEngine, storageAwareFetcher } from '../dist/libs/still/src/index.js';
 import { createStorage } from '../dist/libs/storage/src/index.js';
-import { cli, integer, log, positive, quantile, runBench, sleep, startStack } from './lib/harness.mjs';
+import { cli, cpuProfileArgs, freePort, integer, log, positive, printProfile, profileSummary, quantile, runBench, sleep, startChild, startStack, stopChild, tempDir, waitFor } from './lib/harness.mjs';
+import { startFloor } from './lib/still-floor.mjs';
 
 const TEMPLATE = {
   name: 'Bench card',
@@ -65,7 +68,13 @@ async function stockSettled(stack) {
 }
 
 async function run(args) {
-  const stack = await startStack({ name: 'still-http', workers: 1, apiCpus: args['api-cpus'], workerCpus: args['worker-cpus'] ? [args['worker-cpus']] : undefined });
+  // --profile: the API and the worker write a .cpuprofile each (their whole life) to DIR/api and DIR/worker.
+  const profiled = args.profile ? { api: join(args.profile, 'api'), worker: join(args.profile, 'worker'), since: Date.now() } : null;
+  if (profiled) for (const dir of [profiled.api, profiled.worker]) mkdirSync(dir, { recursive: true });
+  const stack = await startStack({
+    name: 'still-http', workers: 1, apiCpus: args['api-cpus'], workerCpus: args['worker-cpus'] ? [args['worker-cpus']] : undefined,
+    ...(profiled ? { apiNodeArgs: cpuProfileArgs(profiled.api), workerNodeArgs: cpuProfileArgs(profiled.worker) } : {}),
+  });
   const key = stack.workspace.liveKey;
   const post = (path, body) => fetch(`${stack.base}/api${path}`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
@@ -80,11 +89,13 @@ async function run(args) {
   const values = (i) => ({ HEADLINE: `Summer sale ${i}`, BODY: `Only this weekend: ${i} % off everything, online and in shops.`, ACCENT: '#e63946', PHOTO: photo });
 
   const phases = {};
+  let lastPng;
   const render = async (i, keep = false) => {
     const t = performance.now();
     const res = await post('/v1/render?format=binary', { templateId, values: values(i) });
     const bytes = Buffer.from(await res.arrayBuffer());
     if (res.status !== 200 || res.headers.get('content-type') !== 'image/png' || bytes.length < 1000) throw new Error(`render ${i}: HTTP ${res.status} ${bytes.toString().slice(0, 300)}`);
+    lastPng = bytes;
     if (keep) {
       for (const part of (res.headers.get('server-timing') ?? '').split(',')) {
         const [name, dur] = part.trim().split(';dur=');
@@ -113,15 +124,27 @@ async function run(args) {
   const engine = new StillEngine({ fonts: await FontCatalog.system(), fetch: storageAwareFetcher(config, storage) });
   const editOf = (i) => assertEdit(applyMerge(TEMPLATE.edit, values(i)).value);
   for (let i = 0; i < 5; i++) await engine.render(editOf(-i));
+  // The floor (bench/lib/still-floor.mjs): the same PNG's bytes to the client, its durable write and an
+  // empty queue hop, each bare, after each request too.
+  const floorPort = await freePort();
+  const floorChild = startChild('floor', process.execPath, ['bench/lib/still-floor.mjs', String(floorPort), stack.env.REDIS_URL, 'still-floor'], stack.env);
+  await waitFor('floor', floorChild, async () => (await fetch(`http://127.0.0.1:${floorPort}/`)).ok);
+  const floor = await startFloor({ port: floorPort, redisUrl: stack.env.REDIS_URL, prefix: 'still-floor', dir: tempDir('still-floor') });
+  for (let i = 0; i < 5; i++) await floor.measure(lastPng);
   const latency = [];
   const engineMs = [];
+  const floorMs = { bytes: [], write: [], hop: [] };
   for (let i = 0; i < args.requests; i++) {
     latency.push(await render(i, true));
     const edit = editOf(i);
     const t = performance.now();
     await engine.render(edit);
     engineMs.push(performance.now() - t);
+    const parts = await floor.measure(lastPng);
+    for (const k of Object.keys(floorMs)) floorMs[k].push(parts[k]);
   }
+  await floor.close();
+  await stopChild(floorChild);
 
   let done = 0;
   const until = performance.now() + args.seconds * 1000;
@@ -132,10 +155,20 @@ async function run(args) {
     }
   }));
 
+  let profile;
+  if (profiled) {
+    // SIGUSR2: a normal exit, so --cpu-prof writes its file (bench/lib/profile.mjs).
+    await Promise.all([stack.api, ...stack.workers].map((child) => stopChild(child, { timeoutMs: 15_000, signal: 'SIGUSR2' })));
+    profile = { api: profileSummary(profiled.api, profiled.since), worker: profileSummary(profiled.worker, profiled.since) };
+  }
+
   return {
+    ...(profile ? { profile } : {}),
     http: { p50: quantile(latency, 0.5), p95: quantile(latency, 0.95), perSecond: done / args.seconds, concurrency: args.concurrency },
     engine: { p50: quantile(engineMs, 0.5), p95: quantile(engineMs, 0.95) },
     ratio: quantile(latency, 0.5) / quantile(engineMs, 0.5),
+    // The engine alone plus what any worker-draws design pays besides (medians), and HTTP against it.
+    floor: floorOf(engineMs, floorMs, latency, lastPng.length),
     serverTiming: Object.fromEntries(Object.entries(phases).map(([k, v]) => [k, quantile(v, 0.5)])),
     target: { httpP50Ms: 60 },
     pinned: args['api-cpus'] || args['worker-cpus'] ? { api: args['api-cpus'] ?? null, worker: args['worker-cpus'] ?? null } : null,
@@ -143,6 +176,12 @@ async function run(args) {
 }
 
 const f = (n) => n.toFixed(1);
+
+function floorOf(engineMs, parts, latency, pngBytes) {
+  const m = Object.fromEntries(Object.entries(parts).map(([k, v]) => [k, quantile(v, 0.5)]));
+  const total = quantile(engineMs, 0.5) + m.bytes + m.write + m.hop;
+  return { ...m, pngBytes, total, engineRatio: total / quantile(engineMs, 0.5), httpRatio: quantile(latency, 0.5) / total };
+}
 
 await runBench({
   name: 'still-http',
@@ -152,6 +191,7 @@ await runBench({
     concurrency: { arg: 'C', default: 4, parse: integer(1), help: 'clients in the throughput run (default 4)' },
     'api-cpus': { arg: 'LIST', default: undefined, parse: String, help: 'pin the API to these cores (taskset list, e.g. 0)' },
     'worker-cpus': { arg: 'LIST', default: undefined, parse: String, help: 'pin the worker, and the engine alone, to these cores (e.g. 1)' },
+    profile: { arg: 'DIR', default: null, parse: (v) => resolve(v), help: 'run the API and the worker with --cpu-prof (files under DIR/api and DIR/worker); prints the top costs' },
   },
   footer: 'Environment: REDIS_URL uses that Redis instead of starting a redis-server.',
   run,
@@ -159,7 +199,13 @@ await runBench({
     console.log(`http    p50 ${f(result.http.p50)} ms  p95 ${f(result.http.p95)} ms  ${f(result.http.perSecond)} renders/s at concurrency ${result.http.concurrency}`);
     if (result.pinned) console.log(`pinned  api on cores ${result.pinned.api ?? 'any'}, worker and the engine alone on ${result.pinned.worker ?? 'any'}`);
     console.log(`engine  p50 ${f(result.engine.p50)} ms  p95 ${f(result.engine.p95)} ms`);
+    const fl = result.floor;
+    console.log(`floor   engine ${f(result.engine.p50)} + bytes to the client ${f(fl.bytes)} (${(fl.pngBytes / 1e6).toFixed(2)} MB) + durable write ${f(fl.write)} + queue hop ${f(fl.hop)} = ${f(fl.total)} ms: ${fl.engineRatio.toFixed(2)} x the engine alone; HTTP p50 is ${fl.httpRatio.toFixed(2)} x the floor`);
     console.log(`server-timing medians: ${Object.entries(result.serverTiming).map(([k, v]) => `${k} ${f(v)}`).join(', ')} ms`);
+    if (result.profile) {
+      printProfile(result.profile.api, 'API (whole life)');
+      printProfile(result.profile.worker, 'worker (whole life)');
+    }
   },
-  figure: (result) => `p50 ${f(result.http.p50)} ms (target <= 60), ${result.ratio.toFixed(2)} x the engine alone`,
+  figure: (result) => `p50 ${f(result.http.p50)} ms (target <= 60), ${result.ratio.toFixed(2)} x the engine alone (target <= 1.5; the floor alone is ${result.floor.engineRatio.toFixed(2)} x), ${result.floor.httpRatio.toFixed(2)} x the floor`,
 });

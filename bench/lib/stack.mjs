@@ -61,10 +61,11 @@ export function startWorker(label, env, { cpus, nodeArgs = [] } = {}) {
  * Redis (see startRedis), a temp DATA_DIR (SQLite, unless `databaseUrl`), an enterprise workspace,
  * the API and `workers` worker processes (worker i pinned to `workerCpus[i]` when given). `extraEnv`
  * is added to the app processes' environment; an undefined value removes that variable. `apiNodeArgs`
- * go before the API's script (a profiler); `apiCpus` (a taskset CPU list) pins the API.
+ * and `workerNodeArgs` go before the API's and the workers' scripts (a profiler); `apiCpus` (a taskset
+ * CPU list) pins the API.
  * Returns the base URL, the workspace (its keys), the env and the API, worker and Redis children.
  */
-export async function startStack({ name = 'bench', redisPrefix = name, workers = 0, workerCpus, databaseUrl, extraEnv = {}, apiNodeArgs = [], apiCpus } = {}) {
+export async function startStack({ name = 'bench', redisPrefix = name, workers = 0, workerCpus, databaseUrl, extraEnv = {}, apiNodeArgs = [], workerNodeArgs = [], apiCpus } = {}) {
   const work = tempDir(name);
   const redis = await startRedis(work);
   const apiPort = await freePort();
@@ -93,7 +94,7 @@ export async function startStack({ name = 'bench', redisPrefix = name, workers =
   await waitFor('api', api, async () => (await fetch(`${base}/api/health`)).ok, 60_000);
   log(`api on ${base}`);
   // Workers are ready when they take jobs: callers warm up with real requests before measuring.
-  const workerChildren = Array.from({ length: workers }, (_, i) => startWorker(`worker-${i}`, env, { cpus: workerCpus?.[i] }));
+  const workerChildren = Array.from({ length: workers }, (_, i) => startWorker(`worker-${i}`, env, { cpus: workerCpus?.[i], nodeArgs: workerNodeArgs }));
   return { base, env, workspace, dataDir: env.DATA_DIR, api, workers: workerChildren, redis: redis.child };
 }
 
