@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import type { INestApplicationContext } from '@nestjs/common';
 import sharp from 'sharp';
 import { Asset, AssetsService, ASSET_TYPES as STOCK_TYPES, seedStock, STOCK_ITEMS, stockAssetId, type StockItem } from '#libs/assets';
+import { newId } from '#libs/core';
 import { PLANS } from '#libs/workspaces';
 import { allWorkspaces, forWorkspace, type Orm } from '#libs/db';
 import { OutboxEvent } from '#libs/events';
@@ -262,6 +263,30 @@ describe('assets (§4.4)', () => {
       expect(res.json().errors[path].join(' ')).toMatch(allowed);
     }
     expect((await list(`?search=${'s'.repeat(128)}`)).statusCode).toBe(200);
+  });
+
+  it('renders read the assets they name in statements of at most 16 ids: all found across a boundary, none of another workspace', async () => {
+    const res = await upload([{ name: 'file', file: png, filename: 'many.png', type: 'image/png' }]);
+    const { id } = res.json().data as { id: string };
+    await settled(id);
+    const em = allWorkspaces(orm).fork();
+    const row = await em.findOneOrFail(Asset, { id });
+    const copy = (workspace: string | null) => {
+      const made = em.create(Asset, { ...row, id: newId('asset'), workspaceId: workspace });
+      return made.id;
+    };
+    const mine = Array.from({ length: 33 }, () => copy(workspaceId));
+    const theirs = copy(newId('workspace'));
+    // The stock library's (no workspace: ASSET_STOCK is off in tests).
+    const stock = copy(null);
+    await em.flush();
+    const missing = newId('asset');
+    // 36 distinct ids (mine twice over): three statements of 16, 16 and 4.
+    const found = await api.app.get(AssetsService).findMany(workspaceId, [...mine, theirs, stock, missing, ...mine]);
+    expect([...found.keys()].sort()).toEqual([...mine, stock].sort());
+    expect(found.get(mine[32]!)).toMatchObject({ id: mine[32], workspaceId, type: 'image', status: 'ready', fileKey: row.fileKey });
+    expect(found.get(stock)).toMatchObject({ id: stock, workspaceId: null });
+    expect(await api.app.get(AssetsService).findMany(workspaceId, [mine[0]!])).toEqual(new Map([[mine[0], found.get(mine[0]!)]]));
   });
 
   it('workspace isolation: another workspace\'s asset is 404 ASSET_NOT_FOUND on get and delete and stays', async () => {

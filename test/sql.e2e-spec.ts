@@ -1,8 +1,10 @@
-import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import { UniqueConstraintViolationException, type EntityName } from '@mikro-orm/core';
 import type { Kysely } from 'kysely';
 import { openAppDatabase } from '#libs/app';
 import { newId } from '#libs/core';
-import { dialectOf, forWorkspace, queries, sql, type Orm, type Tables } from '#libs/db';
+import { dialectOf, entityOf, forWorkspace, queries, sql, type Orm, type Tables } from '#libs/db';
+import { CreditsService } from '#libs/credits';
+import { OrmRenderRepository, Render } from '#libs/renders';
 import { WebhookEndpoint } from '#libs/webhooks';
 import type { Workspace } from '#libs/workspaces';
 import { testContext, type TestContext } from './harness.js';
@@ -10,7 +12,7 @@ import { testContext, type TestContext } from './harness.js';
 // libs/db's query layer against the real database of this run (SQLite or PostgreSQL): what it
 // writes reads the same through the ORM and back, failures are the ORM's exceptions, and a
 // statement run with a transaction's entity manager commits or rolls back with it.
-type T = Tables<typeof WebhookEndpoint | typeof Workspace>;
+type T = Tables<typeof WebhookEndpoint | typeof Workspace | typeof Render>;
 const q = queries<T>();
 
 const ENDPOINT_BY_ID = q.prepare((db, p: { id: string; workspaceId: string }) => db
@@ -145,6 +147,61 @@ describe('libs/db queries', () => {
     expect(await q.run(orm.em, (db) => db.updateTable('webhook_endpoint').set({ consecutive_failures: 0 }).where('id', 'in', ids))).toBe(3);
     const counted = await q.one(orm.em, (db) => db.selectFrom('webhook_endpoint').select((eb) => eb.fn.countAll().as('n')).where('workspace_id', '=', workspaceId));
     expect(Number(counted?.n)).toBe(3);
+  });
+
+  it('entityOf builds from a read row what the ORM\'s own mapping builds', async () => {
+    const at = new Date('2026-11-22T10:00:00.123Z');
+    const endpoints = [endpoint(), endpoint({ isActive: false, disabledAt: at, headers: [], events: [], description: 'x' })];
+    const renders: Render[] = [false, true].map((done) => ({
+      id: newId('render'), workspaceId: newId('workspace'), status: done ? 'done' : 'rendering', kind: 'image', mode: done ? 'test' : 'live', preview: done,
+      templateId: done ? 'tpl_1' : null, templateVersion: done ? 3 : null, format: 'png', width: 100, height: 80, duration: done ? 1.5 : null, fps: null, scale: 1,
+      fileSizeBytes: done ? 3_000_000_000 : null, renderTime: done ? 12 : null, credits: 2, watermarked: done, outputKey: done ? 'r/x/out.png' : null,
+      posterKey: null, thumbnailKey: null, expiresAt: done ? at : null, purgedAt: null, error: done ? null : { code: 'X', message: 'y', stage: 'z' },
+      progress: done ? 1 : 0.25, cancelRequested: !done, metadata: done ? { a: [1, 'b'] } : null, callback: null, edit: { timeline: { tracks: [] }, output: { format: 'png' } },
+      idempotencyKey: done ? 'key-1' : null, requestHash: null, attempts: 1, createdAt: at, updatedAt: at, startedAt: at, completedAt: done ? at : null,
+    }));
+    for (const e of endpoints) await q.insert(orm.em, WebhookEndpoint, e);
+    for (const r of renders) await q.insert(orm.em, Render, r);
+    // The row as this layer reads it (converted); the ORM's mapping and entityOf each get a copy.
+    const check = async <E extends object>(entity: EntityName<E>, row: Record<string, unknown>, written: E): Promise<E> => {
+      const mine = entityOf<E>(orm.em, entity, { ...row });
+      const theirs = orm.em.fork().map(entity, { ...row } as never) as E;
+      expect({ ...mine }).toEqual({ ...theirs });
+      expect({ ...mine }).toEqual(written);
+      expect(Object.getPrototypeOf(mine)).toBe(Object.getPrototypeOf(theirs));
+      return mine;
+    };
+    for (const e of endpoints) {
+      const row = await q.one(orm.em, (db) => db.selectFrom('webhook_endpoint').selectAll().where('id', '=', e.id), { allWorkspaces: true });
+      await check(WebhookEndpoint, row!, e);
+    }
+    for (const r of renders) {
+      const row = await q.one(orm.em, (db) => db.selectFrom('render').selectAll().where('id', '=', r.id), { allWorkspaces: true });
+      await check(Render, row!, r);
+    }
+  });
+
+  it('a render\'s conditional update (compiled once per shape) sets what it is given, under its conditions, and leaves undefined alone', async () => {
+    const repo = new OrmRenderRepository(orm, new CreditsService(orm));
+    const at = new Date('2026-11-22T10:00:00.123Z');
+    const row = {
+      id: newId('render'), workspaceId: newId('workspace'), status: 'rendering', kind: 'video', mode: 'live', preview: false, templateId: null, templateVersion: null,
+      format: 'mp4', width: 100, height: 80, duration: 2, fps: 30, scale: 1, fileSizeBytes: null, renderTime: null, credits: 2, watermarked: false, outputKey: null,
+      posterKey: null, thumbnailKey: null, expiresAt: null, purgedAt: null, error: { code: 'X', message: 'kept', stage: 'z' }, progress: 0.25, cancelRequested: false,
+      metadata: null, callback: null, edit: { a: 1 }, idempotencyKey: null, requestHash: null, attempts: 2, createdAt: at, updatedAt: at, startedAt: at, completedAt: null,
+    } satisfies Render as Render;
+    await q.insert(orm.em, Render, row);
+    const later = new Date('2026-11-22T10:00:05.000Z');
+    // Each condition refuses on its own; the same shapes run again with other values.
+    expect(await repo.update(row.id, { progress: 0.5 }, { statusIn: ['queued', 'fetching'] })).toBe(false);
+    expect(await repo.update(row.id, { progress: 0.5 }, { attemptsAtMost: 1 })).toBe(false);
+    expect(await repo.update(row.id, { progress: 0.5 }, { progressBelow: 0.25 })).toBe(false);
+    expect(await repo.update(row.id, { progress: 0.5, updatedAt: later, error: undefined }, { statusIn: ['queued', 'rendering'], attemptsAtMost: 2, progressBelow: 0.5 })).toBe(true);
+    expect(await repo.update(row.id, { progress: 0.75 }, { statusIn: ['rendering', 'saving'] })).toBe(true);
+    expect(await repo.update(newId('render'), { progress: 0.9 }, {})).toBe(false);
+    expect(await repo.get(row.id)).toMatchObject({ progress: 0.75, updatedAt: later, error: { code: 'X', message: 'kept', stage: 'z' }, status: 'rendering', attempts: 2 });
+    expect(await repo.update(row.id, { status: 'done', edit: { b: [2] }, completedAt: later, cancelRequested: true }, { statusIn: ['rendering'] })).toBe(true);
+    expect(await repo.get(row.id)).toMatchObject({ status: 'done', edit: { b: [2] }, completedAt: later, cancelRequested: true, progress: 0.75 });
   });
 
   it('refuses Kysely\'s own execute() on its builders (rows would skip the conversion)', async () => {
