@@ -127,9 +127,11 @@ async function run(args) {
   // The floor (bench/lib/still-floor.mjs): the same PNG's bytes to the client, its durable write and an
   // empty queue hop, each bare, after each request too.
   const floorPort = await freePort();
-  const floorChild = startChild('floor', process.execPath, ['bench/lib/still-floor.mjs', String(floorPort), stack.env.REDIS_URL, 'still-floor'], stack.env);
+  // Not pinned with --api-cpus / --worker-cpus: it stands for both processes.
+  const floorPrefix = `still-floor-${process.pid}`;
+  const floorChild = startChild('floor', process.execPath, ['bench/lib/still-floor.mjs', String(floorPort), stack.env.REDIS_URL, floorPrefix], stack.env);
   await waitFor('floor', floorChild, async () => (await fetch(`http://127.0.0.1:${floorPort}/`)).ok);
-  const floor = await startFloor({ port: floorPort, redisUrl: stack.env.REDIS_URL, prefix: 'still-floor', dir: tempDir('still-floor') });
+  const floor = await startFloor({ port: floorPort, redisUrl: stack.env.REDIS_URL, prefix: floorPrefix, dir: tempDir('still-floor') });
   for (let i = 0; i < 5; i++) await floor.measure(lastPng);
   const latency = [];
   const engineMs = [];

@@ -281,7 +281,7 @@ describe('assets (§4.4)', () => {
     const stock = copy(null);
     await em.flush();
     const missing = newId('asset');
-    // 36 distinct ids (mine twice over): three statements of 16, 16 and 4.
+    // 36 distinct ids (mine twice over), more than one statement's 16.
     const found = await api.app.get(AssetsService).findMany(workspaceId, [...mine, theirs, stock, missing, ...mine]);
     expect([...found.keys()].sort()).toEqual([...mine, stock].sort());
     expect(found.get(mine[32]!)).toMatchObject({ id: mine[32], workspaceId, type: 'image', status: 'ready', fileKey: row.fileKey });

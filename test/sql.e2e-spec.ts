@@ -199,6 +199,9 @@ describe('libs/db queries', () => {
     expect(await repo.update(row.id, { progress: 0.5, updatedAt: later, error: undefined }, { statusIn: ['queued', 'rendering'], attemptsAtMost: 2, progressBelow: 0.5 })).toBe(true);
     expect(await repo.update(row.id, { progress: 0.75 }, { statusIn: ['rendering', 'saving'] })).toBe(true);
     expect(await repo.update(newId('render'), { progress: 0.9 }, {})).toBe(false);
+    // No status to be in matches nothing; the same properties in another order are the same update.
+    expect(await repo.update(row.id, { progress: 0.9 }, { statusIn: [] })).toBe(false);
+    expect(await repo.update(row.id, { updatedAt: later, progress: 0.75 }, { statusIn: ['queued', 'rendering'], attemptsAtMost: 2, progressBelow: 0.9 })).toBe(true);
     expect(await repo.get(row.id)).toMatchObject({ progress: 0.75, updatedAt: later, error: { code: 'X', message: 'kept', stage: 'z' }, status: 'rendering', attempts: 2 });
     expect(await repo.update(row.id, { status: 'done', edit: { b: [2] }, completedAt: later, cancelRequested: true }, { statusIn: ['rendering'] })).toBe(true);
     expect(await repo.get(row.id)).toMatchObject({ status: 'done', edit: { b: [2] }, completedAt: later, cancelRequested: true, progress: 0.75 });

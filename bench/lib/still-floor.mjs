@@ -82,6 +82,8 @@ export async function startFloor({ port, redisUrl, prefix, dir }) {
     },
     async close() {
       await events.close();
+      // Nothing left in the Redis (REDIS_URL may be one the bench did not start).
+      await q.obliterate({ force: true });
       await q.close();
     },
   };

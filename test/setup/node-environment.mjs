@@ -7,14 +7,25 @@
 // constructor of the file also accepts its outer-realm twin, and nothing else.
 import { TestEnvironment } from 'jest-environment-node';
 
-const KINDS = ['Error', 'TypeError', 'RangeError', 'SyntaxError', 'ReferenceError', 'EvalError', 'URIError', 'AggregateError'];
+/** Every built-in error constructor of a realm (Error, TypeError, …, SuppressedError, WebAssembly's), by name. */
+function errorKinds(realm) {
+  const kinds = new Map();
+  for (const [owner, prefix] of [[realm, ''], [realm.WebAssembly ?? {}, 'WebAssembly.']]) {
+    for (const name of Object.getOwnPropertyNames(owner)) {
+      const value = owner[name];
+      if (name.endsWith('Error') && typeof value === 'function') kinds.set(prefix + name, value);
+    }
+  }
+  return kinds;
+}
 const ordinary = Function.prototype[Symbol.hasInstance];
 
 export default class NodeRealmEnvironment extends TestEnvironment {
   constructor(config, context) {
     super(config, context);
     const inner = this.global;
-    const twins = new Map(KINDS.map((kind) => [inner[kind], globalThis[kind]]));
+    const outer = errorKinds(globalThis);
+    const twins = new Map([...errorKinds(inner)].filter(([name]) => outer.has(name)).map(([name, ctor]) => [ctor, outer.get(name)]));
     // On Error only: its subclasses (the built-in kinds and the file's own classes) inherit the method, and
     // `this` is the constructor on the right of `instanceof`.
     Object.defineProperty(inner.Error, Symbol.hasInstance, {

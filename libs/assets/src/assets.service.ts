@@ -94,17 +94,15 @@ const assets = queries<Tables<typeof Asset>>();
 const IDS_A_STATEMENT = 16;
 
 /**
- * `findMany`'s statement for `n` ids (1 to IDS_A_STATEMENT), compiled once: every still that names a
- * library picture asks, and building it with Kysely per call cost ~0.4 ms a still on a 2-core VM,
- * as much as the rest of the media library's check. The workspace's assets and the stock library's:
- * the rule of Asset's workspace filter written out, hence declared across workspaces.
+ * `findMany`'s statement for `n` ids (1 to IDS_A_STATEMENT), compiled once (`shaped`): every still that
+ * names a library picture asks, and building it with Kysely per call cost ~0.4 ms a still on a 2-core
+ * VM, as much as the rest of the media library's check. The workspace's assets and the stock
+ * library's: the rule of Asset's workspace filter written out, hence declared across workspaces.
  */
-const assetsStatement = (n: number) => assets.prepare((db, p: Record<string, string>) => db.selectFrom('asset')
+const assetsByIds = (n: number) => assets.shaped(`assets by ${n} ids`, (db, p: Record<string, string>) => db.selectFrom('asset')
   .select(['id', 'workspace_id', 'type', 'status', 'file_key', 'thumbnail_key', 'waveform_key', 'error'])
   .where('id', 'in', Array.from({ length: n }, (_, i) => p[`id${i}`] as string))
   .where((eb) => eb.or([eb('workspace_id', '=', p.workspaceId as string), eb('workspace_id', 'is', null)])), { allWorkspaces: true });
-const byIds: ReturnType<typeof assetsStatement>[] = [];
-const assetsByIds = (n: number) => (byIds[n] ??= assetsStatement(n));
 
 /** Lower-cased name, description and tags: the `searchText` column `search` matches. */
 export function searchTextOf(name: string, description: string | null, tags: readonly string[]): string {

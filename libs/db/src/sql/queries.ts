@@ -1,4 +1,4 @@
-import type { EntityManager, EntityName } from '@mikro-orm/core';
+import { ReferenceKind, type EntityManager, type EntityName } from '@mikro-orm/core';
 import type { InferKyselyDB, SnakeCase, SqlEntityManager } from '@mikro-orm/sql';
 import {
   CompiledQuery, DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, SqliteAdapter, SqliteIntrospector,
@@ -233,11 +233,26 @@ const resultsByText = new Map<string, readonly ResultColumn[]>();
  * connection (prepared.ts).
  */
 export class Queries<DB> {
-  private readonly inserts = new Map<string, Prepared<Row, unknown>>();
+  private readonly shapes = new Map<string, Prepared<never, unknown>>();
 
   /** A statement compiled once; `p`'s properties are placeholders for the values given to each run. */
   prepare<P = Record<never, never>, R = unknown>(build: (db: Kysely<DB>, p: P) => Statement<R>, options?: StatementOptions): Prepared<P, R> {
     return new PreparedStatement<P, R>(build as unknown as (db: Kysely<never>, p: P) => Statement<unknown>, options);
+  }
+
+  /**
+   * `prepare` for statements whose shape varies (the columns an update sets, the number of ids): one
+   * statement per `shape`, made by `build` the first time that shape is asked for, kept for the life of
+   * the process. The shapes must be few (a code path's, never a value's); `build` should capture no
+   * more than the shape itself, since it is kept with its statement.
+   */
+  shaped<P, R>(shape: string, build: (db: Kysely<DB>, p: P) => Statement<R>, options?: StatementOptions): Prepared<P, R> {
+    let statement = this.shapes.get(shape) as Prepared<P, R> | undefined;
+    if (!statement) {
+      statement = this.prepare(build, options);
+      this.shapes.set(shape, statement as Prepared<never, unknown>);
+    }
+    return statement;
   }
 
   async all<R>(em: EntityManager, build: (db: Kysely<DB>) => Statement<R>, options?: StatementOptions): Promise<R[]> {
@@ -257,15 +272,10 @@ export class Queries<DB> {
   async insert<T extends object>(em: EntityManager, entity: EntityName<T>, data: Partial<T>): Promise<void> {
     const keys = Object.keys(data);
     const info = tableOf(em, entity);
-    const key = `${info.meta.tableName}:${keys.join(',')}`;
-    let stmt = this.inserts.get(key);
-    if (!stmt) {
-      const columns = keys.map((k) => columnOf(info, k));
-      stmt = new PreparedStatement<Row, unknown>((db, p) => (db as unknown as Kysely<Record<string, Row>>)
-        .insertInto(info.meta.tableName)
-        .values(Object.fromEntries(columns.map((c, i) => [c, p[keys[i] as string]]))));
-      this.inserts.set(key, stmt);
-    }
+    const table = info.meta.tableName;
+    const stmt = this.shaped<Row, unknown>(`insert ${table}:${keys.join(',')}`, (db, p) => (db as unknown as Kysely<Record<string, Row>>)
+      .insertInto(table)
+      .values(Object.fromEntries(keys.map((k) => [columnOf(info, k), p[k]]))));
     await stmt.run(em, data as Row);
   }
 
@@ -318,14 +328,18 @@ const builds = new WeakMap<TableInfo, { prototype: object; props: readonly (read
 /**
  * An entity built from a row this layer read (column names as keys, values already converted by
  * `fromDb`), unmanaged: in no identity map, so changing it writes nothing. What the ORM's own mapping
- * (`em.fork().map`) builds, property for property and with its prototype (test/sql.e2e-spec.ts), at
- * a twentieth of its cost: the mapping merged into a new fork's identity map, ~0.5 ms a render read
- * on a 2-core VM, twice on every still's trip (the worker's settle, the API's read).
+ * (`em.fork().map`) builds, property for property and with its prototype (test/sql.e2e-spec.ts),
+ * without its cost: that merged the row into a new fork's identity map, ~0.5 ms a render read on a
+ * 2-core VM, twice on every still's trip (the worker's settle, the API's read). Entities of plain
+ * columns only.
  */
 export function entityOf<T extends object>(em: EntityManager, entity: EntityName<T>, row: Row): T {
   const info = tableOf(em, entity);
   let build = builds.get(info);
   if (!build) {
+    // Plain columns only: a relation or an embedded value would come back as its raw column.
+    const other = info.meta.props.find((p) => p.kind !== ReferenceKind.SCALAR);
+    if (other) throw new Error(`entityOf: ${info.meta.className}.${other.name} is not a plain column (${other.kind}); read it through the ORM`);
     build = { prototype: info.meta.prototype as object, props: [...info.columns].map(([prop, column]) => [column, prop] as const) };
     builds.set(info, build);
   }

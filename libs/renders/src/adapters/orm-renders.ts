@@ -1,6 +1,6 @@
 import { UniqueConstraintViolationException, type EntityManager, type MikroORM } from '@mikro-orm/core';
 import type { CreditsService } from '#libs/credits';
-import { allWorkspaces, entityOf, forWorkspace, queries, retryBusy, type Prepared, type Tables } from '#libs/db';
+import { allWorkspaces, entityOf, forWorkspace, queries, retryBusy, type Tables } from '#libs/db';
 import { writeEvent } from '#libs/events';
 import { renderPrefix, type StorageDriver } from '#libs/storage';
 import { lockWorkspace } from '#libs/workspaces';
@@ -22,34 +22,30 @@ async function find(em: EntityManager, id: string): Promise<Render | null> {
   return found ? entityOf(em, Render, found) : null;
 }
 
-/** Compiled conditional updates, by shape: the properties set and the conditions (at most a few dozen). */
-const updates = new Map<string, Prepared<Record<string, unknown>, unknown>>();
-
 /**
  * One conditional update (a hand-written statement: the hot path of every render, libs/db queries),
- * compiled once per shape: built with Kysely per call it cost as much as running it (~0.25 ms a
- * settle on a 2-core VM). The values are the run's: `set` under its property names, the conditions
- * under `where.*` (one per status).
+ * compiled once per shape (`shaped`: the properties set and the conditions): built with Kysely per
+ * call it cost as much as running it (~0.25 ms a settle on a 2-core VM). The values are the run's:
+ * `set` under its column names, the conditions under `where.*` (one per status).
  */
 async function update(em: EntityManager, id: string, set: Partial<Render>, where: RenderWhere): Promise<boolean> {
+  // No status to be in: nothing matches (as `status in ()` did, and as the in-memory repository).
+  if (where.statusIn?.length === 0) return false;
   // As Kysely's `set` of an object: a property given as undefined is left as it is.
-  const props = Object.keys(set).filter((k) => set[k as keyof Render] !== undefined);
+  const values = renders.columns(em, Render, Object.fromEntries(Object.entries(set).filter(([, v]) => v !== undefined)) as Partial<Render>);
+  const columns = Object.keys(values);
   const statuses = where.statusIn?.length ?? 0;
-  const shape = `${props.join(',')}|${statuses}|${where.attemptsAtMost !== undefined}|${where.progressBelow !== undefined}`;
-  let statement = updates.get(shape);
-  if (!statement) {
-    statement = renders.prepare((db, p: Record<string, unknown>) => {
-      const values = Object.fromEntries(props.map((k) => [k, p[`set.${k}`]])) as Partial<Render>;
-      let q = db.updateTable('render').set(renders.columns(em, Render, values)).where('id', '=', p['where.id'] as string);
-      if (statuses) q = q.where('status', 'in', Array.from({ length: statuses }, (_, i) => p[`where.status${i}`] as RenderStatus));
-      if (where.attemptsAtMost !== undefined) q = q.where('attempts', '<=', p['where.attempts'] as number);
-      if (where.progressBelow !== undefined) q = q.where('progress', '<', p['where.progress'] as number);
-      return q;
-    });
-    updates.set(shape, statement);
-  }
+  const attempts = where.attemptsAtMost !== undefined;
+  const progress = where.progressBelow !== undefined;
+  const statement = renders.shaped(`update render:${columns.join(',')}|${statuses}|${attempts}|${progress}`, (db, p: Record<string, unknown>) => {
+    let q = db.updateTable('render').set(Object.fromEntries(columns.map((c) => [c, p[`set.${c}`]]))).where('id', '=', p['where.id'] as string);
+    if (statuses) q = q.where('status', 'in', Array.from({ length: statuses }, (_, i) => p[`where.status${i}`] as RenderStatus));
+    if (attempts) q = q.where('attempts', '<=', p['where.attempts'] as number);
+    if (progress) q = q.where('progress', '<', p['where.progress'] as number);
+    return q;
+  });
   const params: Record<string, unknown> = { 'where.id': id, 'where.attempts': where.attemptsAtMost, 'where.progress': where.progressBelow };
-  for (const k of props) params[`set.${k}`] = set[k as keyof Render];
+  for (const c of columns) params[`set.${c}`] = values[c as keyof typeof values];
   where.statusIn?.forEach((status, i) => { params[`where.status${i}`] = status; });
   return (await statement.run(em, params)) > 0;
 }
