@@ -31,9 +31,9 @@ async function find(em: EntityManager, id: string): Promise<Render | null> {
 async function update(em: EntityManager, id: string, set: Partial<Render>, where: RenderWhere): Promise<boolean> {
   // No status to be in: nothing matches (as `status in ()` did, and as the in-memory repository).
   if (where.statusIn?.length === 0) return false;
+  const values: Record<string, unknown> = renders.columns(em, Render, set);
   // As Kysely's `set` of an object: a property given as undefined is left as it is.
-  const values = renders.columns(em, Render, Object.fromEntries(Object.entries(set).filter(([, v]) => v !== undefined)) as Partial<Render>);
-  const columns = Object.keys(values);
+  const columns = Object.keys(values).filter((c) => values[c] !== undefined);
   const statuses = where.statusIn?.length ?? 0;
   const attempts = where.attemptsAtMost !== undefined;
   const progress = where.progressBelow !== undefined;
@@ -45,7 +45,7 @@ async function update(em: EntityManager, id: string, set: Partial<Render>, where
     return q;
   });
   const params: Record<string, unknown> = { 'where.id': id, 'where.attempts': where.attemptsAtMost, 'where.progress': where.progressBelow };
-  for (const c of columns) params[`set.${c}`] = values[c as keyof typeof values];
+  for (const c of columns) params[`set.${c}`] = values[c];
   where.statusIn?.forEach((status, i) => { params[`where.status${i}`] = status; });
   return (await statement.run(em, params)) > 0;
 }
